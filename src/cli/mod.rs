@@ -1,0 +1,48 @@
+//! Command-line interface: clap derive definitions of every subcommand and flag.
+
+pub mod sim;
+
+use clap::{Parser, Subcommand};
+
+/// Live benchmark and monitor for LLM serving: sustained-decode matrices and prefix-cache
+/// routing experiments against OpenAI-compatible servers and gateways.
+#[derive(Debug, Parser)]
+#[command(name = "llm-decode-bench", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve a simulated cluster (vLLM-like replicas behind an AIBrix-like gateway) on loopback.
+    Sim(sim::SimArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_flag_is_documented() {
+        fn walk(cmd: &clap::Command) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                assert!(arg.get_help().is_some(), "{} --{id} has no help", cmd.get_name());
+            }
+            cmd.get_subcommands().for_each(walk);
+        }
+        walk(&Cli::command());
+    }
+}

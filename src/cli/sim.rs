@@ -1,0 +1,144 @@
+//! `llm-decode-bench sim`: flags of the simulated cluster.
+
+use crate::sim::SimConfig;
+use crate::sim::expo::MetricsDialect;
+use crate::sim::faults::FaultSpec;
+use crate::sim::gateway::PrefixParams;
+use crate::sim::params::EngineParams;
+use crate::units::{parse_duration, parse_size};
+use clap::Args;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn size_usize(s: &str) -> Result<usize, String> {
+    parse_size(s).map(|v| v as usize)
+}
+
+/// Flags of `llm-decode-bench sim`.
+#[derive(Debug, Clone, Args)]
+pub struct SimArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// Gateway port; replica i listens on PORT+i. 0 picks free ports.
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Number of replicas behind the gateway.
+    #[arg(long, default_value_t = 2)]
+    pub replicas: usize,
+    /// Served model name.
+    #[arg(long, default_value = "sim-llama-27b")]
+    pub model: String,
+    /// Most requests running at once per replica (vLLM --max-num-seqs).
+    #[arg(long, default_value_t = 8)]
+    pub max_num_seqs: usize,
+    /// Token budget of one engine step, tokens (chunked prefill; vLLM --max-num-batched-tokens).
+    #[arg(long, default_value = "2048", value_parser = size_usize)]
+    pub max_num_batched_tokens: usize,
+    /// KV-cache blocks per replica (capacity = blocks x block size).
+    #[arg(long, default_value_t = 22_528)]
+    pub kv_blocks: usize,
+    /// Tokens per KV block.
+    #[arg(long, default_value_t = 16)]
+    pub block_size: usize,
+    /// Longest prompt + output a request may have, tokens (e.g. 128k).
+    #[arg(long, default_value = "128k", value_parser = size_usize)]
+    pub max_model_len: usize,
+    /// Tokens per streamed chunk (vLLM --stream-interval).
+    #[arg(long, default_value_t = 1)]
+    pub stream_interval: u32,
+    /// Run modelled time this many times faster than wall time.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Modelled fixed cost of one engine step, milliseconds.
+    #[arg(long, default_value_t = 5.6)]
+    pub step_base_ms: f64,
+    /// Modelled cost per request in a step, milliseconds.
+    #[arg(long, default_value_t = 1.15)]
+    pub step_per_seq_ms: f64,
+    /// Modelled cost per prefill token, microseconds.
+    #[arg(long, default_value_t = 170.0)]
+    pub step_per_prefill_token_us: f64,
+    /// Modelled cost per resident context token of the batch, nanoseconds.
+    #[arg(long, default_value_t = 2.5)]
+    pub step_per_ctx_token_ns: f64,
+    /// Metrics dialect per replica, comma-separated (vllm, sglang); the last one repeats.
+    #[arg(long, default_value = "vllm", value_delimiter = ',')]
+    pub metrics_dialect: Vec<MetricsDialect>,
+    /// Faults to inject, e.g. `reset=0.02,http500=0.01,http503=0.01,http429=0.01,stall=0.01,malformed=0.01,metrics-fail=0.1,metrics-slow=0.05` (rates 0..1).
+    #[arg(long, default_value = "")]
+    pub faults: FaultSpec,
+    /// How long a slow `/metrics` answer takes (wall clock).
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    pub metrics_slow_delay: Duration,
+    /// Gateway prefix-cache router: prompt bytes per hashed block.
+    #[arg(long, default_value_t = 128)]
+    pub prefix_block_bytes: usize,
+    /// Gateway prefix-cache router: in-flight spread that triggers least-request routing.
+    #[arg(long, default_value_t = 16)]
+    pub imbalance_abs: usize,
+    /// Gateway prefix-cache router: load ceiling in standard deviations above the mean.
+    #[arg(long, default_value_t = 2.0)]
+    pub stddev_factor: f64,
+    /// Seed of the simulator's random choices (faults, random routing).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Also write the endpoints as JSON to this file once serving.
+    #[arg(long)]
+    pub ready_file: Option<PathBuf>,
+}
+
+fn ms(v: f64) -> Duration {
+    Duration::from_secs_f64(v.max(0.0) / 1e3)
+}
+
+impl SimArgs {
+    /// The simulator configuration these flags describe.
+    pub fn to_config(&self) -> Result<SimConfig, String> {
+        let all = [
+            self.step_base_ms,
+            self.step_per_seq_ms,
+            self.step_per_prefill_token_us,
+            self.step_per_ctx_token_ns,
+            self.stddev_factor,
+        ];
+        if all.iter().any(|v| !v.is_finite() || *v < 0.0) {
+            return Err("step costs and --stddev-factor must be non-negative numbers".into());
+        }
+        let engine = EngineParams {
+            max_num_seqs: self.max_num_seqs,
+            max_num_batched_tokens: self.max_num_batched_tokens,
+            kv_blocks: self.kv_blocks,
+            block_size: self.block_size,
+            max_model_len: self.max_model_len,
+            step_base: ms(self.step_base_ms),
+            step_per_seq: ms(self.step_per_seq_ms),
+            step_per_prefill_token: ms(self.step_per_prefill_token_us / 1e3),
+            step_per_ctx_token_ns: self.step_per_ctx_token_ns,
+            speed: self.speed,
+        };
+        engine.validate()?;
+        if self.prefix_block_bytes == 0 {
+            return Err("--prefix-block-bytes must be at least 1".into());
+        }
+        Ok(SimConfig {
+            host: self.host,
+            port: self.port,
+            replicas: self.replicas,
+            model: self.model.clone(),
+            engine,
+            stream_interval: self.stream_interval.max(1),
+            dialects: self.metrics_dialect.clone(),
+            faults: self.faults.clone(),
+            metrics_slow_delay: self.metrics_slow_delay,
+            prefix: PrefixParams {
+                block_bytes: self.prefix_block_bytes,
+                imbalance_abs: self.imbalance_abs,
+                stddev_factor: self.stddev_factor,
+                ..PrefixParams::default()
+            },
+            seed: self.seed,
+        })
+    }
+}

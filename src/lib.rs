@@ -1,0 +1,10 @@
+//! llm-decode-bench: drive streaming load against OpenAI-compatible LLM servers and watch them live.
+
+pub mod cli;
+pub mod cmd;
+pub mod load;
+pub mod net;
+pub mod report;
+pub mod sim;
+pub mod stats;
+pub mod units;

@@ -1,0 +1,33 @@
+//! Scraping model for Prometheus `/metrics` pages of LLM engines and gateways.
+//!
+//! * [`prom`]: an owned, queryable model of one parsed exposition ([`Scrape`]).
+//! * [`histogram`]: cumulative-bucket histograms, deltas and quantile estimates.
+//! * [`dialect`]: which engine produced a page ([`EngineDialect`]).
+//! * [`engine`]: the per-replica numbers the benchmark needs ([`EngineSample`]).
+//! * [`gateway`]: router/gateway counters and their deltas ([`GatewayDialect`]).
+//!
+//! Metric names, types and traps follow `shared/docs/PROTOCOL.md` sections 0–2, 4–8.
+
+pub mod dialect;
+pub mod engine;
+mod exposition;
+pub mod gateway;
+pub mod histogram;
+pub mod prom;
+
+#[cfg(test)]
+mod tests_engine;
+#[cfg(test)]
+mod tests_gateway;
+#[cfg(test)]
+mod tests_histogram;
+#[cfg(test)]
+mod tests_prom;
+#[cfg(test)]
+mod tests_props;
+
+pub use dialect::EngineDialect;
+pub use engine::{CounterDeltas, EngineSample};
+pub use gateway::{CounterDelta, CounterSeries, GatewayDialect};
+pub use histogram::{Histogram, HistogramError};
+pub use prom::{MetricType, ParseIssue, PromError, Sample, SampleRole, Scrape};

@@ -1,0 +1,239 @@
+//! The headless end-of-run decode-matrix report: Phase 2 tables, Phase 3 and the summary.
+
+use serde::{Deserialize, Serialize};
+
+use super::burst::{BurstView, burst_lines};
+use super::format::{
+    NOT_APPLICABLE, NOT_RUN, NOT_RUN_LEGEND, SKIPPED, SKIPPED_LEGEND, fmt_error_suffix, fmt_errored, fmt_latency_pair,
+    fmt_opt_tps, fmt_running_suffix, fmt_tps, fmt_ttft_itl,
+};
+use super::panel::{PANEL_WIDTH, Panel, wrap};
+use super::table::{RenderOptions, Row, Table};
+
+/// Everything the decode report shows, as plain owned data (no link to the rest of the crate).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DecodeView {
+    /// Version printed in the first line, e.g. `0.4.29`.
+    pub tool_version: String,
+    /// Context-length row labels, e.g. `0`, `16k`, `128k`.
+    pub ctx_labels: Vec<String>,
+    /// Requested concurrency of each column.
+    pub conc: Vec<u32>,
+    /// Cells indexed `[ctx][conc]`; missing entries render as not run.
+    pub cells: Vec<Vec<CellView>>,
+    /// Aggregate tok/s sources used, e.g. `none`, `openai_continuous_usage`.
+    pub aggregate_sources: Vec<String>,
+    /// Phase 3 burst results; `None` when the burst was not run.
+    pub burst: Option<BurstView>,
+}
+
+/// Outcome of one (ctx, conc) cell of the sustained decode matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CellView {
+    /// The cell ran and produced a measurement.
+    Measured(MeasuredCell),
+    /// Every request of the cell errored (shown `0.0 (Ne)`).
+    Errored {
+        /// Number of errored requests.
+        errors: u64,
+    },
+    /// Skipped because the cell does not fit in the KV cache (shown `∅`).
+    Skipped,
+    /// Never run: skipped by the operator or the session ended first (shown `·`).
+    NotRun,
+}
+
+/// Measurements of one cell that ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredCell {
+    /// Aggregate decode throughput over all streams, tok/s.
+    pub aggregate_tps: f64,
+    /// Mean per-request decode throughput, tok/s.
+    pub per_request_tps: Option<f64>,
+    /// Time to first token, ms.
+    pub ttft_ms: Option<f64>,
+    /// Inter-token latency, ms (absent when no stream produced two measured tokens).
+    pub itl_ms: Option<f64>,
+    /// Average `num_requests_running` from Prometheus during the window (requests).
+    pub running_avg: Option<f64>,
+    /// Requested concurrency (requests).
+    pub requested: u32,
+    /// Capacity-limited (running clearly below requested) or warmup timed out.
+    pub capacity_limited: bool,
+    /// Requests that errored inside the cell.
+    pub errors: u64,
+    /// Client request latency p50 over completed requests, ms.
+    pub latency_p50_ms: Option<f64>,
+    /// Client request latency p90 over completed requests, ms.
+    pub latency_p90_ms: Option<f64>,
+}
+
+const SUSTAINED_HEAD: &str = "Sustained Decode";
+const SUSTAINED_BODY: &str = "Steady-state decode throughput after the engine has admitted the \
+    requested concurrency and passed warmup. Use this as the main tuning/regression signal for \
+    kernels, NCCL, DCP, MTP, and scheduler changes.";
+const AGGREGATE_TITLE: &str = "Aggregate tok/s  + TTFT/ITL";
+const AGGREGATE_LEGEND: &str = "Sustained Decode: aggregate tok/s uses OpenAI stream usage by \
+    default (continuous completion_tokens when the server supports it). Prometheus is kept as \
+    validation/scheduler data.";
+const RUNNING_LEGEND: &str = "(X/Y) = avg running / requested concurrency from Prometheus; \
+    * = capacity-limited or warmup timed out";
+const PER_REQUEST_TITLE: &str = "Per-Request tok/s";
+const LATENCY_TITLE: &str = "Client request latency: p50 / p90 ms";
+const DETAIL_LEGEND: &str = "Aggregate cells show dim detail as TTFT ms / ITL ms for the same \
+    ctx/conc coordinate. ITL is computed from observed generated tokens, including streams \
+    stopped at the measurement boundary; a missing ITL means no stream produced at least two \
+    measured output tokens. Per-request tok/s and request latency are shown in separate per-cell \
+    matrices. Completion/sample counts and full request-level distributions remain in JSON under \
+    request_samples.";
+const MODE_LEGEND: &str = "Sustained mode: client latency metrics explain request UX variance; \
+    aggregate tok/s remains the primary throughput signal. \
+    ITL=(last_token_time-first_token_time)/(output_tokens-1), user tok/s=1/ITL.";
+const BURST_NOT_RUN: &str = "Not run. Re-run with --run-burst to append a finite client-facing \
+    request burst after Sustained Decode. This is intentionally disabled by default because it \
+    adds another full decode matrix.";
+const SUMMARY_BODY: &str = "Primary matrices repeated last so the important numbers are visible \
+    without scrolling back through diagnostics.";
+const SUMMARY_TITLE: &str = "Aggregate decode tok/s";
+/// Header of the first column of every matrix.
+pub(crate) const CORNER: &str = "ctx \\ conc";
+
+/// Stand-in for cells missing from a ragged `cells` matrix.
+static MISSING_CELL: CellView = CellView::NotRun;
+
+/// Render the whole decode report as lines joined by `\n`, without a trailing newline.
+///
+/// Layout and notation follow the reference report: version line, Phase 2 panel,
+/// aggregate (with dim TTFT/ITL), per-request and latency matrices with their legends,
+/// the Phase 3 panel (plus burst table when run), then the Primary Summary.
+pub fn render_decode(view: &DecodeView, opts: RenderOptions) -> String {
+    let style = opts.style;
+    let mut out = vec![format!("llm-decode-bench v{}", view.tool_version)];
+    let phase2 = Panel::new("Phase 2", &[SUSTAINED_HEAD, SUSTAINED_BODY]);
+    out.extend(phase2.render_lines(PANEL_WIDTH, style));
+    out.extend(matrix(view, AGGREGATE_TITLE, aggregate_cell).render_lines(opts));
+    out.extend(aggregate_legend(view));
+    out.extend(matrix(view, PER_REQUEST_TITLE, per_request_cell).render_lines(opts));
+    out.extend(matrix(view, LATENCY_TITLE, latency_cell).render_lines(opts));
+    out.extend(wrap_paragraphs(&[DETAIL_LEGEND, MODE_LEGEND]));
+    out.push(String::new());
+    match &view.burst {
+        Some(burst) => out.extend(burst_lines(burst, opts)),
+        None => {
+            let phase3 = Panel::new("Phase 3", &["Burst / E2E Decode", BURST_NOT_RUN]);
+            out.extend(phase3.render_lines(PANEL_WIDTH, style));
+        }
+    }
+    out.push(String::new());
+    let summary = Panel::new("Primary Summary", &[SUMMARY_BODY]);
+    out.extend(summary.render_lines(PANEL_WIDTH, style));
+    let summary_table = matrix(view, SUMMARY_TITLE, |c| (aggregate_cell(c).0, None));
+    out.extend(summary_table.render_lines(opts));
+    out.join("\n")
+}
+
+/// Wrap each paragraph to the panel width, one after another.
+pub(crate) fn wrap_paragraphs(paragraphs: &[&str]) -> Vec<String> {
+    paragraphs.iter().flat_map(|p| wrap(p, PANEL_WIDTH)).collect()
+}
+
+/// The cell at (`ctx`, `conc`) index, or a not-run stand-in when missing.
+fn cell_at(view: &DecodeView, ctx: usize, conc: usize) -> &CellView {
+    view.cells.get(ctx).and_then(|row| row.get(conc)).unwrap_or(&MISSING_CELL)
+}
+
+/// Every displayed cell (those with a ctx label and a conc column).
+fn displayed_cells(view: &DecodeView) -> impl Iterator<Item = &CellView> {
+    (0..view.ctx_labels.len()).flat_map(move |ctx| (0..view.conc.len()).map(move |conc| cell_at(view, ctx, conc)))
+}
+
+/// Build a ctx x conc matrix; `render` gives each cell's main text and optional dim text.
+fn matrix<F>(view: &DecodeView, title: &str, render: F) -> Table
+where
+    F: Fn(&CellView) -> (String, Option<String>),
+{
+    let mut header = vec![CORNER.to_string()];
+    header.extend(view.conc.iter().map(u32::to_string));
+    let mut table = Table::new(title, header);
+    for (ctx, label) in view.ctx_labels.iter().enumerate() {
+        let rendered: Vec<_> = (0..view.conc.len()).map(|conc| render(cell_at(view, ctx, conc))).collect();
+        let has_dim = rendered.iter().any(|(_, dim)| dim.is_some());
+        let mut cells = vec![label.clone()];
+        let mut dim = vec![String::new()];
+        for (main, detail) in rendered {
+            cells.push(main);
+            dim.push(detail.unwrap_or_default());
+        }
+        table.rows.push(Row { cells, dim: has_dim.then_some(dim) });
+    }
+    table
+}
+
+/// Text of a cell that did not produce a measurement, for the given "errored" text.
+fn unmeasured(cell: &CellView, errored: String) -> String {
+    match cell {
+        CellView::Skipped => SKIPPED.to_string(),
+        CellView::Errored { .. } => errored,
+        CellView::NotRun | CellView::Measured(_) => NOT_RUN.to_string(),
+    }
+}
+
+/// Running/requested suffix of a measured cell.
+fn running_suffix(m: &MeasuredCell) -> String {
+    fmt_running_suffix(m.running_avg, m.requested, m.capacity_limited)
+}
+
+/// Aggregate matrix cell: `564.8 (7/8)*` with `TTFT/ITL` as dim detail.
+fn aggregate_cell(cell: &CellView) -> (String, Option<String>) {
+    match cell {
+        CellView::Measured(m) => {
+            let main = format!("{}{}{}", fmt_tps(m.aggregate_tps), fmt_error_suffix(m.errors), running_suffix(m));
+            (main, Some(fmt_ttft_itl(m.ttft_ms, m.itl_ms)))
+        }
+        CellView::Errored { errors } => (fmt_errored(*errors), None),
+        other => (unmeasured(other, String::new()), None),
+    }
+}
+
+/// Per-request matrix cell: `70.6 (7/8)*`; errored cells are not applicable.
+fn per_request_cell(cell: &CellView) -> (String, Option<String>) {
+    let text = match cell {
+        CellView::Measured(m) => format!("{}{}", fmt_opt_tps(m.per_request_tps), running_suffix(m)),
+        other => unmeasured(other, NOT_APPLICABLE.to_string()),
+    };
+    (text, None)
+}
+
+/// Client latency matrix cell: `56.5k/57.6k`, `—/—` when no request completed.
+fn latency_cell(cell: &CellView) -> (String, Option<String>) {
+    let text = match cell {
+        CellView::Measured(m) => fmt_latency_pair(m.latency_p50_ms, m.latency_p90_ms),
+        other => unmeasured(other, NOT_APPLICABLE.to_string()),
+    };
+    (text, None)
+}
+
+/// Legend under the aggregate matrix; notation lines appear only when used.
+fn aggregate_legend(view: &DecodeView) -> Vec<String> {
+    let mut paragraphs = vec![AGGREGATE_LEGEND.to_string()];
+    if !view.aggregate_sources.is_empty() {
+        let sources = view.aggregate_sources.join(", ");
+        paragraphs.push(format!("Aggregate source(s): {sources}"));
+    }
+    if displayed_cells(view).any(|c| matches!(c, CellView::Skipped)) {
+        paragraphs.push(SKIPPED_LEGEND.to_string());
+    }
+    if displayed_cells(view).any(|c| matches!(c, CellView::NotRun)) {
+        paragraphs.push(NOT_RUN_LEGEND.to_string());
+    }
+    let any_suffix = displayed_cells(view).any(|c| match c {
+        CellView::Measured(m) => !running_suffix(m).is_empty(),
+        _ => false,
+    });
+    if any_suffix {
+        paragraphs.push(RUNNING_LEGEND.to_string());
+    }
+    let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
+    wrap_paragraphs(&refs)
+}

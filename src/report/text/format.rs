@@ -1,0 +1,183 @@
+//! Pure value formatters for report cells (tok/s, ms, running/requested, error counts).
+
+/// Cell skipped because it does not fit in the KV cache.
+pub const SKIPPED: &str = "∅";
+/// Value not applicable to this cell (e.g. per-request tok/s of an errored cell).
+pub const NOT_APPLICABLE: &str = "-";
+/// Value that applies but was not observed (e.g. no stream produced two tokens).
+pub const MISSING: &str = "—";
+/// Cell that was never run (skipped by the operator or the session was interrupted).
+pub const NOT_RUN: &str = "·";
+
+/// Legend line explaining [`SKIPPED`], shown when a matrix contains it.
+pub const SKIPPED_LEGEND: &str = "∅ = skipped/hidden because the cell does not fit in KV cache; \
+    exact deficit is kept in JSON timeout_reason";
+/// Legend line explaining [`NOT_RUN`], shown when a matrix contains it.
+pub const NOT_RUN_LEGEND: &str = "· = not run: skipped by the operator or the session ended before this cell";
+
+/// Throughput in tok/s with one decimal: `146.7`; non-finite values are [`MISSING`].
+pub fn fmt_tps(tok_per_s: f64) -> String {
+    if tok_per_s.is_finite() { format!("{tok_per_s:.1}") } else { MISSING.to_string() }
+}
+
+/// Optional throughput in tok/s: `146.7`, or [`MISSING`] when absent.
+pub fn fmt_opt_tps(tok_per_s: Option<f64>) -> String {
+    tok_per_s.map_or_else(|| MISSING.to_string(), fmt_tps)
+}
+
+/// Average running requests rounded to an integer (negative or non-finite gives 0).
+pub fn running_rounded(running_avg: f64) -> u64 {
+    if running_avg.is_finite() && running_avg > 0.0 {
+        // Saturating float-to-int conversion; values are small request counts.
+        running_avg.round() as u64
+    } else {
+        0
+    }
+}
+
+/// Whether the `(X/Y)` suffix is shown: running known (finite) and capacity-limited or X < Y.
+pub fn shows_running(running_avg: Option<f64>, requested: u32, capacity_limited: bool) -> bool {
+    running_avg.is_some_and(|r| r.is_finite() && (capacity_limited || running_rounded(r) < u64::from(requested)))
+}
+
+/// The running/requested suffix: ` (7/8)*`, ` (7/8)`, `*` (flag without running data) or ``.
+///
+/// `(X/Y)` appears per [`shows_running`]; `*` marks a capacity-limited cell (or one whose
+/// warmup timed out).
+pub fn fmt_running_suffix(running_avg: Option<f64>, requested: u32, capacity_limited: bool) -> String {
+    let star = if capacity_limited { "*" } else { "" };
+    match running_avg {
+        Some(r) if shows_running(running_avg, requested, capacity_limited) => {
+            format!(" ({}/{requested}){star}", running_rounded(r))
+        }
+        _ => star.to_string(),
+    }
+}
+
+/// The error-count suffix: ` (2e)` when `errors > 0`, otherwise empty.
+pub fn fmt_error_suffix(errors: u64) -> String {
+    if errors > 0 { format!(" ({errors}e)") } else { String::new() }
+}
+
+/// A cell where every request errored: `0.0 (1e)`.
+pub fn fmt_errored(errors: u64) -> String {
+    format!("0.0 ({errors}e)")
+}
+
+/// Compact milliseconds for the TTFT/ITL detail: `76` below 1000, else `7k`, `10k`, `27k`.
+pub fn fmt_ms_compact(ms: Option<f64>) -> String {
+    match ms {
+        Some(v) if v.is_finite() => {
+            if v.abs() < 999.5 {
+                format!("{v:.0}")
+            } else {
+                format!("{:.0}k", v / 1000.0)
+            }
+        }
+        _ => MISSING.to_string(),
+    }
+}
+
+/// The dim TTFT/ITL detail in ms: `76/7`, `7k/11`; a missing part is `—`.
+pub fn fmt_ttft_itl(ttft_ms: Option<f64>, itl_ms: Option<f64>) -> String {
+    format!("{}/{}", fmt_ms_compact(ttft_ms), fmt_ms_compact(itl_ms))
+}
+
+/// Request latency in ms: `812` below 1000, else thousands with one decimal: `56.5k`.
+pub fn fmt_latency_ms(ms: Option<f64>) -> String {
+    match ms {
+        Some(v) if v.is_finite() => {
+            if v.abs() < 999.5 {
+                format!("{v:.0}")
+            } else {
+                format!("{:.1}k", v / 1000.0)
+            }
+        }
+        _ => MISSING.to_string(),
+    }
+}
+
+/// Latency p50/p90 in ms: `56.5k/57.6k`; `—/—` when no request completed.
+pub fn fmt_latency_pair(p50_ms: Option<f64>, p90_ms: Option<f64>) -> String {
+    format!("{}/{}", fmt_latency_ms(p50_ms), fmt_latency_ms(p90_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tps() {
+        assert_eq!(fmt_tps(146.66), "146.7");
+        assert_eq!(fmt_tps(395.0), "395.0");
+        assert_eq!(fmt_tps(0.0), "0.0");
+        assert_eq!(fmt_tps(f64::NAN), "—");
+        assert_eq!(fmt_tps(f64::INFINITY), "—");
+        assert_eq!(fmt_opt_tps(None), "—");
+        assert_eq!(fmt_opt_tps(Some(2.1)), "2.1");
+    }
+
+    #[test]
+    fn running_suffix() {
+        assert_eq!(fmt_running_suffix(Some(6.9), 8, true), " (7/8)*");
+        assert_eq!(fmt_running_suffix(Some(7.2), 16, true), " (7/16)*");
+        assert_eq!(fmt_running_suffix(Some(3.6), 4, false), "");
+        assert_eq!(fmt_running_suffix(Some(2.6), 4, false), " (3/4)");
+        assert_eq!(fmt_running_suffix(Some(8.0), 8, false), "");
+        assert_eq!(fmt_running_suffix(Some(8.0), 8, true), " (8/8)*");
+        assert_eq!(fmt_running_suffix(None, 8, true), "*");
+        assert_eq!(fmt_running_suffix(None, 8, false), "");
+        assert_eq!(fmt_running_suffix(Some(f64::NAN), 8, false), "");
+        assert_eq!(fmt_running_suffix(Some(f64::NAN), 8, true), "*");
+    }
+
+    #[test]
+    fn running_rounding() {
+        assert_eq!(running_rounded(6.5), 7);
+        assert_eq!(running_rounded(6.49), 6);
+        assert_eq!(running_rounded(-1.0), 0);
+        assert_eq!(running_rounded(f64::INFINITY), 0);
+        assert!(!shows_running(None, 8, true));
+        assert!(shows_running(Some(5.0), 8, false));
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(fmt_errored(1), "0.0 (1e)");
+        assert_eq!(fmt_errored(8), "0.0 (8e)");
+        assert_eq!(fmt_error_suffix(0), "");
+        assert_eq!(fmt_error_suffix(2), " (2e)");
+        assert_eq!(format!("{}{}", fmt_tps(143.1), fmt_error_suffix(2)), "143.1 (2e)");
+    }
+
+    #[test]
+    fn ttft_itl() {
+        assert_eq!(fmt_ttft_itl(Some(76.2), Some(7.4)), "76/7");
+        assert_eq!(fmt_ttft_itl(Some(119.0), Some(8.0)), "119/8");
+        assert_eq!(fmt_ttft_itl(Some(7_012.0), Some(11.0)), "7k/11");
+        assert_eq!(fmt_ttft_itl(Some(10_400.0), Some(15.0)), "10k/15");
+        assert_eq!(fmt_ttft_itl(Some(27_300.0), Some(13.0)), "27k/13");
+        assert_eq!(fmt_ttft_itl(Some(999.7), None), "1k/—");
+        assert_eq!(fmt_ttft_itl(None, None), "—/—");
+        assert_eq!(fmt_ms_compact(Some(f64::NAN)), "—");
+        assert_eq!(fmt_ms_compact(Some(0.4)), "0");
+    }
+
+    #[test]
+    fn latency() {
+        assert_eq!(fmt_latency_pair(Some(56_500.0), Some(57_600.0)), "56.5k/57.6k");
+        assert_eq!(fmt_latency_pair(Some(106_100.0), Some(110_900.0)), "106.1k/110.9k");
+        assert_eq!(fmt_latency_pair(Some(812.3), Some(1_000.0)), "812/1.0k");
+        assert_eq!(fmt_latency_pair(None, None), "—/—");
+        assert_eq!(fmt_latency_pair(Some(5.0), None), "5/—");
+        assert_eq!(fmt_latency_ms(Some(f64::NEG_INFINITY)), "—");
+    }
+
+    #[test]
+    fn notation_constants() {
+        assert_eq!(SKIPPED, "∅");
+        assert_eq!(NOT_APPLICABLE, "-");
+        assert_eq!(MISSING, "—");
+        assert_eq!(NOT_RUN, "·");
+    }
+}

@@ -1,0 +1,20 @@
+//! Headless end-of-run text report: boxed tables, panels and the decode-matrix layout.
+//!
+//! The output reproduces the reference report `tests/fixtures/seed_000.txt` byte for byte.
+//! Notation: `(X/Y)*` running/requested and capacity flag, `(Ne)` errors, `∅` skipped
+//! (does not fit in KV cache), `-` not applicable, `—` missing value, `·` not run.
+
+pub mod burst;
+pub mod decode;
+pub mod format;
+pub mod panel;
+pub mod table;
+pub mod width;
+
+#[cfg(test)]
+mod tests;
+
+pub use burst::{BurstCell, BurstCellView, BurstView};
+pub use decode::{CellView, DecodeView, MeasuredCell, render_decode};
+pub use panel::{PANEL_WIDTH, Panel, wrap};
+pub use table::{BoxStyle, RenderOptions, Row, Table};

@@ -1,0 +1,60 @@
+//! The HTTP API of one simulated replica (vLLM's OpenAI-compatible server surface).
+
+pub mod body;
+mod chunks;
+mod completion;
+pub mod error;
+mod misc;
+mod stream;
+
+use super::engine::EngineHandle;
+use super::expo::MetricsDialect;
+use super::faults::FaultSpec;
+use super::params::EngineParams;
+use axum::Router;
+use axum::routing::{get, post};
+use rand::rngs::StdRng;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+/// Everything a replica's handlers share.
+#[derive(Debug)]
+pub struct ReplicaState {
+    /// Replica name (`sim-a`, ...).
+    pub name: String,
+    /// Served model name.
+    pub model: String,
+    /// Engine model parameters.
+    pub params: EngineParams,
+    /// The engine thread.
+    pub engine: EngineHandle,
+    /// Tokens per streamed chunk (vLLM `--stream-interval`).
+    pub stream_interval: u32,
+    /// Metric names exported on `/metrics`.
+    pub dialect: MetricsDialect,
+    /// Injected faults.
+    pub faults: FaultSpec,
+    /// Wall-clock delay of a slow `/metrics` answer.
+    pub metrics_slow_delay: Duration,
+    /// Fault draws.
+    pub rng: Mutex<StdRng>,
+    /// Request id counter.
+    pub next_id: AtomicU64,
+}
+
+/// The axum router of one replica.
+pub fn router(state: Arc<ReplicaState>) -> Router {
+    Router::new()
+        .route("/v1/completions", post(completion::completions))
+        .route("/v1/chat/completions", post(completion::chat))
+        .route("/v1/models", get(misc::models))
+        .route("/tokenize", post(misc::tokenize))
+        .route("/health", get(misc::health))
+        .route("/version", get(misc::version))
+        .route("/reset_prefix_cache", post(misc::reset_prefix_cache))
+        .route("/metrics", get(misc::metrics))
+        .fallback(misc::not_found)
+        .with_state(state)
+}

@@ -1,0 +1,239 @@
+//! An AIBrix-like gateway: picks a replica per request from the `routing-strategy` header,
+//! proxies `/v1/*` to it (streaming), and answers with `target-pod`.
+
+mod counters;
+pub mod prefix;
+
+pub use counters::GatewayCounters;
+pub use prefix::PrefixParams;
+
+use crate::sim::api::body::message_text;
+use crate::sim::api::error::ApiError;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use futures_util::StreamExt;
+use prefix::{PrefixIndex, byte_block_hashes, least_loaded};
+use rand::Rng;
+use rand::rngs::StdRng;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Routing strategies the gateway understands (AIBrix names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Uniformly random pod.
+    Random,
+    /// Pod with the fewest requests in flight at the gateway.
+    LeastRequest,
+    /// AIBrix prefix-cache routing (see [`prefix`]).
+    PrefixCache,
+}
+
+impl Strategy {
+    /// Parses a `routing-strategy` header value (case-insensitive).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "random" => Some(Self::Random),
+            "least-request" => Some(Self::LeastRequest),
+            "prefix-cache" => Some(Self::PrefixCache),
+            _ => None,
+        }
+    }
+
+    /// The header value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Random => "random",
+            Self::LeastRequest => "least-request",
+            Self::PrefixCache => "prefix-cache",
+        }
+    }
+}
+
+/// One replica behind the gateway.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    /// Pod name sent as `target-pod`.
+    pub name: String,
+    /// Base URL, e.g. `http://127.0.0.1:8001`.
+    pub base: String,
+    /// `ip:port`, sent as `target-pod-ip`.
+    pub ip_port: String,
+}
+
+/// Shared state of the gateway.
+#[derive(Debug)]
+pub struct GatewayState {
+    /// Served model name (a `model` label).
+    pub model: String,
+    /// Replicas in pod order.
+    pub upstreams: Vec<Upstream>,
+    /// Requests in flight per pod (the gateway's realtime count).
+    pub in_flight: Vec<AtomicUsize>,
+    /// Prefix-cache router tunables.
+    pub prefix_params: PrefixParams,
+    /// Prefix-cache router index.
+    pub prefix: Mutex<PrefixIndex>,
+    /// Decision and request counters.
+    pub counters: Mutex<GatewayCounters>,
+    /// Upstream HTTP client.
+    pub client: reqwest::Client,
+    /// Random choices.
+    pub rng: Mutex<StdRng>,
+}
+
+struct InFlight(Arc<GatewayState>, usize);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight[self.1].fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The axum router of the gateway.
+pub fn router(state: Arc<GatewayState>) -> Router {
+    Router::new()
+        .route("/v1/{*path}", any(proxy))
+        .route("/metrics", get(metrics))
+        .route("/health", get(|| async { StatusCode::OK }))
+        .route(
+            "/version",
+            get(|| async {
+                axum::Json(serde_json::json!({"version": format!("sim-aibrix-{}", env!("CARGO_PKG_VERSION"))}))
+            }),
+        )
+        .with_state(state)
+}
+
+async fn metrics(State(st): State<Arc<GatewayState>>) -> Response {
+    let flight: Vec<(String, usize)> =
+        st.upstreams.iter().zip(&st.in_flight).map(|(u, n)| (u.name.clone(), n.load(Ordering::Relaxed))).collect();
+    let text = st.counters.lock().unwrap_or_else(PoisonError::into_inner).render(&st.model, &flight);
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
+}
+
+/// The prompt text AIBrix hashes: a completion's `prompt`, or the chat messages' contents.
+fn prompt_text(body: &[u8]) -> String {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) else { return String::new() };
+    if let Some(p) = v.get("prompt").and_then(|p| p.as_str()) {
+        return p.to_string();
+    }
+    v.get("messages")
+        .and_then(|m| m.as_array())
+        .map(|msgs| msgs.iter().filter_map(|m| m.get("content")).map(message_text).collect::<Vec<_>>().join(""))
+        .unwrap_or_default()
+}
+
+fn choose(st: &GatewayState, strategy: Option<Strategy>, body: &[u8]) -> usize {
+    let load: Vec<usize> = st.in_flight.iter().map(|n| n.load(Ordering::Relaxed)).collect();
+    let mut rng = st.rng.lock().unwrap_or_else(PoisonError::into_inner);
+    match strategy {
+        None | Some(Strategy::Random) => rng.random_range(0..st.upstreams.len()),
+        Some(Strategy::LeastRequest) => least_loaded(&load, &mut *rng),
+        Some(Strategy::PrefixCache) => {
+            let hashes = byte_block_hashes(prompt_text(body).as_bytes(), st.prefix_params.block_bytes);
+            let d = st.prefix.lock().unwrap_or_else(PoisonError::into_inner).route(
+                &hashes,
+                &load,
+                &st.prefix_params,
+                &mut *rng,
+            );
+            st.counters.lock().unwrap_or_else(PoisonError::into_inner).count_decision(&d);
+            d.pod
+        }
+    }
+}
+
+fn header_strategy(headers: &HeaderMap) -> Result<Option<Strategy>, Response> {
+    let Some(v) = headers.get("routing-strategy") else { return Ok(None) };
+    let s = v.to_str().unwrap_or_default();
+    match Strategy::parse(s) {
+        Some(strategy) => Ok(Some(strategy)),
+        None => {
+            let mut resp = ApiError::bad_request(format!("unknown routing strategy `{s}`"), None).into_response();
+            resp.headers_mut().insert("x-error-routing", HeaderValue::from_static("true"));
+            Err(resp)
+        }
+    }
+}
+
+async fn proxy(State(st): State<Arc<GatewayState>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let strategy = match header_strategy(&parts.headers) {
+        Ok(s) => s,
+        Err(resp) => return resp,
+    };
+    let Ok(body) = axum::body::to_bytes(body, 64 << 20).await else {
+        return ApiError::bad_request("request body too large or unreadable".into(), None).into_response();
+    };
+    let pod = choose(&st, strategy, &body);
+    st.in_flight[pod].fetch_add(1, Ordering::Relaxed);
+    let guard = InFlight(st.clone(), pod);
+    let up = &st.upstreams[pod];
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut fwd = st.client.request(parts.method.clone(), format!("{}{path}", up.base)).body(body);
+    for name in [header::CONTENT_TYPE, header::AUTHORIZATION, header::ACCEPT] {
+        if let Some(v) = parts.headers.get(&name) {
+            fwd = fwd.header(name, v.clone());
+        }
+    }
+    let upstream = match fwd.send().await {
+        Ok(r) => r,
+        Err(e) => {
+            return ApiError::status(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailableError",
+                format!("upstream connect error: {e}"),
+            )
+            .into_response();
+        }
+    };
+    if let Some(s) = strategy {
+        st.counters.lock().unwrap_or_else(PoisonError::into_inner).count_request(&up.name, s.as_str());
+    }
+    respond(upstream, up, strategy, guard)
+}
+
+fn respond(upstream: reqwest::Response, up: &Upstream, strategy: Option<Strategy>, guard: InFlight) -> Response {
+    let status = upstream.status();
+    let content_type = upstream.headers().get(header::CONTENT_TYPE).cloned();
+    let extra: Vec<(&'static str, HeaderValue)> = upstream
+        .headers()
+        .iter()
+        .filter(|(k, _)| *k == "retry-after")
+        .map(|(_, v)| ("retry-after", v.clone()))
+        .collect();
+    let stream = upstream.bytes_stream().map(move |chunk| {
+        let _hold = &guard;
+        chunk.map_err(std::io::Error::other)
+    });
+    let mut resp = Response::new(Body::from_stream(stream));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    if let Some(ct) = content_type {
+        h.insert(header::CONTENT_TYPE, ct);
+    }
+    for (k, v) in extra {
+        h.insert(k, v);
+    }
+    h.insert("x-went-into-req-headers", HeaderValue::from_static("true"));
+    if let Some(s) = strategy {
+        h.insert("routing-strategy", HeaderValue::from_static(s.as_str()));
+        if let Ok(v) = HeaderValue::from_str(&up.name) {
+            h.insert("target-pod", v);
+        }
+        if let Ok(v) = HeaderValue::from_str(&up.ip_port) {
+            h.insert("target-pod-ip", v);
+        }
+    }
+    resp
+}
+
+/// A reqwest client suited to proxying on loopback (no proxy, no pooled-connection limit).
+pub fn upstream_client() -> reqwest::Result<reqwest::Client> {
+    crate::net::client_builder().no_proxy().build()
+}

@@ -1,0 +1,228 @@
+//! The embedded simulated cluster: N vLLM-like replicas behind an AIBrix-like gateway, on
+//! loopback. See [`params`] for the physical model each replica runs.
+
+pub mod api;
+pub mod engine;
+pub mod expo;
+pub mod faults;
+pub mod gateway;
+pub mod kv;
+pub mod params;
+pub mod stats;
+pub mod tokenizer;
+
+use anyhow::Context;
+use api::ReplicaState;
+use engine::EngineHandle;
+use expo::MetricsDialect;
+use faults::FaultSpec;
+use gateway::{GatewayState, PrefixParams, Upstream};
+use params::EngineParams;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde::{Deserialize, Serialize};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// Everything needed to start a simulated cluster.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Address to bind.
+    pub host: IpAddr,
+    /// Gateway port; replica i listens on `port + i`. 0 picks free ports for all.
+    pub port: u16,
+    /// Number of replicas.
+    pub replicas: usize,
+    /// Served model name.
+    pub model: String,
+    /// Engine model of every replica.
+    pub engine: EngineParams,
+    /// Tokens per streamed chunk.
+    pub stream_interval: u32,
+    /// Metrics dialect per replica; the last entry applies to the remaining replicas.
+    pub dialects: Vec<MetricsDialect>,
+    /// Injected faults (every replica).
+    pub faults: FaultSpec,
+    /// Delay of a slow `/metrics` answer (wall clock).
+    pub metrics_slow_delay: Duration,
+    /// Gateway prefix-cache router tunables.
+    pub prefix: PrefixParams,
+    /// Seed of the random choices (faults, random routing).
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            replicas: 2,
+            model: "sim-llama-27b".into(),
+            engine: EngineParams::default(),
+            stream_interval: 1,
+            dialects: vec![MetricsDialect::Vllm],
+            faults: FaultSpec::default(),
+            metrics_slow_delay: Duration::from_secs(3),
+            prefix: PrefixParams::default(),
+            seed: 0,
+        }
+    }
+}
+
+/// One served endpoint.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EndpointInfo {
+    /// `gateway`, `sim-a`, `sim-b`, ...
+    pub name: String,
+    /// Base URL.
+    pub url: String,
+    /// Its Prometheus page.
+    pub metrics_url: String,
+}
+
+/// Where the cluster listens (printed at start and written to `--ready-file`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClusterInfo {
+    /// The gateway.
+    pub gateway: EndpointInfo,
+    /// The replicas, in pod order.
+    pub replicas: Vec<EndpointInfo>,
+    /// Served model name.
+    pub model: String,
+    /// Longest prompt + output, tokens.
+    pub max_model_len: usize,
+}
+
+/// A running simulated cluster. Dropping it stops the servers.
+#[derive(Debug)]
+pub struct Cluster {
+    info: ClusterInfo,
+    cancel: CancellationToken,
+    /// Engine handles, for in-process inspection.
+    engines: Vec<EngineHandle>,
+}
+
+/// The name of replica `i` (0-based): `sim-a` .. `sim-z`, then `sim-27`, ...
+pub fn replica_name(i: usize) -> String {
+    match u8::try_from(i).ok().filter(|i| *i < 26) {
+        Some(i) => format!("sim-{}", (b'a' + i) as char),
+        None => format!("sim-{}", i + 1),
+    }
+}
+
+async fn bind(host: IpAddr, port: u16) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(SocketAddr::new(host, port)).await.with_context(|| format!("cannot listen on {host}:{port}"))
+}
+
+fn endpoint(name: String, addr: SocketAddr) -> EndpointInfo {
+    let url = format!("http://{addr}");
+    EndpointInfo { metrics_url: format!("{url}/metrics"), name, url }
+}
+
+impl Cluster {
+    /// Binds every listener, starts the engines and serves until dropped or shut down.
+    pub async fn start(cfg: SimConfig) -> anyhow::Result<Self> {
+        cfg.engine.validate().map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(cfg.replicas >= 1 && cfg.replicas <= 64, "--replicas must be within 1..64");
+        let step = |i: usize| {
+            if cfg.port == 0 { Ok(0) } else { u16::try_from(usize::from(cfg.port) + i).context("port out of range") }
+        };
+        let gw_listener = bind(cfg.host, cfg.port).await?;
+        let mut listeners = Vec::with_capacity(cfg.replicas);
+        for i in 1..=cfg.replicas {
+            listeners.push(bind(cfg.host, step(i)?).await?);
+        }
+        let cancel = CancellationToken::new();
+        let mut replicas = Vec::new();
+        let mut engines = Vec::new();
+        for (i, listener) in listeners.into_iter().enumerate() {
+            let name = replica_name(i);
+            let addr = listener.local_addr()?;
+            let state = replica_state(&cfg, i, &name)?;
+            engines.push(state.engine.clone());
+            serve(listener, api::router(Arc::new(state)), cancel.clone());
+            replicas.push(endpoint(name, addr));
+        }
+        let gw_addr = gw_listener.local_addr()?;
+        let gw = gateway_state(&cfg, &replicas)?;
+        serve(gw_listener, gateway::router(Arc::new(gw)), cancel.clone());
+        let info = ClusterInfo {
+            gateway: endpoint("gateway".into(), gw_addr),
+            replicas,
+            model: cfg.model.clone(),
+            max_model_len: cfg.engine.max_model_len,
+        };
+        Ok(Self { info, cancel, engines })
+    }
+
+    /// Where the cluster listens.
+    pub fn info(&self) -> &ClusterInfo {
+        &self.info
+    }
+
+    /// Live statistics of replica `i`, as its `/metrics` would show them.
+    pub fn replica_stats(&self, i: usize) -> Option<stats::ReplicaStats> {
+        self.engines.get(i).map(|e| e.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
+    }
+
+    /// Stops accepting connections; open streams end with the process or runtime.
+    pub fn shutdown(&self) {
+        self.cancel.cancel();
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+fn replica_state(cfg: &SimConfig, i: usize, name: &str) -> anyhow::Result<ReplicaState> {
+    let dialect = cfg.dialects.get(i).or(cfg.dialects.last()).copied().unwrap_or_default();
+    Ok(ReplicaState {
+        name: name.to_string(),
+        model: cfg.model.clone(),
+        params: cfg.engine.clone(),
+        engine: EngineHandle::spawn(name, cfg.engine.clone()).context("cannot start engine thread")?,
+        stream_interval: cfg.stream_interval.max(1),
+        dialect,
+        faults: cfg.faults.clone(),
+        metrics_slow_delay: cfg.metrics_slow_delay,
+        rng: Mutex::new(StdRng::seed_from_u64(cfg.seed.wrapping_add(i as u64 + 1))),
+        next_id: AtomicU64::new(0),
+    })
+}
+
+fn gateway_state(cfg: &SimConfig, replicas: &[EndpointInfo]) -> anyhow::Result<GatewayState> {
+    let upstreams: Vec<Upstream> = replicas
+        .iter()
+        .map(|r| Upstream {
+            name: r.name.clone(),
+            base: r.url.clone(),
+            ip_port: r.url.trim_start_matches("http://").to_string(),
+        })
+        .collect();
+    Ok(GatewayState {
+        model: cfg.model.clone(),
+        in_flight: upstreams.iter().map(|_| AtomicUsize::new(0)).collect(),
+        upstreams,
+        prefix_params: cfg.prefix.clone(),
+        prefix: Mutex::default(),
+        counters: Mutex::default(),
+        client: gateway::upstream_client().context("cannot build the gateway's HTTP client")?,
+        rng: Mutex::new(StdRng::seed_from_u64(cfg.seed)),
+    })
+}
+
+fn serve(listener: TcpListener, router: axum::Router, cancel: CancellationToken) {
+    tokio::spawn(async move {
+        let server = axum::serve(listener, router).with_graceful_shutdown(cancel.cancelled_owned());
+        if let Err(e) = server.await {
+            tracing::warn!("simulator server stopped: {e}");
+        }
+    });
+}

@@ -1,0 +1,17 @@
+//! Pure statistics for benchmark results: percentiles, latency formulas, live rate windows.
+//!
+//! Nothing in here does I/O or depends on an async runtime; everything is plain data
+//! so it can be unit- and property-tested in isolation.
+
+pub mod quantile;
+pub mod rate;
+pub mod ring;
+pub mod timing;
+
+pub use quantile::{Percentiles, Samples, Summary};
+pub use rate::WindowCounter;
+pub use ring::Ring;
+pub use timing::{Slo, itl, tokens_per_second, tpot};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+//! Per-request latency formulas (ITL, TPOT, throughput) and SLO checks.
+
+use std::time::Duration;
+
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// Mean inter-token latency: `(last_token - first_token) / (output_tokens - 1)`.
+///
+/// `first_token` and `last_token` are arrival times of the first and last output token,
+/// measured from the same origin. Returns `None` with fewer than two tokens (there is no
+/// gap to measure) or when `last_token` precedes `first_token`.
+pub fn itl(first_token: Duration, last_token: Duration, output_tokens: u64) -> Option<Duration> {
+    if output_tokens < 2 {
+        return None;
+    }
+    let span = last_token.checked_sub(first_token)?;
+    divide(span, output_tokens - 1)
+}
+
+/// Time per output token as vLLM's benchmark defines it:
+/// `(e2e - ttft) / (output_tokens - 1)`.
+///
+/// `e2e` is the whole request latency and `ttft` the time to first token. Returns `None`
+/// with fewer than two tokens, or when `e2e` is shorter than `ttft` (inconsistent input).
+pub fn tpot(e2e: Duration, ttft: Duration, output_tokens: u64) -> Option<Duration> {
+    if output_tokens < 2 {
+        return None;
+    }
+    let decode = e2e.checked_sub(ttft)?;
+    divide(decode, output_tokens - 1)
+}
+
+/// Throughput in tokens per second of `tokens` produced over the span `over`.
+///
+/// Returns `None` when `over` is zero.
+pub fn tokens_per_second(tokens: u64, over: Duration) -> Option<f64> {
+    if over.is_zero() {
+        return None;
+    }
+    Some(tokens as f64 / over.as_secs_f64())
+}
+
+/// `span / by` with nanosecond resolution; `None` when `by` is zero.
+fn divide(span: Duration, by: u64) -> Option<Duration> {
+    if by == 0 {
+        return None;
+    }
+    let nanos = span.as_nanos() / u128::from(by);
+    let secs = u64::try_from(nanos / NANOS_PER_SEC).ok()?;
+    // The remainder is below 1e9 and so always fits a u32.
+    let sub = u32::try_from(nanos % NANOS_PER_SEC).ok()?;
+    Some(Duration::new(secs, sub))
+}
+
+/// Service-level objective: upper bounds a request must stay within to count as good.
+///
+/// A bound left at `None` is not checked. Bounds are inclusive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Slo {
+    /// Maximum time to first token.
+    pub ttft: Option<Duration>,
+    /// Maximum time per output token.
+    pub tpot: Option<Duration>,
+    /// Maximum end-to-end request latency.
+    pub e2e: Option<Duration>,
+}
+
+impl Slo {
+    /// True when every bound that is set is met by the matching measurement.
+    ///
+    /// A missing measurement (for example no TPOT for a one-token reply) fails any bound
+    /// set on it; with no bound set at all every request meets the SLO.
+    pub fn is_met(&self, ttft: Option<Duration>, tpot: Option<Duration>, e2e: Option<Duration>) -> bool {
+        within(self.ttft, ttft) && within(self.tpot, tpot) && within(self.e2e, e2e)
+    }
+
+    /// True when no bound is set.
+    pub fn is_unbounded(&self) -> bool {
+        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
+    }
+}
+
+fn within(bound: Option<Duration>, measured: Option<Duration>) -> bool {
+    match (bound, measured) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(b), Some(m)) => m <= b,
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn itl_formula_and_none_cases() {
+        assert_eq!(itl(ms(100), ms(1100), 11), Some(ms(100)));
+        assert_eq!(itl(ms(100), ms(100), 2), Some(Duration::ZERO));
+        assert_eq!(itl(ms(100), ms(400), 4), Some(ms(100)));
+        assert_eq!(itl(ms(0), ms(1000), 4), Some(Duration::from_nanos(333_333_333)));
+        assert_eq!(itl(ms(100), ms(1100), 1), None);
+        assert_eq!(itl(ms(100), ms(1100), 0), None);
+        assert_eq!(itl(ms(200), ms(100), 5), None);
+    }
+
+    #[test]
+    fn tpot_formula_and_none_cases() {
+        // e2e 2.5 s, ttft 0.5 s, 101 tokens: 2 s over 100 gaps = 20 ms.
+        assert_eq!(tpot(ms(2500), ms(500), 101), Some(ms(20)));
+        assert_eq!(tpot(ms(2500), ms(500), 2), Some(ms(2000)));
+        assert_eq!(tpot(ms(2500), ms(500), 1), None);
+        assert_eq!(tpot(ms(2500), ms(500), 0), None);
+        assert_eq!(tpot(ms(400), ms(500), 10), None);
+    }
+
+    #[test]
+    fn extreme_durations_do_not_panic() {
+        assert_eq!(itl(Duration::ZERO, Duration::MAX, 2), Some(Duration::MAX));
+        assert!(tpot(Duration::MAX, Duration::ZERO, u64::MAX).is_some());
+    }
+
+    #[test]
+    fn throughput() {
+        assert_eq!(tokens_per_second(100, ms(500)), Some(200.0));
+        assert_eq!(tokens_per_second(0, ms(500)), Some(0.0));
+        assert_eq!(tokens_per_second(100, Duration::ZERO), None);
+    }
+
+    #[test]
+    fn slo_cases() {
+        let none = Slo::default();
+        assert!(none.is_unbounded());
+        assert!(none.is_met(None, None, None));
+        assert!(none.is_met(Some(ms(9_999)), None, Some(ms(1))));
+
+        let slo = Slo { ttft: Some(ms(200)), tpot: Some(ms(50)), e2e: None };
+        assert!(!slo.is_unbounded());
+        assert!(slo.is_met(Some(ms(200)), Some(ms(50)), None), "bounds are inclusive");
+        assert!(slo.is_met(Some(ms(10)), Some(ms(10)), Some(ms(99_999))));
+        assert!(!slo.is_met(Some(ms(201)), Some(ms(10)), None));
+        assert!(!slo.is_met(Some(ms(10)), Some(ms(51)), None));
+        assert!(!slo.is_met(Some(ms(10)), None, None), "missing tpot fails its bound");
+        assert!(!slo.is_met(None, Some(ms(10)), None), "missing ttft fails its bound");
+
+        let e2e_only = Slo { e2e: Some(ms(1000)), ..Slo::default() };
+        assert!(e2e_only.is_met(None, None, Some(ms(1000))));
+        assert!(!e2e_only.is_met(Some(ms(1)), Some(ms(1)), None));
+        assert!(!e2e_only.is_met(None, None, Some(ms(1001))));
+    }
+}
