@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod cmd;
 pub mod load;
+pub mod metrics;
 pub mod net;
 pub mod report;
 pub mod sim;

@@ -26,9 +26,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 /// Formats a token count the way it was likely written: `16k` for 16384, `1000` for 1000.
 pub fn format_size(n: u64) -> String {
-    if n >= 1024 * 1024 && n % (1024 * 1024) == 0 {
+    if n >= 1024 * 1024 && n.is_multiple_of(1024 * 1024) {
         format!("{}m", n / (1024 * 1024))
-    } else if n >= 1024 && n % 1024 == 0 {
+    } else if n >= 1024 && n.is_multiple_of(1024) {
         format!("{}k", n / 1024)
     } else {
         n.to_string()

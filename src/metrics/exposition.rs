@@ -1,7 +1,7 @@
 //! Line tokeniser for the Prometheus text exposition format (0.0.4, tolerating OpenMetrics).
 //!
-//! Why this exists instead of relying on `prometheus_parse::Scrape::parse` (0.2.5) alone —
-//! every point below is pinned by a test in `tests_prom.rs`:
+//! Why this exists instead of relying on `prometheus_parse::Scrape::parse` (0.2.5) alone
+//! (the first four points are pinned by tests in `tests_prom.rs`):
 //!
 //! * it matches names with the regex `\w+`, so every name containing `:` (all of `vllm:*`,
 //!   `sglang:*`, `llamacpp:*`) is silently dropped, `# TYPE` lines and sample lines alike;

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -88,6 +89,10 @@ const SGL_ROUTER: &[&str] = &[
 ];
 
 impl GatewayDialect {
+    /// Every dialect, in detection order.
+    pub const ALL: [GatewayDialect; 5] =
+        [Self::Aibrix, Self::VllmRouter, Self::SglangRouter, Self::SglangRouterLegacy, Self::Unknown];
+
     /// Stable name: `aibrix`, `vllm-router`, `sglang-router`, `sglang-router-legacy`, `unknown`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -131,6 +136,19 @@ impl GatewayDialect {
 impl fmt::Display for GatewayDialect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Error for an unrecognised gateway dialect name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown gateway dialect {0:?} (expected aibrix, vllm-router, sglang-router, sglang-router-legacy, unknown)")]
+pub struct UnknownGateway(pub String);
+
+impl FromStr for GatewayDialect {
+    type Err = UnknownGateway;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|d| d.as_str() == s).ok_or_else(|| UnknownGateway(s.to_string()))
     }
 }
 

@@ -26,8 +26,8 @@ mod tests_prom;
 #[cfg(test)]
 mod tests_props;
 
-pub use dialect::EngineDialect;
+pub use dialect::{EngineDialect, UnknownDialect};
 pub use engine::{CounterDeltas, EngineSample};
-pub use gateway::{CounterDelta, CounterSeries, GatewayDialect};
+pub use gateway::{CounterDelta, CounterSeries, GatewayDialect, UnknownGateway};
 pub use histogram::{Histogram, HistogramError};
 pub use prom::{MetricType, ParseIssue, PromError, Sample, SampleRole, Scrape};

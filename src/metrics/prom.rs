@@ -223,7 +223,7 @@ impl Scrape {
     }
 
     /// Samples with exactly this name.
-    pub fn samples<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a Sample> + 'a {
+    pub fn samples<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a Sample> + use<'a> {
         let idx = self.index.get(name).map_or(&[][..], Vec::as_slice);
         idx.iter().map(move |&i| &self.samples[i])
     }

@@ -36,6 +36,11 @@ fn dialect_names_serialise_as_strings() {
     assert_eq!(GatewayDialect::VllmRouter.to_string(), "vllm-router");
     let back: GatewayDialect = serde_json::from_str("\"aibrix\"").unwrap();
     assert_eq!(back, GatewayDialect::Aibrix);
+    for d in GatewayDialect::ALL {
+        assert_eq!(d.as_str().parse::<GatewayDialect>().unwrap(), d);
+        assert_eq!(serde_json::to_string(&d).unwrap(), format!("\"{d}\""));
+    }
+    assert!("smg".parse::<GatewayDialect>().is_err());
 }
 
 #[test]

@@ -197,10 +197,9 @@ mod tests {
     #[test]
     fn vllm_page_parses_and_names_every_family() {
         let text = render(MetricsDialect::Vllm, "m", &EngineParams::default(), &ReplicaStats::default());
-        let lines: Vec<_> = text.lines().map(String::from).collect();
-        let parsed = prometheus_parse::Scrape::parse(lines.into_iter().map(Ok)).unwrap();
+        let parsed = crate::metrics::prom::Scrape::parse_strict(&text).unwrap();
         for name in ["vllm:num_requests_running", "vllm:prefix_cache_hits_total", "vllm:cache_config_info"] {
-            assert!(parsed.samples.iter().any(|s| s.metric == name), "{name}");
+            assert!(parsed.has(name), "{name}");
         }
         assert!(text.contains("vllm:generation_tokens_created{engine=\"0\",model_name=\"m\"}"));
         assert!(text.contains("le=\"+Inf\""));

@@ -112,10 +112,10 @@ impl KvCache {
             let id = self.head;
             self.unlink(id);
             let block = &mut self.blocks[id as usize];
-            if let Some(h) = block.hash.take() {
-                if self.cached.get(&h) == Some(&id) {
-                    self.cached.remove(&h);
-                }
+            if let Some(h) = block.hash.take()
+                && self.cached.get(&h) == Some(&id)
+            {
+                self.cached.remove(&h);
             }
             block.refs = 1;
             out.push(id);

@@ -148,24 +148,24 @@ fn choose(st: &GatewayState, strategy: Option<Strategy>, body: &[u8]) -> usize {
     }
 }
 
-fn header_strategy(headers: &HeaderMap) -> Result<Option<Strategy>, Response> {
+/// The strategy named by the `routing-strategy` header; Err carries an unknown name.
+fn header_strategy(headers: &HeaderMap) -> Result<Option<Strategy>, String> {
     let Some(v) = headers.get("routing-strategy") else { return Ok(None) };
     let s = v.to_str().unwrap_or_default();
-    match Strategy::parse(s) {
-        Some(strategy) => Ok(Some(strategy)),
-        None => {
-            let mut resp = ApiError::bad_request(format!("unknown routing strategy `{s}`"), None).into_response();
-            resp.headers_mut().insert("x-error-routing", HeaderValue::from_static("true"));
-            Err(resp)
-        }
-    }
+    Strategy::parse(s).map(Some).ok_or_else(|| s.to_string())
+}
+
+fn unknown_strategy(name: &str) -> Response {
+    let mut resp = ApiError::bad_request(format!("unknown routing strategy `{name}`"), None).into_response();
+    resp.headers_mut().insert("x-error-routing", HeaderValue::from_static("true"));
+    resp
 }
 
 async fn proxy(State(st): State<Arc<GatewayState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let strategy = match header_strategy(&parts.headers) {
         Ok(s) => s,
-        Err(resp) => return resp,
+        Err(name) => return unknown_strategy(&name),
     };
     let Ok(body) = axum::body::to_bytes(body, 64 << 20).await else {
         return ApiError::bad_request("request body too large or unreadable".into(), None).into_response();

@@ -1,0 +1,126 @@
+//! Shared helpers of the integration tests: an in-process simulated cluster and a small
+//! streaming client built on the crate's own SSE decoder and chunk parser.
+#![allow(dead_code)]
+
+use futures_util::StreamExt;
+use llm_decode_bench::load::chunk::{ChunkInfo, parse_chunk};
+use llm_decode_bench::load::sse::{SseDecoder, SseEvent};
+use llm_decode_bench::sim::params::EngineParams;
+use llm_decode_bench::sim::{Cluster, SimConfig};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A cluster on free loopback ports, running modelled time `speed` times faster.
+pub async fn cluster(replicas: usize, speed: f64, tweak: impl FnOnce(&mut SimConfig)) -> Cluster {
+    let mut cfg =
+        SimConfig { replicas, engine: EngineParams { speed, ..EngineParams::default() }, ..SimConfig::default() };
+    tweak(&mut cfg);
+    Cluster::start(cfg).await.expect("cluster starts")
+}
+
+/// A plain HTTP client.
+pub fn client() -> reqwest::Client {
+    llm_decode_bench::net::client_builder().no_proxy().build().expect("client")
+}
+
+/// What a streamed response looked like.
+#[derive(Debug, Default)]
+pub struct Streamed {
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers.
+    pub headers: reqwest::header::HeaderMap,
+    /// Parsed data chunks, in order.
+    pub chunks: Vec<ChunkInfo>,
+    /// Data events that were not valid chunks.
+    pub malformed: usize,
+    /// `data: [DONE]` was seen.
+    pub done: bool,
+    /// The body ended with a transport error.
+    pub broken: bool,
+    /// Raw body, when the status was not 200.
+    pub error_body: String,
+}
+
+impl Streamed {
+    /// The last `completion_tokens` any chunk reported.
+    pub fn completion_tokens(&self) -> Option<u64> {
+        self.chunks.iter().rev().find_map(|c| c.completion_tokens)
+    }
+}
+
+/// Sends one request to `url` and reads the SSE answer to its end (or `timeout`).
+pub async fn stream(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+    timeout: Duration,
+) -> Streamed {
+    let mut req = client.post(url).json(body);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.send().await.expect("request sent");
+    let mut out = Streamed { status: resp.status().as_u16(), headers: resp.headers().clone(), ..Streamed::default() };
+    if out.status != 200 {
+        out.error_body = resp.text().await.unwrap_or_default();
+        return out;
+    }
+    let mut dec = SseDecoder::new();
+    let mut body = resp.bytes_stream();
+    let read = async {
+        while let Some(part) = body.next().await {
+            let Ok(bytes) = part else {
+                out.broken = true;
+                break;
+            };
+            dec.feed(&bytes, |ev| match ev {
+                SseEvent::Data(d) | SseEvent::Error(d) => match parse_chunk(d) {
+                    Ok(c) => out.chunks.push(c),
+                    Err(_) => out.malformed += 1,
+                },
+                SseEvent::Done => out.done = true,
+            })
+            .expect("sse decodes");
+        }
+    };
+    let _ = tokio::time::timeout(timeout, read).await;
+    out
+}
+
+/// A chat request body with continuous usage.
+pub fn chat_body(content: &str, max_tokens: u32) -> Value {
+    json!({
+        "messages": [{"role": "user", "content": content}],
+        "max_tokens": max_tokens, "ignore_eos": true, "stream": true,
+        "stream_options": {"include_usage": true, "continuous_usage_stats": true}
+    })
+}
+
+/// A completions request body with continuous usage.
+pub fn completion_body(prompt: &str, max_tokens: u32) -> Value {
+    json!({
+        "prompt": prompt, "max_tokens": max_tokens, "ignore_eos": true, "stream": true,
+        "stream_options": {"include_usage": true, "continuous_usage_stats": true}
+    })
+}
+
+/// Fetches a `/metrics` page.
+pub async fn metrics_text(client: &reqwest::Client, url: &str) -> String {
+    client.get(url).send().await.expect("metrics reachable").text().await.expect("metrics body")
+}
+
+/// The value of an exact sample line prefix such as `vllm:num_preemptions_total{`.
+pub fn sample_value(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .reduce(|a, b| a + b)
+}
+
+/// Text of about `words` sim tokens for a prompt family.
+pub fn family_text(family: usize, words: usize) -> String {
+    (0..words).map(|i| format!(" f{family}w{}", i % 97)).collect()
+}

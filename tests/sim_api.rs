@@ -1,0 +1,181 @@
+//! End-to-end tests of one simulated replica's OpenAI API, on loopback.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(30);
+
+#[tokio::test]
+async fn streaming_with_continuous_usage_counts_exact_tokens() {
+    let c = cluster(1, 50.0, |_| {}).await;
+    let url = format!("{}/v1/chat/completions", c.info().replicas[0].url);
+    let s = stream(&client(), &url, &[], &chat_body("hello there", 32), T).await;
+    assert_eq!(s.status, 200);
+    assert!(s.done, "ends with [DONE]");
+    assert_eq!(s.completion_tokens(), Some(32));
+    // Role chunk, one chunk per token (stream interval 1), then the usage-only chunk.
+    let content: Vec<_> = s.chunks.iter().filter(|c| c.content_bytes > 0).collect();
+    assert_eq!(content.len(), 32);
+    let last = s.chunks.last().unwrap();
+    assert!(!last.has_choices && last.completion_tokens == Some(32));
+    // Usage advances by exactly one token per content chunk.
+    let counts: Vec<u64> = content.iter().filter_map(|c| c.completion_tokens).collect();
+    assert_eq!(counts, (1..=32).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn stream_interval_sends_k_tokens_per_chunk() {
+    let c = cluster(1, 50.0, |cfg| cfg.stream_interval = 4).await;
+    let url = format!("{}/v1/completions", c.info().replicas[0].url);
+    let s = stream(&client(), &url, &[], &completion_body("count me", 21), T).await;
+    let counts: Vec<u64> =
+        s.chunks.iter().filter(|c| c.content_bytes > 0).filter_map(|c| c.completion_tokens).collect();
+    // First token alone, then 4 at a time, the remainder with the finish chunk.
+    assert_eq!(counts, vec![1, 5, 9, 13, 17, 21]);
+    assert!(s.done);
+}
+
+#[tokio::test]
+async fn include_usage_without_continuous_reports_usage_once() {
+    let c = cluster(1, 50.0, |_| {}).await;
+    let url = format!("{}/v1/completions", c.info().replicas[0].url);
+    let body = json!({"prompt": "x", "max_tokens": 5, "ignore_eos": true, "stream": true, "stream_options": {"include_usage": true}});
+    let s = stream(&client(), &url, &[], &body, T).await;
+    let with_usage: Vec<_> = s.chunks.iter().filter(|c| c.completion_tokens.is_some()).collect();
+    assert_eq!(with_usage.len(), 1);
+    assert_eq!(with_usage[0].completion_tokens, Some(5));
+}
+
+#[tokio::test]
+async fn repeated_prefix_raises_prefix_cache_hits() {
+    let c = cluster(1, 50.0, |_| {}).await;
+    let r = &c.info().replicas[0];
+    let http = client();
+    let prompt = family_text(1, 400);
+    for _ in 0..2 {
+        let s = stream(&http, &format!("{}/v1/completions", r.url), &[], &completion_body(&prompt, 4), T).await;
+        assert_eq!(s.completion_tokens(), Some(4));
+    }
+    let m = metrics_text(&http, &r.metrics_url).await;
+    let hits = sample_value(&m, "vllm:prefix_cache_hits_total").unwrap();
+    let queries = sample_value(&m, "vllm:prefix_cache_queries_total").unwrap();
+    assert!(hits >= 384.0, "second request reuses the full blocks: hits={hits}");
+    assert!(queries >= 800.0);
+    // After a reset the same prompt misses again.
+    let reset = http.post(format!("{}/reset_prefix_cache", r.url)).send().await.unwrap();
+    assert!(reset.status().is_success());
+    stream(&http, &format!("{}/v1/completions", r.url), &[], &completion_body(&prompt, 4), T).await;
+    let after = sample_value(&metrics_text(&http, &r.metrics_url).await, "vllm:prefix_cache_hits_total").unwrap();
+    assert_eq!(after, hits);
+}
+
+#[tokio::test]
+async fn prompt_over_max_model_len_is_a_400_naming_the_context_length() {
+    let c = cluster(1, 50.0, |cfg| cfg.engine.max_model_len = 1000).await;
+    let url = format!("{}/v1/completions", c.info().replicas[0].url);
+    let s = stream(&client(), &url, &[], &completion_body(&family_text(0, 990), 20), T).await;
+    assert_eq!(s.status, 400);
+    let v: Value = serde_json::from_str(&s.error_body).unwrap();
+    assert_eq!(v["error"]["code"], 400);
+    assert_eq!(v["error"]["param"], "input_tokens");
+    assert!(v["error"]["message"].as_str().unwrap().contains("maximum context length is 1000 tokens"));
+}
+
+#[tokio::test]
+async fn exhausting_kv_causes_preemptions() {
+    // 64 blocks of 16 = 1024 tokens; four 300-token prompts decoding 200 tokens need 2000.
+    let c = cluster(1, 50.0, |cfg| cfg.engine.kv_blocks = 64).await;
+    let r = c.info().replicas[0].clone();
+    let http = client();
+    let tasks: Vec<_> = (0..4)
+        .map(|i| {
+            let (http, url) = (http.clone(), format!("{}/v1/completions", r.url));
+            tokio::spawn(
+                async move { stream(&http, &url, &[], &completion_body(&family_text(10 + i, 300), 200), T).await },
+            )
+        })
+        .collect();
+    for t in tasks {
+        assert_eq!(t.await.unwrap().completion_tokens(), Some(200), "preempted requests still finish");
+    }
+    let m = metrics_text(&http, &r.metrics_url).await;
+    assert!(sample_value(&m, "vllm:num_preemptions_total").unwrap() > 0.0);
+}
+
+#[tokio::test]
+async fn concurrency_above_max_num_seqs_waits() {
+    let c = cluster(1, 5.0, |cfg| cfg.engine.max_num_seqs = 2).await;
+    let r = c.info().replicas[0].clone();
+    let http = client();
+    let tasks: Vec<_> = (0..5)
+        .map(|i| {
+            let (http, url) = (http.clone(), format!("{}/v1/completions", r.url));
+            tokio::spawn(async move { stream(&http, &url, &[], &completion_body(&format!("req {i}"), 400), T).await })
+        })
+        .collect();
+    let mut seen = (0.0, 0.0);
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let m = metrics_text(&http, &r.metrics_url).await;
+        let (run, wait) = (
+            sample_value(&m, "vllm:num_requests_running").unwrap(),
+            sample_value(&m, "vllm:num_requests_waiting").unwrap(),
+        );
+        if wait > 0.0 {
+            seen = (run, wait);
+            break;
+        }
+    }
+    assert_eq!(seen, (2.0, 3.0), "two running, three waiting");
+    for t in tasks {
+        t.abort();
+    }
+}
+
+#[tokio::test]
+async fn other_endpoints_answer_like_vllm() {
+    let c = cluster(1, 50.0, |_| {}).await;
+    let r = &c.info().replicas[0];
+    let http = client();
+    let models: Value = http.get(format!("{}/v1/models", r.url)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(models["data"][0]["max_model_len"], 131072);
+    let tok: Value = http
+        .post(format!("{}/tokenize", r.url))
+        .json(&json!({"prompt": " hello world"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tok["count"], 2);
+    assert!(http.get(format!("{}/health", r.url)).send().await.unwrap().status().is_success());
+    let v: Value = http.get(format!("{}/version", r.url)).send().await.unwrap().json().await.unwrap();
+    assert!(v["version"].as_str().unwrap().ends_with("+sim"));
+    let body = json!({"prompt": "hi", "max_tokens": 7, "ignore_eos": true});
+    let full: Value =
+        http.post(format!("{}/v1/completions", r.url)).json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(full["usage"]["completion_tokens"], 7);
+    assert_eq!(full["choices"][0]["finish_reason"], "length");
+    let missing = http
+        .post(format!("{}/v1/completions", r.url))
+        .json(&json!({"prompt": "x", "model": "nope"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status().as_u16(), 404);
+}
+
+#[tokio::test]
+async fn without_ignore_eos_requests_stop_on_their_own() {
+    let c = cluster(1, 50.0, |_| {}).await;
+    let url = format!("{}/v1/completions", c.info().replicas[0].url);
+    let body = json!({"prompt": "tell me", "max_tokens": 5000, "min_tokens": 20, "stream": true, "stream_options": {"include_usage": true}});
+    let s = stream(&client(), &url, &[], &body, T).await;
+    let n = s.completion_tokens().unwrap();
+    assert!((20..5000).contains(&n), "{n}");
+    assert_eq!(s.chunks.iter().find_map(|c| c.finish_reason).map(|f| f.as_str()), Some("stop"));
+}
