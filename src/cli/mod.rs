@@ -1,5 +1,6 @@
 //! Command-line interface: clap derive definitions of every subcommand and flag.
 
+pub mod run;
 pub mod sim;
 
 use clap::{Parser, Subcommand};
@@ -18,7 +19,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve a simulated cluster (vLLM-like replicas behind an AIBrix-like gateway) on loopback.
-    Sim(sim::SimArgs),
+    Sim(Box<sim::SimArgs>),
+    /// Run a benchmark session (decode matrix, routing experiment) against a server or gateway.
+    Run(Box<run::RunArgs>),
 }
 
 #[cfg(test)]

@@ -1,4 +1,14 @@
 //! Load generation: SSE decoding, chunk parsing, HTTP client, workers and their samples.
 
+pub mod calibrate;
 pub mod chunk;
+pub mod classify;
+pub mod client;
+pub mod counters;
+pub mod filler;
+pub mod live;
+pub mod request;
+pub mod sample;
 pub mod sse;
+pub mod stream;
+pub mod worker;

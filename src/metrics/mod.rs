@@ -13,7 +13,9 @@ pub mod engine;
 mod exposition;
 pub mod gateway;
 pub mod histogram;
+pub mod poller;
 pub mod prom;
+pub mod window;
 
 #[cfg(test)]
 mod tests_engine;

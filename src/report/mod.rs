@@ -1,4 +1,10 @@
 //! Session reports: the versioned JSON file and the text tables printed at the end of a run.
 
 pub mod atomic;
+pub mod json;
 pub mod text;
+pub mod view;
+pub mod writer;
+
+#[cfg(test)]
+mod tests_schema;

@@ -1,0 +1,149 @@
+//! `llm-decode-bench run`: flags of a benchmark session.
+
+use crate::load::request::{ApiKey, Endpoint};
+use crate::session::preflight::{MetricsEndpoint, check_url, parse_metrics_arg};
+use crate::session::{PlanKind, RunConfig};
+use crate::units::{parse_duration, parse_size};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn size(s: &str) -> Result<u64, String> {
+    parse_size(s)
+}
+
+fn conc(s: &str) -> Result<u32, String> {
+    let n: u32 = s.trim().parse().map_err(|_| format!("`{s}` is not a stream count"))?;
+    if n == 0 { Err("concurrency must be at least 1".into()) } else { Ok(n) }
+}
+
+fn url(s: &str) -> Result<String, String> {
+    check_url(s.trim()).map(|_| s.trim().to_string())
+}
+
+/// Flags of `llm-decode-bench run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Base URL of the OpenAI-compatible server or gateway, e.g. http://127.0.0.1:8000.
+    #[arg(long, value_parser = url)]
+    pub base_url: String,
+    /// Model name (default: the first one `/v1/models` lists).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// A replica's Prometheus page, `URL` or `NAME=URL`; repeat once per replica (default: <base-url>/metrics).
+    #[arg(long = "metrics-url", value_parser = parse_metrics_arg)]
+    pub metrics_url: Vec<MetricsEndpoint>,
+    /// Do not poll any Prometheus page.
+    #[arg(long)]
+    pub no_metrics: bool,
+    /// Experiments to run, comma-separated: decode, routing.
+    #[arg(long, value_delimiter = ',', default_value = "decode")]
+    pub plan: Vec<PlanKind>,
+    /// Context sizes of the decode matrix, tokens (k = 1024).
+    #[arg(long, value_delimiter = ',', value_parser = size, default_value = "0,16k,32k,64k,128k")]
+    pub ctx: Vec<u64>,
+    /// Concurrencies of the decode matrix, streams.
+    #[arg(long, value_delimiter = ',', value_parser = conc, default_value = "1,2,4,8,16")]
+    pub conc: Vec<u32>,
+    /// Measurement window of each cell.
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    pub window: Duration,
+    /// Longest warmup of a cell before its window opens anyway (marked with `*`).
+    #[arg(long, value_parser = parse_duration, default_value = "60s")]
+    pub warmup_timeout: Duration,
+    /// Extra warmup once the engine has admitted the streams.
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    pub settle: Duration,
+    /// Skip (∅) a cell when ctx x conc exceeds the KV capacity times this factor.
+    #[arg(long, default_value_t = 4.0)]
+    pub kv_oversubscribe: f64,
+    /// OpenAI endpoint used for the load.
+    #[arg(long, value_enum, default_value_t = Endpoint::Chat)]
+    pub endpoint: Endpoint,
+    /// Name of the environment variable holding the API key (sent as a bearer token).
+    #[arg(long, default_value = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+    /// API key (prefer --api-key-env: a flag shows in the process list). Never printed or saved.
+    #[arg(long, hide_default_value = true)]
+    pub api_key: Option<String>,
+    /// Run Phase 3 after the matrix: a finite burst per cell, measured end to end.
+    #[arg(long)]
+    pub run_burst: bool,
+    /// Output tokens of each burst request.
+    #[arg(long, default_value_t = 256)]
+    pub burst_tokens: u64,
+    /// max_tokens of sustained streams (default: outlast the window within max_model_len).
+    #[arg(long, value_parser = size)]
+    pub max_tokens: Option<u64>,
+    /// Fewest output tokens a sustained stream asks for; a context that leaves less is sent anyway and refused (Ne).
+    #[arg(long, value_parser = size, default_value = "4k")]
+    pub min_stream_tokens: u64,
+    /// A stream silent this long after its first token counts as stalled.
+    #[arg(long, value_parser = parse_duration, default_value = "120s")]
+    pub idle_timeout: Duration,
+    /// Prometheus poll interval.
+    #[arg(long, value_parser = parse_duration, default_value = "250ms")]
+    pub poll_interval: Duration,
+    /// Response header naming the serving replica (checked before target-pod and x-worker-url).
+    #[arg(long)]
+    pub served_by_header: Option<String>,
+    /// Report file (default: sessions/<timestamp>.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print the final tables in plain ASCII instead of box drawing.
+    #[arg(long)]
+    pub ascii: bool,
+    /// Run without the live monitor: progress on stderr, tables on stdout.
+    #[arg(long)]
+    pub headless: bool,
+}
+
+impl RunArgs {
+    /// Checks the flags and builds the run configuration.
+    pub fn to_config(&self) -> Result<RunConfig, String> {
+        if self.window.is_zero() {
+            return Err("--window must be longer than 0".into());
+        }
+        if !(self.kv_oversubscribe.is_finite() && self.kv_oversubscribe > 0.0) {
+            return Err("--kv-oversubscribe must be a positive number".into());
+        }
+        if self.poll_interval < Duration::from_millis(50) {
+            return Err("--poll-interval must be at least 50ms".into());
+        }
+        let from_env = || std::env::var(&self.api_key_env).ok();
+        let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.trim().is_empty()).map(ApiKey::new);
+        Ok(RunConfig {
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            api_key,
+            endpoint: self.endpoint,
+            metrics: self.metrics_url.clone(),
+            no_metrics: self.no_metrics,
+            plans: dedup(&self.plan),
+            ctx: dedup(&self.ctx),
+            conc: dedup(&self.conc),
+            window: self.window,
+            warmup_timeout: self.warmup_timeout,
+            settle: self.settle,
+            kv_oversubscribe: self.kv_oversubscribe,
+            run_burst: self.run_burst,
+            burst_tokens: self.burst_tokens.max(1),
+            max_tokens: self.max_tokens,
+            min_stream_tokens: self.min_stream_tokens.max(1),
+            idle_timeout: self.idle_timeout,
+            poll_interval: self.poll_interval,
+            served_by_header: self.served_by_header.clone(),
+            out: self.out.clone(),
+        })
+    }
+}
+
+fn dedup<T: PartialEq + Clone>(v: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(v.len());
+    for x in v {
+        if !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    out
+}

@@ -1,0 +1,90 @@
+//! Classifying failed responses into error kinds (PROTOCOL.md section 3).
+
+use super::sample::{ErrorKind, Outcome};
+use serde_json::Value;
+
+/// A failed outcome with a one-line detail.
+pub fn failure(kind: ErrorKind, detail: &str) -> Outcome {
+    let line = detail.lines().next().unwrap_or_default();
+    let detail = if line.len() > 300 { format!("{}…", &line[..floor_char(line, 300)]) } else { line.to_string() };
+    Outcome::Failed { kind, detail }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The message and `param` of an OpenAI-style error body, nested or flat.
+fn error_fields(body: &[u8]) -> (String, Option<String>) {
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return (String::from_utf8_lossy(body).trim().to_string(), None);
+    };
+    let e = v.get("error").filter(|e| e.is_object()).unwrap_or(&v);
+    let msg = e.get("message").and_then(Value::as_str).or_else(|| v.get("error").and_then(Value::as_str));
+    let param = e.get("param").or_else(|| e.get("parameter")).and_then(Value::as_str).map(str::to_string);
+    (msg.map_or_else(|| String::from_utf8_lossy(body).trim().to_string(), str::to_string), param)
+}
+
+/// True for vLLM's context-length refusals, whatever the release's wording: status 400 and
+/// a message naming the context length, or `param` `input_tokens` / `input_text`.
+pub fn is_context_overflow(status: u16, message: &str, param: Option<&str>) -> bool {
+    let m = message.to_ascii_lowercase();
+    status == 400 && (m.contains("context length") || matches!(param, Some("input_tokens" | "input_text")))
+}
+
+/// The outcome of a non-2xx response.
+pub fn classify_status(status: u16, body: &[u8]) -> Outcome {
+    let (message, param) = error_fields(body);
+    let kind = match status {
+        _ if is_context_overflow(status, &message, param.as_deref()) => ErrorKind::ContextOverflow,
+        429 => ErrorKind::RateLimited,
+        503 => ErrorKind::Overloaded,
+        400..=499 => ErrorKind::BadRequest,
+        _ => ErrorKind::ServerError,
+    };
+    failure(kind, &format!("HTTP {status}: {message}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(status: u16, body: &str) -> ErrorKind {
+        match classify_status(status, body.as_bytes()) {
+            Outcome::Failed { kind, .. } => kind,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn context_overflow_in_every_known_wording() {
+        let bodies = [
+            r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens in the messages, Please reduce the length of the messages.","type":"BadRequestError","param":null,"code":400}"#,
+            r#"{"error":{"message":"'max_tokens' or 'max_completion_tokens' is too large: 900. This model's maximum context length is 1024 tokens and your request has 200 input tokens (900 > 1024 - 200).","type":"BadRequestError","param":null,"code":400}}"#,
+            r#"{"error":{"message":"You passed 10 input tokens and requested 5 output tokens.","type":"BadRequestError","param":"input_tokens","code":400}}"#,
+        ];
+        for b in bodies {
+            assert_eq!(kind(400, b), ErrorKind::ContextOverflow, "{b}");
+        }
+    }
+
+    #[test]
+    fn statuses_map_to_kinds() {
+        assert_eq!(kind(400, r#"{"error":{"message":"bad n"}}"#), ErrorKind::BadRequest);
+        assert_eq!(kind(404, "not found"), ErrorKind::BadRequest);
+        assert_eq!(kind(429, "{}"), ErrorKind::RateLimited);
+        assert_eq!(kind(503, "{}"), ErrorKind::Overloaded);
+        assert_eq!(kind(500, "<html>oops</html>"), ErrorKind::ServerError);
+        assert_eq!(kind(502, ""), ErrorKind::ServerError);
+    }
+
+    #[test]
+    fn details_are_one_bounded_line() {
+        let long = "x".repeat(1000) + "\nsecond line";
+        let Outcome::Failed { detail, .. } = failure(ErrorKind::Connect, &long) else { panic!() };
+        assert!(detail.len() < 310 && !detail.contains('\n'));
+    }
+}

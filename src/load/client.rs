@@ -1,0 +1,219 @@
+//! The non-streaming side of the API: discovery, tokenization, probes and cache control.
+
+use super::request::{ApiKey, Endpoint};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A client error in one line (never includes the API key).
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No HTTP answer at all.
+    #[error("{url} is unreachable: {detail}")]
+    Unreachable {
+        /// The URL tried, credentials removed.
+        url: String,
+        /// What went wrong.
+        detail: String,
+    },
+    /// An HTTP answer that is not success.
+    #[error("{url} answered HTTP {status}: {body}")]
+    Status {
+        /// The URL tried, credentials removed.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// Start of the body.
+        body: String,
+    },
+    /// A success answer that did not have the expected shape.
+    #[error("{url} answered something unexpected: {detail}")]
+    Shape {
+        /// The URL tried, credentials removed.
+        url: String,
+        /// What was missing.
+        detail: String,
+    },
+}
+
+/// A served model as `/v1/models` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    /// Model id.
+    pub id: String,
+    /// Context length, tokens, when the server reports it.
+    pub max_model_len: Option<u64>,
+}
+
+/// An OpenAI-compatible server (or gateway) base URL plus credentials.
+#[derive(Debug, Clone)]
+pub struct ApiClient {
+    http: reqwest::Client,
+    base: String,
+    key: Option<ApiKey>,
+}
+
+/// A URL with any `user:password@` removed, for messages and reports.
+pub fn redact_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            if path.is_empty() && !rest.contains('/') {
+                format!("{scheme}://{host}")
+            } else {
+                format!("{scheme}://{host}/{path}")
+            }
+        }
+        None => url.to_string(),
+    }
+}
+
+impl ApiClient {
+    /// A client for `base` (trailing slashes and a trailing `/v1` are removed).
+    pub fn new(http: reqwest::Client, base: &str, key: Option<ApiKey>) -> Self {
+        let mut base = base.trim().trim_end_matches('/').to_string();
+        if let Some(b) = base.strip_suffix("/v1") {
+            base = b.to_string();
+        }
+        Self { http, base, key }
+    }
+
+    /// The underlying HTTP client.
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// The base URL as given (credentials included, if any).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// `base + path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Headers every request carries: JSON content type and the bearer token.
+    pub fn headers(&self) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(v) = self.key.as_ref().and_then(|k| HeaderValue::from_str(&k.bearer()).ok()) {
+            h.insert(AUTHORIZATION, v);
+        }
+        h
+    }
+
+    async fn send(&self, rb: reqwest::RequestBuilder, path: &str) -> Result<(u16, bytes::Bytes), ClientError> {
+        let url = redact_url(&self.url(path));
+        let resp = rb.headers(self.headers()).timeout(Duration::from_secs(60)).send().await;
+        let resp =
+            resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: one_line(&e.without_url()) })?;
+        let status = resp.status().as_u16();
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| ClientError::Unreachable { url: url.clone(), detail: one_line(&e.without_url()) })?;
+        if !(200..300).contains(&status) {
+            let text = String::from_utf8_lossy(&body[..body.len().min(300)]).replace('\n', " ");
+            return Err(ClientError::Status { url, status, body: text });
+        }
+        Ok((status, body))
+    }
+
+    async fn get_json(&self, path: &str) -> Result<Value, ClientError> {
+        let (_, body) = self.send(self.http.get(self.url(path)), path).await?;
+        serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Shape { url: redact_url(&self.url(path)), detail: e.to_string() })
+    }
+
+    async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
+        let (_, resp) = self.send(self.http.post(self.url(path)).body(body.to_string()), path).await?;
+        serde_json::from_slice(&resp)
+            .map_err(|e| ClientError::Shape { url: redact_url(&self.url(path)), detail: e.to_string() })
+    }
+
+    /// `GET /v1/models`.
+    pub async fn models(&self) -> Result<Vec<ModelInfo>, ClientError> {
+        let v = self.get_json("/v1/models").await?;
+        let data = v.get("data").and_then(Value::as_array).ok_or_else(|| ClientError::Shape {
+            url: redact_url(&self.url("/v1/models")),
+            detail: "no `data` list".into(),
+        })?;
+        Ok(data
+            .iter()
+            .filter_map(|m| {
+                let id = m.get("id")?.as_str()?.to_string();
+                Some(ModelInfo { id, max_model_len: m.get("max_model_len").and_then(Value::as_u64) })
+            })
+            .collect())
+    }
+
+    /// `GET /version` (vLLM), when the server has it.
+    pub async fn version(&self) -> Option<String> {
+        let v = self.get_json("/version").await.ok()?;
+        v.get("version").and_then(Value::as_str).map(str::to_string)
+    }
+
+    /// Prompt tokens the server counts for `text` as a request to `endpoint` (`POST /tokenize`).
+    pub async fn tokenize(&self, model: &str, endpoint: Endpoint, text: &str) -> Result<u64, ClientError> {
+        let body = match endpoint {
+            Endpoint::Chat => {
+                json!({"model": model, "messages": [{"role": "user", "content": text}], "add_generation_prompt": true})
+            }
+            Endpoint::Completions => json!({"model": model, "prompt": text}),
+        };
+        let v = self.post_json("/tokenize", &body).await?;
+        v.get("count")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| ClientError::Shape { url: redact_url(&self.url("/tokenize")), detail: "no `count`".into() })
+    }
+
+    /// Prompt tokens from a one-token probe request's `usage.prompt_tokens`.
+    pub async fn probe_prompt_tokens(&self, model: &str, endpoint: Endpoint, text: &str) -> Result<u64, ClientError> {
+        let body: Value = match endpoint {
+            Endpoint::Chat => json!({"model": model, "messages": [{"role": "user", "content": text}], "max_tokens": 1}),
+            Endpoint::Completions => json!({"model": model, "prompt": text, "max_tokens": 1}),
+        };
+        let v = self.post_json(endpoint.path(), &body).await?;
+        v.pointer("/usage/prompt_tokens").and_then(Value::as_u64).ok_or_else(|| ClientError::Shape {
+            url: redact_url(&self.url(endpoint.path())),
+            detail: "no usage.prompt_tokens".into(),
+        })
+    }
+
+    /// `POST` to a cache-control path such as `/reset_prefix_cache`; the HTTP status.
+    pub async fn post_empty(&self, path: &str) -> Result<u16, ClientError> {
+        self.send(self.http.post(self.url(path)), path).await.map(|(s, _)| s)
+    }
+}
+
+fn one_line(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_credentials() {
+        assert_eq!(redact_url("http://u:p@host:8000/v1/models"), "http://host:8000/v1/models");
+        assert_eq!(redact_url("https://host"), "https://host");
+        assert_eq!(redact_url("http://user@h:1"), "http://h:1");
+    }
+
+    #[test]
+    fn base_is_normalised() {
+        let c = ApiClient::new(crate::net::client_builder().build().unwrap(), "http://h:1/v1/", None);
+        assert_eq!(c.url("/v1/models"), "http://h:1/v1/models");
+        assert!(!c.headers().contains_key(AUTHORIZATION));
+    }
+}

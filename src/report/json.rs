@@ -1,0 +1,351 @@
+//! The versioned JSON session report (DESIGN.md section 4): serde types, kept apart from the
+//! live statistics so the file format changes only on purpose. Times are seconds unless a
+//! field name says `_ms`; instants are RFC 3339 strings or seconds since the session start.
+
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of this file format; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One session: every cell with its attempts, the operator's actions, the server series.
+/// The top-level `model`, `runtime`, `replicas`, `measured_phases`, `planned_phases`,
+/// `complete` and `phases` keep the names of the routing seed report.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SessionReport {
+    /// File format version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The tool that wrote the file.
+    pub tool: ToolInfo,
+    /// When the session started (RFC 3339, UTC).
+    pub started_at: String,
+    /// When the file was last written (RFC 3339, UTC).
+    pub updated_at: String,
+    /// True once every planned cell has an outcome and the session ended normally.
+    pub complete: bool,
+    /// Served model name.
+    pub model: String,
+    /// Server runtime version (`/version`), when it could be read.
+    pub runtime: Option<String>,
+    /// Gateway version, when a gateway was measured and it could be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_version: Option<String>,
+    /// Number of replicas whose metrics were polled.
+    pub replicas: usize,
+    /// Routing phases with an outcome.
+    pub measured_phases: usize,
+    /// Routing phases planned.
+    pub planned_phases: usize,
+    /// The target, without credentials.
+    pub target: TargetInfo,
+    /// What the session was asked to run.
+    pub plan: PlanInfo,
+    /// Prompt calibration per context size.
+    pub calibration: Vec<CalibrationInfo>,
+    /// The sustained-decode matrix, when planned.
+    pub decode: Option<DecodeSection>,
+    /// Phase 3 bursts, when requested.
+    pub burst: Option<BurstSection>,
+    /// Routing phases (seed 002 layout); filled by routing plans.
+    pub phases: Vec<serde_json::Value>,
+    /// Operator actions and session events, in order.
+    pub actions: Vec<ActionRecord>,
+    /// Per replica, the polled Prometheus series (about one point per second).
+    pub replica_series: BTreeMap<String, Vec<SeriesPoint>>,
+    /// Things the reader should know (missing metrics, fallbacks used, client lag).
+    pub warnings: Vec<String>,
+}
+
+/// Name and version of the tool.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ToolInfo {
+    /// `llm-decode-bench`.
+    pub name: String,
+    /// Crate version.
+    pub version: String,
+}
+
+/// The measured target, credentials removed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetInfo {
+    /// Base URL of the load.
+    pub base_url: String,
+    /// `chat` or `completions`.
+    pub endpoint: String,
+    /// Context length, tokens.
+    pub max_model_len: Option<u64>,
+    /// KV-cache capacity summed over replicas, tokens.
+    pub kv_capacity_tokens: Option<u64>,
+    /// Engine metrics dialect of the first replica (`vllm-v1`, `sglang`, ...).
+    pub engine_dialect: String,
+    /// Every polled replica.
+    pub replica_info: Vec<ReplicaInfo>,
+}
+
+/// One polled replica.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReplicaInfo {
+    /// Name (from `NAME=URL`, or derived from the URL).
+    pub name: String,
+    /// Metrics URL, credentials removed.
+    pub metrics_url: String,
+    /// Detected dialect.
+    pub dialect: String,
+    /// KV capacity, tokens.
+    pub kv_capacity_tokens: Option<u64>,
+}
+
+/// The plan as given.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PlanInfo {
+    /// Plans run: `decode`, `routing`.
+    pub kinds: Vec<String>,
+    /// Context sizes, tokens.
+    pub ctx: Vec<u64>,
+    /// Concurrencies, streams.
+    pub conc: Vec<u32>,
+    /// Measurement window per cell, seconds.
+    pub window_s: f64,
+    /// Longest warmup per cell, seconds.
+    pub warmup_timeout_s: f64,
+    /// KV oversubscription allowed before a cell is skipped.
+    pub kv_oversubscribe: f64,
+    /// Phase 3 (burst) requested.
+    pub run_burst: bool,
+}
+
+/// How the prompt of one context size was built.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CalibrationInfo {
+    /// Target, tokens.
+    pub ctx: u64,
+    /// Tokens the server counts for the prompt (before the per-request nonce).
+    pub prompt_tokens: u64,
+    /// `tokenize`, `usage` or `extrapolated`.
+    pub method: String,
+}
+
+/// The sustained-decode matrix.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DecodeSection {
+    /// Context labels in row order (`0`, `16k`, ...).
+    pub ctx_labels: Vec<String>,
+    /// Concurrencies in column order.
+    pub conc: Vec<u32>,
+    /// One entry per (ctx, conc), row-major.
+    pub cells: Vec<DecodeCell>,
+    /// Token sources used by measured cells (`openai_continuous_usage`, ...).
+    pub aggregate_sources: Vec<String>,
+}
+
+/// One cell of the matrix with its history.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DecodeCell {
+    /// Context size, tokens.
+    pub ctx: u64,
+    /// Context label.
+    pub ctx_label: String,
+    /// Requested concurrency, streams.
+    pub conc: u32,
+    /// `pending`, `measured`, `errored`, `skipped`, `skipped_by_operator`, `failed`.
+    pub status: String,
+    /// Why the cell was skipped, e.g. the KV deficit in tokens.
+    pub timeout_reason: Option<String>,
+    /// Every attempt, oldest first; the last one is the cell's result.
+    pub attempts: Vec<DecodeAttempt>,
+}
+
+/// One run of one decode cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DecodeAttempt {
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// `measured`, `errored`, `paused`, `stopped`, `skipped_by_operator`.
+    pub status: String,
+    /// Attempt start, seconds since the session start.
+    pub started_s: f64,
+    /// Warmup length, seconds.
+    pub warmup_s: f64,
+    /// The warmup hit its timeout.
+    pub warmup_timed_out: bool,
+    /// Measurement window actually used, seconds (0 when none).
+    pub window_s: f64,
+    /// Output tokens inside the window, all streams.
+    pub window_tokens: u64,
+    /// Aggregate tok/s: window tokens / window length.
+    pub aggregate_tps: f64,
+    /// Main token source of the window.
+    pub aggregate_source: String,
+    /// Aggregate tok/s / requested streams (queued streams count as 0).
+    pub per_request_tps: f64,
+    /// 1 / median per-stream ITL, tok/s.
+    pub user_tps: Option<f64>,
+    /// Requested concurrency, streams.
+    pub requested: u32,
+    /// Average running requests (Prometheus, summed over replicas) in the window.
+    pub running_avg: Option<f64>,
+    /// Average waiting requests (Prometheus) in the window.
+    pub waiting_avg: Option<f64>,
+    /// Streams that had their first token when the window opened.
+    pub streaming_at_start: u32,
+    /// Running clearly below requested, or warmup timed out.
+    pub capacity_limited: bool,
+    /// TTFT of requests whose first token arrived in the attempt, ms.
+    pub ttft_ms: Option<Summary>,
+    /// Per-stream ITL over the window, ms (DESIGN.md: (last-first)/(tokens-1)).
+    pub itl_ms: Option<Summary>,
+    /// Per-token ITL (a chunk of k tokens after gap g gives k values g/k), ms.
+    pub itl_token_ms: Option<Summary>,
+    /// Per-chunk ITL (gaps between chunks, as vLLM's bench reports), ms.
+    pub itl_chunk_ms: Option<Summary>,
+    /// TPOT of completed requests ((e2e - ttft)/(n-1)), ms.
+    pub tpot_ms: Option<Summary>,
+    /// Latency of requests completed in the attempt, ms.
+    pub latency_ms: Option<Summary>,
+    /// Failed requests by kind.
+    pub errors: BTreeMap<String, u64>,
+    /// Total failed requests.
+    pub error_count: u64,
+    /// One example message per error kind.
+    pub error_examples: BTreeMap<String, String>,
+    /// Server-side validation of the window.
+    pub prometheus: Option<PromValidation>,
+    /// Event-loop lag of the client during the attempt, ms.
+    pub client_lag_ms: Option<Summary>,
+    /// One entry per request of the attempt.
+    pub request_samples: Vec<RequestRecord>,
+}
+
+/// Prometheus counters over the window, next to the client's view.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PromValidation {
+    /// Generated tokens (sum over replicas), tokens.
+    pub generation_tokens_delta: Option<f64>,
+    /// The same per second of window, tok/s.
+    pub generation_tps: Option<f64>,
+    /// Client aggregate tok/s / server tok/s.
+    pub client_over_server: Option<f64>,
+    /// Prefix-cache hits, tokens.
+    pub prefix_hits_delta: Option<f64>,
+    /// Prefix-cache lookups, tokens.
+    pub prefix_queries_delta: Option<f64>,
+    /// Preemptions.
+    pub preemptions_delta: Option<f64>,
+    /// Peak KV usage in the window, fraction 0..1.
+    pub kv_usage_peak: Option<f64>,
+}
+
+/// One request, as measured by the client. Times are ms after the attempt started.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RequestRecord {
+    /// Stream slot.
+    pub worker: u32,
+    /// Send time, ms after the attempt start.
+    pub sent_ms: f64,
+    /// Time to first token, ms.
+    pub ttft_ms: Option<f64>,
+    /// End-to-end latency, ms.
+    pub e2e_ms: f64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Output tokens inside the measurement window.
+    pub window_tokens: u64,
+    /// Whole-request ITL, ms.
+    pub itl_ms: Option<f64>,
+    /// `completed`, `cut` or the error kind.
+    pub outcome: String,
+    /// HTTP status.
+    pub status: Option<u16>,
+    /// Replica named by the response.
+    pub served_by: Option<String>,
+}
+
+/// Something that happened to the session, with its time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ActionRecord {
+    /// Seconds since the session start.
+    pub at_s: f64,
+    /// `pause`, `resume`, `skip`, `rerun`, `save`, `quit`, `interrupted`, ...
+    pub action: String,
+    /// The cell it concerned (`ctx=16k conc=4`, `r1-hot90-prefix-cache`).
+    pub cell: Option<String>,
+}
+
+/// One polled point of one replica.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SeriesPoint {
+    /// Seconds since the session start.
+    pub t_s: f64,
+    /// Running requests.
+    pub running: Option<f64>,
+    /// Waiting requests.
+    pub waiting: Option<f64>,
+    /// KV usage, fraction 0..1.
+    pub kv_usage: Option<f64>,
+    /// Generated tokens counter.
+    pub generation_tokens: Option<f64>,
+    /// Prefix-cache hits counter, tokens.
+    pub prefix_hits_tokens: Option<f64>,
+    /// Preemptions counter.
+    pub preemptions: Option<f64>,
+}
+
+/// Phase 3: finite bursts measured end to end.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BurstSection {
+    /// Context labels in row order.
+    pub ctx_labels: Vec<String>,
+    /// Burst sizes in column order.
+    pub conc: Vec<u32>,
+    /// One entry per (ctx, conc), row-major.
+    pub cells: Vec<BurstCellReport>,
+}
+
+/// One burst cell with its history.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BurstCellReport {
+    /// Context size, tokens.
+    pub ctx: u64,
+    /// Context label.
+    pub ctx_label: String,
+    /// Requests in the burst.
+    pub conc: u32,
+    /// Same values as a decode cell's status.
+    pub status: String,
+    /// Why the cell was skipped.
+    pub timeout_reason: Option<String>,
+    /// Every attempt, oldest first.
+    pub attempts: Vec<BurstAttempt>,
+}
+
+/// One burst: `requests` sent at once, each for a fixed number of output tokens.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BurstAttempt {
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// `measured`, `errored`, `paused`, `stopped`, `skipped_by_operator`.
+    pub status: String,
+    /// Attempt start, seconds since the session start.
+    pub started_s: f64,
+    /// Requests sent.
+    pub requests: u64,
+    /// Requests the server completed.
+    pub success: u64,
+    /// Failed requests.
+    pub error_count: u64,
+    /// Failed requests by kind.
+    pub errors: BTreeMap<String, u64>,
+    /// End-to-end latency of completed requests, ms.
+    pub e2e_ms: Option<Summary>,
+    /// Time to first token, ms.
+    pub ttft_ms: Option<Summary>,
+    /// Output tokens received, all requests.
+    pub output_tokens: u64,
+    /// Output tokens / makespan, tok/s.
+    pub output_tps: f64,
+    /// First send to last end, seconds.
+    pub makespan_s: f64,
+    /// One entry per request.
+    pub request_samples: Vec<RequestRecord>,
+}

@@ -1,0 +1,216 @@
+//! Maps a [`SessionReport`] onto the text renderer's views (`DecodeView`) and renders them.
+
+use super::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
+use super::text::{
+    BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, MeasuredCell, RenderOptions, render_decode,
+};
+
+/// The decode matrix of `report` as the text renderer's view, or `None` without a decode section.
+///
+/// Cells are placed by their `ctx_label` and `conc` (not by position); cells naming a row or
+/// column the section does not list are ignored, and positions without a cell render as not run.
+/// Phase 3 comes from the report's burst section ([`burst_view`]).
+pub fn decode_view(report: &SessionReport) -> Option<DecodeView> {
+    let section = report.decode.as_ref()?;
+    Some(DecodeView {
+        tool_version: report.tool.version.clone(),
+        ctx_labels: section.ctx_labels.clone(),
+        conc: section.conc.clone(),
+        cells: cell_grid(section),
+        aggregate_sources: section.aggregate_sources.clone(),
+        burst: burst_view(report),
+    })
+}
+
+/// Phase 3 of `report` as the text renderer's view, or `None` without a burst section.
+/// `measured` and `errored` cells show their last attempt, `skipped` is `∅`, the rest not run.
+pub fn burst_view(report: &SessionReport) -> Option<BurstView> {
+    let section = report.burst.as_ref()?;
+    let mut cells = vec![vec![BurstCellView::NotRun; section.conc.len()]; section.ctx_labels.len()];
+    for cell in &section.cells {
+        let row = section.ctx_labels.iter().position(|label| *label == cell.ctx_label);
+        let col = section.conc.iter().position(|&conc| conc == cell.conc);
+        let view = match (cell.status.as_str(), cell.attempts.last()) {
+            ("measured" | "errored", Some(a)) => BurstCellView::Measured(BurstCell {
+                requests: a.requests,
+                success: a.success,
+                e2e_p50_ms: a.e2e_ms.map(|s| s.p50),
+                e2e_p90_ms: a.e2e_ms.map(|s| s.p90),
+                output_tps: Some(a.output_tps),
+            }),
+            ("skipped", _) => BurstCellView::Skipped,
+            _ => BurstCellView::NotRun,
+        };
+        if let Some(slot) = row.zip(col).and_then(|(r, c)| cells.get_mut(r).and_then(|v| v.get_mut(c))) {
+            *slot = view;
+        }
+    }
+    Some(BurstView { ctx_labels: section.ctx_labels.clone(), conc: section.conc.clone(), cells })
+}
+
+/// The text report of `report`'s decode matrix (empty when the report has no decode section).
+///
+/// `ascii` draws borders with `+ - |` instead of rounded box drawing; `dim_ansi` wraps the
+/// dim detail lines in ANSI dim escapes (for colour terminals only).
+pub fn render_text(report: &SessionReport, ascii: bool, dim_ansi: bool) -> String {
+    let style = if ascii { BoxStyle::Ascii } else { BoxStyle::Unicode };
+    decode_view(report).map(|view| render_decode(&view, RenderOptions { style, dim_ansi })).unwrap_or_default()
+}
+
+/// The section's cells as a `[ctx][conc]` grid; unfilled positions are not run.
+fn cell_grid(section: &DecodeSection) -> Vec<Vec<CellView>> {
+    let mut grid = vec![vec![CellView::NotRun; section.conc.len()]; section.ctx_labels.len()];
+    for cell in &section.cells {
+        let row = section.ctx_labels.iter().position(|label| *label == cell.ctx_label);
+        let col = section.conc.iter().position(|&conc| conc == cell.conc);
+        if let Some(slot) = row.zip(col).and_then(|(r, c)| grid.get_mut(r).and_then(|cells| cells.get_mut(c))) {
+            *slot = cell_view(cell);
+        }
+    }
+    grid
+}
+
+/// How one cell shows in the matrices, from its status and its last attempt.
+pub fn cell_view(cell: &DecodeCell) -> CellView {
+    let last = cell.attempts.last();
+    match (cell.status.as_str(), last) {
+        ("measured", Some(attempt)) => CellView::Measured(measured_cell(attempt)),
+        ("errored", _) => CellView::Errored { errors: last.map_or(0, error_total) },
+        ("skipped", _) => CellView::Skipped,
+        _ => CellView::NotRun,
+    }
+}
+
+/// The numbers of a measured attempt; percentiles are p50 unless named otherwise.
+fn measured_cell(attempt: &DecodeAttempt) -> MeasuredCell {
+    let latency = attempt.latency_ms.as_ref();
+    MeasuredCell {
+        aggregate_tps: attempt.aggregate_tps,
+        per_request_tps: Some(attempt.per_request_tps),
+        ttft_ms: attempt.ttft_ms.as_ref().map(|s| s.p50),
+        itl_ms: attempt.itl_ms.as_ref().map(|s| s.p50),
+        running_avg: attempt.running_avg,
+        requested: attempt.requested,
+        capacity_limited: attempt.capacity_limited,
+        errors: error_total(attempt),
+        latency_p50_ms: latency.map(|s| s.p50),
+        latency_p90_ms: latency.map(|s| s.p90),
+    }
+}
+
+/// Failed requests of an attempt: `error_count`, or the per-kind sum when that is larger.
+fn error_total(attempt: &DecodeAttempt) -> u64 {
+    let by_kind = attempt.errors.values().fold(0_u64, |sum, n| sum.saturating_add(*n));
+    attempt.error_count.max(by_kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests_schema::{full_attempt, minimal_report, summary};
+    use std::collections::BTreeMap;
+
+    /// A cell of the `0` row with `attempts` built by `full_attempt`.
+    fn cell(conc: u32, status: &str, attempts: &[&str]) -> DecodeCell {
+        let attempts = attempts.iter().zip(1..).map(|(s, n)| full_attempt(n, s)).collect();
+        DecodeCell { ctx: 0, ctx_label: "0".into(), conc, status: status.into(), timeout_reason: None, attempts }
+    }
+
+    /// A 1x5 matrix: measured (after a paused attempt), errored, skipped, pending, no cell.
+    fn report() -> SessionReport {
+        let mut errored = full_attempt(1, "errored");
+        errored.errors = BTreeMap::from([("context_overflow".into(), 2)]);
+        errored.error_count = 2;
+        let mut errored_cell = cell(2, "errored", &[]);
+        errored_cell.attempts = vec![errored];
+        let cells = vec![
+            cell(4, "skipped", &[]),
+            errored_cell,
+            cell(8, "measured", &["paused", "measured"]),
+            cell(16, "pending", &["paused"]),
+        ];
+        let decode = DecodeSection {
+            ctx_labels: vec!["0".into()],
+            conc: vec![2, 4, 8, 16, 32],
+            cells,
+            aggregate_sources: vec!["openai_continuous_usage".into()],
+        };
+        SessionReport { decode: Some(decode), ..minimal_report() }
+    }
+
+    #[test]
+    fn measured_cell_uses_the_last_attempt() {
+        let mut report = report();
+        if let Some(d) = report.decode.as_mut() {
+            d.cells[2].attempts[0].aggregate_tps = 1.0;
+            d.cells[2].attempts[1].latency_ms = Some(summary(1000.0));
+        }
+        let view = decode_view(&report).expect("decode section");
+        let CellView::Measured(m) = &view.cells[0][2] else { panic!("not measured: {:?}", view.cells[0][2]) };
+        assert_eq!(m.aggregate_tps, 564.8);
+        assert_eq!(m.per_request_tps, Some(70.6));
+        assert_eq!((m.ttft_ms, m.itl_ms), (Some(481.0 * 1.5), Some(13.0 * 1.5)));
+        assert_eq!((m.latency_p50_ms, m.latency_p90_ms), (Some(1500.0), Some(2500.0)));
+        assert_eq!((m.running_avg, m.requested, m.capacity_limited, m.errors), (Some(6.9), 8, true, 2));
+    }
+
+    #[test]
+    fn statuses_map_to_cell_views() {
+        let view = decode_view(&report()).expect("decode section");
+        assert_eq!(view.tool_version, "0.1.0");
+        assert_eq!(view.aggregate_sources, ["openai_continuous_usage"]);
+        assert_eq!(view.cells.len(), 1);
+        let row = &view.cells[0];
+        assert_eq!(row[0], CellView::Errored { errors: 2 });
+        assert_eq!(row[1], CellView::Skipped);
+        assert!(matches!(row[2], CellView::Measured(_)));
+        assert_eq!(row[3..], [CellView::NotRun, CellView::NotRun]);
+    }
+
+    #[test]
+    fn degenerate_cells_do_not_panic() {
+        let mut report = report();
+        if let Some(d) = report.decode.as_mut() {
+            d.cells.push(cell(8, "measured", &[]));
+            d.cells[4].ctx_label = "1m".into();
+            d.cells.push(cell(64, "errored", &[]));
+            d.cells.push(cell(32, "errored", &[]));
+            d.cells.push(cell(16, "teapot", &["measured"]));
+        }
+        let view = decode_view(&report).expect("decode section");
+        assert_eq!(view.cells[0][4], CellView::Errored { errors: 0 });
+        assert_eq!(view.cells[0][3], CellView::NotRun);
+        assert_eq!(cell_view(&cell(8, "measured", &[])), CellView::NotRun);
+        assert_eq!(cell_view(&cell(8, "failed", &["measured"])), CellView::NotRun);
+        assert_eq!(cell_view(&cell(8, "skipped_by_operator", &["skipped_by_operator"])), CellView::NotRun);
+    }
+
+    #[test]
+    fn renders_every_notation() {
+        let out = render_text(&report(), false, false);
+        assert!(out.starts_with("llm-decode-bench v0.1.0\n"), "{out}");
+        let aggregate = "│ 0          │ 0.0 (2e) │ ∅ │ 564.8 (2e) (7/8)* │  · │  · │";
+        assert!(out.contains(aggregate), "{out}");
+        assert!(out.contains("│            │          │   │            722/20 │    │    │"), "{out}");
+        assert!(out.contains("│ 0          │ - │ ∅ │ 70.6 (7/8)* │  · │  · │"), "{out}");
+        assert!(out.contains("│ 0          │ - │ ∅ │ 84.8k/141.2k │  · │  · │"), "{out}");
+        assert!(out.contains("Aggregate source(s): openai_continuous_usage"));
+        assert!(out.contains("∅ = skipped") && out.contains("· = not run"));
+        assert!(!out.contains('\x1b'));
+    }
+
+    #[test]
+    fn ascii_and_dim_options_are_passed_through() {
+        let ascii = render_text(&report(), true, false);
+        assert!(ascii.contains("| 0          | 0.0 (2e) | ∅ | 564.8 (2e) (7/8)* |  · |  · |"), "{ascii}");
+        assert!(!ascii.contains('╭'));
+        let dim = render_text(&report(), false, true);
+        assert!(dim.contains("\x1b[2m722/20\x1b[0m"), "{dim}");
+    }
+
+    #[test]
+    fn no_decode_section_renders_nothing() {
+        assert_eq!(decode_view(&minimal_report()), None);
+        assert_eq!(render_text(&minimal_report(), false, true), "");
+    }
+}

@@ -1,0 +1,123 @@
+//! The runner's control plane and what it publishes: commands in, events and live views out.
+
+use crate::load::live::LiveTotals;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Index of a cell in the session plan.
+pub type CellId = usize;
+
+/// What an operator (or a signal) asks the runner to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Stop the load at once; the running cell's attempt is kept as paused.
+    Pause,
+    /// Resume: the paused cell runs again from warmup.
+    Resume,
+    /// Skip a cell: the running one (None) or a pending one.
+    Skip(Option<CellId>),
+    /// Queue a finished cell to run again next.
+    Rerun(CellId),
+    /// Write the report now.
+    Save,
+    /// End the session after recording the running cell as stopped.
+    Stop,
+}
+
+/// What the runner reports as it goes (for the log panel and the progress printer).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunnerEvent {
+    /// A cell attempt started.
+    CellStarted {
+        /// The cell.
+        cell: CellId,
+        /// 1-based attempt number.
+        attempt: u32,
+    },
+    /// The running cell moved to another phase.
+    Phase {
+        /// The cell.
+        cell: CellId,
+        /// The new phase.
+        phase: Phase,
+    },
+    /// A cell attempt ended; its outcome is in the session snapshot.
+    CellFinished {
+        /// The cell.
+        cell: CellId,
+        /// One-line summary.
+        summary: String,
+    },
+    /// A message for the log.
+    Log(String),
+    /// The report was written.
+    Saved(String),
+    /// The session is over.
+    Finished,
+}
+
+/// Phase of the running cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// No cell running.
+    #[default]
+    Idle,
+    /// Waiting for the engine to admit the requested concurrency.
+    Warming,
+    /// Inside the measurement window.
+    Measuring,
+    /// Priming caches (routing phases).
+    Priming,
+    /// Waiting for outstanding requests after the window or schedule.
+    Draining,
+    /// Load stopped by the operator.
+    Paused,
+}
+
+impl Phase {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Warming => "warming",
+            Self::Measuring => "measuring",
+            Self::Priming => "priming",
+            Self::Draining => "draining",
+            Self::Paused => "paused",
+        }
+    }
+}
+
+/// The running cell as the monitor shows it, published several times a second.
+#[derive(Debug, Clone, Default)]
+pub struct LiveView {
+    /// The running cell.
+    pub cell: Option<CellId>,
+    /// Its label.
+    pub label: String,
+    /// Current phase.
+    pub phase: Phase,
+    /// When the phase began.
+    pub phase_started: Option<Instant>,
+    /// Planned length of the phase (window, warmup timeout, schedule), if bounded.
+    pub phase_len: Option<Duration>,
+    /// Requested concurrency (or planned requests for open loop).
+    pub requested: u32,
+    /// Counters of the attempt.
+    pub totals: LiveTotals,
+    /// Output tokens per second over the last tick, tok/s.
+    pub tps: f64,
+    /// Recent tok/s values, oldest first.
+    pub tps_history: Vec<f64>,
+    /// TTFT p50 of the attempt so far, ms.
+    pub ttft_p50_ms: Option<f64>,
+    /// TTFT p90 of the attempt so far, ms.
+    pub ttft_p90_ms: Option<f64>,
+    /// Current inter-token latency estimate (streaming requests / tok/s), ms.
+    pub itl_now_ms: Option<f64>,
+    /// Failed requests by kind so far.
+    pub errors: BTreeMap<String, u64>,
+    /// Requests answered per replica so far (from response headers).
+    pub served_by: BTreeMap<String, u64>,
+}

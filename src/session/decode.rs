@@ -1,0 +1,221 @@
+//! One attempt of a sustained-decode cell: closed-loop streams, warmup until the engine has
+//! admitted them, a measurement window, then the streams are cut and the attempt summarised.
+
+use super::admission::{Admission, AdmissionTracker, Observation};
+use super::control::Phase;
+use super::decode_report::{AttemptEnd, build_attempt};
+use super::env::{CellEnv, LivePublisher};
+use super::window::Window;
+use crate::load::live::LiveCounters;
+use crate::load::request::{BodyOptions, BodyTemplate};
+use crate::load::sample::{Outcome, RequestSample};
+use crate::load::worker::{WorkerCtx, spawn_closed_loop};
+use crate::report::json::DecodeAttempt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How often the attempt checks admission and publishes the live view.
+pub const TICK: Duration = Duration::from_millis(250);
+
+/// Identifies the cell being run.
+#[derive(Debug, Clone)]
+pub struct DecodeCellSpec {
+    /// Index in the session plan.
+    pub cell: usize,
+    /// Label (`ctx=16k conc=4`).
+    pub label: String,
+    /// Context size, tokens.
+    pub ctx: u64,
+    /// Requested streams.
+    pub conc: u32,
+    /// 1-based attempt number.
+    pub attempt: u32,
+}
+
+/// `max_tokens` of a sustained stream: what the context length leaves after the prompt, but
+/// never fewer than `floor` (a stream must outlast the window). When the context length leaves
+/// less than `floor`, the request is sent with `floor` anyway and the server refuses it: the
+/// cell shows the refusals (`(Ne)`), as a context-overflow column should.
+pub fn sustained_max_tokens(max_model_len: Option<u64>, prompt_tokens: u64, floor: u64) -> u64 {
+    const MARGIN: u64 = 64;
+    match max_model_len {
+        Some(len) => len.saturating_sub(prompt_tokens + MARGIN).clamp(floor, 1_000_000),
+        None => 65_536.max(floor),
+    }
+}
+
+struct Run<'a> {
+    env: &'a CellEnv,
+    spec: &'a DecodeCellSpec,
+    live: Arc<LiveCounters>,
+    rx: UnboundedReceiver<RequestSample>,
+    workers: JoinSet<()>,
+    samples: Vec<RequestSample>,
+    publisher: LivePublisher,
+}
+
+impl Run<'_> {
+    /// Takes finished samples off the channel, tallying errors and replicas for the view.
+    fn drain(&mut self) {
+        while let Ok(s) = self.rx.try_recv() {
+            let view = self.publisher.view_mut();
+            if let Outcome::Failed { kind, .. } = &s.outcome {
+                *view.errors.entry(kind.as_str().to_string()).or_default() += 1;
+            }
+            if let Some(pod) = &s.served_by {
+                *view.served_by.entry(pod.clone()).or_default() += 1;
+            }
+            self.samples.push(s);
+        }
+        while self.workers.try_join_next().is_some() {}
+    }
+
+    fn tick(&mut self) {
+        self.drain();
+        self.publisher.tick(self.env, &self.live);
+    }
+
+    fn all_stopped(&self) -> bool {
+        self.workers.is_empty()
+    }
+
+    /// Warms up until admitted, timed out, every stream died, or `cancel`.
+    async fn warmup(&mut self, cancel: &CancellationToken) -> Option<bool> {
+        let timeout = self.env.cfg.warmup_timeout;
+        self.publisher.phase(self.env, Phase::Warming, Some(timeout));
+        let start = Instant::now();
+        let mut tracker = AdmissionTracker::default();
+        let mut admitted_at: Option<Instant> = None;
+        loop {
+            if cancel.is_cancelled() || self.all_stopped() {
+                return None;
+            }
+            let now = Instant::now();
+            if let Some(t) = admitted_at {
+                if now.saturating_duration_since(t) >= self.env.cfg.settle {
+                    return Some(false);
+                }
+            } else if self.admission(&mut tracker, now) != Admission::NotYet {
+                admitted_at = Some(now);
+                continue;
+            }
+            if now.saturating_duration_since(start) >= timeout {
+                return Some(true);
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return None,
+                _ = tokio::time::sleep(TICK) => self.tick(),
+            }
+        }
+    }
+
+    fn admission(&self, tracker: &mut AdmissionTracker, now: Instant) -> Admission {
+        let t = self.live.totals();
+        let metrics =
+            self.env.metrics().and_then(|m| Some((m.seq, m.running_total()?, m.waiting_total().unwrap_or(0.0))));
+        tracker.check(&Observation {
+            requested: self.spec.conc,
+            in_flight: t.in_flight,
+            streaming: t.streaming,
+            metrics,
+            now,
+        })
+    }
+
+    /// Measures for the window (or until every stream died, or `cancel`); returns its end.
+    async fn measure(&mut self, cancel: &CancellationToken, start: Instant) -> Instant {
+        let window = self.env.cfg.window;
+        self.publisher.phase(self.env, Phase::Measuring, Some(window));
+        let end = start + window;
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return Instant::now().min(end),
+                _ = tokio::time::sleep_until(end) => return end,
+                _ = tokio::time::sleep(TICK) => self.tick(),
+            }
+            if self.all_stopped() {
+                return Instant::now().min(end);
+            }
+        }
+    }
+
+    async fn stop_workers(&mut self, stop: &CancellationToken) {
+        stop.cancel();
+        let grace = tokio::time::sleep(Duration::from_secs(10));
+        tokio::pin!(grace);
+        loop {
+            tokio::select! {
+                r = self.workers.join_next() => if r.is_none() { break },
+                _ = &mut grace => { self.workers.abort_all(); break }
+            }
+        }
+        self.drain();
+    }
+}
+
+/// Runs one attempt of a decode cell until its window closes or `cancel` fires.
+pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &CancellationToken) -> DecodeAttempt {
+    let started = Instant::now();
+    let Some(prompt) = env.facts.prompt(spec.ctx).cloned() else {
+        return build_attempt(env, spec, AttemptEnd::no_prompt(started), Vec::new());
+    };
+    let floor = env.cfg.min_stream_tokens;
+    let max_tokens =
+        env.cfg.max_tokens.unwrap_or_else(|| sustained_max_tokens(env.facts.max_model_len, prompt.tokens, floor));
+    let body = BodyTemplate::new(
+        &BodyOptions { endpoint: env.cfg.endpoint, model: env.facts.model.clone(), max_tokens, ignore_eos: true },
+        &prompt.text,
+    );
+    let live = Arc::new(LiveCounters::default());
+    let ctx = WorkerCtx {
+        http: env.http.clone(),
+        url: format!("{}{}", env.base, env.cfg.endpoint.path()),
+        headers: env.headers.clone(),
+        served_by: env.served_by.clone(),
+        first_token_timeout: None,
+        idle_timeout: env.cfg.idle_timeout,
+        expected_chunks: max_tokens.min(4096) as usize,
+        live: live.clone(),
+        nonce_base: (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40),
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = cancel.child_token();
+    let workers = spawn_closed_loop(Arc::new(ctx), body, spec.conc, tx, stop.clone());
+    let lag = super::lag::spawn(Duration::from_millis(10), stop.clone());
+    let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
+    let mut run = Run { env, spec, live, rx, workers, samples: Vec::new(), publisher };
+    let mut end = AttemptEnd::new(started, prompt.tokens);
+    if let Some(timed_out) = run.warmup(cancel).await {
+        end.warmup_timed_out = timed_out;
+        let ws = Instant::now();
+        end.streaming_at_start = run.live.totals().streaming.max(0) as u32;
+        end.metrics_start = env.metrics_now().await;
+        let we = run.measure(cancel, ws).await;
+        end.metrics_end = env.metrics_now().await;
+        end.window = Some(Window { start: ws, end: we });
+    }
+    run.publisher.phase(env, Phase::Draining, None);
+    run.stop_workers(&stop).await;
+    end.lag = lag.await.ok();
+    end.finished = Instant::now();
+    end.interrupted = cancel.is_cancelled();
+    build_attempt(env, spec, end, run.samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_tokens_respects_the_context_length() {
+        assert_eq!(sustained_max_tokens(Some(131_072), 16_384, 4096), 131_072 - 16_384 - 64);
+        // A 128k prompt leaves no room for a sustained stream: ask for the floor (refused).
+        assert_eq!(sustained_max_tokens(Some(131_072), 130_000, 4096), 4096);
+        assert_eq!(sustained_max_tokens(None, 10, 4096), 65_536);
+        assert_eq!(sustained_max_tokens(Some(10_000_000), 0, 4096), 1_000_000);
+    }
+}

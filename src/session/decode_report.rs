@@ -1,0 +1,158 @@
+//! Turning a finished decode attempt (samples, window, metrics rounds) into its report entry.
+
+use super::decode::DecodeCellSpec;
+use super::env::CellEnv;
+use super::summarize::summarize;
+use super::window::Window;
+use crate::load::sample::{RequestSample, TokenSource};
+use crate::metrics::poller::MetricsSnapshot;
+use crate::metrics::window::window_stats;
+use crate::report::json::{DecodeAttempt, PromValidation};
+use crate::stats::Samples;
+use std::sync::Arc;
+use tokio::time::Instant;
+
+/// How an attempt ended, as the runner saw it.
+#[derive(Debug, Clone)]
+pub struct AttemptEnd {
+    /// Attempt start.
+    pub started: Instant,
+    /// Attempt end (workers stopped).
+    pub finished: Instant,
+    /// Tokens of the calibrated prompt.
+    pub prompt_tokens: u64,
+    /// The measurement window, when one ran.
+    pub window: Option<Window>,
+    /// The warmup hit its timeout.
+    pub warmup_timed_out: bool,
+    /// Streams producing tokens when the window opened.
+    pub streaming_at_start: u32,
+    /// Metrics round at the window start.
+    pub metrics_start: Option<Arc<MetricsSnapshot>>,
+    /// Metrics round at the window end.
+    pub metrics_end: Option<Arc<MetricsSnapshot>>,
+    /// Client event-loop lag, ms.
+    pub lag: Option<Samples>,
+    /// The operator or a signal stopped the attempt.
+    pub interrupted: bool,
+    /// No prompt was calibrated for the cell's context size.
+    pub no_prompt: bool,
+}
+
+impl AttemptEnd {
+    /// An attempt that started at `started`.
+    pub fn new(started: Instant, prompt_tokens: u64) -> Self {
+        Self {
+            started,
+            finished: started,
+            prompt_tokens,
+            window: None,
+            warmup_timed_out: false,
+            streaming_at_start: 0,
+            metrics_start: None,
+            metrics_end: None,
+            lag: None,
+            interrupted: false,
+            no_prompt: false,
+        }
+    }
+
+    /// An attempt that could not run for lack of a prompt.
+    pub fn no_prompt(started: Instant) -> Self {
+        Self { no_prompt: true, ..Self::new(started, 0) }
+    }
+}
+
+/// Prometheus counter deltas between two rounds, summed over the replicas in both.
+fn validation(start: &MetricsSnapshot, end: &MetricsSnapshot, window_s: f64, client_tps: f64) -> PromValidation {
+    let mut v = PromValidation {
+        generation_tokens_delta: None,
+        generation_tps: None,
+        client_over_server: None,
+        prefix_hits_delta: None,
+        prefix_queries_delta: None,
+        preemptions_delta: None,
+        kv_usage_peak: None,
+    };
+    let add = |slot: &mut Option<f64>, x: Option<f64>| {
+        if let Some(x) = x {
+            *slot = Some(slot.unwrap_or(0.0) + x);
+        }
+    };
+    for b in &end.replicas {
+        let (Some(a), Some(bs)) =
+            (start.replicas.iter().find(|r| r.name == b.name).and_then(|r| r.sample.as_ref()), b.sample.as_ref())
+        else {
+            continue;
+        };
+        let d = bs.delta(a);
+        add(&mut v.generation_tokens_delta, d.generation_tokens);
+        add(&mut v.prefix_hits_delta, d.prefix_hits_tokens);
+        add(&mut v.prefix_queries_delta, d.prefix_queries_tokens);
+        add(&mut v.preemptions_delta, d.preemptions);
+    }
+    v.generation_tps = v.generation_tokens_delta.filter(|_| window_s > 0.0).map(|g| g / window_s);
+    v.client_over_server = v.generation_tps.filter(|s| *s > 0.0).map(|s| client_tps / s);
+    v
+}
+
+/// Builds the report entry of an attempt. The status is `measured` when a window ran,
+/// `errored` otherwise; the runner overrides it for interrupted attempts.
+pub fn build_attempt(
+    env: &CellEnv,
+    spec: &DecodeCellSpec,
+    end: AttemptEnd,
+    samples: Vec<RequestSample>,
+) -> DecodeAttempt {
+    let cutoff = end.window.map_or(end.finished, |w| w.end);
+    let st = summarize(&samples, end.started, end.window, spec.conc, cutoff);
+    let window_s = end.window.map_or(0.0, |w| w.len().as_secs_f64());
+    let mut prom = match (&end.metrics_start, &end.metrics_end) {
+        (Some(a), Some(b)) => Some(validation(a, b, window_s, st.aggregate_tps)),
+        _ => None,
+    };
+    let (mut running_avg, mut waiting_avg) = (None, None);
+    if let (Some(poller), Some(w)) = (&env.poller, end.window) {
+        let ws = window_stats(&poller.history(), w.start, w.end);
+        (running_avg, waiting_avg) = (ws.running_avg_total, ws.waiting_avg_total);
+        if let Some(p) = prom.as_mut() {
+            p.kv_usage_peak = ws.replicas.iter().filter_map(|r| r.kv_usage_peak).reduce(f64::max);
+        }
+    }
+    let conc = f64::from(spec.conc);
+    let below = |x: f64| x < conc - 0.5 && x < 0.95 * conc;
+    let capacity_limited = end.window.is_some()
+        && (end.warmup_timed_out || running_avg.map_or(below(f64::from(end.streaming_at_start)), below));
+    let status = if end.window.is_some() { "measured" } else { "errored" };
+    let source = st.sources.first().copied().unwrap_or(TokenSource::None);
+    DecodeAttempt {
+        attempt: spec.attempt,
+        status: status.into(),
+        started_s: env.since_start(end.started),
+        warmup_s: end.window.map_or(0.0, |w| w.start.saturating_duration_since(end.started).as_secs_f64()),
+        warmup_timed_out: end.warmup_timed_out,
+        window_s,
+        window_tokens: st.window_tokens,
+        aggregate_tps: st.aggregate_tps,
+        aggregate_source: source.as_str().into(),
+        per_request_tps: st.per_request_tps,
+        user_tps: st.user_tps,
+        requested: spec.conc,
+        running_avg,
+        waiting_avg,
+        streaming_at_start: end.streaming_at_start,
+        capacity_limited,
+        ttft_ms: st.ttft_ms,
+        itl_ms: st.itl_ms,
+        itl_token_ms: st.itl_token_ms,
+        itl_chunk_ms: st.itl_chunk_ms,
+        tpot_ms: st.tpot_ms,
+        latency_ms: st.latency_ms,
+        errors: st.errors,
+        error_count: st.error_count,
+        error_examples: st.error_examples,
+        prometheus: prom,
+        client_lag_ms: end.lag.and_then(|mut l| l.summary()),
+        request_samples: st.records,
+    }
+}

@@ -1,0 +1,46 @@
+//! Client event-loop lag probe: a ticker that records how late each tick wakes up. A loaded or
+//! starved client shows up here before it distorts latencies.
+
+use crate::stats::Samples;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Starts the probe; the task returns the lateness of every tick, ms, when `cancel` fires.
+pub fn spawn(interval: Duration, cancel: CancellationToken) -> JoinHandle<Samples> {
+    tokio::spawn(async move {
+        let mut lag = Samples::new();
+        let mut next = Instant::now() + interval;
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = tokio::time::sleep_until(next) => {}
+            }
+            let now = Instant::now();
+            lag.push(now.saturating_duration_since(next).as_secs_f64() * 1e3);
+            next += interval;
+            if next < now {
+                next = now + interval;
+            }
+        }
+        lag
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_runtime_has_no_lag() {
+        let cancel = CancellationToken::new();
+        let h = spawn(Duration::from_millis(10), cancel.clone());
+        tokio::time::sleep(Duration::from_millis(105)).await;
+        cancel.cancel();
+        let mut lag = h.await.unwrap();
+        assert_eq!(lag.len(), 10);
+        assert_eq!(lag.max(), Some(0.0));
+        assert_eq!(lag.percentile(99.0), Some(0.0));
+    }
+}

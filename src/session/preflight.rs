@@ -1,0 +1,205 @@
+//! Phase 1: discover the model and its limits, read each replica's metrics dialect and KV
+//! capacity, and calibrate one prompt per context size.
+
+use crate::load::calibrate::{CalibrateOptions, calibrate_many};
+use crate::load::client::{ApiClient, redact_url};
+use crate::load::counters::ServerCounter;
+use crate::load::request::Endpoint;
+use crate::metrics::prom::Scrape;
+use crate::metrics::{EngineDialect, EngineSample};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A replica's metrics endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsEndpoint {
+    /// Display name.
+    pub name: String,
+    /// `/metrics` URL.
+    pub url: String,
+}
+
+/// What preflight learned about one replica.
+#[derive(Debug, Clone)]
+pub struct ReplicaFacts {
+    /// Display name.
+    pub name: String,
+    /// `/metrics` URL.
+    pub url: String,
+    /// Detected dialect (Unknown when the page could not be read).
+    pub dialect: EngineDialect,
+    /// KV capacity, tokens.
+    pub kv_capacity: Option<u64>,
+    /// Why the page could not be read.
+    pub error: Option<String>,
+}
+
+/// A calibrated prompt.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    /// Target context size, tokens.
+    pub ctx: u64,
+    /// The prompt text (without the per-request nonce).
+    pub text: Arc<str>,
+    /// Tokens the server counts for it.
+    pub tokens: u64,
+    /// `tokenize`, `usage` or `extrapolated`.
+    pub method: String,
+}
+
+/// Everything preflight found.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    /// Served model.
+    pub model: String,
+    /// Context length, tokens.
+    pub max_model_len: Option<u64>,
+    /// `/version`.
+    pub runtime: Option<String>,
+    /// Replicas, in the order given.
+    pub replicas: Vec<ReplicaFacts>,
+    /// Calibrated prompts, one per context size.
+    pub prompts: Vec<Prompt>,
+    /// Problems that do not stop the session.
+    pub warnings: Vec<String>,
+}
+
+impl Facts {
+    /// KV capacity summed over replicas, when every replica reports one.
+    pub fn kv_capacity(&self) -> Option<u64> {
+        self.replicas.iter().map(|r| r.kv_capacity).sum()
+    }
+
+    /// Dialect of the first readable replica.
+    pub fn dialect(&self) -> EngineDialect {
+        self.replicas.iter().map(|r| r.dialect).find(|d| *d != EngineDialect::Unknown).unwrap_or(EngineDialect::Unknown)
+    }
+
+    /// The prompt calibrated for `ctx`.
+    pub fn prompt(&self, ctx: u64) -> Option<&Prompt> {
+        self.prompts.iter().find(|p| p.ctx == ctx)
+    }
+}
+
+/// Finds the model: the one asked for (which must be served), or the first served.
+pub async fn discover(client: &ApiClient, wanted: Option<&str>) -> anyhow::Result<(String, Option<u64>)> {
+    let models = client.models().await.map_err(|e| anyhow::anyhow!("preflight: {e}"))?;
+    match wanted {
+        Some(w) => {
+            let len = models.iter().find(|m| m.id == w).and_then(|m| m.max_model_len);
+            Ok((w.to_string(), len))
+        }
+        None => {
+            let first = models.first().ok_or_else(|| {
+                anyhow::anyhow!("preflight: {} lists no model; pass --model", redact_url(&client.url("/v1/models")))
+            })?;
+            Ok((first.id.clone(), first.max_model_len))
+        }
+    }
+}
+
+/// Reads one metrics page and what it says about the replica.
+pub async fn inspect_replica(http: &reqwest::Client, ep: &MetricsEndpoint) -> ReplicaFacts {
+    let mut facts = ReplicaFacts {
+        name: ep.name.clone(),
+        url: redact_url(&ep.url),
+        dialect: EngineDialect::Unknown,
+        kv_capacity: None,
+        error: None,
+    };
+    let resp = http.get(&ep.url).timeout(Duration::from_secs(10)).send().await;
+    let text = match resp {
+        Ok(r) if r.status().is_success() => r.text().await.map_err(|e| e.without_url().to_string()),
+        Ok(r) => Err(format!("HTTP {}", r.status().as_u16())),
+        Err(e) => Err(e.without_url().to_string()),
+    };
+    match text.map(|t| Scrape::parse(&t).map_err(|e| e.to_string())) {
+        Ok(Ok(scrape)) => {
+            let sample = EngineSample::detect(&scrape);
+            facts.dialect = sample.dialect;
+            facts.kv_capacity = sample.kv_capacity_tokens.map(|c| c as u64);
+        }
+        Ok(Err(e)) | Err(e) => facts.error = Some(e),
+    }
+    facts
+}
+
+/// Calibrates one prompt per context size (within 1%), using `/tokenize` when the server
+/// has it, else probe requests' usage.
+pub async fn calibrate_prompts(
+    client: &ApiClient,
+    model: &str,
+    endpoint: Endpoint,
+    ctx: &[u64],
+) -> anyhow::Result<(Vec<Prompt>, Vec<String>)> {
+    let counter = ServerCounter::detect(client.clone(), model.to_string(), endpoint).await;
+    let opts = CalibrateOptions { tolerance: 0.01, max_probes: 10, overhead_tokens: 0 };
+    let results = calibrate_many(&counter, ctx, 0x5eed_0001, &opts).await;
+    let mut prompts = Vec::new();
+    let mut warnings = Vec::new();
+    for (target, r) in ctx.iter().zip(results) {
+        let c = r.map_err(|e| anyhow::anyhow!("preflight: cannot calibrate a {target}-token prompt: {e}"))?;
+        let method = if c.extrapolated { "extrapolated" } else { counter.method.as_str() };
+        if !c.converged && !c.extrapolated {
+            warnings.push(format!("prompt for ctx {target} reached {} tokens, not within 1%", c.tokens));
+        }
+        prompts.push(Prompt { ctx: *target, text: c.text.into(), tokens: c.tokens, method: method.to_string() });
+    }
+    Ok((prompts, warnings))
+}
+
+/// The default metrics endpoint of a base URL, named after its host and port.
+pub fn default_metrics(base: &str) -> MetricsEndpoint {
+    let trimmed = base.trim_end_matches('/');
+    let trimmed = trimmed.strip_suffix("/v1").unwrap_or(trimmed);
+    let host = redact_url(trimmed);
+    let name = host.split_once("://").map_or(host.as_str(), |(_, h)| h).trim_end_matches('/').to_string();
+    MetricsEndpoint { name, url: format!("{trimmed}/metrics") }
+}
+
+/// Parses `NAME=URL` or a bare `URL` (named after its host and port).
+pub fn parse_metrics_arg(s: &str) -> Result<MetricsEndpoint, String> {
+    let s = s.trim();
+    match s.split_once('=') {
+        Some((name, url)) if !name.contains("://") && !name.is_empty() => {
+            check_url(url)?;
+            Ok(MetricsEndpoint { name: name.to_string(), url: url.to_string() })
+        }
+        _ => {
+            check_url(s)?;
+            let host = redact_url(s);
+            let name = host
+                .split_once("://")
+                .map_or(host.as_str(), |(_, h)| h)
+                .split('/')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            Ok(MetricsEndpoint { name, url: s.to_string() })
+        }
+    }
+}
+
+/// Accepts `http://` and `https://` URLs with a host.
+pub fn check_url(s: &str) -> Result<(), String> {
+    let ok = (s.starts_with("http://") || s.starts_with("https://"))
+        && s.split_once("://").is_some_and(|(_, r)| !r.is_empty());
+    if ok { Ok(()) } else { Err(format!("`{s}` is not an http(s) URL")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_args() {
+        let a = parse_metrics_arg("sim-a=http://127.0.0.1:8001/metrics").unwrap();
+        assert_eq!((a.name.as_str(), a.url.as_str()), ("sim-a", "http://127.0.0.1:8001/metrics"));
+        let b = parse_metrics_arg("http://h:9/metrics").unwrap();
+        assert_eq!(b.name, "h:9");
+        assert!(parse_metrics_arg("x=ftp://h").is_err());
+        assert!(parse_metrics_arg("nonsense").is_err());
+        let d = default_metrics("http://u:p@10.0.0.1:8000/v1/");
+        assert_eq!((d.name.as_str(), d.url.as_str()), ("10.0.0.1:8000", "http://u:p@10.0.0.1:8000/metrics"));
+    }
+}

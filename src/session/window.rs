@@ -1,0 +1,180 @@
+//! Pure window arithmetic on request samples: tokens inside a measurement window, per-stream
+//! ITL over the window, per-token and per-chunk gaps, and the report records.
+
+use crate::load::sample::{Outcome, RequestSample, TokenSource};
+use crate::report::json::RequestRecord;
+use crate::stats::Samples;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// A measurement window `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// First instant inside.
+    pub start: Instant,
+    /// First instant after.
+    pub end: Instant,
+}
+
+impl Window {
+    /// Length of the window.
+    pub fn len(&self) -> Duration {
+        self.end.saturating_duration_since(self.start)
+    }
+
+    /// True for a zero-length window.
+    pub fn is_empty(&self) -> bool {
+        self.len().is_zero()
+    }
+
+    fn contains(&self, t: Instant) -> bool {
+        t >= self.start && t < self.end
+    }
+}
+
+/// One stream's share of a window.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StreamWindow {
+    /// Output tokens whose chunk arrived inside the window.
+    pub tokens: u64,
+    /// Per-stream ITL over the window: (last - first) / (tokens after the first chunk).
+    pub itl: Option<Duration>,
+}
+
+/// Tokens and ITL of one sample inside `w`.
+pub fn stream_window(s: &RequestSample, w: &Window) -> StreamWindow {
+    let mut before = 0u64;
+    let mut first: Option<(Instant, u64)> = None;
+    let mut last: Option<(Instant, u64)> = None;
+    for m in &s.marks {
+        let t = s.mark_at(m);
+        if t < w.start {
+            before = m.tokens;
+        } else if t < w.end {
+            first.get_or_insert((t, m.tokens));
+            last = Some((t, m.tokens));
+        } else {
+            break;
+        }
+    }
+    let Some((t_last, c_last)) = last else { return StreamWindow::default() };
+    let (t_first, c_first) = first.unwrap_or((t_last, c_last));
+    let gaps = c_last - c_first;
+    let itl = (gaps > 0).then(|| t_last.saturating_duration_since(t_first) / gaps as u32);
+    StreamWindow { tokens: c_last - before, itl }
+}
+
+/// Gaps between consecutive chunks whose later chunk falls in `w`, ms: pushed once per chunk
+/// into `per_chunk`, and `k` times as `gap/k` into `per_token` for a chunk of `k` tokens.
+pub fn push_gaps(s: &RequestSample, w: &Window, per_chunk: &mut Samples, per_token: &mut Samples) {
+    for pair in s.marks.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if !w.contains(s.mark_at(b)) {
+            continue;
+        }
+        let gap_ms = (b.at_us - a.at_us) as f64 / 1e3;
+        let k = b.tokens.saturating_sub(a.tokens).max(1);
+        per_chunk.push(gap_ms);
+        for _ in 0..k.min(4096) {
+            per_token.push(gap_ms / k as f64);
+        }
+    }
+}
+
+/// Token sources that contributed tokens to the window, by tokens, most first.
+pub fn sources_by_tokens<'a>(items: impl Iterator<Item = (&'a RequestSample, u64)>) -> Vec<TokenSource> {
+    let mut by: BTreeMap<TokenSource, u64> = BTreeMap::new();
+    for (s, tokens) in items.filter(|(_, t)| *t > 0) {
+        *by.entry(s.token_source).or_default() += tokens;
+    }
+    let mut v: Vec<_> = by.into_iter().collect();
+    v.sort_by_key(|(_, tokens)| std::cmp::Reverse(*tokens));
+    v.into_iter().map(|(s, _)| s).collect()
+}
+
+/// The report name of a sample's outcome.
+pub fn outcome_name(s: &RequestSample) -> String {
+    match &s.outcome {
+        Outcome::Completed(_) => "completed".into(),
+        Outcome::Cut => "cut".into(),
+        Outcome::Failed { kind, .. } => kind.as_str().into(),
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The report record of one sample; times relative to `origin`.
+pub fn record(s: &RequestSample, origin: Instant, window_tokens: u64) -> RequestRecord {
+    RequestRecord {
+        worker: s.worker,
+        sent_ms: ms(s.sent_at.saturating_duration_since(origin)),
+        ttft_ms: s.ttft().map(ms),
+        e2e_ms: ms(s.e2e()),
+        output_tokens: s.output_tokens,
+        window_tokens,
+        itl_ms: s.itl().map(ms),
+        outcome: outcome_name(s),
+        status: s.status,
+        served_by: s.served_by.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::sample::Mark;
+
+    fn sample(origin: Instant, marks: &[(u64, u64)]) -> RequestSample {
+        let mut s = RequestSample::new(0, origin);
+        s.marks = marks.iter().map(|&(ms, tokens)| Mark { at_us: ms * 1000, tokens }).collect();
+        s.output_tokens = marks.last().map_or(0, |m| m.1);
+        s.token_source = TokenSource::OpenaiContinuousUsage;
+        s
+    }
+
+    #[test]
+    fn tokens_inside_the_window_only() {
+        let o = Instant::now();
+        // One token every 10 ms from t=10 to t=100 (10 tokens).
+        let s = sample(o, &(1..=10).map(|i| (i * 10, i)).collect::<Vec<_>>());
+        let w = Window { start: o + Duration::from_millis(35), end: o + Duration::from_millis(75) };
+        let sw = stream_window(&s, &w);
+        assert_eq!(sw.tokens, 4, "marks at 40, 50, 60, 70");
+        assert_eq!(sw.itl, Some(Duration::from_millis(10)));
+    }
+
+    #[test]
+    fn multi_token_chunks_count_all_their_tokens() {
+        let o = Instant::now();
+        let s = sample(o, &[(10, 1), (50, 5), (90, 9)]);
+        let w = Window { start: o + Duration::from_millis(20), end: o + Duration::from_millis(100) };
+        let sw = stream_window(&s, &w);
+        assert_eq!(sw.tokens, 8);
+        assert_eq!(sw.itl, Some(Duration::from_millis(10)), "(90-50)/(9-5)");
+        let (mut chunk, mut token) = (Samples::new(), Samples::new());
+        push_gaps(&s, &w, &mut chunk, &mut token);
+        assert_eq!(chunk.len(), 2);
+        assert_eq!(token.len(), 8);
+        assert_eq!(token.percentile(50.0), Some(10.0));
+        assert_eq!(chunk.percentile(50.0), Some(40.0));
+    }
+
+    #[test]
+    fn a_queued_stream_has_nothing_in_the_window() {
+        let o = Instant::now();
+        let s = sample(o, &[]);
+        let w = Window { start: o, end: o + Duration::from_secs(1) };
+        assert_eq!(stream_window(&s, &w), StreamWindow::default());
+    }
+
+    #[test]
+    fn a_single_chunk_has_tokens_but_no_itl() {
+        let o = Instant::now();
+        let s = sample(o, &[(10, 3)]);
+        let w = Window { start: o, end: o + Duration::from_secs(1) };
+        assert_eq!(stream_window(&s, &w), StreamWindow { tokens: 3, itl: None });
+    }
+}

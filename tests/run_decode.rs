@@ -1,0 +1,166 @@
+//! End-to-end: a headless decode session against the simulated cluster, checked cell by cell
+//! and validated against the report schema.
+
+mod common;
+
+use common::cluster;
+use llm_decode_bench::load::request::Endpoint;
+use llm_decode_bench::report::json::{DecodeAttempt, DecodeCell, SessionReport};
+use llm_decode_bench::session::control::{Command, RunnerEvent};
+use llm_decode_bench::session::preflight::MetricsEndpoint;
+use llm_decode_bench::session::{PlanKind, RunConfig, start};
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+/// A small run configuration against `base` with its replica's metrics.
+pub fn config(base: &str, metrics: &str, out: &Path, ctx: Vec<u64>, conc: Vec<u32>) -> RunConfig {
+    RunConfig {
+        base_url: base.into(),
+        model: None,
+        api_key: None,
+        endpoint: Endpoint::Chat,
+        metrics: vec![MetricsEndpoint { name: "sim-a".into(), url: metrics.into() }],
+        no_metrics: false,
+        plans: vec![PlanKind::Decode],
+        ctx,
+        conc,
+        window: Duration::from_millis(1500),
+        warmup_timeout: Duration::from_secs(20),
+        settle: Duration::from_millis(200),
+        kv_oversubscribe: 4.0,
+        run_burst: false,
+        burst_tokens: 64,
+        max_tokens: None,
+        min_stream_tokens: 1024,
+        idle_timeout: Duration::from_secs(30),
+        poll_interval: Duration::from_millis(100),
+        served_by_header: None,
+        out: Some(out.to_path_buf()),
+    }
+}
+
+fn validate(path: &Path) -> SessionReport {
+    let text = std::fs::read_to_string(path).expect("report written");
+    let instance: Value = serde_json::from_str(&text).expect("report is JSON");
+    let schema: Value = serde_json::from_str(include_str!("../assets/session-report.schema.json")).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> =
+        validator.iter_errors(&instance).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    serde_json::from_str(&text).expect("report reads back")
+}
+
+fn cell<'a>(r: &'a SessionReport, ctx: &str, conc: u32) -> &'a DecodeCell {
+    r.decode.as_ref().unwrap().cells.iter().find(|c| c.ctx_label == ctx && c.conc == conc).unwrap()
+}
+
+fn last(c: &DecodeCell) -> &DecodeAttempt {
+    c.attempts.last().expect("an attempt")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decode_matrix_against_the_sim() {
+    // 4 running at most, 4096 blocks of 16 = 64k tokens of KV (no oversubscription), an 8k
+    // context limit: 8k prompts overflow, and 8k x 12 cannot fit at all.
+    let c = cluster(1, 25.0, |cfg| {
+        cfg.engine.max_num_seqs = 4;
+        cfg.engine.kv_blocks = 4096;
+        cfg.engine.max_model_len = 8192;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("decode.json");
+    let r = &c.info().replicas[0];
+    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024, 8192], vec![1, 2, 12]);
+    cfg.kv_oversubscribe = 1.0;
+    let h = start(cfg).await.expect("preflight passes");
+    let report = h.join.await.unwrap();
+    let file = validate(&out);
+    assert!(file == report, "the file holds the final report");
+    assert!(report.complete);
+
+    let small = last(cell(&report, "0", 1));
+    assert_eq!(small.status, "measured");
+    assert!(small.window_tokens > 0);
+    assert_eq!(small.aggregate_source, "openai_continuous_usage");
+    for (ctx, conc) in [("0", 1), ("0", 2), ("1k", 1), ("1k", 2), ("0", 12), ("1k", 12)] {
+        let a = last(cell(&report, ctx, conc));
+        let prom = a.prometheus.as_ref().expect("prometheus validation");
+        let ratio = prom.client_over_server.expect("server rate");
+        assert!((ratio - 1.0).abs() < 0.05, "{ctx} x {conc}: client/server {ratio}");
+    }
+    let limited = last(cell(&report, "0", 12));
+    assert!(limited.capacity_limited);
+    let running = limited.running_avg.unwrap();
+    assert!((3.5..=4.5).contains(&running), "running {running} near max_num_seqs");
+    assert!(!last(cell(&report, "0", 2)).capacity_limited);
+
+    for (conc, n) in [(1, 1), (2, 2)] {
+        let c = cell(&report, "8k", conc);
+        assert_eq!(c.status, "errored");
+        assert_eq!(last(c).errors.get("context_overflow"), Some(&n), "one refusal per stream");
+    }
+    let skipped = cell(&report, "8k", 12);
+    assert_eq!(skipped.status, "skipped");
+    assert!(skipped.timeout_reason.as_deref().unwrap().contains("deficit 32768 tokens"));
+
+    let text = llm_decode_bench::report::view::render_text(&report, false, false);
+    for needle in ["(4/12)*", "0.0 (1e)", "0.0 (2e)", "∅", "Primary Summary"] {
+        assert!(text.contains(needle), "{needle} missing from:\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_mid_session_leaves_a_valid_incomplete_report() {
+    let c = cluster(1, 25.0, |_| {}).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stopped.json");
+    let r = &c.info().replicas[0];
+    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024], vec![1, 2]);
+    cfg.window = Duration::from_secs(30);
+    let mut h = start(cfg).await.unwrap();
+    while let Some(ev) = h.events.recv().await {
+        if matches!(ev, RunnerEvent::Phase { .. }) && h.live.borrow().phase.as_str() == "measuring" {
+            break;
+        }
+    }
+    h.commands.send(Command::Stop).unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(20), h.join).await.expect("stops promptly").unwrap();
+    let file = validate(&out);
+    assert!(!file.complete);
+    assert_eq!(report.decode.as_ref().unwrap().cells[0].attempts[0].status, "stopped");
+    assert!(report.actions.iter().any(|a| a.action == "stop"));
+}
+
+#[tokio::test]
+async fn an_unreachable_target_fails_preflight_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let base = format!("http://127.0.0.1:{port}");
+    let cfg = config(&base, &format!("{base}/metrics"), &dir.path().join("x.json"), vec![0], vec![1]);
+    let err = start(cfg).await.err().expect("preflight fails").to_string();
+    assert!(err.contains("unreachable"), "{err}");
+    assert!(!err.contains('\n'));
+    assert!(!dir.path().join("x.json").exists(), "nothing written before the session starts");
+}
+
+#[test]
+fn the_binary_exits_non_zero_with_one_line_on_bad_input() {
+    let bin = env!("CARGO_BIN_EXE_llm-decode-bench");
+    let out = std::process::Command::new(bin).args(["run", "--base-url", "not-a-url"]).output().unwrap();
+    assert!(!out.status.success());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let out = std::process::Command::new(bin)
+        .args(["run", "--headless", "--base-url", &format!("http://127.0.0.1:{port}"), "--out", "/dev/null/x.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: preflight:"), "{stderr}");
+}
