@@ -24,6 +24,8 @@ pub struct LiveCounters {
     /// Time to first token of every request that got one, ms. Locked once per request (at
     /// its first token), never per token.
     pub ttfts: Mutex<Vec<f32>>,
+    /// Worst client event-loop lag over the last second, microseconds (set by the lag probe).
+    pub lag_recent_us: AtomicU64,
 }
 
 /// A copy of [`LiveCounters`] at one moment.
@@ -69,6 +71,11 @@ impl LiveCounters {
     /// A copy of the TTFTs recorded so far, ms.
     pub fn ttfts(&self) -> Vec<f64> {
         self.ttfts.lock().map(|v| v.iter().map(|x| f64::from(*x)).collect()).unwrap_or_default()
+    }
+
+    /// Worst recent event-loop lag, ms.
+    pub fn lag_recent_ms(&self) -> f64 {
+        self.lag_recent_us.load(Ordering::Relaxed) as f64 / 1e3
     }
 
     pub(crate) fn add(counter: &AtomicU64, n: u64) {

@@ -17,7 +17,7 @@ pub fn assemble(env: &CellEnv, state: &SessionState) -> SessionReport {
     let phases: Vec<serde_json::Value> = state
         .cells
         .iter()
-        .filter_map(|c| match c.attempts.last() {
+        .filter_map(|c| match c.attempts.last().map(|a| &**a) {
             Some(Attempt::Routing(v)) if c.status.is_final() => Some((**v).clone()),
             _ => None,
         })
@@ -100,7 +100,7 @@ fn decode_section(env: &CellEnv, state: &SessionState) -> Option<DecodeSection> 
         let attempts: Vec<_> = c
             .attempts
             .iter()
-            .filter_map(|a| match a {
+            .filter_map(|a| match &**a {
                 Attempt::Decode(d) => Some((**d).clone()),
                 _ => None,
             })
@@ -129,7 +129,7 @@ fn burst_section(env: &CellEnv, state: &SessionState) -> Option<BurstSection> {
         let attempts = c
             .attempts
             .iter()
-            .filter_map(|a| match a {
+            .filter_map(|a| match &**a {
                 Attempt::Burst(b) => Some((**b).clone()),
                 _ => None,
             })

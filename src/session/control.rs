@@ -120,4 +120,49 @@ pub struct LiveView {
     pub errors: BTreeMap<String, u64>,
     /// Requests answered per replica so far (from response headers).
     pub served_by: BTreeMap<String, u64>,
+    /// Per replica: gauges now and counters since the attempt started.
+    pub replicas: Vec<ReplicaLive>,
+    /// Prompt families of a routing phase: who owns each prefix, who served its requests.
+    pub families: Vec<FamilyLive>,
+    /// Gateway routing-counter changes since the attempt started.
+    pub routing: Vec<crate::metrics::CounterDelta>,
+    /// Worst client event-loop lag over the last second, ms.
+    pub client_lag_ms: Option<f64>,
+}
+
+/// One replica during the running attempt.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReplicaLive {
+    /// Replica name.
+    pub name: String,
+    /// Running requests now.
+    pub running: Option<f64>,
+    /// Waiting requests now.
+    pub waiting: Option<f64>,
+    /// KV-cache usage now, fraction 0..1.
+    pub kv_usage: Option<f64>,
+    /// Prefix-cache hit ratio since the attempt started, 0..1.
+    pub hit_ratio: Option<f64>,
+    /// Preemptions since the attempt started.
+    pub preemptions: Option<f64>,
+    /// Requests the client saw answered by this replica in the attempt.
+    pub requests: u64,
+    /// Generated tokens per second between recent polls, oldest first, tok/s.
+    pub tps_history: Vec<f64>,
+    /// No fresh scrape: the numbers are old.
+    pub stale: bool,
+}
+
+/// One prompt family of a routing phase.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FamilyLive {
+    /// Family number (0 is the hot one in hot scenarios).
+    pub family: u32,
+    /// Replica that owns the family's prefix: the initial owner after priming, then the
+    /// replica that served it most recently.
+    pub owner: Option<String>,
+    /// Requests of this family served per replica so far.
+    pub served: BTreeMap<String, u64>,
+    /// The family receives the hot fraction of the traffic.
+    pub hot: bool,
 }

@@ -185,7 +185,7 @@ pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &C
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let stop = cancel.child_token();
     let workers = spawn_closed_loop(Arc::new(ctx), body, spec.conc, tx, stop.clone());
-    let lag = super::lag::spawn(Duration::from_millis(10), stop.clone());
+    let lag = super::lag::spawn(Duration::from_millis(10), stop.clone(), live.clone());
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
     let mut run = Run { env, spec, live, rx, workers, samples: Vec::new(), publisher };
     let mut end = AttemptEnd::new(started, prompt.tokens);

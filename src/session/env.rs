@@ -91,13 +91,14 @@ pub struct LivePublisher {
     last_tokens: u64,
     last_at: Instant,
     history: Ring<f64>,
+    replicas: super::replicas_live::ReplicaTracker,
 }
 
 impl LivePublisher {
     /// Starts the view of an attempt of `cell`.
     pub fn new(cell: usize, label: String, requested: u32) -> Self {
         let view = LiveView { cell: Some(cell), label, requested, ..LiveView::default() };
-        Self { view, last_tokens: 0, last_at: Instant::now(), history: Ring::new(240) }
+        Self { view, last_tokens: 0, last_at: Instant::now(), history: Ring::new(240), replicas: Default::default() }
     }
 
     /// Moves to `phase` (bounded by `len` when known) and tells the runner's listeners.
@@ -133,6 +134,10 @@ impl LivePublisher {
             (self.view.tps > 0.0 && totals.streaming > 0).then(|| 1e3 * totals.streaming as f64 / self.view.tps);
         self.view.totals = totals;
         self.view.tps_history = self.history.to_vec();
+        self.view.client_lag_ms = Some(live.lag_recent_ms());
+        if let Some(snap) = env.metrics() {
+            (self.view.replicas, self.view.routing) = self.replicas.update(&snap, &self.view.served_by);
+        }
         env.live_tx.send_replace(self.view.clone());
     }
 

@@ -1,16 +1,22 @@
 //! Client event-loop lag probe: a ticker that records how late each tick wakes up. A loaded or
 //! starved client shows up here before it distorts latencies.
 
-use crate::stats::Samples;
+use crate::load::live::LiveCounters;
+use crate::stats::{Ring, Samples};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// Starts the probe; the task returns the lateness of every tick, ms, when `cancel` fires.
-pub fn spawn(interval: Duration, cancel: CancellationToken) -> JoinHandle<Samples> {
+/// Starts the probe; the task returns the lateness of every tick, ms, when `cancel` fires, and
+/// keeps `live.lag_recent_us` at the worst lateness of the last second.
+pub fn spawn(interval: Duration, cancel: CancellationToken, live: Arc<LiveCounters>) -> JoinHandle<Samples> {
     tokio::spawn(async move {
         let mut lag = Samples::new();
+        let per_second = (Duration::from_secs(1).as_micros() / interval.as_micros().max(1)).max(1) as usize;
+        let mut recent = Ring::new(per_second);
         let mut next = Instant::now() + interval;
         loop {
             tokio::select! {
@@ -18,7 +24,10 @@ pub fn spawn(interval: Duration, cancel: CancellationToken) -> JoinHandle<Sample
                 _ = tokio::time::sleep_until(next) => {}
             }
             let now = Instant::now();
-            lag.push(now.saturating_duration_since(next).as_secs_f64() * 1e3);
+            let late = now.saturating_duration_since(next);
+            lag.push(late.as_secs_f64() * 1e3);
+            recent.push(late.as_micros() as u64);
+            live.lag_recent_us.store(recent.iter().max().unwrap_or(0), Ordering::Relaxed);
             next += interval;
             if next < now {
                 next = now + interval;
@@ -35,7 +44,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_idle_runtime_has_no_lag() {
         let cancel = CancellationToken::new();
-        let h = spawn(Duration::from_millis(10), cancel.clone());
+        let h = spawn(Duration::from_millis(10), cancel.clone(), Arc::default());
         tokio::time::sleep(Duration::from_millis(105)).await;
         cancel.cancel();
         let mut lag = h.await.unwrap();

@@ -15,6 +15,7 @@ pub mod env;
 pub mod lag;
 pub mod plan;
 pub mod preflight;
+pub mod replicas_live;
 pub mod runner;
 pub mod series;
 pub mod state;

@@ -174,7 +174,7 @@ impl Control {
         };
         let summary = super::view::attempt_line(&result);
         let cell = &mut self.state.cells[id];
-        cell.attempts.push(result);
+        cell.attempts.push(Arc::new(result));
         cell.status = status;
         if interrupt == Some(Interrupt::Pause) {
             self.state.requeue_front(id);

@@ -22,10 +22,15 @@ pub enum CellSpec {
         /// Requests in the burst.
         conc: u32,
     },
-    /// One routing phase (round x scenario x route).
+    /// One routing phase (round x scenario x route); its label is the phase name, e.g.
+    /// `r1-hot90-prefix-cache`.
     Routing {
-        /// Phase name, e.g. `r1-hot90-prefix-cache`.
-        phase: String,
+        /// 1-based round.
+        round: u32,
+        /// Cache scenario (`cold-uniform`, `warm-uniform`, `hot50`, `hot90`).
+        scenario: String,
+        /// Routing strategy (`random`, `least-request`, `prefix-cache`).
+        route: String,
     },
 }
 
@@ -84,8 +89,8 @@ pub struct CellEntry {
     pub label: String,
     /// Current status.
     pub status: CellStatus,
-    /// Every attempt, oldest first.
-    pub attempts: Vec<Attempt>,
+    /// Every attempt, oldest first (shared with the monitor's snapshots).
+    pub attempts: Vec<std::sync::Arc<Attempt>>,
 }
 
 /// All cells, the run queue and the action log.

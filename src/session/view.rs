@@ -48,6 +48,8 @@ pub struct CellSummary {
     pub attempts: usize,
     /// Figures of the latest attempt.
     pub headline: Option<Headline>,
+    /// The latest attempt itself (distributions, per-replica data), shared, not copied.
+    pub latest: Option<std::sync::Arc<Attempt>>,
 }
 
 /// The whole session at one moment.
@@ -160,7 +162,8 @@ impl CellSummary {
             spec: entry.spec.clone(),
             status: entry.status.clone(),
             attempts: entry.attempts.len(),
-            headline: entry.attempts.last().map(headline),
+            headline: entry.attempts.last().map(|a| headline(a)),
+            latest: entry.attempts.last().cloned(),
         }
     }
 }
