@@ -6,6 +6,7 @@ pub mod load;
 pub mod metrics;
 pub mod net;
 pub mod report;
+pub mod routing;
 pub mod session;
 pub mod sim;
 pub mod stats;

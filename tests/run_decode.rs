@@ -3,42 +3,13 @@
 
 mod common;
 
-use common::cluster;
-use llm_decode_bench::load::request::Endpoint;
+use common::{cluster, config};
 use llm_decode_bench::report::json::{DecodeAttempt, DecodeCell, SessionReport};
-use llm_decode_bench::session::control::{Command, RunnerEvent};
-use llm_decode_bench::session::preflight::MetricsEndpoint;
-use llm_decode_bench::session::{PlanKind, RunConfig, start};
+use llm_decode_bench::session::control::{Command, Phase, RunnerEvent};
+use llm_decode_bench::session::start;
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
-
-/// A small run configuration against `base` with its replica's metrics.
-pub fn config(base: &str, metrics: &str, out: &Path, ctx: Vec<u64>, conc: Vec<u32>) -> RunConfig {
-    RunConfig {
-        base_url: base.into(),
-        model: None,
-        api_key: None,
-        endpoint: Endpoint::Chat,
-        metrics: vec![MetricsEndpoint { name: "sim-a".into(), url: metrics.into() }],
-        no_metrics: false,
-        plans: vec![PlanKind::Decode],
-        ctx,
-        conc,
-        window: Duration::from_millis(1500),
-        warmup_timeout: Duration::from_secs(20),
-        settle: Duration::from_millis(200),
-        kv_oversubscribe: 4.0,
-        run_burst: false,
-        burst_tokens: 64,
-        max_tokens: None,
-        min_stream_tokens: 1024,
-        idle_timeout: Duration::from_secs(30),
-        poll_interval: Duration::from_millis(100),
-        served_by_header: None,
-        out: Some(out.to_path_buf()),
-    }
-}
 
 fn validate(path: &Path) -> SessionReport {
     let text = std::fs::read_to_string(path).expect("report written");
@@ -121,7 +92,7 @@ async fn stop_mid_session_leaves_a_valid_incomplete_report() {
     cfg.window = Duration::from_secs(30);
     let mut h = start(cfg).await.unwrap();
     while let Some(ev) = h.events.recv().await {
-        if matches!(ev, RunnerEvent::Phase { .. }) && h.live.borrow().phase.as_str() == "measuring" {
+        if matches!(ev, RunnerEvent::Phase { phase: Phase::Measuring, .. }) {
             break;
         }
     }

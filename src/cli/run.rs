@@ -1,8 +1,10 @@
 //! `llm-decode-bench run`: flags of a benchmark session.
 
 use crate::load::request::{ApiKey, Endpoint};
+use crate::routing::{Arrival, RoutingConfig, Scenario};
 use crate::session::preflight::{MetricsEndpoint, check_url, parse_metrics_arg};
 use crate::session::{PlanKind, RunConfig};
+use crate::stats::Slo;
 use crate::units::{parse_duration, parse_size};
 use clap::Args;
 use std::path::PathBuf;
@@ -31,8 +33,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub model: Option<String>,
     /// A replica's Prometheus page, `URL` or `NAME=URL`; repeat once per replica (default: <base-url>/metrics).
-    #[arg(long = "metrics-url", value_parser = parse_metrics_arg)]
+    #[arg(long = "metrics-url", visible_alias = "replica", value_parser = parse_metrics_arg)]
     pub metrics_url: Vec<MetricsEndpoint>,
+    /// The gateway's Prometheus page (routing counters).
+    #[arg(long, value_parser = url)]
+    pub gateway_metrics: Option<String>,
     /// Do not poll any Prometheus page.
     #[arg(long)]
     pub no_metrics: bool,
@@ -90,6 +95,45 @@ pub struct RunArgs {
     /// Report file (default: sessions/<timestamp>.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Routing strategies to compare, sent as the `routing-strategy` header.
+    #[arg(long, value_delimiter = ',', default_value = "random,least-request,prefix-cache")]
+    pub routes: Vec<String>,
+    /// Cache scenarios: cold-uniform, warm-uniform, hotNN (NN% of requests to one family).
+    #[arg(long, value_delimiter = ',', default_value = "cold-uniform,warm-uniform,hot50,hot90")]
+    pub scenarios: Vec<Scenario>,
+    /// Rounds of the routing experiment (each with its own seed and route order).
+    #[arg(long, default_value_t = 2)]
+    pub rounds: u32,
+    /// Requests per routing phase.
+    #[arg(long, default_value_t = 96)]
+    pub count: u32,
+    /// Mean arrival rate of a routing phase, requests/s.
+    #[arg(long, default_value_t = 1.6)]
+    pub rps: f64,
+    /// Arrival process of a routing phase.
+    #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
+    pub arrival: Arrival,
+    /// Output tokens per routing request.
+    #[arg(long, value_parser = size, default_value = "128")]
+    pub output: u64,
+    /// Length of a family prefix, tokens.
+    #[arg(long, value_parser = size, default_value = "5000")]
+    pub prompt_tokens: u64,
+    /// Prompt families per phase.
+    #[arg(long, default_value_t = 8)]
+    pub families: u32,
+    /// Candidate prefixes primed before warm and hot phases.
+    #[arg(long, default_value_t = 16)]
+    pub priming_candidates: u32,
+    /// A routing request is good when its TTFT is at most this.
+    #[arg(long, value_parser = parse_duration, default_value = "2s")]
+    pub slo_ttft: Duration,
+    /// ... and its TPOT at most this, when given.
+    #[arg(long, value_parser = parse_duration)]
+    pub slo_tpot: Option<Duration>,
+    /// Base seed of the routing experiment (round r uses seed + r).
+    #[arg(long, default_value_t = 101)]
+    pub seed: u64,
     /// Print the final tables in plain ASCII instead of box drawing.
     #[arg(long)]
     pub ascii: bool,
@@ -112,7 +156,9 @@ impl RunArgs {
         }
         let from_env = || std::env::var(&self.api_key_env).ok();
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.trim().is_empty()).map(ApiKey::new);
+        let routing = self.routing_config()?;
         Ok(RunConfig {
+            routing,
             base_url: self.base_url.clone(),
             model: self.model.clone(),
             api_key,
@@ -134,6 +180,39 @@ impl RunArgs {
             poll_interval: self.poll_interval,
             served_by_header: self.served_by_header.clone(),
             out: self.out.clone(),
+        })
+    }
+}
+
+impl RunArgs {
+    fn routing_config(&self) -> Result<RoutingConfig, String> {
+        if self.families == 0 || self.count == 0 || self.rounds == 0 {
+            return Err("--families, --count and --rounds must be at least 1".into());
+        }
+        if self.priming_candidates < self.families {
+            return Err("--priming-candidates must be at least --families".into());
+        }
+        if !(self.rps.is_finite() && self.rps > 0.0) {
+            return Err("--rps must be a positive number".into());
+        }
+        if self.routes.iter().any(|r| r.trim().is_empty()) {
+            return Err("--routes has an empty name".into());
+        }
+        Ok(RoutingConfig {
+            routes: dedup(&self.routes.iter().map(|r| r.trim().to_string()).collect::<Vec<_>>()),
+            scenarios: dedup(&self.scenarios),
+            rounds: self.rounds,
+            count: self.count,
+            rps: self.rps,
+            arrival: self.arrival,
+            output: self.output.max(1),
+            prompt_tokens: self.prompt_tokens.max(1),
+            families: self.families,
+            priming_candidates: self.priming_candidates,
+            slo: Slo { ttft: Some(self.slo_ttft), tpot: self.slo_tpot, e2e: None },
+            seed: self.seed,
+            gateway_metrics: self.gateway_metrics.clone(),
+            max_setup_attempts: 3,
         })
     }
 }

@@ -3,6 +3,7 @@
 use super::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
 use super::text::{
     BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, MeasuredCell, RenderOptions, render_decode,
+    render_routing,
 };
 
 /// The decode matrix of `report` as the text renderer's view, or `None` without a decode section.
@@ -48,13 +49,21 @@ pub fn burst_view(report: &SessionReport) -> Option<BurstView> {
     Some(BurstView { ctx_labels: section.ctx_labels.clone(), conc: section.conc.clone(), cells })
 }
 
-/// The text report of `report`'s decode matrix (empty when the report has no decode section).
+/// The text report of `report`: the decode matrix, then the routing summary (each only when
+/// the report has it).
 ///
 /// `ascii` draws borders with `+ - |` instead of rounded box drawing; `dim_ansi` wraps the
 /// dim detail lines in ANSI dim escapes (for colour terminals only).
 pub fn render_text(report: &SessionReport, ascii: bool, dim_ansi: bool) -> String {
     let style = if ascii { BoxStyle::Ascii } else { BoxStyle::Unicode };
-    decode_view(report).map(|view| render_decode(&view, RenderOptions { style, dim_ansi })).unwrap_or_default()
+    let opts = RenderOptions { style, dim_ansi };
+    let decode = decode_view(report).map(|view| render_decode(&view, opts)).unwrap_or_default();
+    let routing = render_routing(&report.phases, opts);
+    match (decode.is_empty(), routing.is_empty()) {
+        (false, false) => format!("{decode}\n\n{routing}"),
+        (true, _) => routing,
+        (false, true) => decode,
+    }
 }
 
 /// The section's cells as a `[ctx][conc]` grid; unfilled positions are not run.

@@ -41,6 +41,8 @@ pub struct CellEnv {
     pub gateway_version: Option<String>,
     /// Things the report reader should know, collected as the session runs.
     pub notes: std::sync::Mutex<Vec<String>>,
+    /// The routing experiment's shared state, when planned.
+    pub routing: Option<Arc<crate::routing::RoutingEnv>>,
 }
 
 impl CellEnv {

@@ -16,6 +16,7 @@ pub mod lag;
 pub mod plan;
 pub mod preflight;
 pub mod replicas_live;
+pub mod routing_setup;
 pub mod runner;
 pub mod series;
 pub mod state;
@@ -99,6 +100,8 @@ pub struct RunConfig {
     pub served_by_header: Option<String>,
     /// Report path (None: `sessions/<timestamp>.json`).
     pub out: Option<PathBuf>,
+    /// The routing experiment, when planned.
+    pub routing: crate::routing::RoutingConfig,
 }
 
 /// Handles of a running session.

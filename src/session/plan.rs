@@ -9,6 +9,7 @@ use super::{PlanKind, RunConfig, SessionHandles};
 use crate::load::client::{ApiClient, redact_url};
 use crate::metrics::poller::{MetricsTarget, Poller, PollerConfig};
 use crate::report::writer::{ReportWriter, now_rfc3339};
+use crate::routing::RoutingEnv;
 use crate::units::format_size;
 use reqwest::header::HeaderName;
 use std::sync::Arc;
@@ -55,7 +56,13 @@ pub fn decode_cells(cfg: &RunConfig, capacity: Option<u64>) -> Vec<(CellSpec, St
 
 async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Facts> {
     let (model, max_model_len) = preflight::discover(client, cfg.model.as_deref()).await?;
-    let runtime = client.version().await;
+    let runtime = match (cfg.plans.contains(&PlanKind::Routing), metrics_endpoints(cfg).first()) {
+        (true, Some(m)) => {
+            let base = super::routing_setup::replica_base(&m.url);
+            ApiClient::new(client.http().clone(), &base, cfg.api_key.clone()).version().await
+        }
+        _ => client.version().await,
+    };
     let endpoints = metrics_endpoints(cfg);
     let mut replicas = Vec::new();
     let mut warnings = Vec::new();
@@ -76,9 +83,13 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Fac
     Ok(Facts { model, max_model_len, runtime, replicas, prompts, warnings })
 }
 
+/// The replicas' metrics pages: as given, else `<base>/metrics` for a decode-only session (a
+/// routing session's base is a gateway, whose page is not a replica's).
 fn metrics_endpoints(cfg: &RunConfig) -> Vec<preflight::MetricsEndpoint> {
+    let routing = cfg.plans.contains(&PlanKind::Routing);
     match (cfg.no_metrics, cfg.metrics.is_empty()) {
         (true, _) => Vec::new(),
+        (false, true) if routing => Vec::new(),
         (false, true) => vec![default_metrics(&cfg.base_url)],
         (false, false) => cfg.metrics.clone(),
     }
@@ -97,37 +108,72 @@ fn served_by_headers(cfg: &RunConfig) -> Vec<HeaderName> {
     names
 }
 
+fn spawn_poller(
+    cfg: &RunConfig,
+    http: &reqwest::Client,
+    facts: &Facts,
+) -> Option<crate::metrics::poller::PollerHandle> {
+    let replicas: Vec<MetricsTarget> =
+        metrics_endpoints(cfg).into_iter().map(|e| MetricsTarget { name: e.name, url: e.url }).collect();
+    let gateway =
+        cfg.routing.gateway_metrics.as_ref().map(|u| MetricsTarget { name: "gateway".into(), url: u.clone() });
+    if facts.replicas.is_empty() && gateway.is_none() {
+        return None;
+    }
+    let pc = PollerConfig::new(replicas, gateway).with_timing(cfg.poll_interval, Duration::from_secs(2));
+    Some(Poller::spawn(http.clone(), pc, CancellationToken::new()))
+}
+
+fn push_cell(state: &mut SessionState, spec: CellSpec, label: String, skip: Option<String>) {
+    let id = state.cells.len();
+    let status = skip.map_or(CellStatus::Pending, CellStatus::Skipped);
+    if status == CellStatus::Pending {
+        state.queue.push_back(id);
+    }
+    state.cells.push(super::state::CellEntry { spec, label, status, attempts: Vec::new() });
+}
+
+/// Every cell of the plan, decode (and burst) first, then the routing phases.
+fn build_state(cfg: &RunConfig, facts: &Facts, routing: Option<&RoutingEnv>, started: Instant) -> SessionState {
+    let mut state = SessionState::new(Vec::new(), started);
+    for kind in &cfg.plans {
+        match kind {
+            PlanKind::Decode => {
+                for (spec, label, skip) in decode_cells(cfg, facts.kv_capacity()) {
+                    push_cell(&mut state, spec, label, skip);
+                }
+            }
+            PlanKind::Routing => {
+                for p in routing.map(|r| r.phases.as_slice()).unwrap_or_default() {
+                    let spec =
+                        CellSpec::Routing { round: p.round, scenario: p.scenario.name.clone(), route: p.route.clone() };
+                    push_cell(&mut state, spec, p.name.clone(), None);
+                }
+            }
+        }
+    }
+    state
+}
+
 /// Runs preflight and starts the session runner. An unreachable target or an unusable plan
 /// is an error here, before any load is sent.
 pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
     let http = crate::net::client_builder().pool_idle_timeout(Duration::from_secs(90)).build()?;
     let client = ApiClient::new(http.clone(), &cfg.base_url, cfg.api_key.clone());
-    let facts = gather_facts(&cfg, &client).await?;
+    let mut facts = gather_facts(&cfg, &client).await?;
+    let (routing, gateway_version) = match cfg.plans.contains(&PlanKind::Routing) {
+        true => {
+            let env = super::routing_setup::routing_env(&cfg, &client, &facts.model, &metrics_endpoints(&cfg)).await?;
+            facts.warnings.extend(routing_warnings(&cfg, &env));
+            (Some(Arc::new(env)), client.version().await)
+        }
+        false => (None, None),
+    };
     let started = Instant::now();
-    let poller = (!facts.replicas.is_empty()).then(|| {
-        let replicas =
-            metrics_endpoints(&cfg).into_iter().map(|e| MetricsTarget { name: e.name, url: e.url }).collect();
-        let pc = PollerConfig::new(replicas, None).with_timing(cfg.poll_interval, Duration::from_secs(2));
-        Poller::spawn(http.clone(), pc, CancellationToken::new())
-    });
+    let poller = spawn_poller(&cfg, &http, &facts);
     let writer = ReportWriter::new(cfg.out.clone());
     let report_path = writer.path().to_path_buf();
-    let mut state = SessionState::new(Vec::new(), started);
-    if cfg.plans.contains(&PlanKind::Decode) {
-        for (spec, label, skip) in decode_cells(&cfg, facts.kv_capacity()) {
-            let id = state.cells.len();
-            state.cells.push(super::state::CellEntry {
-                spec,
-                label,
-                status: CellStatus::Pending,
-                attempts: Vec::new(),
-            });
-            match skip {
-                Some(reason) => state.cells[id].status = CellStatus::Skipped(reason),
-                None => state.queue.push_back(id),
-            }
-        }
-    }
+    let state = build_state(&cfg, &facts, routing.as_deref(), started);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let (live_tx, live_rx) = watch::channel(LiveView::default());
@@ -144,8 +190,9 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
         cfg: Arc::new(cfg),
         facts: Arc::new(facts),
         started_wall: now_rfc3339(),
-        gateway_version: None,
+        gateway_version,
         notes: std::sync::Mutex::new(Vec::new()),
+        routing,
     };
     let snap = super::assemble::snapshot(&env, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
@@ -153,6 +200,19 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
     let runner = Runner { env, ctl: Control { state, writer, commands: cmd_rx, snapshot: snap_tx } };
     let join = tokio::spawn(runner.run());
     Ok(SessionHandles { commands: cmd_tx, events: ev_rx, live: live_rx, snapshot: snap_rx, metrics, report_path, join })
+}
+
+fn routing_warnings(cfg: &RunConfig, env: &RoutingEnv) -> Vec<String> {
+    let mut w = Vec::new();
+    if env.replicas.is_empty() {
+        w.push(
+            "routing without --replica: caches cannot be reset and requests cannot be attributed by counters".into(),
+        );
+    }
+    if cfg.routing.gateway_metrics.is_none() {
+        w.push("routing without --gateway-metrics: routing_counter_deltas are null".into());
+    }
+    w
 }
 
 #[cfg(test)]

@@ -27,7 +27,11 @@ fn delta(now: Option<f64>, then: Option<f64>) -> Option<f64> {
 
 impl ReplicaTracker {
     /// Folds in the latest round; `served` counts requests per replica from response headers.
-    pub fn update(&mut self, snap: &Arc<MetricsSnapshot>, served: &BTreeMap<String, u64>) -> (Vec<ReplicaLive>, Vec<CounterDelta>) {
+    pub fn update(
+        &mut self,
+        snap: &Arc<MetricsSnapshot>,
+        served: &BTreeMap<String, u64>,
+    ) -> (Vec<ReplicaLive>, Vec<CounterDelta>) {
         let start = self.start.get_or_insert_with(|| snap.clone()).clone();
         if self.last_seq != Some(snap.seq) {
             self.last_seq = Some(snap.seq);
@@ -61,7 +65,9 @@ impl ReplicaTracker {
 
     fn sample_rates(&mut self, snap: &MetricsSnapshot) {
         for r in &snap.replicas {
-            let (Some(tokens), Some(at)) = (r.sample.as_ref().and_then(|s| s.generation_tokens), r.last_ok) else { continue };
+            let (Some(tokens), Some(at)) = (r.sample.as_ref().and_then(|s| s.generation_tokens), r.last_ok) else {
+                continue;
+            };
             if let Some((t0, g0)) = self.last_gen.get(&r.name)
                 && at > *t0
             {

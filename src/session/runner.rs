@@ -214,7 +214,7 @@ fn attempt_status(a: &Attempt) -> CellStatus {
     let s = match a {
         Attempt::Decode(d) => d.status.as_str(),
         Attempt::Burst(b) => b.status.as_str(),
-        Attempt::Routing(_) => "measured",
+        Attempt::Routing(v) => v.get("status").and_then(|s| s.as_str()).unwrap_or("measured"),
     };
     if s == "measured" { CellStatus::Measured } else { CellStatus::Errored }
 }
@@ -248,6 +248,12 @@ async fn run_attempt(
             let s = BurstCellSpec { cell: id, label, ctx: *ctx, conc: *conc, attempt };
             Attempt::Burst(Box::new(run_burst_attempt(env, &s, cancel).await))
         }
-        CellSpec::Routing { .. } => Attempt::Routing(Box::new(serde_json::Value::Null)),
+        CellSpec::Routing { .. } => {
+            let entry = match (&env.routing, env.routing.as_ref().and_then(|r| r.phase(&label))) {
+                (Some(r), Some(phase)) => crate::routing::phase::run_phase(env, r, id, &phase, cancel).await,
+                _ => serde_json::json!({"phase": label, "status": "errored", "error": "no such routing phase"}),
+            };
+            Attempt::Routing(Box::new(entry))
+        }
     }
 }

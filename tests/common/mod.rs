@@ -4,10 +4,14 @@
 
 use futures_util::StreamExt;
 use llm_decode_bench::load::chunk::{ChunkInfo, parse_chunk};
+use llm_decode_bench::load::request::Endpoint;
 use llm_decode_bench::load::sse::{SseDecoder, SseEvent};
+use llm_decode_bench::session::preflight::MetricsEndpoint;
+use llm_decode_bench::session::{PlanKind, RunConfig};
 use llm_decode_bench::sim::params::EngineParams;
 use llm_decode_bench::sim::{Cluster, SimConfig};
 use serde_json::{Value, json};
+use std::path::Path;
 use std::time::Duration;
 
 /// A cluster on free loopback ports, running modelled time `speed` times faster.
@@ -123,4 +127,32 @@ pub fn sample_value(text: &str, name: &str) -> Option<f64> {
 /// Text of about `words` sim tokens for a prompt family.
 pub fn family_text(family: usize, words: usize) -> String {
     (0..words).map(|i| format!(" f{family}w{}", i % 97)).collect()
+}
+
+/// A small run configuration against `base` with its replica's metrics.
+pub fn config(base: &str, metrics: &str, out: &Path, ctx: Vec<u64>, conc: Vec<u32>) -> RunConfig {
+    RunConfig {
+        base_url: base.into(),
+        model: None,
+        api_key: None,
+        endpoint: Endpoint::Chat,
+        metrics: vec![MetricsEndpoint { name: "sim-a".into(), url: metrics.into() }],
+        no_metrics: false,
+        plans: vec![PlanKind::Decode],
+        ctx,
+        conc,
+        window: Duration::from_millis(1500),
+        warmup_timeout: Duration::from_secs(20),
+        settle: Duration::from_millis(200),
+        kv_oversubscribe: 4.0,
+        run_burst: false,
+        burst_tokens: 64,
+        max_tokens: None,
+        min_stream_tokens: 1024,
+        idle_timeout: Duration::from_secs(30),
+        poll_interval: Duration::from_millis(100),
+        served_by_header: None,
+        out: Some(out.to_path_buf()),
+        routing: Default::default(),
+    }
 }

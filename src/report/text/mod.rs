@@ -8,6 +8,7 @@ pub mod burst;
 pub mod decode;
 pub mod format;
 pub mod panel;
+pub mod routing;
 pub mod table;
 pub mod width;
 
@@ -17,4 +18,5 @@ mod tests;
 pub use burst::{BurstCell, BurstCellView, BurstView};
 pub use decode::{CellView, DecodeView, MeasuredCell, render_decode};
 pub use panel::{PANEL_WIDTH, Panel, wrap};
+pub use routing::render_routing;
 pub use table::{BoxStyle, RenderOptions, Row, Table};

@@ -1,0 +1,160 @@
+//! Prefix-cache routing experiments (seed 002): the same open-loop traffic sent through a
+//! gateway under several routing strategies and cache scenarios, every request attributed to
+//! the replica that served it, every replica's counters joined to the client's view.
+
+pub mod attribution;
+pub mod family_map;
+pub mod phase;
+pub mod plan;
+pub mod priming;
+pub mod prompts;
+pub mod report;
+pub mod report_replicas;
+pub mod schedule;
+
+use crate::load::client::ApiClient;
+use crate::stats::Slo;
+use attribution::ReplicaRef;
+use prompts::Families;
+use std::fmt;
+use std::str::FromStr;
+
+/// A cache scenario: how requests spread over prompt families and whether caches are primed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Name (`cold-uniform`, `warm-uniform`, `hot50`, `hot90`, `hotNN`).
+    pub name: String,
+    /// Fraction of requests sent to family 0, 0..1.
+    pub hot_fraction: f64,
+    /// Prime the caches with candidate prefixes before the phase.
+    pub primed: bool,
+}
+
+impl FromStr for Scenario {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let name = s.trim().to_ascii_lowercase();
+        let scenario = |hot_fraction, primed| Ok(Scenario { name: name.clone(), hot_fraction, primed });
+        match name.as_str() {
+            "cold-uniform" => scenario(0.0, false),
+            "warm-uniform" => scenario(0.0, true),
+            hot if hot.starts_with("hot") => match hot[3..].parse::<u32>() {
+                Ok(p) if (1..=100).contains(&p) => scenario(f64::from(p) / 100.0, true),
+                _ => Err(format!("`{s}`: hot scenarios are hotNN with NN a percentage, e.g. hot90")),
+            },
+            _ => Err(format!("unknown scenario `{s}` (known: cold-uniform, warm-uniform, hot50, hot90, hotNN)")),
+        }
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+/// How arrivals are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Arrival {
+    /// Exponential gaps at the mean rate (a Poisson process), seeded.
+    #[default]
+    Poisson,
+    /// Exactly 1/rps apart.
+    Constant,
+}
+
+/// Settings of a routing experiment.
+#[derive(Debug, Clone)]
+pub struct RoutingConfig {
+    /// Routing strategies, sent as the `routing-strategy` header.
+    pub routes: Vec<String>,
+    /// Cache scenarios.
+    pub scenarios: Vec<Scenario>,
+    /// Rounds; each has its own seed and order of routes.
+    pub rounds: u32,
+    /// Requests per phase.
+    pub count: u32,
+    /// Mean arrival rate, requests/s.
+    pub rps: f64,
+    /// Arrival process.
+    pub arrival: Arrival,
+    /// Output tokens per request.
+    pub output: u64,
+    /// Target length of a family prefix, tokens.
+    pub prompt_tokens: u64,
+    /// Prompt families.
+    pub families: u32,
+    /// Candidate prefixes sent when priming.
+    pub priming_candidates: u32,
+    /// Service-level objective that makes a request `good`.
+    pub slo: Slo,
+    /// Base seed; round r uses `seed + r`.
+    pub seed: u64,
+    /// The gateway's Prometheus page.
+    pub gateway_metrics: Option<String>,
+    /// Priming attempts before settling for an unbalanced family map.
+    pub max_setup_attempts: u32,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        let scenarios =
+            ["cold-uniform", "warm-uniform", "hot50", "hot90"].iter().filter_map(|s| s.parse().ok()).collect();
+        Self {
+            routes: vec!["random".into(), "least-request".into(), "prefix-cache".into()],
+            scenarios,
+            rounds: 2,
+            count: 96,
+            rps: 1.6,
+            arrival: Arrival::Poisson,
+            output: 128,
+            prompt_tokens: 5000,
+            families: 8,
+            priming_candidates: 16,
+            slo: Slo { ttft: Some(std::time::Duration::from_secs(2)), tpot: None, e2e: None },
+            seed: 101,
+            gateway_metrics: None,
+            max_setup_attempts: 3,
+        }
+    }
+}
+
+/// What every phase of an experiment shares.
+#[derive(Debug, Clone)]
+pub struct RoutingEnv {
+    /// Experiment settings.
+    pub cfg: RoutingConfig,
+    /// The prompt families.
+    pub families: Families,
+    /// The replicas, in the order given.
+    pub replicas: Vec<ReplicaRef>,
+    /// A client per replica base URL (cache resets).
+    pub replica_clients: Vec<ApiClient>,
+    /// Every phase of the experiment, in run order.
+    pub phases: Vec<plan::PhaseSpec>,
+}
+
+impl RoutingEnv {
+    /// The phase named `name`.
+    pub fn phase(&self, name: &str) -> Option<plan::PhaseSpec> {
+        self.phases.iter().find(|p| p.name == name).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenarios_parse() {
+        let hot: Scenario = "hot90".parse().unwrap();
+        assert_eq!((hot.hot_fraction, hot.primed), (0.9, true));
+        let cold: Scenario = "cold-uniform".parse().unwrap();
+        assert_eq!((cold.hot_fraction, cold.primed), (0.0, false));
+        assert!("warm-uniform".parse::<Scenario>().unwrap().primed);
+        assert!("hot0".parse::<Scenario>().is_err());
+        assert!("lukewarm".parse::<Scenario>().is_err());
+        assert_eq!(RoutingConfig::default().scenarios.len(), 4);
+    }
+}

@@ -1,0 +1,193 @@
+//! One routing phase: reset caches, prime (warm/hot), then the open-loop traffic under the
+//! phase's routing strategy, with the live view of families and replicas kept current.
+
+use super::RoutingEnv;
+use super::attribution::resolve;
+use super::plan::PhaseSpec;
+use super::priming::{prime, reset_caches};
+use super::report::{PhaseData, Setup, phase_entry};
+use super::schedule::{arrivals, families_for};
+use crate::load::live::LiveCounters;
+use crate::load::request::{BodyOptions, BodyTemplate};
+use crate::load::sample::RequestSample;
+use crate::load::worker::{Planned, WorkerCtx, run_open_loop};
+use crate::metrics::gateway::deltas;
+use crate::metrics::window::window_stats;
+use crate::session::control::{FamilyLive, Phase};
+use crate::session::env::{CellEnv, LivePublisher};
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use xxhash_rust::xxh64::xxh64;
+
+/// Requests of the phase as (offset, family), the same for every route of a scenario in a
+/// round (the seed covers round and scenario, not route), so strategies see the same traffic.
+pub fn traffic(r: &RoutingEnv, spec: &PhaseSpec) -> Vec<(Duration, u32)> {
+    let seed = spec.seed ^ xxh64(spec.scenario.name.as_bytes(), 0);
+    let offsets = arrivals(r.cfg.count, r.cfg.rps, r.cfg.arrival, seed);
+    let fams = families_for(r.cfg.count, r.cfg.families, spec.scenario.hot_fraction, seed);
+    offsets.into_iter().zip(fams).collect()
+}
+
+fn route_headers(env: &CellEnv, route: &str) -> HeaderMap {
+    let mut h = env.headers.clone();
+    if let Ok(v) = HeaderValue::from_str(route) {
+        h.insert("routing-strategy", v);
+    }
+    h
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Seeds the family rows of the live view from the priming result.
+fn initial_families(r: &RoutingEnv, spec: &PhaseSpec, setup: Option<&Setup>) -> Vec<FamilyLive> {
+    (0..r.cfg.families)
+        .map(|f| {
+            let cand = setup.and_then(|s| s.family_map.get(f as usize).copied());
+            let owner = setup
+                .zip(cand)
+                .and_then(|(s, c)| s.owners.iter().find(|(_, cs)| cs.contains(&c)).map(|(n, _)| n.clone()));
+            FamilyLive { family: f, owner, hot: f == 0 && spec.scenario.hot_fraction > 0.0, ..FamilyLive::default() }
+        })
+        .collect()
+}
+
+struct Traffic<'a> {
+    env: &'a CellEnv,
+    r: &'a RoutingEnv,
+    publisher: LivePublisher,
+    live: Arc<LiveCounters>,
+    samples: Vec<RequestSample>,
+}
+
+impl Traffic<'_> {
+    fn take(&mut self, rx: &mut tokio::sync::mpsc::UnboundedReceiver<RequestSample>) {
+        while let Ok(s) = rx.try_recv() {
+            let view = self.publisher.view_mut();
+            if let Some(kind) = s.error_kind() {
+                *view.errors.entry(kind.as_str().to_string()).or_default() += 1;
+            }
+            if let Some(pod) = s.served_by.as_deref().map(|v| resolve(v, &self.r.replicas)) {
+                *view.served_by.entry(pod.clone()).or_default() += 1;
+                if let Some(f) = view.families.get_mut(s.tag as usize) {
+                    *f.served.entry(pod.clone()).or_default() += 1;
+                    f.owner = Some(pod);
+                }
+            }
+            self.samples.push(s);
+        }
+    }
+}
+
+/// Runs one phase until its traffic is done or `cancel` fires; returns the seed-layout entry.
+pub async fn run_phase(
+    env: &CellEnv,
+    r: &RoutingEnv,
+    cell: usize,
+    spec: &PhaseSpec,
+    cancel: &CancellationToken,
+) -> Value {
+    let mut publisher = LivePublisher::new(cell, spec.name.clone(), r.cfg.count);
+    publisher.phase(env, Phase::Priming, None);
+    let headers = route_headers(env, &spec.route);
+    let cache_reset = reset_caches(env, r).await;
+    let setup = match spec.scenario.primed && !cancel.is_cancelled() {
+        true => Some(prime(env, r, spec, &headers, cancel).await),
+        false => None,
+    };
+    publisher.view_mut().families = initial_families(r, spec, setup.as_ref());
+    let identity: Vec<usize> = (0..r.cfg.families as usize).collect();
+    let fmap = setup.as_ref().map_or(&identity, |s| &s.family_map);
+    let opts = BodyOptions {
+        endpoint: env.cfg.endpoint,
+        model: env.facts.model.clone(),
+        max_tokens: r.cfg.output,
+        ignore_eos: true,
+    };
+    let plan: Vec<Planned> = traffic(r, spec)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (offset, f))| {
+            let c = fmap.get(f as usize).copied().unwrap_or(f as usize);
+            Planned {
+                offset,
+                body: BodyTemplate::new(&opts, &r.families.prompt(c, &spec.name, i, f)).render(""),
+                tag: f,
+            }
+        })
+        .collect();
+    let span = plan.last().map(|p| p.offset);
+    let before = env.metrics_now().await;
+    let live = Arc::new(LiveCounters::default());
+    let ctx = Arc::new(WorkerCtx {
+        http: env.http.clone(),
+        url: format!("{}{}", env.base, env.cfg.endpoint.path()),
+        headers,
+        served_by: env.served_by.clone(),
+        first_token_timeout: Some(env.cfg.idle_timeout),
+        idle_timeout: env.cfg.idle_timeout,
+        expected_chunks: r.cfg.output.min(4096) as usize,
+        live: live.clone(),
+        nonce_base: 0,
+    });
+    publisher.phase(env, Phase::Measuring, span);
+    let mut t = Traffic { env, r, publisher, live, samples: Vec::new() };
+    let (start, started_at) = (Instant::now() + Duration::from_millis(20), unix_now());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let run = run_open_loop(ctx, start, plan, tx, cancel.clone());
+    tokio::pin!(run);
+    loop {
+        tokio::select! {
+            _ = &mut run => break,
+            _ = tokio::time::sleep(Duration::from_millis(250)) => {
+                t.take(&mut rx);
+                t.publisher.tick(t.env, &t.live);
+            }
+        }
+    }
+    t.take(&mut rx);
+    let end = Instant::now();
+    let after = env.metrics_now().await;
+    finish(t, spec, setup, before, after, (start, end, started_at), cache_reset)
+}
+
+type Span = (Instant, Instant, f64);
+
+fn finish(
+    t: Traffic<'_>,
+    spec: &PhaseSpec,
+    setup: Option<Setup>,
+    before: Option<Arc<crate::metrics::poller::MetricsSnapshot>>,
+    after: Option<Arc<crate::metrics::poller::MetricsSnapshot>>,
+    (start, end, started_at): Span,
+    cache_reset: std::collections::BTreeMap<String, String>,
+) -> Value {
+    let window = t.env.poller.as_ref().map(|p| window_stats(&p.history(), start, end));
+    let routing_deltas =
+        match (before.as_ref().and_then(|b| b.gateway.as_ref()), after.as_ref().and_then(|a| a.gateway.as_ref())) {
+            (Some(a), Some(b)) => Some(deltas(&a.series, &b.series)),
+            _ => None,
+        };
+    let data = PhaseData {
+        spec,
+        cfg: &t.r.cfg,
+        repeat: t.r.families.repeat,
+        setup: setup.as_ref(),
+        samples: &t.samples,
+        planned: t.r.cfg.count,
+        replicas: &t.r.replicas,
+        before: before.as_deref(),
+        after: after.as_deref(),
+        window: window.as_ref(),
+        routing_deltas,
+        started_at,
+        finished_at: started_at + end.saturating_duration_since(start).as_secs_f64(),
+        cache_reset,
+    };
+    phase_entry(&data)
+}

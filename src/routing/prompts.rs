@@ -1,0 +1,98 @@
+//! Prompt families: a prefix per candidate, built by repeating a candidate-specific block of
+//! text (`repeat` times, calibrated so a prefix is about `--prompt-tokens` long), plus a short
+//! unique suffix per request.
+
+use crate::load::calibrate::TokenCounter;
+use crate::load::client::ApiClient;
+use crate::load::counters::{CountMethod, ServerCounter};
+use crate::load::filler::filler_text;
+use crate::load::request::Endpoint;
+
+/// The prefixes of a session's candidates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Families {
+    /// Seed of the candidate blocks.
+    pub seed: u64,
+    /// Times each candidate's block is repeated.
+    pub repeat: usize,
+    /// Tokens the server counts for candidate 0's prefix alone.
+    pub prefix_tokens: u64,
+    /// How the length was measured (`tokenize`, `usage`).
+    pub method: String,
+}
+
+/// The repeated block of candidate `c`: distinct from every other candidate's from its first
+/// bytes, so no two families share a cache block.
+pub fn block(seed: u64, c: usize) -> String {
+    let mut b = format!("Context block {c}: ");
+    b.push_str(&filler_text(seed.wrapping_mul(31).wrapping_add(c as u64 + 1), 180));
+    b.push('\n');
+    b
+}
+
+impl Families {
+    /// The prefix of candidate `c`.
+    pub fn prefix(&self, c: usize) -> String {
+        block(self.seed, c).repeat(self.repeat.max(1))
+    }
+
+    /// The whole prompt of request `i` of a phase, for family `family` mapped to candidate `c`.
+    pub fn prompt(&self, c: usize, phase: &str, i: usize, family: u32) -> String {
+        let mut p = self.prefix(c);
+        p.push_str(&format!(
+            "\nRequest {phase} #{i} of family {family}: summarise the context above in one paragraph."
+        ));
+        p
+    }
+
+    /// A priming prompt for candidate `c` (its prefix and a short fixed question).
+    pub fn priming_prompt(&self, c: usize) -> String {
+        let mut p = self.prefix(c);
+        p.push_str("\nPriming: acknowledge the context above.");
+        p
+    }
+}
+
+/// A token counter for the experiment: the gateway's `/tokenize` if it has one, else a
+/// replica's (routers often do not proxy it), else usage of probe requests through the base.
+pub async fn counter(base: &ApiClient, replicas: &[ApiClient], model: &str, endpoint: Endpoint) -> ServerCounter {
+    for c in std::iter::once(base).chain(replicas) {
+        if c.tokenize(model, endpoint, "probe").await.is_ok() {
+            return ServerCounter { client: c.clone(), model: model.into(), endpoint, method: CountMethod::Tokenize };
+        }
+    }
+    ServerCounter { client: base.clone(), model: model.into(), endpoint, method: CountMethod::Usage }
+}
+
+/// Chooses `repeat` so candidate 0's prefix is about `target` tokens.
+pub async fn calibrate(counter: &ServerCounter, seed: u64, target: u64) -> anyhow::Result<Families> {
+    const SAMPLE: usize = 8;
+    let unit = block(seed, 0);
+    let sample = counter
+        .count(&unit.repeat(SAMPLE))
+        .await
+        .map_err(|e| anyhow::anyhow!("preflight: cannot size the routing prompts: {e}"))?;
+    let empty = counter.count("").await.unwrap_or(0);
+    let per_block = (sample.saturating_sub(empty) as f64 / SAMPLE as f64).max(1.0);
+    let repeat = ((target.saturating_sub(empty) as f64 / per_block).round() as usize).max(1);
+    let mut fam = Families { seed, repeat, prefix_tokens: 0, method: counter.method.as_str().into() };
+    fam.prefix_tokens = counter.count(&fam.prefix(0)).await.unwrap_or((per_block * repeat as f64) as u64 + empty);
+    Ok(fam)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_differ_from_the_first_block_and_prompts_are_unique() {
+        let f = Families { seed: 5, repeat: 3, prefix_tokens: 0, method: "tokenize".into() };
+        let (a, b) = (f.prefix(0), f.prefix(1));
+        assert_ne!(a.as_bytes()[..128], b.as_bytes()[..128]);
+        assert!(a.starts_with(&block(5, 0)));
+        assert_eq!(a.matches("Context block 0:").count(), 3);
+        let p1 = f.prompt(0, "r1-hot90-random", 1, 0);
+        let p2 = f.prompt(0, "r1-hot90-random", 2, 0);
+        assert!(p1.starts_with(&a) && p2.starts_with(&a) && p1 != p2);
+    }
+}

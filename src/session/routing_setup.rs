@@ -1,0 +1,42 @@
+//! Preflight of a routing experiment: the replicas, their cache-reset clients, the prompt
+//! families (sized with the server's own tokenizer) and the phases.
+
+use super::RunConfig;
+use super::preflight::MetricsEndpoint;
+use crate::load::client::ApiClient;
+use crate::routing::attribution::ReplicaRef;
+use crate::routing::{RoutingEnv, plan, prompts};
+
+/// A replica's base URL from its metrics URL (`.../metrics` removed).
+pub fn replica_base(metrics_url: &str) -> String {
+    let t = metrics_url.trim_end_matches('/');
+    t.strip_suffix("/metrics").unwrap_or(t).to_string()
+}
+
+/// Builds everything the phases share. Replicas come from `--replica`/`--metrics-url`.
+pub async fn routing_env(
+    cfg: &RunConfig,
+    client: &ApiClient,
+    model: &str,
+    metrics: &[MetricsEndpoint],
+) -> anyhow::Result<RoutingEnv> {
+    let replicas: Vec<ReplicaRef> =
+        metrics.iter().map(|m| ReplicaRef { name: m.name.clone(), base: replica_base(&m.url) }).collect();
+    let replica_clients: Vec<ApiClient> =
+        replicas.iter().map(|r| ApiClient::new(client.http().clone(), &r.base, cfg.api_key.clone())).collect();
+    let counter = prompts::counter(client, &replica_clients, model, cfg.endpoint).await;
+    let families = prompts::calibrate(&counter, cfg.routing.seed, cfg.routing.prompt_tokens).await?;
+    Ok(RoutingEnv { cfg: cfg.routing.clone(), families, replicas, replica_clients, phases: plan::phases(&cfg.routing) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bases_from_metrics_urls() {
+        assert_eq!(replica_base("http://h:8001/metrics"), "http://h:8001");
+        assert_eq!(replica_base("http://h:8001/metrics/"), "http://h:8001");
+        assert_eq!(replica_base("http://h:9090/prom"), "http://h:9090/prom");
+    }
+}
