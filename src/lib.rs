@@ -10,4 +10,5 @@ pub mod routing;
 pub mod session;
 pub mod sim;
 pub mod stats;
+pub mod tui;
 pub mod units;

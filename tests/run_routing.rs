@@ -114,3 +114,42 @@ async fn routing_experiment_against_the_sim_gateway() {
     assert_eq!(cold["initial_prefix_owners"], serde_json::json!({}));
     assert!(hot_prefix["config"]["family_map"].as_object().is_some_and(|m| m.len() == 8));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_router_that_names_no_worker_attribution_falls_back_to_counters() {
+    use llm_decode_bench::sim::gateway::{GatewayMode, RouterPolicy};
+    let c = cluster(2, 25.0, |cfg| {
+        cfg.gateway_mode = GatewayMode::VllmRouter;
+        cfg.router_policy = RouterPolicy::RoundRobin;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("router.json");
+    let reps: Vec<(String, String)> =
+        c.info().replicas.iter().map(|r| (r.name.clone(), r.metrics_url.clone())).collect();
+    let mut cfg = routing_config(&c.info().gateway.url, &reps, &out);
+    cfg.routing.routes = vec!["random".into()];
+    cfg.routing.count = 24;
+    let report = start(cfg).await.expect("preflight").join.await.unwrap();
+    assert!(report.complete);
+    for p in &report.phases {
+        let n = |k: &str| p[k].as_u64().unwrap();
+        assert_eq!(n("success"), 24, "{}", p["phase"]);
+        assert_eq!(p["attribution"], "counter_deltas");
+        assert_eq!(p["family_attribution_available"], false);
+        assert_eq!(n("gateway_verified_requests"), 0);
+        let served: u64 = ["sim-a", "sim-b"].iter().map(|r| requests_of(p, r)).sum();
+        assert_eq!(served, 24, "engine counters account for every request");
+        assert_eq!(p["replicas"]["sim-a"]["family_counts"], Value::Null, "never guessed");
+        assert_eq!(
+            p["token_sources"],
+            serde_json::json!(["final_usage_scaled"]),
+            "the router stripped continuous usage"
+        );
+        let deltas = p["routing_counter_deltas"].as_array().expect("router counters read");
+        assert!(deltas.iter().any(|d| d["name"] == "vllm_router_processed_requests_total"));
+    }
+    let hot = report.phases.iter().find(|p| p["scenario"] == "hot90").unwrap();
+    assert_eq!(hot["config"]["balanced"], true, "priming attributed by counter deltas");
+    assert!(hot["config"]["hot_initial_replica"].is_string());
+}

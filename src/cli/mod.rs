@@ -1,5 +1,6 @@
 //! Command-line interface: clap derive definitions of every subcommand and flag.
 
+pub mod demo;
 pub mod run;
 pub mod sim;
 
@@ -10,9 +11,12 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "llm-decode-bench", version, about, long_about = None)]
 pub struct Cli {
-    /// What to do.
+    /// What to do (default: the demo, on an embedded simulated cluster).
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Demo flags (used when no subcommand is given).
+    #[command(flatten)]
+    pub demo: demo::DemoArgs,
 }
 
 /// Subcommands.

@@ -140,6 +140,9 @@ pub struct RunArgs {
     /// Run without the live monitor: progress on stderr, tables on stdout.
     #[arg(long)]
     pub headless: bool,
+    /// Also write the monitor's log lines to this file.
+    #[arg(long)]
+    pub log_file: Option<PathBuf>,
 }
 
 impl RunArgs {

@@ -3,7 +3,7 @@
 use crate::sim::SimConfig;
 use crate::sim::expo::MetricsDialect;
 use crate::sim::faults::FaultSpec;
-use crate::sim::gateway::PrefixParams;
+use crate::sim::gateway::{GatewayMode, PrefixParams, RouterPolicy};
 use crate::sim::params::EngineParams;
 use crate::units::{parse_duration, parse_size};
 use clap::Args;
@@ -84,6 +84,18 @@ pub struct SimArgs {
     /// Seed of the simulator's random choices (faults, random routing).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Gateway to imitate: `aibrix` (routing-strategy header, target-pod answer), or `vllm-router` /
+    /// `sglang-router` (own policy, continuous_usage_stats stripped, no worker header, own metric names).
+    #[arg(long, value_enum, default_value_t = GatewayMode::Aibrix)]
+    pub gateway_mode: GatewayMode,
+    /// Worker-selection policy of the vllm-router and sglang-router modes (cache_aware reuses the
+    /// prefix-cache router); ignored in aibrix mode.
+    #[arg(long, value_enum, default_value_t = RouterPolicy::RoundRobin)]
+    pub router_policy: RouterPolicy,
+    /// vllm-router mode: count each request twice in vllm_router_processed_requests_total, as
+    /// vllm-router 0.1.17 was seen to over-count.
+    #[arg(long)]
+    pub router_overcount: bool,
     /// Also write the endpoints as JSON to this file once serving.
     #[arg(long)]
     pub ready_file: Option<PathBuf>,
@@ -139,6 +151,9 @@ impl SimArgs {
                 ..PrefixParams::default()
             },
             seed: self.seed,
+            gateway_mode: self.gateway_mode,
+            router_policy: self.router_policy,
+            router_overcount: self.router_overcount,
         })
     }
 }

@@ -1,5 +1,6 @@
 //! Subcommand implementations: each turns parsed flags into a call into the library.
 
+pub mod demo;
 pub mod run;
 pub mod sim;
 
@@ -9,8 +10,9 @@ use std::process::ExitCode;
 /// Runs the parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Some(_) if cli.demo.demo => anyhow::bail!("--demo runs on its own; drop the subcommand or --demo"),
         Some(Command::Sim(args)) => sim::run(*args).await,
-        Some(Command::Run(args)) => run::run_headless(*args).await,
-        None => sim::run_default().await,
+        Some(Command::Run(args)) => run::run(*args).await,
+        None => demo::run_demo(cli.demo).await,
     }
 }

@@ -1,4 +1,5 @@
-//! `llm-decode-bench run --headless`: progress on stderr, the seed's tables on stdout.
+//! `llm-decode-bench run`: the live monitor on a terminal, or headless progress on stderr; the
+//! seed's tables on stdout at the end.
 
 use crate::cli::run::RunArgs;
 use crate::report::json::SessionReport;
@@ -11,12 +12,18 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-/// Runs a session without the monitor and prints its tables.
-pub async fn run_headless(args: RunArgs) -> anyhow::Result<ExitCode> {
+/// Runs a session: in the live monitor when stdout is a terminal (unless `--headless`),
+/// otherwise with progress on stderr; prints the final tables either way.
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = args.to_config().map_err(anyhow::Error::msg)?;
     let handles = start(cfg).await?;
-    eprintln!("report: {}", handles.report_path.display());
-    let (report, interrupted) = drive(handles).await?;
+    let (report, interrupted) = if args.headless || !std::io::stdout().is_terminal() {
+        eprintln!("report: {}", handles.report_path.display());
+        drive(handles).await?
+    } else {
+        let opts = crate::tui::TuiOptions { log_file: args.log_file.clone(), ..crate::tui::TuiOptions::default() };
+        crate::tui::run_tui(handles, opts).await?
+    };
     print_tables(&report, args.ascii);
     Ok(if interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
 }

@@ -19,17 +19,6 @@ pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// With no subcommand: serve the default two-replica cluster on its default ports.
-pub async fn run_default() -> anyhow::Result<ExitCode> {
-    use clap::Parser;
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        sim: SimArgs,
-    }
-    run(Wrapper::parse_from(["llm-decode-bench"]).sim).await
-}
-
 /// Prints one line per endpoint.
 pub fn print_endpoints(info: &ClusterInfo) {
     println!(

@@ -53,6 +53,13 @@ pub struct SimConfig {
     pub prefix: PrefixParams,
     /// Seed of the random choices (faults, random routing).
     pub seed: u64,
+    /// Which gateway the simulated one imitates (AIBrix by default).
+    pub gateway_mode: gateway::GatewayMode,
+    /// Worker-selection policy in the vllm-router and sglang-router modes.
+    pub router_policy: gateway::RouterPolicy,
+    /// vllm-router mode: count each request twice in `vllm_router_processed_requests_total`,
+    /// as vllm-router 0.1.17 was seen to over-count (off by default).
+    pub router_overcount: bool,
 }
 
 impl Default for SimConfig {
@@ -69,6 +76,9 @@ impl Default for SimConfig {
             metrics_slow_delay: Duration::from_secs(3),
             prefix: PrefixParams::default(),
             seed: 0,
+            gateway_mode: gateway::GatewayMode::Aibrix,
+            router_policy: gateway::RouterPolicy::RoundRobin,
+            router_overcount: false,
         }
     }
 }
@@ -95,6 +105,8 @@ pub struct ClusterInfo {
     pub model: String,
     /// Longest prompt + output, tokens.
     pub max_model_len: usize,
+    /// What the gateway imitates and how it picks replicas, for humans.
+    pub gateway_kind: String,
 }
 
 /// A running simulated cluster. Dropping it stops the servers.
@@ -150,7 +162,12 @@ impl Cluster {
         let gw_addr = gw_listener.local_addr()?;
         let gw = gateway_state(&cfg, &replicas)?;
         serve(gw_listener, gateway::router(Arc::new(gw)), cancel.clone());
+        let gateway_kind = match cfg.gateway_mode.is_router() {
+            true => format!("{}-like, policy {}", cfg.gateway_mode, cfg.router_policy.as_str()),
+            false => "AIBrix-like; routing-strategy: random | least-request | prefix-cache".to_string(),
+        };
         let info = ClusterInfo {
+            gateway_kind,
             gateway: endpoint("gateway".into(), gw_addr),
             replicas,
             model: cfg.model.clone(),
@@ -215,6 +232,8 @@ fn gateway_state(cfg: &SimConfig, replicas: &[EndpointInfo]) -> anyhow::Result<G
         counters: Mutex::default(),
         client: gateway::upstream_client().context("cannot build the gateway's HTTP client")?,
         rng: Mutex::new(StdRng::seed_from_u64(cfg.seed)),
+        turns: AtomicUsize::new(0),
+        router: gateway::RouterState::from_config(cfg),
     })
 }
 

@@ -94,7 +94,8 @@ fn chunk_format(st: &ReplicaState, prep: &Prepared, endpoint: Endpoint) -> Chunk
         Endpoint::Completions => "cmpl",
     };
     ChunkFormat {
-        id: format!("{prefix}-{}-{n:08x}", st.name),
+        // Random-looking like vLLM's ids: the body must not reveal the replica behind a router.
+        id: format!("{prefix}-{:016x}", xxhash_rust::xxh64::xxh64(st.name.as_bytes(), n)),
         created: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         model_json: serde_json::to_string(&st.model).unwrap_or_else(|_| "\"\"".into()),
         endpoint,

@@ -1,11 +1,22 @@
-//! An AIBrix-like gateway: picks a replica per request from the `routing-strategy` header,
-//! proxies `/v1/*` to it (streaming), and answers with `target-pod`.
+//! The simulated gateway. In its default AIBrix mode it picks a replica per request from the
+//! `routing-strategy` header, proxies `/v1/*` to it (streaming), and answers with `target-pod`;
+//! in the vllm-router and sglang-router modes it behaves like those routers instead (see
+//! [`router_mode`]).
 
 mod counters;
+mod mode;
 pub mod prefix;
+mod rewrite;
+mod router_metrics;
+pub mod router_mode;
+mod sglang_api;
 
 pub use counters::GatewayCounters;
+pub use mode::{GatewayMode, RouterPolicy};
 pub use prefix::PrefixParams;
+pub use rewrite::{fresh_request_id, strip_stream_options};
+pub use router_metrics::{RouterCounters, WorkerView};
+pub use router_mode::RouterState;
 
 use crate::sim::api::body::message_text;
 use crate::sim::api::error::ApiError;
@@ -16,7 +27,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use futures_util::StreamExt;
-use prefix::{PrefixIndex, byte_block_hashes, least_loaded};
+use prefix::{PrefixIndex, byte_block_hashes, least_loaded_in_turn};
 use rand::Rng;
 use rand::rngs::StdRng;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,7 +38,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub enum Strategy {
     /// Uniformly random pod.
     Random,
-    /// Pod with the fewest requests in flight at the gateway.
+    /// Pod with the fewest requests in flight at the gateway (ties in turn).
     LeastRequest,
     /// AIBrix prefix-cache routing (see [`prefix`]).
     PrefixCache,
@@ -84,6 +95,10 @@ pub struct GatewayState {
     pub client: reqwest::Client,
     /// Random choices.
     pub rng: Mutex<StdRng>,
+    /// Least-request decisions so far (ties are taken in turn).
+    pub turns: AtomicUsize,
+    /// Router-mode settings and counters (the mode decides which API the gateway serves).
+    pub router: RouterState,
 }
 
 struct InFlight(Arc<GatewayState>, usize);
@@ -94,8 +109,11 @@ impl Drop for InFlight {
     }
 }
 
-/// The axum router of the gateway.
+/// The axum router of the gateway, in the API of its [`GatewayMode`].
 pub fn router(state: Arc<GatewayState>) -> Router {
+    if state.router.mode.is_router() {
+        return router_mode::routes(state);
+    }
     Router::new()
         .route("/v1/{*path}", any(proxy))
         .route("/metrics", get(metrics))
@@ -133,7 +151,7 @@ fn choose(st: &GatewayState, strategy: Option<Strategy>, body: &[u8]) -> usize {
     let mut rng = st.rng.lock().unwrap_or_else(PoisonError::into_inner);
     match strategy {
         None | Some(Strategy::Random) => rng.random_range(0..st.upstreams.len()),
-        Some(Strategy::LeastRequest) => least_loaded(&load, &mut *rng),
+        Some(Strategy::LeastRequest) => least_loaded_in_turn(&load, st.turns.fetch_add(1, Ordering::Relaxed)),
         Some(Strategy::PrefixCache) => {
             let hashes = byte_block_hashes(prompt_text(body).as_bytes(), st.prefix_params.block_bytes);
             let d = st.prefix.lock().unwrap_or_else(PoisonError::into_inner).route(

@@ -92,6 +92,14 @@ pub fn bucket(percent: usize) -> &'static str {
     }
 }
 
+/// Index of a least-loaded pod, ties taken in turn (`turn` counts the decisions so far), so
+/// an idle cluster alternates pods instead of drifting with coin flips.
+pub fn least_loaded_in_turn(load: &[usize], turn: usize) -> usize {
+    let min = load.iter().copied().min().unwrap_or(0);
+    let ties: Vec<usize> = (0..load.len()).filter(|&i| load[i] == min).collect();
+    ties.get(turn % ties.len().max(1)).copied().unwrap_or(0)
+}
+
 /// Index of a least-loaded pod, ties broken at random.
 pub fn least_loaded(load: &[usize], rng: &mut impl Rng) -> usize {
     let min = load.iter().copied().min().unwrap_or(0);
@@ -226,6 +234,14 @@ mod tests {
         fresh.add(&h, 0, Instant::now(), &tight);
         let d = fresh.route(&h, &[9, 3, 3], &tight, &mut rng);
         assert_eq!(d.selection, "prefix_match_skipped");
+    }
+
+    #[test]
+    fn least_request_ties_alternate() {
+        let picks: Vec<usize> = (0..6).map(|t| least_loaded_in_turn(&[0, 0], t)).collect();
+        assert_eq!(picks, vec![0, 1, 0, 1, 0, 1]);
+        assert_eq!(least_loaded_in_turn(&[3, 1, 1], 1), 2);
+        assert_eq!(least_loaded_in_turn(&[3, 1, 2], 7), 1);
     }
 
     #[test]

@@ -1,0 +1,78 @@
+//! Cost of the per-token hot path: SSE decoding plus chunk parsing of vLLM-style chat chunks
+//! with continuous usage, fed in network-sized reads. Prints ns per chunk and allocations per
+//! chunk. Run: `cargo bench --bench hot_path`.
+
+use llm_decode_bench::load::chunk::parse_chunk;
+use llm_decode_bench::load::sse::{SseDecoder, SseEvent};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Counts allocations so the bench can report allocations per chunk.
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn stream(chunks: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 1..=chunks {
+        out.extend_from_slice(format!(
+            "data: {{\"id\":\"chatcmpl-9f2c\",\"object\":\"chat.completion.chunk\",\"created\":1795974014,\"model\":\"Qwen3.8-27B-FP8\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\" token\"}},\"logprobs\":null,\"finish_reason\":null}}],\"usage\":{{\"prompt_tokens\":16384,\"total_tokens\":{},\"completion_tokens\":{i}}}}}\n\n",
+            16384 + i
+        ).as_bytes());
+    }
+    out
+}
+
+fn run(body: &[u8], read: usize) -> (u64, u64) {
+    let mut dec = SseDecoder::new();
+    let (mut tokens, mut chunks) = (0u64, 0u64);
+    for part in body.chunks(read) {
+        let _ = dec.feed(part, |ev| {
+            if let SseEvent::Data(d) = ev
+                && let Ok(c) = parse_chunk(d)
+            {
+                tokens = c.completion_tokens.unwrap_or(tokens);
+                chunks += 1;
+            }
+        });
+    }
+    (tokens, chunks)
+}
+
+fn main() {
+    let n = 200_000;
+    let body = stream(n);
+    for read in [64usize, 1024, 16 * 1024] {
+        let mut best = f64::MAX;
+        let mut allocs = 0;
+        for _ in 0..5 {
+            let a0 = ALLOCS.load(Ordering::Relaxed);
+            let t0 = Instant::now();
+            let (tokens, chunks) = run(&body, read);
+            let dt = t0.elapsed().as_secs_f64();
+            allocs = ALLOCS.load(Ordering::Relaxed) - a0;
+            assert_eq!((tokens, chunks), (n as u64, n as u64));
+            best = best.min(dt);
+        }
+        println!(
+            "reads of {read:>5} B: {:>6.0} ns/chunk, {:>5.2} M chunks/s, {:.3} allocations/chunk",
+            best * 1e9 / n as f64,
+            n as f64 / best / 1e6,
+            allocs as f64 / n as f64
+        );
+    }
+}

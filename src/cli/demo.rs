@@ -1,0 +1,32 @@
+//! Top-level flags: the demo that runs when no subcommand is given, and its display options.
+
+use crate::units::parse_duration;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Flags of the demo session (`llm-decode-bench` with no subcommand, or `--demo`).
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Run the demo: an embedded simulated cluster and a short decode + routing session.
+    #[arg(long)]
+    pub demo: bool,
+    /// Speed of the demo's simulated cluster (modelled time runs this many times faster).
+    #[arg(long, default_value_t = 10.0)]
+    pub demo_speed: f64,
+    /// Measurement window of each demo decode cell (wall clock).
+    #[arg(long, value_parser = parse_duration, default_value = "4s")]
+    pub demo_window: Duration,
+    /// Print progress and the final tables instead of opening the live monitor.
+    #[arg(long)]
+    pub headless: bool,
+    /// Report file of the demo session (default: sessions/<timestamp>.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also write the monitor's log lines to this file.
+    #[arg(long)]
+    pub log_file: Option<PathBuf>,
+    /// Plain ASCII tables in headless output.
+    #[arg(long)]
+    pub ascii: bool,
+}

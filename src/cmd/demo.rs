@@ -1,0 +1,89 @@
+//! The one-command demo: an in-process simulated cluster on free loopback ports and a short
+//! session against it (a small decode matrix, then a routing comparison with a hot scenario),
+//! shown in the live monitor or, headless, as the final tables.
+
+use super::run::{drive, print_tables};
+use crate::cli::demo::DemoArgs;
+use crate::routing::{Arrival, RoutingConfig};
+use crate::session::preflight::MetricsEndpoint;
+use crate::session::{PlanKind, RunConfig, start};
+use crate::sim::params::EngineParams;
+use crate::sim::{Cluster, ClusterInfo, SimConfig};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The demo cluster: two replicas of 4 running requests each, so 16 streams are capacity
+/// limited, and the default KV cache, so 128k x 16 does not fit.
+pub fn demo_cluster(speed: f64) -> SimConfig {
+    SimConfig {
+        replicas: 2,
+        engine: EngineParams { speed, max_num_seqs: 4, ..EngineParams::default() },
+        ..SimConfig::default()
+    }
+}
+
+/// The demo session against a running demo cluster. Arrival rate and TTFT objective scale
+/// with the speed, so in modelled time the routing phases send 3.2 req/s with a 2 s TTFT
+/// objective: enough that the replica owning the hot prefix saturates under prefix-cache
+/// routing while least-request spreads the load (the seed's lesson).
+pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option<std::path::PathBuf>) -> RunConfig {
+    let metrics =
+        info.replicas.iter().map(|r| MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }).collect();
+    RunConfig {
+        base_url: info.gateway.url.clone(),
+        model: None,
+        api_key: None,
+        endpoint: crate::load::request::Endpoint::Chat,
+        metrics,
+        no_metrics: false,
+        plans: vec![PlanKind::Decode, PlanKind::Routing],
+        ctx: vec![0, 16 * 1024, 128 * 1024],
+        conc: vec![1, 4, 16],
+        window,
+        warmup_timeout: Duration::from_secs(30),
+        settle: Duration::from_millis(500),
+        kv_oversubscribe: 2.0,
+        run_burst: false,
+        burst_tokens: 256,
+        max_tokens: None,
+        min_stream_tokens: 4096,
+        idle_timeout: Duration::from_secs(60),
+        poll_interval: Duration::from_millis(250),
+        served_by_header: None,
+        out,
+        routing: RoutingConfig {
+            scenarios: ["cold-uniform", "hot90"].iter().filter_map(|s| s.parse().ok()).collect(),
+            rounds: 1,
+            count: 96,
+            rps: 3.2 * speed,
+            slo: crate::stats::Slo { ttft: Some(Duration::from_secs_f64(2.0 / speed)), tpot: None, e2e: None },
+            arrival: Arrival::Poisson,
+            gateway_metrics: Some(info.gateway.metrics_url.clone()),
+            ..RoutingConfig::default()
+        },
+    }
+}
+
+/// Runs the demo in the monitor (on a terminal) or headless.
+pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(args.demo_speed.is_finite() && args.demo_speed > 0.0, "--demo-speed must be a positive number");
+    let cluster = Cluster::start(demo_cluster(args.demo_speed)).await?;
+    let cfg = demo_config(cluster.info(), args.demo_speed, args.demo_window, args.out.clone());
+    let handles = start(cfg).await?;
+    let (report, interrupted) = if args.headless || !std::io::stdout().is_terminal() {
+        eprintln!(
+            "demo: simulated cluster at {} (speed {}x); report: {}",
+            cluster.info().gateway.url,
+            args.demo_speed,
+            handles.report_path.display()
+        );
+        drive(handles).await?
+    } else {
+        let opts = crate::tui::TuiOptions { log_file: args.log_file.clone(), ..crate::tui::TuiOptions::default() };
+        crate::tui::run_tui(handles, opts).await?
+    };
+    print_tables(&report, args.ascii);
+    cluster.shutdown();
+    Ok(if interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}

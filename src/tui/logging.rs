@@ -1,0 +1,102 @@
+//! Logs while the monitor is up: tracing events go to tui-logger (the log panel) and, with
+//! `--log-file`, to a file; never to the terminal under the TUI.
+//!
+//! [`install`] sets a global subscriber once per process: the tui-logger layer is enabled while
+//! a [`LogGuard`] lives, and a stderr layer takes over when it is gone. A program that installs
+//! its own global subscriber first should add [`tui_layer`] to it and silence its own terminal
+//! output while [`tui_active`] is true.
+
+use crate::session::control::RunnerEvent;
+use crate::session::view::SessionSnapshot;
+use std::path::Path;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::{LevelFilter, filter_fn};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
+
+/// True while the monitor owns the terminal.
+static TUI_ACTIVE: AtomicBool = AtomicBool::new(false);
+static LOGGER: Once = Once::new();
+static SUBSCRIBER: Once = Once::new();
+
+/// Target of the runner's events in the log.
+pub const TARGET: &str = "session";
+
+/// True while the monitor owns the terminal: a program-wide stderr log layer should stay quiet.
+pub fn tui_active() -> bool {
+    TUI_ACTIVE.load(Ordering::Relaxed)
+}
+
+/// The tui-logger layer, enabled only while the monitor is up.
+pub fn tui_layer<S>() -> impl Layer<S>
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    let active = filter_fn(|_| tui_active());
+    tui_logger::TuiTracingSubscriberLayer.with_filter(active).with_filter(LevelFilter::INFO)
+}
+
+/// Routes logs to the panel (and `log_file`) until the guard is dropped.
+#[must_use = "logs go back to stderr when the guard is dropped"]
+pub struct LogGuard(());
+
+impl Drop for LogGuard {
+    fn drop(&mut self) {
+        TUI_ACTIVE.store(false, Ordering::Relaxed);
+        tui_logger::move_events();
+    }
+}
+
+/// Starts tui-logger, installs the global subscriber if none is set, and opens `log_file`.
+pub fn install(log_file: Option<&Path>) -> anyhow::Result<LogGuard> {
+    if let Some(path) = log_file {
+        // TuiLoggerFile::new panics when the file cannot be opened: check first.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| anyhow::anyhow!("cannot open log file {}: {e}", path.display()))?;
+        let name = path.to_string_lossy();
+        let file = tui_logger::TuiLoggerFile::new(&name)
+            .output_file(false)
+            .output_line(false)
+            .output_timestamp(Some("%Y-%m-%dT%H:%M:%S%.3f".into()));
+        tui_logger::set_log_file(file);
+    }
+    LOGGER.call_once(|| {
+        let _ = tui_logger::init_logger(tui_logger::LevelFilter::Info);
+        tui_logger::set_default_level(tui_logger::LevelFilter::Info);
+    });
+    SUBSCRIBER.call_once(|| {
+        let stderr = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_filter(filter_fn(|_| !tui_active()))
+            .with_filter(LevelFilter::WARN);
+        let subscriber = tracing_subscriber::registry().with(tui_layer()).with(stderr);
+        // Another global subscriber may already be set; it should then include `tui_layer`.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+    TUI_ACTIVE.store(true, Ordering::Relaxed);
+    Ok(LogGuard(()))
+}
+
+fn label(session: &SessionSnapshot, cell: usize) -> String {
+    session.cells.get(cell).map_or_else(|| format!("cell {cell}"), |c| c.label.clone())
+}
+
+/// The log line of a runner event (`None` for events not worth a line).
+pub fn event_line(ev: &RunnerEvent, session: &SessionSnapshot) -> Option<String> {
+    Some(match ev {
+        RunnerEvent::CellStarted { cell, attempt } if *attempt > 1 => {
+            format!("{}: start (attempt {attempt})", label(session, *cell))
+        }
+        RunnerEvent::CellStarted { cell, .. } => format!("{}: start", label(session, *cell)),
+        RunnerEvent::Phase { cell, phase } => format!("{}: {}", label(session, *cell), phase.as_str()),
+        RunnerEvent::CellFinished { cell, summary } => format!("{}: {summary}", label(session, *cell)),
+        RunnerEvent::Log(msg) => msg.clone(),
+        RunnerEvent::Saved(path) => format!("report written: {path}"),
+        RunnerEvent::Finished => "session finished".into(),
+    })
+}

@@ -1,0 +1,79 @@
+//! The live full-screen monitor of a session (`llm-decode-bench run` on a terminal).
+//!
+//! Event in, action for intent, command out: terminal events become [`app::Action`]s
+//! ([`keymap`]), [`app::App::update`] is synchronous and returns [`Command`]s for the runner,
+//! and the views draw the latest immutable snapshots at a bounded frame rate
+//! ([`event_loop::run_loop`]). [`run_tui`] owns the real terminal through a [`TerminalGuard`].
+
+pub mod app;
+pub mod event_loop;
+pub mod fixtures;
+pub mod grid;
+pub mod keymap;
+pub mod logging;
+pub mod terminal;
+pub mod theme;
+pub mod view;
+
+pub use app::{Action, App, Mode, RunState};
+pub use event_loop::{ChannelInput, LoopOptions, run_loop};
+pub use terminal::{CrosstermTerminal, TerminalControl, TerminalGuard};
+
+use crate::report::json::SessionReport;
+use crate::session::SessionHandles;
+use crate::session::control::Command;
+use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
+use futures_util::stream::{self, Stream, StreamExt};
+use std::path::PathBuf;
+
+/// Options of the monitor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TuiOptions {
+    /// Also write log lines to this file (`--log-file`).
+    pub log_file: Option<PathBuf>,
+    /// Most frames per second for data updates (default 20, at most 30).
+    pub fps: u16,
+}
+
+impl Default for TuiOptions {
+    fn default() -> Self {
+        Self { log_file: None, fps: 20 }
+    }
+}
+
+/// Key events from the terminal, with SIGINT delivered as Ctrl-C (raw mode turns a typed Ctrl-C
+/// into a key; a signal from elsewhere must stop the session the same way).
+fn terminal_input() -> impl Stream<Item = Event> + Unpin {
+    let keys = EventStream::new().filter_map(|r| std::future::ready(r.ok()));
+    let sigint = stream::unfold((), |()| async {
+        tokio::signal::ctrl_c().await.ok()?;
+        Some((Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), ()))
+    });
+    stream::select(keys, Box::pin(sigint))
+}
+
+/// Runs the monitor over a started session until the operator quits and the runner has written
+/// the report. Returns the final report and whether the session was interrupted (Ctrl-C).
+///
+/// Owns the terminal for its whole life: raw mode, alternate screen and a hidden cursor, restored
+/// on every exit path (errors and panics included). Logs go to the log panel and `log_file`.
+pub async fn run_tui(handles: SessionHandles, opts: TuiOptions) -> anyhow::Result<(SessionReport, bool)> {
+    let commands = handles.commands.clone();
+    let logs = logging::install(opts.log_file.as_deref())?;
+    let guard = TerminalGuard::enter(CrosstermTerminal)?;
+    let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
+    let result = match ratatui::Terminal::new(backend) {
+        Ok(mut terminal) => {
+            let lopts = LoopOptions { fps: opts.fps, log_widget: true };
+            run_loop(&mut terminal, handles, terminal_input(), lopts).await
+        }
+        Err(e) => Err(e.into()),
+    };
+    if result.is_err() {
+        // The runner keeps the load going otherwise; the report holds what finished.
+        let _ = commands.send(Command::Stop);
+    }
+    drop(guard);
+    drop(logs);
+    result
+}

@@ -1,0 +1,200 @@
+//! Detail of the selected cell's latest attempt: its distributions and per-replica view.
+
+use super::super::app::App;
+use super::super::theme;
+use super::widgets::{lines, panel, pct, popup};
+use crate::report::json::{BurstAttempt, DecodeAttempt};
+use crate::report::text::format::{fmt_latency_ms, fmt_tps};
+use crate::session::state::{Attempt, CellStatus};
+use crate::stats::Summary;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Margin, Rect};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+type Lines = Vec<Line<'static>>;
+
+fn dist_header() -> Line<'static> {
+    let s = format!("{:<14}{:>7}{:>8}{:>8}{:>8}{:>8}{:>8}", "", "n", "p50", "p90", "p95", "p99", "max");
+    Line::styled(s, theme::dim())
+}
+
+fn dist(name: &str, s: Option<&Summary>) -> Line<'static> {
+    let text = match s {
+        Some(s) => format!(
+            "{:>7}{:>8}{:>8}{:>8}{:>8}{:>8}",
+            s.count,
+            fmt_latency_ms(Some(s.p50)),
+            fmt_latency_ms(Some(s.p90)),
+            fmt_latency_ms(Some(s.p95)),
+            fmt_latency_ms(Some(s.p99)),
+            fmt_latency_ms(Some(s.max))
+        ),
+        None => format!("{:>7}", "—"),
+    };
+    Line::from(vec![Span::styled(format!("{name:<14}"), theme::label()), Span::styled(text, theme::value())])
+}
+
+fn served_by(samples: &[crate::report::json::RequestRecord]) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for s in samples {
+        *out.entry(s.served_by.clone().unwrap_or_else(|| "unknown".into())).or_insert(0) += 1;
+    }
+    out
+}
+
+fn errors_line(errors: &BTreeMap<String, u64>) -> Line<'static> {
+    let text = if errors.is_empty() {
+        "none".to_string()
+    } else {
+        errors.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+    };
+    let style = if errors.is_empty() { theme::dim() } else { theme::error() };
+    Line::from(vec![Span::styled("errors ", theme::label()), Span::styled(text, style)])
+}
+
+fn decode(d: &DecodeAttempt) -> Lines {
+    let run = d.running_avg.map_or_else(|| "—".into(), |r| format!("{r:.1}"));
+    let mut out = vec![
+        Line::from(format!(
+            "window {:.1}s · {} tokens · aggregate {} tok/s ({}) · user {} tok/s",
+            d.window_s,
+            d.window_tokens,
+            fmt_tps(d.aggregate_tps),
+            d.aggregate_source,
+            d.user_tps.map_or_else(|| "—".into(), fmt_tps)
+        )),
+        Line::from(format!(
+            "running {run}/{} · warmup {:.1}s{} · capacity-limited {}",
+            d.requested,
+            d.warmup_s,
+            if d.warmup_timed_out { " (timed out)" } else { "" },
+            if d.capacity_limited { "yes" } else { "no" }
+        )),
+        dist_header(),
+        dist("TTFT ms", d.ttft_ms.as_ref()),
+        dist("ITL ms", d.itl_ms.as_ref()),
+        dist("ITL/token ms", d.itl_token_ms.as_ref()),
+        dist("ITL/chunk ms", d.itl_chunk_ms.as_ref()),
+        dist("TPOT ms", d.tpot_ms.as_ref()),
+        dist("latency ms", d.latency_ms.as_ref()),
+        dist("client lag ms", d.client_lag_ms.as_ref()),
+    ];
+    if let Some(p) = &d.prometheus {
+        let ratio = p.client_over_server.map_or_else(|| "—".into(), |r| format!("{r:.3}"));
+        let hits = p.prefix_hits_delta.zip(p.prefix_queries_delta).filter(|(_, q)| *q > 0.0).map(|(h, q)| h / q);
+        out.push(Line::from(format!(
+            "server {} tok/s · client/server {ratio} · prefix hits {} · preemptions {} · KV peak {}",
+            p.generation_tps.map_or_else(|| "—".into(), fmt_tps),
+            pct(hits),
+            p.preemptions_delta.map_or_else(|| "—".into(), |v| format!("{v:.0}")),
+            pct(p.kv_usage_peak)
+        )));
+    }
+    out.push(errors_line(&d.errors));
+    let split = served_by(&d.request_samples);
+    if !split.is_empty() {
+        let parts: Vec<String> = split.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        out.push(Line::from(format!("requests per replica: {}", parts.join(" · "))));
+    }
+    out
+}
+
+fn burst(b: &BurstAttempt) -> Lines {
+    vec![
+        Line::from(format!(
+            "{} requests · {} ok · {} failed · {} tok/s · makespan {:.1}s",
+            b.requests,
+            b.success,
+            b.error_count,
+            fmt_tps(b.output_tps),
+            b.makespan_s
+        )),
+        dist_header(),
+        dist("TTFT ms", b.ttft_ms.as_ref()),
+        dist("E2E ms", b.e2e_ms.as_ref()),
+        errors_line(&b.errors),
+    ]
+}
+
+fn secs_ms(v: &Value, key: &str) -> String {
+    let p = |q: &str| fmt_latency_ms(v.pointer(&format!("/{key}/{q}")).and_then(Value::as_f64).map(|s| s * 1e3));
+    format!("{:<6} p50 {:>6}  p95 {:>6}  p99 {:>6} ms", key.to_uppercase(), p("p50"), p("p95"), p("p99"))
+}
+
+fn routing(v: &Value) -> Lines {
+    let num = |p: &str| v.pointer(p).and_then(Value::as_f64);
+    let mut out = vec![Line::from(format!(
+        "good {}/{} · {} tok/s · errors {} · prefix hits {}",
+        num("/good").unwrap_or(0.0),
+        num("/requests").unwrap_or(0.0),
+        fmt_tps(num("/output_tokens_per_second").unwrap_or(0.0)),
+        num("/errors").unwrap_or(0.0),
+        pct(num("/cache_hit_ratio"))
+    ))];
+    out.extend(["ttft", "tpot", "e2e"].map(|k| Line::from(secs_ms(v, k))));
+    let head =
+        format!("{:<12}{:>6}{:>6}{:>6}{:>6}{:>7}{:>6}  families", "replica", "reqs", "hit", "wait", "run", "KV", "pre");
+    out.push(Line::styled(head, theme::dim()));
+    for (name, r) in v.get("replicas").and_then(Value::as_object).into_iter().flatten() {
+        let n = |k: &str| r.get(k).and_then(Value::as_f64);
+        let mut fams: Vec<(String, u64)> = r
+            .get("family_counts")
+            .and_then(Value::as_object)
+            .map(|m| m.iter().map(|(k, c)| (k.clone(), c.as_u64().unwrap_or(0))).collect())
+            .unwrap_or_default();
+        fams.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let fams: Vec<String> = fams.iter().take(4).map(|(f, c)| format!("f{f}:{c}")).collect();
+        let count = |k: &str| n(k).map_or_else(|| "—".into(), |x| format!("{x:.0}"));
+        out.push(Line::from(format!(
+            "{name:<12}{:>6}{:>6}{:>6}{:>6}{:>7}{:>6}  {}",
+            count("requests"),
+            pct(n("cache_hit_ratio")),
+            count("waiting_peak"),
+            count("running_peak"),
+            pct(n("kv_usage_peak")),
+            count("preemptions"),
+            fams.join(" ")
+        )));
+    }
+    out
+}
+
+fn body(app: &App, id: usize) -> Lines {
+    let Some(c) = app.session.cells.get(id) else { return vec![] };
+    let mut out = vec![Line::from(vec![
+        Span::styled("status ", theme::label()),
+        Span::styled(c.status.as_str(), theme::value()),
+        Span::styled(format!(" · {} attempt(s), latest shown", c.attempts), theme::label()),
+    ])];
+    if let CellStatus::Skipped(reason) = &c.status {
+        out.push(Line::from(format!("skipped: {reason}")));
+    }
+    if c.status == CellStatus::Running {
+        out.push(Line::styled("running now: the live panels show this attempt", theme::warn()));
+    }
+    match c.latest.as_deref() {
+        None => out.push(Line::styled("not run yet", theme::dim())),
+        Some(a) => {
+            let status = c.headline.as_ref().map_or("", |h| h.status.as_str());
+            out.push(Line::styled(format!("latest attempt: {status}"), theme::title()));
+            out.extend(match a {
+                Attempt::Decode(d) => decode(d),
+                Attempt::Burst(b) => burst(b),
+                Attempt::Routing(v) => routing(v),
+            });
+        }
+    }
+    out
+}
+
+/// Draws the detail popup of the selected cell over `area`.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let Some(id) = app.selected else { return };
+    let label = app.session.cells.get(id).map_or("?", |c| c.label.as_str());
+    let out = body(app, id);
+    let h = (out.len() as u16 + 2).max(6);
+    let inner = popup(area, 100, h, panel(format!("Detail: {label}  (Esc closes)")), buf);
+    lines(inner.inner(Margin::new(1, 0)), buf, &out);
+}

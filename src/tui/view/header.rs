@@ -1,0 +1,91 @@
+//! Header: target, model, engine dialect, plan, session clock, state, report path, warnings.
+
+use super::super::app::{App, RunState};
+use super::super::theme;
+use super::widgets::clock;
+use crate::session::control::Phase;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+/// Client event-loop lag above this is shown as a warning, ms.
+pub const LAG_WARN_MS: f64 = 50.0;
+
+fn sep() -> Span<'static> {
+    Span::styled(" │ ", theme::border())
+}
+
+/// Warnings worth the operator's eye: client lag, stale metrics.
+pub fn warnings(app: &App) -> Vec<String> {
+    let mut w = Vec::new();
+    if let Some(lag) = app.live.client_lag_ms.filter(|l| *l > LAG_WARN_MS) {
+        w.push(format!("client lag {lag:.0} ms"));
+    }
+    let stale = match &app.metrics {
+        Some(m) => m.replicas.iter().filter(|r| r.stale).count(),
+        None => app.live.replicas.iter().filter(|r| r.stale).count(),
+    };
+    if stale > 0 {
+        w.push(format!("{stale} replica metrics stale"));
+    }
+    w
+}
+
+fn first_line(app: &App, width: u16) -> Line<'static> {
+    let s = &app.session;
+    let mut spans = Vec::new();
+    if width >= 120 {
+        spans.push(Span::styled(" llm-decode-bench", theme::title().add_modifier(Modifier::ITALIC)));
+        spans.push(sep());
+    } else {
+        spans.push(Span::raw(" "));
+    }
+    spans.extend([
+        Span::styled("target ", theme::label()),
+        Span::styled(s.target.clone(), theme::value()),
+        sep(),
+        Span::styled("model ", theme::label()),
+        Span::styled(s.model.clone(), theme::value()),
+        sep(),
+        Span::styled(if width >= 120 { "engine " } else { "" }, theme::label()),
+        Span::styled(s.dialect.clone(), theme::value()),
+        sep(),
+        Span::styled("plan ", theme::label()),
+        Span::styled(s.plan.clone(), theme::value()),
+    ]);
+    Line::from(spans)
+}
+
+fn second_line(app: &App) -> Line<'static> {
+    let state = app.run_state();
+    let end = app.finished_at.unwrap_or(app.now);
+    let elapsed = end.saturating_duration_since(app.session.started);
+    let mut spans = vec![
+        Span::raw(" "),
+        Span::styled(format!(" {} ", state.as_str()), theme::badge(state.as_str())),
+        Span::raw(" "),
+        Span::styled(clock(elapsed), theme::value()),
+    ];
+    if state != RunState::Done && app.live.phase != Phase::Idle && app.live.cell.is_some() {
+        spans.push(sep());
+        spans.push(Span::styled(format!("{} ", app.live.label), theme::value()));
+        spans.push(Span::styled(app.live.phase.as_str(), theme::cell(super::matrix::phase_state(app.live.phase))));
+    }
+    for w in warnings(app) {
+        spans.push(sep());
+        spans.push(Span::styled(format!("⚠ {w}"), theme::warn()));
+    }
+    spans.push(sep());
+    spans.push(Span::styled("report ", theme::label()));
+    spans.push(Span::styled(app.session.report_path.clone(), Style::new()));
+    Line::from(spans)
+}
+
+/// Draws the two header lines.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    buf.set_line(area.x, area.y, &first_line(app, area.width), area.width);
+    if area.height > 1 {
+        buf.set_line(area.x, area.y + 1, &second_line(app), area.width);
+    }
+}

@@ -1,0 +1,46 @@
+//! Key bar: the keys of the current mode, and feedback on the last key.
+
+use super::super::app::{App, Mode, RunState};
+use super::super::theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+/// The keys shown in `mode`: (key, what it does).
+pub fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
+    match app.mode {
+        Mode::ConfirmQuit => vec![("y", "stop and quit"), ("n", "keep running")],
+        Mode::Help => vec![("?", "close help"), ("Esc", "close")],
+        _ if app.run_state() == RunState::Stopping => vec![("^C", "leave now")],
+        _ if app.run_state() == RunState::Done => {
+            vec![("←↓↑→", "select"), ("⏎", "detail"), ("q", "quit"), ("?", "help")]
+        }
+        Mode::Detail => vec![("Esc", "close"), ("←↓↑→", "select"), ("r", "re-run"), ("q", "quit"), ("?", "help")],
+        Mode::Normal => {
+            let pause = if app.paused() { "resume" } else { "pause" };
+            vec![
+                ("p", pause),
+                ("s", "skip"),
+                ("r", "rerun"),
+                ("←↓↑→", "move"),
+                ("⏎", "detail"),
+                ("w", "save"),
+                ("q", "quit"),
+                ("?", "help"),
+            ]
+        }
+    }
+}
+
+/// Draws the key bar.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let mut spans = Vec::new();
+    if let Some(n) = &app.notice {
+        spans.push(Span::styled(format!("» {n}  "), theme::warn()));
+    }
+    for (k, what) in keys(app) {
+        spans.push(Span::styled(format!(" {k} "), theme::key()));
+        spans.push(Span::styled(format!(" {what} "), theme::label()));
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}

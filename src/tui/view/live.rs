@@ -1,0 +1,152 @@
+//! Live cell: phase progress, aggregate tok/s sparkline, TTFT/ITL, running/requested gauge,
+//! errors by kind, request counters.
+
+use super::super::app::{App, RunState};
+use super::super::theme;
+use super::matrix::phase_state;
+use super::widgets::{bar, framed, kv, lines, panel, secs, sparkline, tall_sparkline};
+use crate::report::text::format::{fmt_latency_ms, fmt_ms_compact, fmt_tps};
+use crate::session::control::{LiveView, Phase};
+use crate::session::state::CellStatus;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+/// Height of the panel in the compact layout, borders included.
+pub const HEIGHT: u16 = 7;
+/// Height of the panel in the wide layout, borders included.
+pub const HEIGHT_WIDE: u16 = 10;
+
+/// Running requests: Prometheus (summed over fresh replicas) or, without it, streaming requests.
+pub fn running(live: &LiveView) -> f64 {
+    let prom: Vec<f64> = live.replicas.iter().filter(|r| !r.stale).filter_map(|r| r.running).collect();
+    if prom.is_empty() { live.totals.streaming.max(0) as f64 } else { prom.iter().sum() }
+}
+
+fn progress(app: &App, width: usize) -> Line<'static> {
+    let l = &app.live;
+    let elapsed = l.phase_started.map(|t| app.now.saturating_duration_since(t)).unwrap_or_default();
+    let mut spans = vec![Span::styled(format!("{:<9} ", l.phase.as_str()), theme::cell(phase_state(l.phase)))];
+    match l.phase_len {
+        Some(len) if !len.is_zero() => {
+            let ratio = elapsed.as_secs_f64() / len.as_secs_f64();
+            let tail = format!(" {}/{}", secs(elapsed), secs(len));
+            let w = width.saturating_sub(10 + tail.chars().count()).max(4);
+            spans.push(Span::styled(bar(ratio, w), theme::cell(phase_state(l.phase))));
+            spans.push(Span::styled(tail, theme::label()));
+        }
+        _ => spans.push(Span::styled(secs(elapsed), theme::label())),
+    }
+    Line::from(spans)
+}
+
+fn errors_line(l: &LiveView) -> Line<'static> {
+    if l.errors.is_empty() {
+        return Line::from(vec![Span::styled("errors ", theme::label()), Span::styled("none", theme::dim())]);
+    }
+    let list: Vec<String> = l.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    Line::from(vec![Span::styled("errors ", theme::label()), Span::styled(list.join(", "), theme::error())])
+}
+
+fn gauge_line(l: &LiveView, width: usize) -> Line<'static> {
+    let run = running(l);
+    let req = f64::from(l.requested.max(1));
+    let tail = format!(" {run:.0}/{}", l.requested);
+    let w = width.saturating_sub(8 + tail.len()).max(4);
+    Line::from(vec![
+        Span::styled("run/req ", theme::label()),
+        Span::styled(bar(run / req, w), theme::gauge(1.0 - (run / req).min(1.0))),
+        Span::styled(tail, theme::value()),
+    ])
+}
+
+fn latency_line(l: &LiveView) -> Line<'static> {
+    let ttft = format!("{}/{}", fmt_latency_ms(l.ttft_p50_ms), fmt_latency_ms(l.ttft_p90_ms));
+    let [a, b] = kv("TTFT p50/p90 ", ttft);
+    let [c, d] = kv(" · ITL ", fmt_ms_compact(l.itl_now_ms));
+    Line::from(vec![a, b, c, d, Span::styled(" ms", theme::label())])
+}
+
+fn totals_line(l: &LiveView) -> Line<'static> {
+    let t = &l.totals;
+    Line::styled(
+        format!(
+            "{} sent · {} done · {} in flight · {} failed · {} tok",
+            t.started, t.completed, t.in_flight, t.failed, t.tokens
+        ),
+        theme::dim(),
+    )
+}
+
+/// Cells by outcome: `6 measured · 2 errored · 1 ∅ · 1 skip · 2 pending`.
+fn tally(app: &App) -> Line<'static> {
+    let mut counts: [(usize, &str); 6] =
+        [(0, "measured"), (0, "errored"), (0, "∅"), (0, "skip"), (0, "running"), (0, "pending")];
+    for c in &app.session.cells {
+        let i = match c.status {
+            CellStatus::Measured => 0,
+            CellStatus::Errored => 1,
+            CellStatus::Skipped(_) => 2,
+            CellStatus::SkippedByOperator => 3,
+            CellStatus::Running => 4,
+            CellStatus::Pending => 5,
+        };
+        counts[i].0 += 1;
+    }
+    let parts: Vec<String> = counts.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")).collect();
+    Line::styled(parts.join(" · "), theme::label())
+}
+
+fn idle_text(app: &App) -> Vec<Line<'static>> {
+    match app.run_state() {
+        RunState::Paused => vec![
+            Line::styled("load paused", theme::warn()),
+            Line::styled("p resumes: the paused cell runs", theme::label()),
+            Line::styled("again from warmup", theme::label()),
+            tally(app),
+        ],
+        RunState::Done => vec![Line::styled("session over", theme::dim()), tally(app)],
+        RunState::Stopping => vec![Line::styled("stopping: writing the report…", theme::warn())],
+        RunState::Running => vec![Line::styled("between cells", theme::dim()), tally(app)],
+    }
+}
+
+/// Draws the live panel.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let l = &app.live;
+    let title = match l.cell {
+        Some(_) => format!("Live: {}", l.label),
+        None => "Live".into(),
+    };
+    let inner = framed(panel(title), area, buf);
+    if l.cell.is_none() || l.phase == Phase::Idle {
+        lines(inner, buf, &idle_text(app));
+        return;
+    }
+    let width = usize::from(inner.width);
+    let tps = format!("tok/s {:>7} ", fmt_tps(l.tps));
+    let spark_w = width.saturating_sub(tps.chars().count());
+    let tall = inner.height >= 8;
+    let mut out = vec![progress(app, width)];
+    if tall {
+        out.push(Line::from(vec![
+            Span::styled("tok/s ", theme::label()),
+            Span::styled(fmt_tps(l.tps), theme::value()),
+        ]));
+    } else {
+        out.push(Line::from(vec![
+            Span::styled(tps, theme::value()),
+            Span::styled(sparkline(&l.tps_history, spark_w, None), theme::spark()),
+        ]));
+    }
+    out.extend([latency_line(l), gauge_line(l, width), errors_line(l)]);
+    if tall {
+        out.push(totals_line(l));
+    }
+    lines(inner, buf, &out);
+    if tall {
+        let y = inner.y + out.len() as u16;
+        let spark = Rect { x: inner.x, y, width: inner.width, height: inner.bottom().saturating_sub(y) };
+        tall_sparkline(&l.tps_history, spark, buf, theme::spark());
+    }
+}

@@ -1,0 +1,185 @@
+//! Prefix owners: prompt families x replicas: who owns each family's prefix now (`●`), how many
+//! of its requests each replica served, the hot family marked `★`, and totals per replica.
+//! While a routing phase runs it shows the live view; otherwise the selected finished phase.
+
+use super::super::app::App;
+use super::super::theme;
+use super::widgets::{fit, framed, panel};
+use crate::session::control::FamilyLive;
+use crate::session::state::Attempt;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Marker of the owning replica.
+pub const OWNER: &str = "●";
+/// Marker of the hot family.
+pub const HOT: &str = "★";
+/// Width of the family column.
+const FAMILY_W: usize = 7;
+
+/// What the panel shows: a title, the families and the replica columns.
+pub struct Owners {
+    /// Panel title.
+    pub title: String,
+    /// One entry per prompt family.
+    pub families: Vec<FamilyLive>,
+    /// Replica columns, in order.
+    pub names: Vec<String>,
+}
+
+/// The families of a finished routing phase (seed 002 layout): owners from
+/// `initial_prefix_owners`, requests from each replica's `family_counts`.
+pub fn families_of(phase: &Value) -> Vec<FamilyLive> {
+    let replicas = phase.get("replicas").and_then(Value::as_object);
+    let mut out: BTreeMap<u32, FamilyLive> = BTreeMap::new();
+    let hot = phase.pointer("/config/hot_fraction").and_then(Value::as_f64).is_some_and(|h| h > 0.0)
+        || phase.get("scenario").and_then(Value::as_str).is_some_and(|s| s.starts_with("hot"));
+    let new = |f: u32| FamilyLive { family: f, hot: hot && f == 0, ..FamilyLive::default() };
+    for (name, r) in replicas.into_iter().flatten() {
+        for (f, n) in r.get("family_counts").and_then(Value::as_object).into_iter().flatten() {
+            if let Ok(f) = f.parse() {
+                out.entry(f).or_insert_with(|| new(f)).served.insert(name.clone(), n.as_u64().unwrap_or(0));
+            }
+        }
+    }
+    for (f, owners) in phase.get("initial_prefix_owners").and_then(Value::as_object).into_iter().flatten() {
+        if let Ok(f) = f.parse() {
+            out.entry(f).or_insert_with(|| new(f)).owner = owners.get(0).and_then(Value::as_str).map(str::to_string);
+        }
+    }
+    out.into_values().collect()
+}
+
+/// Replica columns: `first` in order, then any other replica the families name.
+fn names_with(first: Vec<String>, families: &[FamilyLive]) -> Vec<String> {
+    let mut names = first;
+    for f in families {
+        for n in f.served.keys().chain(f.owner.iter()) {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    names
+}
+
+/// The live families of the running phase, or those of the selected finished phase.
+pub fn owners(app: &App) -> Owners {
+    if !app.live.families.is_empty() {
+        let first = app.live.replicas.iter().map(|r| r.name.clone()).collect();
+        let names = names_with(first, &app.live.families);
+        return Owners { title: "Prefix owners (live)".into(), families: app.live.families.clone(), names };
+    }
+    let selected = app.selected.and_then(|id| app.session.cells.get(id));
+    if let Some((label, Attempt::Routing(v))) = selected.and_then(|c| Some((&c.label, c.latest.as_deref()?))) {
+        let families = families_of(v);
+        let names = names_with(Vec::new(), &families);
+        return Owners { title: format!("Prefix owners: {label}"), families, names };
+    }
+    Owners { title: "Prefix owners".into(), families: Vec::new(), names: Vec::new() }
+}
+
+/// Width of one replica's count column.
+fn col_width(name: &str) -> usize {
+    name.chars().count().clamp(5, 10) + 2
+}
+
+/// Width of the owner column: the longest replica name plus a space.
+fn owner_width(names: &[String]) -> usize {
+    names.iter().map(|n| n.chars().count()).max().unwrap_or(5).clamp(5, 11) + 1
+}
+
+/// Height the panel would like, borders included.
+pub fn height(app: &App) -> u16 {
+    (owners(app).families.len() as u16 + 4).max(5)
+}
+
+/// Width the panel would like, borders included.
+pub fn width(app: &App) -> u16 {
+    let names = owners(app).names;
+    let cols: usize = names.iter().map(|n| col_width(n)).sum();
+    (FAMILY_W + owner_width(&names) + cols + 2).clamp(28, 60) as u16
+}
+
+fn header(names: &[String]) -> Line<'static> {
+    let mut s = format!("{:<FAMILY_W$}{:<ow$}", "family", "owner", ow = owner_width(names));
+    for n in names {
+        let w = col_width(n);
+        s.push_str(&format!("{:>w$}", fit(n, w - 2)));
+    }
+    Line::styled(s, theme::dim())
+}
+
+fn family_line(f: &FamilyLive, names: &[String]) -> Line<'static> {
+    let fam_style = if f.hot { theme::hot() } else { theme::label() };
+    let fam = if f.hot { format!("{} {HOT}", f.family) } else { f.family.to_string() };
+    let owner = f.owner.clone().unwrap_or_else(|| "—".into());
+    let ow = owner_width(names);
+    let mut spans = vec![
+        Span::styled(format!("{fam:<FAMILY_W$}"), fam_style),
+        Span::styled(format!("{:<ow$}", fit(&owner, ow - 1)), theme::value()),
+    ];
+    let top = f.served.values().copied().max().unwrap_or(0);
+    for n in names {
+        let w = col_width(n);
+        let served = f.served.get(n).copied().unwrap_or(0);
+        let mark = if f.owner.as_deref() == Some(n.as_str()) { OWNER } else { " " };
+        let style = if served > 0 && served == top && f.hot { theme::hot() } else { Style::new() };
+        spans.push(Span::styled(format!("{:>w$}", served, w = w - 1), style));
+        spans.push(Span::styled(mark, theme::hot()));
+    }
+    Line::from(spans)
+}
+
+fn totals_line(o: &Owners) -> Line<'static> {
+    let w = FAMILY_W + owner_width(&o.names);
+    let mut spans = vec![Span::styled(format!("{:<w$}", "all"), theme::label())];
+    for n in &o.names {
+        let w = col_width(n);
+        let total: u64 = o.families.iter().map(|f| f.served.get(n).copied().unwrap_or(0)).sum();
+        spans.push(Span::styled(format!("{:>w$} ", total, w = w - 1), theme::value()));
+    }
+    Line::from(spans)
+}
+
+/// Draws the prefix-owner panel.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let o = owners(app);
+    let inner = framed(panel(o.title.clone()), area, buf);
+    if o.families.is_empty() {
+        let msg = "no prompt families here: select a routing phase";
+        buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
+        return;
+    }
+    let rows = usize::from(inner.height.saturating_sub(2));
+    let mut out = vec![header(&o.names)];
+    out.extend(o.families.iter().take(rows).map(|f| family_line(f, &o.names)));
+    out.push(totals_line(&o));
+    for (i, line) in out.iter().enumerate().take(usize::from(inner.height)) {
+        buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_phase_gives_owners_and_counts() {
+        let v = serde_json::json!({
+            "scenario": "hot90",
+            "replicas": {"A": {"family_counts": {"0": 34, "4": 1}}, "B": {"family_counts": {"0": 52, "1": 2}}},
+            "initial_prefix_owners": {"0": ["B"], "1": ["B"], "4": ["A"]}
+        });
+        let f = families_of(&v);
+        assert_eq!(f.iter().map(|f| f.family).collect::<Vec<_>>(), [0, 1, 4]);
+        assert!(f[0].hot && !f[1].hot);
+        assert_eq!(f[0].owner.as_deref(), Some("B"));
+        assert_eq!(f[0].served.get("A"), Some(&34));
+        assert_eq!(names_with(Vec::new(), &f), ["A", "B"]);
+    }
+}

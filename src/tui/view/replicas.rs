@@ -1,0 +1,127 @@
+//! Replicas: one row per replica: running, waiting, KV usage gauge, prefix hit ratio and
+//! preemptions in this cell, requests routed here (and their share), a tok/s sparkline.
+//! Stale metrics are marked `~`.
+
+use super::super::app::App;
+use super::super::theme;
+use super::widgets::{bar, count, fit, framed, panel, pct, sparkline};
+use crate::session::control::ReplicaLive;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use std::borrow::Cow;
+
+/// The replicas to show: the running cell's view, or the latest metrics round between cells.
+pub fn rows(app: &App) -> Cow<'_, [ReplicaLive]> {
+    if !app.live.replicas.is_empty() {
+        return Cow::Borrowed(&app.live.replicas);
+    }
+    let Some(m) = &app.metrics else { return Cow::Owned(Vec::new()) };
+    let rows = m
+        .replicas
+        .iter()
+        .map(|r| {
+            let s = r.sample.as_ref();
+            ReplicaLive {
+                name: r.name.clone(),
+                running: s.and_then(|s| s.running),
+                waiting: s.and_then(|s| s.waiting),
+                kv_usage: s.and_then(|s| s.kv_usage),
+                stale: r.stale,
+                ..ReplicaLive::default()
+            }
+        })
+        .collect();
+    Cow::Owned(rows)
+}
+
+/// Height the panel would like, borders included.
+pub fn height(app: &App) -> u16 {
+    (rows(app).len() as u16 + 3).max(4)
+}
+
+struct Cols {
+    name: usize,
+    kv: usize,
+    share: bool,
+    spark: usize,
+}
+
+fn columns(rows: &[ReplicaLive], width: usize) -> Cols {
+    let name = rows.iter().map(|r| r.name.chars().count() + 1).max().unwrap_or(7).clamp(7, 14);
+    // name, run 4, wait 5, space, KV bar, KV % 5, hit 5, pre 4, reqs 6
+    let fixed = name + 4 + 5 + 1 + 5 + 5 + 4 + 6;
+    let kv = width.saturating_sub(fixed).clamp(3, 10);
+    let left = width.saturating_sub(fixed + kv);
+    let share = rows.len() > 1 && left >= 5;
+    let spark = left.saturating_sub(if share { 5 } else { 0 }).saturating_sub(1);
+    Cols { name, kv, share, spark: if spark >= 4 { spark } else { 0 } }
+}
+
+fn header(c: &Cols) -> Line<'static> {
+    let mut s = format!(
+        "{:<name$}{:>4}{:>5} {:<kv$}{:>5}{:>5}{:>4}{:>6}",
+        "replica",
+        "run",
+        "wait",
+        "KV",
+        "",
+        "hit",
+        "pre",
+        "reqs",
+        name = c.name,
+        kv = c.kv
+    );
+    if c.share {
+        s.push_str("     ");
+    }
+    if c.spark > 0 {
+        s.push_str(" tok/s");
+    }
+    Line::styled(s, theme::dim())
+}
+
+fn row(r: &ReplicaLive, c: &Cols, total_reqs: u64) -> Line<'static> {
+    let mark = if r.stale { "~" } else { "" };
+    let name = format!("{:<w$}", fit(&format!("{}{mark}", r.name), c.name - 1), w = c.name);
+    let name_style = if r.stale { theme::warn() } else { theme::value() };
+    let kv = r.kv_usage.unwrap_or(0.0);
+    let mut spans = vec![
+        Span::styled(name, name_style),
+        Span::raw(format!("{:>4}{:>5} ", count(r.running), count(r.waiting))),
+        Span::styled(bar(kv, c.kv), theme::gauge(kv)),
+        Span::raw(format!("{:>5}", pct(r.kv_usage))),
+        Span::raw(format!("{:>5}{:>4}", pct(r.hit_ratio), count(r.preemptions))),
+        Span::styled(format!("{:>6}", r.requests), theme::value()),
+    ];
+    if c.share {
+        let share = if total_reqs > 0 { r.requests as f64 / total_reqs as f64 } else { 0.0 };
+        let style = if share > 0.6 { theme::hot() } else { theme::label() };
+        spans.push(Span::styled(format!("{:>5}", pct((total_reqs > 0).then_some(share))), style));
+    }
+    if c.spark > 0 {
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(sparkline(&r.tps_history, c.spark, None), theme::spark()));
+    }
+    let line = Line::from(spans);
+    if r.stale { line.patch_style(theme::dim().add_modifier(Modifier::ITALIC)) } else { line }
+}
+
+/// Draws the replicas panel.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let rows = rows(app);
+    let title = if app.live.replicas.is_empty() { "Replicas (latest poll)" } else { "Replicas (this cell)" };
+    let inner = framed(panel(title), area, buf);
+    if rows.is_empty() {
+        let msg = if app.metrics.is_none() { "no metrics polled" } else { "waiting for the first poll" };
+        buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
+        return;
+    }
+    let c = columns(&rows, usize::from(inner.width));
+    let total: u64 = rows.iter().map(|r| r.requests).sum();
+    buf.set_line(inner.x, inner.y, &header(&c), inner.width);
+    for (i, r) in rows.iter().enumerate().take(usize::from(inner.height.saturating_sub(1))) {
+        buf.set_line(inner.x, inner.y + 1 + i as u16, &row(r, &c, total), inner.width);
+    }
+}

@@ -1,0 +1,61 @@
+//! Routing: the gateway's routing-counter changes since the running phase started, e.g.
+//! AIBrix `routing_decisions_total{match_percent_bucket}` and `routing_selection_total{selection}`.
+
+use super::super::app::App;
+use super::super::theme;
+use super::widgets::{bar, fit, framed, panel};
+use crate::metrics::CounterDelta;
+use crate::session::state::CellSpec;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+/// Name prefixes left out to keep lines short.
+const PREFIXES: [&str; 4] = ["aibrix_prefix_cache_routing_", "aibrix_prefix_cache_", "aibrix_", "vllm_router_"];
+/// Labels that say nothing about the routing decision.
+const QUIET_LABELS: [&str; 3] = ["using_kv_sync", "model", "model_name"];
+
+/// Short display name of a counter series: `decisions 76-100` for
+/// `aibrix_prefix_cache_routing_decisions_total{match_percent_bucket="76-100"}`.
+/// Label values equal to `route` (the phase's own strategy) are left out too.
+pub fn short_name(d: &CounterDelta, route: Option<&str>) -> String {
+    let mut name = d.name.as_str();
+    if let Some(p) = PREFIXES.iter().find(|p| name.starts_with(*p)) {
+        name = &name[p.len()..];
+    }
+    let name = name.strip_suffix("_total").unwrap_or(name);
+    let labels = d.labels.iter().filter(|(k, v)| !QUIET_LABELS.contains(&k.as_str()) && Some(v.as_str()) != route);
+    let labels: Vec<&str> = labels.map(|(_, v)| v.as_str()).collect();
+    if labels.is_empty() { name.to_string() } else { format!("{name} {}", labels.join(",")) }
+}
+
+/// Draws the routing panel.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let inner = framed(panel("Routing: gateway counters Δ this phase"), area, buf);
+    let deltas = &app.live.routing;
+    if deltas.is_empty() {
+        let msg = "no gateway routing counters changed in this phase";
+        buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
+        return;
+    }
+    let route = app.live.cell.and_then(|c| app.session.cells.get(c)).and_then(|c| match &c.spec {
+        CellSpec::Routing { route, .. } => Some(route.as_str()),
+        _ => None,
+    });
+    let names: Vec<String> = deltas.iter().map(|d| short_name(d, route)).collect();
+    let top = deltas.iter().map(|d| d.delta).fold(0.0, f64::max);
+    let width = usize::from(inner.width);
+    let value_w = 8;
+    let name_w = names.iter().map(|n| n.chars().count()).max().unwrap_or(10).min(width / 2 + 8);
+    let bar_w = width.saturating_sub(name_w + value_w + 2);
+    for (i, (d, name)) in deltas.iter().zip(&names).take(usize::from(inner.height)).enumerate() {
+        let ratio = if top > 0.0 { d.delta / top } else { 0.0 };
+        let reset = if d.reset { "↺" } else { " " };
+        let line = Line::from(vec![
+            Span::styled(format!("{:<name_w$} ", fit(name, name_w)), theme::label()),
+            Span::styled(format!("{:>7.0}{reset}", d.delta), theme::value()),
+            Span::styled(bar(ratio, bar_w), theme::spark()),
+        ]);
+        buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+    }
+}
