@@ -3,24 +3,11 @@
 
 mod common;
 
-use common::{cluster, config};
+use common::{cluster, config, validate};
 use llm_decode_bench::report::json::{DecodeAttempt, DecodeCell, SessionReport};
 use llm_decode_bench::session::control::{Command, Phase, RunnerEvent};
 use llm_decode_bench::session::start;
-use serde_json::Value;
-use std::path::Path;
 use std::time::Duration;
-
-fn validate(path: &Path) -> SessionReport {
-    let text = std::fs::read_to_string(path).expect("report written");
-    let instance: Value = serde_json::from_str(&text).expect("report is JSON");
-    let schema: Value = serde_json::from_str(include_str!("../assets/session-report.schema.json")).unwrap();
-    let validator = jsonschema::draft202012::new(&schema).unwrap();
-    let errors: Vec<String> =
-        validator.iter_errors(&instance).map(|e| format!("{} at {}", e, e.instance_path)).collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
-    serde_json::from_str(&text).expect("report reads back")
-}
 
 fn cell<'a>(r: &'a SessionReport, ctx: &str, conc: u32) -> &'a DecodeCell {
     r.decode.as_ref().unwrap().cells.iter().find(|c| c.ctx_label == ctx && c.conc == conc).unwrap()

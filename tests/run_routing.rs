@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{cluster, config};
+use common::{cluster, config, validate};
 use llm_decode_bench::routing::{Arrival, RoutingConfig};
 use llm_decode_bench::session::preflight::MetricsEndpoint;
 use llm_decode_bench::session::{PlanKind, RunConfig, start};
@@ -82,8 +82,9 @@ async fn routing_experiment_against_the_sim_gateway() {
     assert_eq!((report.measured_phases, report.planned_phases), (6, 6));
     assert_eq!(report.replicas, 2);
     assert!(report.gateway_version.is_some());
-    let on_disk: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(on_disk["phases"].as_array().unwrap().len(), 6);
+    let on_disk = validate(&out);
+    assert_eq!(on_disk.phases.len(), 6);
+    assert_eq!(on_disk.phase_history.len(), 6);
     let names: Vec<&str> = report.phases.iter().map(|p| p["phase"].as_str().unwrap()).collect();
     assert_eq!(names[0], "r1-cold-uniform-random");
     assert_eq!(names[5], "r1-hot90-prefix-cache");
@@ -132,6 +133,7 @@ async fn behind_a_router_that_names_no_worker_attribution_falls_back_to_counters
     cfg.routing.count = 24;
     let report = start(cfg).await.expect("preflight").join.await.unwrap();
     assert!(report.complete);
+    validate(&out);
     for p in &report.phases {
         let n = |k: &str| p[k].as_u64().unwrap();
         assert_eq!(n("success"), 24, "{}", p["phase"]);

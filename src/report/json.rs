@@ -47,8 +47,12 @@ pub struct SessionReport {
     pub decode: Option<DecodeSection>,
     /// Phase 3 bursts, when requested.
     pub burst: Option<BurstSection>,
-    /// Routing phases (seed 002 layout); filled by routing plans.
+    /// Routing phases (seed 002 layout): the latest attempt of every phase with an outcome.
     pub phases: Vec<serde_json::Value>,
+    /// Every routing attempt in run order, paused, stopped and re-run ones included (each
+    /// with its `status`).
+    #[serde(default)]
+    pub phase_history: Vec<serde_json::Value>,
     /// Operator actions and session events, in order.
     pub actions: Vec<ActionRecord>,
     /// Per replica, the polled Prometheus series (about one point per second).

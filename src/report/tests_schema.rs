@@ -234,6 +234,7 @@ pub(crate) fn minimal_report() -> SessionReport {
         decode: None,
         burst: None,
         phases: Vec::new(),
+        phase_history: Vec::new(),
         actions: Vec::new(),
         replica_series: BTreeMap::new(),
         warnings: Vec::new(),

@@ -22,6 +22,18 @@ pub fn assemble(env: &CellEnv, state: &SessionState) -> SessionReport {
             _ => None,
         })
         .collect();
+    let mut history: Vec<(f64, serde_json::Value)> = state
+        .cells
+        .iter()
+        .flat_map(|c| c.attempts.iter())
+        .filter_map(|a| match &**a {
+            Attempt::Routing(v) => {
+                Some((v.get("started_at").and_then(serde_json::Value::as_f64).unwrap_or(0.0), (**v).clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    history.sort_by(|a, b| a.0.total_cmp(&b.0));
     let planned_phases = state.cells.iter().filter(|c| matches!(c.spec, CellSpec::Routing { .. })).count();
     SessionReport {
         schema_version: SCHEMA_VERSION,
@@ -45,6 +57,7 @@ pub fn assemble(env: &CellEnv, state: &SessionState) -> SessionReport {
         decode: decode_section(env, state),
         burst: burst_section(env, state),
         phases,
+        phase_history: history.into_iter().map(|(_, v)| v).collect(),
         actions: state.actions.clone(),
         replica_series: super::series::replica_series(env),
         warnings: env.warnings(),

@@ -156,3 +156,15 @@ pub fn config(base: &str, metrics: &str, out: &Path, ctx: Vec<u64>, conc: Vec<u3
         routing: Default::default(),
     }
 }
+
+/// Reads a written report, validates it against the schema in `assets/`, and parses it.
+pub fn validate(path: &Path) -> llm_decode_bench::report::json::SessionReport {
+    let text = std::fs::read_to_string(path).expect("report written");
+    let instance: Value = serde_json::from_str(&text).expect("report is JSON");
+    let schema: Value = serde_json::from_str(include_str!("../../assets/session-report.schema.json")).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> =
+        validator.iter_errors(&instance).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    serde_json::from_str(&text).expect("report reads back")
+}
