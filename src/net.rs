@@ -18,3 +18,14 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     init_tls();
     reqwest::Client::builder().tcp_nodelay(true)
 }
+
+/// A URL with any `user:password@` removed, for messages and reports.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_string() };
+    let rest = &url[scheme_end..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    match authority.rfind('@') {
+        Some(at) => format!("{}{}", &url[..scheme_end], &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}

@@ -122,3 +122,20 @@ fn the_binary_exits_non_zero_with_one_line_on_bad_input() {
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("error: preflight:"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_never_reach_the_report() {
+    let c = cluster(1, 25.0, |_| {}).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("secret.json");
+    let r = &c.info().replicas[0];
+    let base = r.url.replace("http://", "http://user:hunter2@");
+    let mut cfg = config(&base, &r.metrics_url, &out, vec![0], vec![1]);
+    cfg.window = Duration::from_millis(300);
+    cfg.api_key = Some(llm_decode_bench::load::request::ApiKey::new("sk-never-saved".into()));
+    assert!(!format!("{cfg:?}").contains("sk-never-saved"));
+    let report = start(cfg).await.unwrap().join.await.unwrap();
+    assert_eq!(report.decode.unwrap().cells[0].status, "measured");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains("sk-never-saved") && !text.contains("hunter2"), "credentials leaked into the report");
+}

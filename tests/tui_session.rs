@@ -3,15 +3,13 @@
 
 mod common;
 
-use common::cluster;
+use common::{cluster, config};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use llm_decode_bench::load::request::Endpoint;
 use llm_decode_bench::report::json::SessionReport;
 use llm_decode_bench::session::control::{LiveView, Phase};
-use llm_decode_bench::session::preflight::MetricsEndpoint;
 use llm_decode_bench::session::state::CellStatus;
 use llm_decode_bench::session::view::SessionSnapshot;
-use llm_decode_bench::session::{PlanKind, RunConfig, start};
+use llm_decode_bench::session::{RunConfig, start};
 use llm_decode_bench::tui::{ChannelInput, LoopOptions, run_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -20,31 +18,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
-fn config(base: &str, metrics: &str, out: &Path) -> RunConfig {
-    RunConfig {
-        base_url: base.into(),
-        model: None,
-        api_key: None,
-        endpoint: Endpoint::Chat,
-        metrics: vec![MetricsEndpoint { name: "sim-a".into(), url: metrics.into() }],
-        no_metrics: false,
-        plans: vec![PlanKind::Decode],
-        ctx: vec![0],
-        conc: vec![1, 2, 3, 4],
-        window: Duration::from_millis(1000),
-        warmup_timeout: Duration::from_secs(10),
-        settle: Duration::from_millis(100),
-        kv_oversubscribe: 4.0,
-        run_burst: false,
-        burst_tokens: 64,
-        max_tokens: None,
-        min_stream_tokens: 1024,
-        idle_timeout: Duration::from_secs(30),
-        poll_interval: Duration::from_millis(100),
-        served_by_header: None,
-        out: Some(out.to_path_buf()),
-        routing: Default::default(),
-    }
+/// The common small decode configuration: one context, four concurrencies, 1 s windows.
+fn session_config(base: &str, metrics: &str, out: &Path) -> RunConfig {
+    let mut cfg = config(base, metrics, out, vec![0], vec![1, 2, 3, 4]);
+    cfg.window = Duration::from_millis(1000);
+    cfg.warmup_timeout = Duration::from_secs(10);
+    cfg.settle = Duration::from_millis(100);
+    cfg
 }
 
 /// Waits until `pred` holds for the channel's value (or fails the test after 15 s).
@@ -116,7 +96,7 @@ async fn scripted_keys_pause_resume_skip_rerun_save_and_quit() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tui.json");
     let r = &c.info().replicas[0];
-    let h = start(config(&r.url, &r.metrics_url, &out)).await.expect("preflight passes");
+    let h = start(session_config(&r.url, &r.metrics_url, &out)).await.expect("preflight passes");
     let (mut snap, mut live) = (h.snapshot.clone(), h.live.clone());
     let (keys, rx) = mpsc::unbounded_channel();
     let ui = tokio::spawn(async move {

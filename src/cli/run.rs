@@ -70,7 +70,7 @@ pub struct RunArgs {
     pub api_key_env: String,
     /// API key (prefer --api-key-env: a flag shows in the process list). Never printed or saved.
     #[arg(long, hide_default_value = true)]
-    pub api_key: Option<String>,
+    pub api_key: Option<ApiKey>,
     /// Run Phase 3 after the matrix: a finite burst per cell, measured end to end.
     #[arg(long)]
     pub run_burst: bool,
@@ -157,8 +157,8 @@ impl RunArgs {
         if self.poll_interval < Duration::from_millis(50) {
             return Err("--poll-interval must be at least 50ms".into());
         }
-        let from_env = || std::env::var(&self.api_key_env).ok();
-        let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.trim().is_empty()).map(ApiKey::new);
+        let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
+        let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());
         let routing = self.routing_config()?;
         Ok(RunConfig {
             routing,

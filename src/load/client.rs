@@ -53,21 +53,7 @@ pub struct ApiClient {
     key: Option<ApiKey>,
 }
 
-/// A URL with any `user:password@` removed, for messages and reports.
-pub fn redact_url(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
-            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-            if path.is_empty() && !rest.contains('/') {
-                format!("{scheme}://{host}")
-            } else {
-                format!("{scheme}://{host}/{path}")
-            }
-        }
-        None => url.to_string(),
-    }
-}
+pub use crate::net::redact_url;
 
 impl ApiClient {
     /// A client for `base` (trailing slashes and a trailing `/v1` are removed).

@@ -41,12 +41,27 @@ pub struct ApiKey(String);
 impl ApiKey {
     /// Wraps a key read from the environment or a flag.
     pub fn new(key: String) -> Self {
-        Self(key)
+        Self(key.trim().to_string())
     }
 
     /// The `Authorization` header value.
     pub fn bearer(&self) -> String {
         format!("Bearer {}", self.0)
+    }
+}
+
+impl std::str::FromStr for ApiKey {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(Self(s.trim().to_string()))
+    }
+}
+
+impl ApiKey {
+    /// True when the key is empty (treated as no key).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 

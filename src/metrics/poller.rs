@@ -436,13 +436,4 @@ fn one_line(text: &str) -> String {
     flat.take(MAX_ERROR_CHARS).collect()
 }
 
-/// `url` without userinfo: `http://user:pass@host/x` → `http://host/x`.
-pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_string() };
-    let rest = &url[scheme_end..];
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    match authority.rfind('@') {
-        Some(at) => format!("{}{}", &url[..scheme_end], &rest[at + 1..]),
-        None => url.to_string(),
-    }
-}
+pub use crate::net::redact_url;

@@ -10,7 +10,7 @@ use super::schedule::{arrivals, families_for};
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::RequestSample;
-use crate::load::worker::{Planned, WorkerCtx, run_open_loop};
+use crate::load::worker::{Planned, run_open_loop};
 use crate::metrics::gateway::deltas;
 use crate::metrics::window::window_stats;
 use crate::session::control::{FamilyLive, Phase};
@@ -124,17 +124,8 @@ pub async fn run_phase(
     let span = plan.last().map(|p| p.offset);
     let before = env.metrics_now().await;
     let live = Arc::new(LiveCounters::default());
-    let ctx = Arc::new(WorkerCtx {
-        http: env.http.clone(),
-        url: format!("{}{}", env.base, env.cfg.endpoint.path()),
-        headers,
-        served_by: env.served_by.clone(),
-        first_token_timeout: Some(env.cfg.idle_timeout),
-        idle_timeout: env.cfg.idle_timeout,
-        expected_chunks: r.cfg.output.min(4096) as usize,
-        live: live.clone(),
-        nonce_base: 0,
-    });
+    let first_token = Some(env.cfg.idle_timeout);
+    let ctx = Arc::new(env.worker_ctx(live.clone(), r.cfg.output, Some(headers), first_token, 0));
     publisher.phase(env, Phase::Measuring, span);
     let mut t = Traffic { env, r, publisher, live, samples: Vec::new() };
     let (start, started_at) = (Instant::now() + Duration::from_millis(20), unix_now());

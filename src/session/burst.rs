@@ -6,7 +6,7 @@ use super::summarize::summarize;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::RequestSample;
-use crate::load::worker::{Planned, WorkerCtx, run_open_loop};
+use crate::load::worker::{Planned, run_open_loop};
 use crate::report::json::BurstAttempt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,17 +40,7 @@ pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &Can
     };
     let body = BodyTemplate::new(&opts, &text);
     let live = Arc::new(LiveCounters::default());
-    let ctx = Arc::new(WorkerCtx {
-        http: env.http.clone(),
-        url: format!("{}{}", env.base, env.cfg.endpoint.path()),
-        headers: env.headers.clone(),
-        served_by: env.served_by.clone(),
-        first_token_timeout: None,
-        idle_timeout: env.cfg.idle_timeout,
-        expected_chunks: env.cfg.burst_tokens.min(4096) as usize,
-        live: live.clone(),
-        nonce_base: 0,
-    });
+    let ctx = Arc::new(env.worker_ctx(live.clone(), env.cfg.burst_tokens, None, None, 0));
     let nonce = (env.since_start(started) * 1e6) as u64;
     let plan = (0..spec.conc)
         .map(|i| Planned { offset: Duration::ZERO, body: body.render(&format!("[b{nonce:x}.{i}] ")), tag: i })

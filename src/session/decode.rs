@@ -9,7 +9,7 @@ use super::window::Window;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::{Outcome, RequestSample};
-use crate::load::worker::{WorkerCtx, spawn_closed_loop};
+use crate::load::worker::spawn_closed_loop;
 use crate::report::json::DecodeAttempt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -171,17 +171,8 @@ pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &C
         &prompt.text,
     );
     let live = Arc::new(LiveCounters::default());
-    let ctx = WorkerCtx {
-        http: env.http.clone(),
-        url: format!("{}{}", env.base, env.cfg.endpoint.path()),
-        headers: env.headers.clone(),
-        served_by: env.served_by.clone(),
-        first_token_timeout: None,
-        idle_timeout: env.cfg.idle_timeout,
-        expected_chunks: max_tokens.min(4096) as usize,
-        live: live.clone(),
-        nonce_base: (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40),
-    };
+    let nonce_base = (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40);
+    let ctx = env.worker_ctx(live.clone(), max_tokens, None, None, nonce_base);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let stop = cancel.child_token();
     let workers = spawn_closed_loop(Arc::new(ctx), body, spec.conc, tx, stop.clone());

@@ -5,6 +5,7 @@ use super::RunConfig;
 use super::control::{LiveView, Phase, RunnerEvent};
 use super::preflight::Facts;
 use crate::load::live::LiveCounters;
+use crate::load::worker::WorkerCtx;
 use crate::metrics::poller::{MetricsSnapshot, PollerHandle};
 use crate::stats::{Ring, Samples};
 use reqwest::header::{HeaderMap, HeaderName};
@@ -56,6 +57,29 @@ impl CellEnv {
         match &self.poller {
             Some(p) => Some(p.scrape_now().await),
             None => None,
+        }
+    }
+
+    /// The workers' context of an attempt: this session's client, URL and headers (plus any
+    /// `headers` override, e.g. a routing strategy), `live` counters, timeouts.
+    pub fn worker_ctx(
+        &self,
+        live: Arc<LiveCounters>,
+        expected_chunks: u64,
+        headers: Option<HeaderMap>,
+        first_token_timeout: Option<Duration>,
+        nonce_base: u64,
+    ) -> WorkerCtx {
+        WorkerCtx {
+            http: self.http.clone(),
+            url: format!("{}{}", self.base, self.cfg.endpoint.path()),
+            headers: headers.unwrap_or_else(|| self.headers.clone()),
+            served_by: self.served_by.clone(),
+            first_token_timeout,
+            idle_timeout: self.cfg.idle_timeout,
+            expected_chunks: expected_chunks.min(4096) as usize,
+            live,
+            nonce_base,
         }
     }
 
