@@ -139,3 +139,32 @@ async fn credentials_never_reach_the_report() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(!text.contains("sk-never-saved") && !text.contains("hunter2"), "credentials leaked into the report");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_burst_adds_phase_three() {
+    let c = cluster(1, 25.0, |cfg| cfg.engine.max_num_seqs = 4).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("burst.json");
+    let r = &c.info().replicas[0];
+    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024], vec![2, 6]);
+    cfg.window = Duration::from_millis(500);
+    cfg.run_burst = true;
+    cfg.burst_tokens = 48;
+    let report = start(cfg).await.unwrap().join.await.unwrap();
+    let file = validate(&out);
+    let burst = file.burst.as_ref().expect("burst section");
+    assert_eq!(burst.cells.len(), 4);
+    for cell in &burst.cells {
+        let a = cell.attempts.last().expect("ran");
+        assert_eq!(
+            (cell.status.as_str(), a.requests, a.success),
+            ("measured", u64::from(cell.conc), u64::from(cell.conc))
+        );
+        assert_eq!(a.output_tokens, 48 * u64::from(cell.conc));
+        assert!(a.e2e_ms.is_some() && a.output_tps > 0.0);
+    }
+    let six = burst.cells.iter().find(|c| c.conc == 6).unwrap().attempts[0].e2e_ms.unwrap();
+    assert!(six.max > six.min, "six requests on four slots: the last two wait");
+    let text = llm_decode_bench::report::view::render_text(&report, false, false);
+    assert!(text.contains("Burst output tok/s") && !text.contains("Not run. Re-run with --run-burst"), "{text}");
+}

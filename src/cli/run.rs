@@ -229,3 +229,48 @@ fn dedup<T: PartialEq + Clone>(v: &[T]) -> Vec<T> {
     }
     out
 }
+
+/// Building blocks for unit tests elsewhere in the crate.
+#[cfg(test)]
+pub mod tests_support {
+    use super::RunArgs;
+    use crate::session::RunConfig;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    /// The configuration `run --base-url http://127.0.0.1:9` parses to.
+    pub fn config() -> RunConfig {
+        Wrapper::parse_from(["x", "--base-url", "http://127.0.0.1:9"]).run.to_config().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn defaults_are_the_seeds() {
+        let c = config();
+        assert_eq!(c.ctx, vec![0, 16_384, 32_768, 65_536, 131_072]);
+        assert_eq!(c.conc, vec![1, 2, 4, 8, 16]);
+        assert_eq!((c.routing.count, c.routing.rps, c.routing.rounds, c.routing.families), (96, 1.6, 2, 8));
+        assert_eq!(c.routing.scenarios.len(), 4);
+        assert_eq!(c.kv_oversubscribe, 4.0);
+    }
+
+    #[test]
+    fn bad_values_are_one_line_errors() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+            all.extend_from_slice(args);
+            Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config().map(|_| ()))
+        };
+        assert!(parse(&["--ctx", "16q"]).is_err());
+        assert!(parse(&["--conc", "0"]).is_err());
+        assert!(parse(&["--window", "0s"]).is_err());
+        assert!(parse(&["--families", "20", "--priming-candidates", "16"]).is_err());
+        assert!(parse(&["--scenarios", "lukewarm"]).is_err());
+        assert!(parse(&["--rps", "-1"]).is_err());
+        assert!(parse(&["--ctx", "4k,4k", "--conc", "1"]).is_ok());
+    }
+}

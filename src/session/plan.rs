@@ -220,6 +220,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_named_served_by_header_comes_first() {
+        let mut cfg = crate::cli::run::tests_support::config();
+        assert_eq!(served_by_headers(&cfg), ["target-pod", "x-worker-url"]);
+        cfg.served_by_header = Some("X-Backend".into());
+        assert_eq!(served_by_headers(&cfg), ["x-backend", "target-pod", "x-worker-url"]);
+        cfg.served_by_header = Some("target-pod".into());
+        assert_eq!(served_by_headers(&cfg), ["target-pod", "x-worker-url"]);
+    }
+
+    #[test]
     fn kv_skip_matches_the_seed() {
         // Seed 000: 64k x 16 and 128k x 8 ran, 128k x 16 was skipped (oversubscribe 4).
         let cap = Some(360_448);
