@@ -15,6 +15,7 @@ pub mod gateway;
 pub mod histogram;
 pub mod poller;
 pub mod prom;
+pub mod snapshot;
 pub mod window;
 
 #[cfg(test)]
