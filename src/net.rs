@@ -19,6 +19,29 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder().tcp_nodelay(true)
 }
 
+/// An error and its causes in one line, each cause once (reqwest repeats them), without the
+/// URL (which may carry credentials).
+pub fn describe_error(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut msg = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !msg.contains(&text) {
+            msg = format!("{msg}: {text}");
+        }
+        source = cause.source();
+    }
+    msg
+}
+
+/// `host:port` of a URL: scheme, userinfo and path removed.
+pub fn host_port(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    authority.rsplit_once('@').map_or(authority, |(_, h)| h)
+}
+
 /// A URL with any `user:password@` removed, for messages and reports.
 pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_string() };

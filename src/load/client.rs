@@ -94,12 +94,12 @@ impl ApiClient {
         let url = redact_url(&self.url(path));
         let resp = rb.headers(self.headers()).timeout(Duration::from_secs(60)).send().await;
         let resp =
-            resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: one_line(&e.without_url()) })?;
+            resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: crate::net::describe_error(e) })?;
         let status = resp.status().as_u16();
         let body = resp
             .bytes()
             .await
-            .map_err(|e| ClientError::Unreachable { url: url.clone(), detail: one_line(&e.without_url()) })?;
+            .map_err(|e| ClientError::Unreachable { url: url.clone(), detail: crate::net::describe_error(e) })?;
         if !(200..300).contains(&status) {
             let text = String::from_utf8_lossy(&body[..body.len().min(300)]).replace('\n', " ");
             return Err(ClientError::Status { url, status, body: text });
@@ -172,17 +172,6 @@ impl ApiClient {
     pub async fn post_empty(&self, path: &str) -> Result<u16, ClientError> {
         self.send(self.http.post(self.url(path)), path).await.map(|(s, _)| s)
     }
-}
-
-fn one_line(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
-    let mut src = e.source();
-    while let Some(s) = src {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        src = s.source();
-    }
-    msg
 }
 
 #[cfg(test)]

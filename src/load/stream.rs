@@ -172,7 +172,7 @@ pub async fn run_stream(
             sample.ended_at = Instant::now();
             sample.outcome = match e {
                 None => Outcome::Cut,
-                Some(e) => failure(ErrorKind::Connect, &transport_detail(e)),
+                Some(e) => failure(ErrorKind::Connect, &crate::net::describe_error(e)),
             };
             sample
         }
@@ -191,19 +191,6 @@ fn settle(live: &LiveCounters, sample: &RequestSample) {
         Outcome::Failed { .. } => LiveCounters::add(&live.failed, 1),
         Outcome::Cut => {}
     }
-}
-
-/// A transport error in one line, without the URL (which may carry credentials).
-fn transport_detail(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut msg = e.to_string();
-    let mut src = std::error::Error::source(&e);
-    while let Some(s) = src {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        src = s.source();
-    }
-    msg
 }
 
 async fn read_response(
@@ -279,7 +266,7 @@ async fn pump(
         let bytes = match read {
             Ok(Some(b)) => b,
             Ok(None) => return Outcome::Completed(None),
-            Err(e) => return failure(ErrorKind::StreamReset, &transport_detail(e)),
+            Err(e) => return failure(ErrorKind::StreamReset, &crate::net::describe_error(e)),
         };
         let now = Instant::now();
         last_data = now;

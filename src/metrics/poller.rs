@@ -400,34 +400,19 @@ async fn scrape(client: reqwest::Client, url: String, timeout: Duration) -> Outc
 }
 
 async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, String> {
-    let mut resp = client.get(url).send().await.map_err(describe)?;
+    let mut resp = client.get(url).send().await.map_err(crate::net::describe_error)?;
     let status = resp.status();
     if !status.is_success() {
         return Err(format!("HTTP {status}"));
     }
     let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(describe)? {
+    while let Some(chunk) = resp.chunk().await.map_err(crate::net::describe_error)? {
         if body.len() + chunk.len() > MAX_PAGE_BYTES {
             return Err(format!("page larger than {MAX_PAGE_BYTES} bytes"));
         }
         body.extend_from_slice(&chunk);
     }
     Ok(String::from_utf8_lossy(&body).into_owned())
-}
-
-/// A reqwest error and its causes, without the URL.
-fn describe(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut msg = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !msg.contains(&text) {
-            msg = format!("{msg}: {text}");
-        }
-        source = cause.source();
-    }
-    msg
 }
 
 /// Control characters become spaces; the text is cut to [`MAX_ERROR_CHARS`].

@@ -4,6 +4,7 @@
 //! on a replica when the gateway chose it.
 
 use crate::load::sample::RequestSample;
+use crate::net::host_port;
 use std::collections::BTreeMap;
 
 /// A replica as the experiment knows it.
@@ -13,13 +14,6 @@ pub struct ReplicaRef {
     pub name: String,
     /// Base URL (the metrics URL without `/metrics`).
     pub base: String,
-}
-
-/// `host:port` of a URL (scheme, userinfo and path removed).
-fn host_port(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split('/').next().unwrap_or(rest);
-    authority.rsplit_once('@').map_or(authority, |(_, h)| h)
 }
 
 /// The replica a response header names: by replica name, or by a URL (or `host:port`) that

@@ -68,16 +68,11 @@ struct Traffic<'a> {
 impl Traffic<'_> {
     fn take(&mut self, rx: &mut tokio::sync::mpsc::UnboundedReceiver<RequestSample>) {
         while let Ok(s) = rx.try_recv() {
-            let view = self.publisher.view_mut();
-            if let Some(kind) = s.error_kind() {
-                *view.errors.entry(kind.as_str().to_string()).or_default() += 1;
-            }
-            if let Some(pod) = s.served_by.as_deref().map(|v| resolve(v, &self.r.replicas)) {
-                *view.served_by.entry(pod.clone()).or_default() += 1;
-                if let Some(f) = view.families.get_mut(s.tag as usize) {
-                    *f.served.entry(pod.clone()).or_default() += 1;
-                    f.owner = Some(pod);
-                }
+            let pod = s.served_by.as_deref().map(|v| resolve(v, &self.r.replicas));
+            self.publisher.tally(&s, pod.as_deref());
+            if let (Some(pod), Some(f)) = (pod, self.publisher.view_mut().families.get_mut(s.tag as usize)) {
+                *f.served.entry(pod.clone()).or_default() += 1;
+                f.owner = Some(pod);
             }
             self.samples.push(s);
         }

@@ -8,7 +8,7 @@ use super::env::{CellEnv, LivePublisher};
 use super::window::Window;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
-use crate::load::sample::{Outcome, RequestSample};
+use crate::load::sample::RequestSample;
 use crate::load::worker::spawn_closed_loop;
 use crate::report::json::DecodeAttempt;
 use std::sync::Arc;
@@ -62,13 +62,7 @@ impl Run<'_> {
     /// Takes finished samples off the channel, tallying errors and replicas for the view.
     fn drain(&mut self) {
         while let Ok(s) = self.rx.try_recv() {
-            let view = self.publisher.view_mut();
-            if let Outcome::Failed { kind, .. } = &s.outcome {
-                *view.errors.entry(kind.as_str().to_string()).or_default() += 1;
-            }
-            if let Some(pod) = &s.served_by {
-                *view.served_by.entry(pod.clone()).or_default() += 1;
-            }
+            self.publisher.tally(&s, s.served_by.as_deref());
             self.samples.push(s);
         }
         while self.workers.try_join_next().is_some() {}

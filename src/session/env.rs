@@ -138,6 +138,17 @@ impl LivePublisher {
         env.live_tx.send_replace(self.view.clone());
     }
 
+    /// Counts a finished request in the view: its error kind, and the replica that served it
+    /// (`pod`, already resolved by the caller).
+    pub fn tally(&mut self, s: &crate::load::sample::RequestSample, pod: Option<&str>) {
+        if let Some(kind) = s.error_kind() {
+            *self.view.errors.entry(kind.as_str().to_string()).or_default() += 1;
+        }
+        if let Some(pod) = pod {
+            *self.view.served_by.entry(pod.to_string()).or_default() += 1;
+        }
+    }
+
     /// Mutable access to the view's tallies (errors, served-by).
     pub fn view_mut(&mut self) -> &mut LiveView {
         &mut self.view

@@ -7,6 +7,7 @@ use crate::load::counters::ServerCounter;
 use crate::load::request::Endpoint;
 use crate::metrics::prom::Scrape;
 use crate::metrics::{EngineDialect, EngineSample};
+use crate::net::host_port;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -152,9 +153,7 @@ pub async fn calibrate_prompts(
 pub fn default_metrics(base: &str) -> MetricsEndpoint {
     let trimmed = base.trim_end_matches('/');
     let trimmed = trimmed.strip_suffix("/v1").unwrap_or(trimmed);
-    let host = redact_url(trimmed);
-    let name = host.split_once("://").map_or(host.as_str(), |(_, h)| h).trim_end_matches('/').to_string();
-    MetricsEndpoint { name, url: format!("{trimmed}/metrics") }
+    MetricsEndpoint { name: host_port(trimmed).to_string(), url: format!("{trimmed}/metrics") }
 }
 
 /// Parses `NAME=URL` or a bare `URL` (named after its host and port).
@@ -167,15 +166,7 @@ pub fn parse_metrics_arg(s: &str) -> Result<MetricsEndpoint, String> {
         }
         _ => {
             check_url(s)?;
-            let host = redact_url(s);
-            let name = host
-                .split_once("://")
-                .map_or(host.as_str(), |(_, h)| h)
-                .split('/')
-                .next()
-                .unwrap_or_default()
-                .to_string();
-            Ok(MetricsEndpoint { name, url: s.to_string() })
+            Ok(MetricsEndpoint { name: host_port(s).to_string(), url: s.to_string() })
         }
     }
 }

@@ -4,7 +4,7 @@ use super::error::ApiError;
 use crate::sim::tokenizer::{ChatMessage, tokenize, tokenize_chat};
 use serde::Deserialize;
 use serde_json::Value;
-use xxhash_rust::xxh64::xxh64;
+use xxhash_rust::xxh64::Xxh64;
 
 /// Which OpenAI endpoint a request came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +98,7 @@ pub fn prepare(body: &[u8], endpoint: Endpoint, limits: &Limits<'_>) -> Result<P
     let requested = raw.max_completion_tokens.or(raw.max_tokens);
     let max_tokens = output_budget(requested, endpoint, prompt.len(), limits)?;
     let min_tokens = u32::try_from(raw.min_tokens.max(0)).unwrap_or(u32::MAX).min(max_tokens);
-    let seed = xxh64(bytemuck_tokens(&prompt).as_slice(), 7);
+    let seed = prompt_seed(&prompt);
     let natural = 16 + (seed % 496) as u32;
     let stop_after = if raw.ignore_eos { max_tokens } else { natural.min(max_tokens).max(min_tokens).max(1) };
     let include_usage = raw.stream_options.as_ref().is_some_and(|o| o.include_usage.unwrap_or(true));
@@ -106,8 +106,13 @@ pub fn prepare(body: &[u8], endpoint: Endpoint, limits: &Limits<'_>) -> Result<P
     Ok(Prepared { endpoint, prompt, max_tokens, stop_after, stream: raw.stream, include_usage, continuous_usage, seed })
 }
 
-fn bytemuck_tokens(tokens: &[u32]) -> Vec<u8> {
-    tokens.iter().take(4096).flat_map(|t| t.to_le_bytes()).collect()
+/// A stable hash of the prompt's first 4096 token ids (seeds the modelled output length).
+fn prompt_seed(tokens: &[u32]) -> u64 {
+    let mut h = Xxh64::new(7);
+    for t in tokens.iter().take(4096) {
+        h.update(&t.to_le_bytes());
+    }
+    h.digest()
 }
 
 fn output_budget(
