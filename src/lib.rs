@@ -1,12 +1,14 @@
 //! llm-decode-bench: drive streaming load against OpenAI-compatible LLM servers and watch them live.
 
+pub mod cell;
 pub mod cli;
 pub mod cmd;
+pub mod config;
+pub mod experiment;
 pub mod load;
 pub mod metrics;
 pub mod net;
 pub mod report;
-pub mod routing;
 pub mod session;
 pub mod sim;
 pub mod stats;

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{cluster, config, validate};
+use llm_decode_bench::cell::control::{Command, Phase, RunnerEvent};
 use llm_decode_bench::report::json::{DecodeAttempt, DecodeCell, SessionReport};
-use llm_decode_bench::session::control::{Command, Phase, RunnerEvent};
 use llm_decode_bench::session::start;
 use std::time::Duration;
 
@@ -63,7 +63,7 @@ async fn decode_matrix_against_the_sim() {
     assert_eq!(skipped.status, "skipped");
     assert!(skipped.timeout_reason.as_deref().unwrap().contains("deficit 32768 tokens"));
 
-    let text = llm_decode_bench::report::view::render_text(&report, false, false);
+    let text = llm_decode_bench::report::tables::render_text(&report, false, false);
     for needle in ["(4/12)*", "0.0 (1e)", "0.0 (2e)", "∅", "Primary Summary"] {
         assert!(text.contains(needle), "{needle} missing from:\n{text}");
     }
@@ -165,6 +165,6 @@ async fn run_burst_adds_phase_three() {
     }
     let six = burst.cells.iter().find(|c| c.conc == 6).unwrap().attempts[0].e2e_ms.unwrap();
     assert!(six.max > six.min, "six requests on four slots: the last two wait");
-    let text = llm_decode_bench::report::view::render_text(&report, false, false);
+    let text = llm_decode_bench::report::tables::render_text(&report, false, false);
     assert!(text.contains("Burst output tok/s") && !text.contains("Not run. Re-run with --run-burst"), "{text}");
 }

@@ -3,9 +3,10 @@
 mod common;
 
 use common::{cluster, config, validate};
-use llm_decode_bench::routing::{Arrival, RoutingConfig};
-use llm_decode_bench::session::preflight::MetricsEndpoint;
-use llm_decode_bench::session::{PlanKind, RunConfig, start};
+use llm_decode_bench::cell::facts::MetricsEndpoint;
+use llm_decode_bench::config::{PlanKind, RunConfig};
+use llm_decode_bench::experiment::routing::{Arrival, RoutingConfig};
+use llm_decode_bench::session::start;
 use serde_json::Value;
 use std::path::Path;
 

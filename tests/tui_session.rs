@@ -5,11 +5,12 @@ mod common;
 
 use common::{cluster, config};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use llm_decode_bench::cell::control::{LiveView, Phase};
+use llm_decode_bench::config::RunConfig;
 use llm_decode_bench::report::json::SessionReport;
-use llm_decode_bench::session::control::{LiveView, Phase};
+use llm_decode_bench::session::snapshot::SessionSnapshot;
+use llm_decode_bench::session::start;
 use llm_decode_bench::session::state::CellStatus;
-use llm_decode_bench::session::view::SessionSnapshot;
-use llm_decode_bench::session::{RunConfig, start};
 use llm_decode_bench::tui::{ChannelInput, LoopOptions, run_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

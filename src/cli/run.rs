@@ -1,9 +1,10 @@
 //! `llm-decode-bench run`: flags of a benchmark session.
 
+use crate::cell::facts::MetricsEndpoint;
+use crate::config::{PlanKind, RunConfig};
+use crate::experiment::routing::{Arrival, RoutingConfig, Scenario};
 use crate::load::request::{ApiKey, Endpoint};
-use crate::routing::{Arrival, RoutingConfig, Scenario};
-use crate::session::preflight::{MetricsEndpoint, check_url, parse_metrics_arg};
-use crate::session::{PlanKind, RunConfig};
+use crate::session::preflight::{check_url, parse_metrics_arg};
 use crate::stats::Slo;
 use crate::units::{parse_duration, parse_size};
 use clap::Args;
@@ -234,7 +235,7 @@ fn dedup<T: PartialEq + Clone>(v: &[T]) -> Vec<T> {
 #[cfg(test)]
 pub mod tests_support {
     use super::RunArgs;
-    use crate::session::RunConfig;
+    use crate::config::RunConfig;
     use clap::Parser;
 
     #[derive(Parser)]

@@ -3,10 +3,11 @@
 //! shown in the live monitor or, headless, as the final tables.
 
 use super::run::{drive, print_tables};
+use crate::cell::facts::MetricsEndpoint;
 use crate::cli::demo::DemoArgs;
-use crate::routing::{Arrival, RoutingConfig};
-use crate::session::preflight::MetricsEndpoint;
-use crate::session::{PlanKind, RunConfig, start};
+use crate::config::{PlanKind, RunConfig};
+use crate::experiment::routing::{Arrival, RoutingConfig};
+use crate::session::start;
 use crate::sim::params::EngineParams;
 use crate::sim::{Cluster, ClusterInfo, SimConfig};
 use std::io::IsTerminal;

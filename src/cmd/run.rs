@@ -1,10 +1,10 @@
 //! `llm-decode-bench run`: the live monitor on a terminal, or headless progress on stderr; the
 //! seed's tables on stdout at the end.
 
+use crate::cell::control::{Command, RunnerEvent};
 use crate::cli::run::RunArgs;
 use crate::report::json::SessionReport;
-use crate::session::control::{Command, RunnerEvent};
-use crate::session::view::SessionSnapshot;
+use crate::session::snapshot::SessionSnapshot;
 use crate::session::{SessionHandles, start};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -31,7 +31,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// Prints the final tables of a report on stdout.
 pub fn print_tables(report: &SessionReport, ascii: bool) {
     let dim = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let text = crate::report::view::render_text(report, ascii, dim);
+    let text = crate::report::tables::render_text(report, ascii, dim);
     if !text.is_empty() {
         println!("{text}");
     }

@@ -2,8 +2,8 @@
 
 pub mod atomic;
 pub mod json;
+pub mod tables;
 pub mod text;
-pub mod view;
 pub mod writer;
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Assembling the JSON report and the monitor's snapshot from the session state.
 
-use super::env::CellEnv;
+use super::snapshot::{CellSummary, SessionSnapshot};
 use super::state::{Attempt, CellSpec, CellStatus, SessionState};
-use super::view::{CellSummary, SessionSnapshot};
+use crate::cell::context::CellEnv;
 use crate::load::client::redact_url;
 use crate::report::json::{
     BurstCellReport, BurstSection, CalibrationInfo, DecodeCell, DecodeSection, PlanInfo, ReplicaInfo, SCHEMA_VERSION,

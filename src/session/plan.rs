@@ -1,15 +1,17 @@
 //! Building the session: preflight, the cell plan (with KV-capacity skips) and the runner.
 
-use super::control::{LiveView, RunnerEvent};
-use super::env::CellEnv;
-use super::preflight::{self, Facts, default_metrics};
+use super::SessionHandles;
+use super::preflight::{self, default_metrics};
 use super::runner::{Control, Runner};
 use super::state::{CellSpec, CellStatus, SessionState};
-use super::{PlanKind, RunConfig, SessionHandles};
+use crate::cell::context::CellEnv;
+use crate::cell::control::{LiveView, RunnerEvent};
+use crate::cell::facts::{Facts, MetricsEndpoint};
+use crate::config::{PlanKind, RunConfig};
+use crate::experiment::routing::RoutingEnv;
 use crate::load::client::{ApiClient, redact_url};
 use crate::metrics::poller::{MetricsTarget, Poller, PollerConfig};
 use crate::report::writer::{ReportWriter, now_rfc3339};
-use crate::routing::RoutingEnv;
 use crate::units::format_size;
 use reqwest::header::HeaderName;
 use std::sync::Arc;
@@ -58,7 +60,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Fac
     let (model, max_model_len) = preflight::discover(client, cfg.model.as_deref()).await?;
     let runtime = match (cfg.plans.contains(&PlanKind::Routing), metrics_endpoints(cfg).first()) {
         (true, Some(m)) => {
-            let base = super::routing_setup::replica_base(&m.url);
+            let base = crate::experiment::routing::setup::replica_base(&m.url);
             ApiClient::new(client.http().clone(), &base, cfg.api_key.clone()).version().await
         }
         _ => client.version().await,
@@ -85,7 +87,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Fac
 
 /// The replicas' metrics pages: as given, else `<base>/metrics` for a decode-only session (a
 /// routing session's base is a gateway, whose page is not a replica's).
-fn metrics_endpoints(cfg: &RunConfig) -> Vec<preflight::MetricsEndpoint> {
+fn metrics_endpoints(cfg: &RunConfig) -> Vec<MetricsEndpoint> {
     let routing = cfg.plans.contains(&PlanKind::Routing);
     match (cfg.no_metrics, cfg.metrics.is_empty()) {
         (true, _) => Vec::new(),
@@ -163,7 +165,9 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
     let mut facts = gather_facts(&cfg, &client).await?;
     let (routing, gateway_version) = match cfg.plans.contains(&PlanKind::Routing) {
         true => {
-            let env = super::routing_setup::routing_env(&cfg, &client, &facts.model, &metrics_endpoints(&cfg)).await?;
+            let env =
+                crate::experiment::routing::setup::routing_env(&cfg, &client, &facts.model, &metrics_endpoints(&cfg))
+                    .await?;
             facts.warnings.extend(routing_warnings(&cfg, &env));
             (Some(Arc::new(env)), client.version().await)
         }

@@ -2,12 +2,12 @@
 //! re-run, save, stop) and writes the report after every cell.
 
 use super::assemble::{assemble, snapshot};
-use super::burst::{BurstCellSpec, run_burst_attempt};
-use super::control::{CellId, Command, Phase, RunnerEvent};
-use super::decode::{DecodeCellSpec, run_decode_attempt};
-use super::env::{CellEnv, LivePublisher};
+use super::snapshot::SessionSnapshot;
 use super::state::{Attempt, CellSpec, CellStatus, SessionState};
-use super::view::SessionSnapshot;
+use crate::cell::context::{CellEnv, LivePublisher};
+use crate::cell::control::{CellId, Command, Phase, RunnerEvent};
+use crate::experiment::burst::{BurstCellSpec, run_burst_attempt};
+use crate::experiment::decode::{DecodeCellSpec, run_decode_attempt};
 use crate::report::json::SessionReport;
 use crate::report::writer::ReportWriter;
 use std::sync::Arc;
@@ -172,7 +172,7 @@ impl Control {
                 }
             }
         };
-        let summary = super::view::attempt_line(&result);
+        let summary = super::snapshot::attempt_line(&result);
         let cell = &mut self.state.cells[id];
         cell.attempts.push(Arc::new(result));
         cell.status = status;
@@ -250,7 +250,9 @@ async fn run_attempt(
         }
         CellSpec::Routing { .. } => {
             let entry = match (&env.routing, env.routing.as_ref().and_then(|r| r.phase(&label))) {
-                (Some(r), Some(phase)) => crate::routing::phase::run_phase(env, r, id, &phase, cancel).await,
+                (Some(r), Some(phase)) => {
+                    crate::experiment::routing::phase::run_phase(env, r, id, &phase, cancel).await
+                }
                 _ => serde_json::json!({"phase": label, "status": "errored", "error": "no such routing phase"}),
             };
             Attempt::Routing(Box::new(entry))

@@ -1,6 +1,6 @@
 //! The per-replica Prometheus series of the report, thinned to about one point per second.
 
-use super::env::CellEnv;
+use crate::cell::context::CellEnv;
 use crate::metrics::window::ReplicaHistory;
 use crate::report::json::SeriesPoint;
 use std::collections::BTreeMap;

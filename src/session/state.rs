@@ -1,6 +1,6 @@
 //! The session's cells, their queue and history, and the operator's actions.
 
-use super::control::CellId;
+use crate::cell::control::CellId;
 use crate::report::json::{ActionRecord, DecodeAttempt};
 use std::collections::VecDeque;
 use tokio::time::Instant;

@@ -4,10 +4,10 @@
 //! actions ([`super::keymap`]) and sends whatever [`App::update`] returns to the runner.
 
 use super::grid::{Dir, MatrixModel};
+use crate::cell::control::{CellId, Command, LiveView, RunnerEvent};
 use crate::metrics::poller::MetricsSnapshot;
-use crate::session::control::{CellId, Command, LiveView, RunnerEvent};
+use crate::session::snapshot::SessionSnapshot;
 use crate::session::state::CellStatus;
-use crate::session::view::SessionSnapshot;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use tokio::time::Instant;

@@ -4,11 +4,11 @@
 
 use super::app::App;
 use super::logging::TARGET;
+use crate::cell::control::{Command, LiveView, RunnerEvent};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::report::json::SessionReport;
 use crate::session::SessionHandles;
-use crate::session::control::{Command, LiveView, RunnerEvent};
-use crate::session::view::SessionSnapshot;
+use crate::session::snapshot::SessionSnapshot;
 use crossterm::event::Event;
 use futures_util::stream::{Stream, StreamExt};
 use ratatui::Terminal;

@@ -3,9 +3,9 @@
 //! Decode cells form a ctx x conc grid (rows and columns in order of first appearance), burst
 //! cells a second grid, and routing phases one scenario x route grid per round.
 
-use crate::session::control::CellId;
+use crate::cell::control::CellId;
+use crate::session::snapshot::CellSummary;
 use crate::session::state::CellSpec;
-use crate::session::view::CellSummary;
 use crate::units::format_size;
 
 /// One grid of cells.

@@ -6,8 +6,8 @@
 //! its own global subscriber first should add [`tui_layer`] to it and silence its own terminal
 //! output while [`tui_active`] is true.
 
-use crate::session::control::RunnerEvent;
-use crate::session::view::SessionSnapshot;
+use crate::cell::control::RunnerEvent;
+use crate::session::snapshot::SessionSnapshot;
 use std::path::Path;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -19,9 +19,9 @@ pub use app::{Action, App, Mode, RunState};
 pub use event_loop::{ChannelInput, LoopOptions, run_loop};
 pub use terminal::{CrosstermTerminal, TerminalControl, TerminalGuard};
 
+use crate::cell::control::Command;
 use crate::report::json::SessionReport;
 use crate::session::SessionHandles;
-use crate::session::control::Command;
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::stream::{self, Stream, StreamExt};
 use std::path::PathBuf;

@@ -3,11 +3,11 @@
 #![allow(dead_code)]
 
 use futures_util::StreamExt;
+use llm_decode_bench::cell::facts::MetricsEndpoint;
+use llm_decode_bench::config::{PlanKind, RunConfig};
 use llm_decode_bench::load::chunk::{ChunkInfo, parse_chunk};
 use llm_decode_bench::load::request::Endpoint;
 use llm_decode_bench::load::sse::{SseDecoder, SseEvent};
-use llm_decode_bench::session::preflight::MetricsEndpoint;
-use llm_decode_bench::session::{PlanKind, RunConfig};
 use llm_decode_bench::sim::params::EngineParams;
 use llm_decode_bench::sim::{Cluster, SimConfig};
 use serde_json::{Value, json};

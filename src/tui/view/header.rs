@@ -3,7 +3,7 @@
 use super::super::app::{App, RunState};
 use super::super::theme;
 use super::widgets::clock;
-use crate::session::control::Phase;
+use crate::cell::control::Phase;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};

@@ -5,7 +5,7 @@
 use super::super::app::App;
 use super::super::theme;
 use super::widgets::{fit, framed, panel};
-use crate::session::control::FamilyLive;
+use crate::cell::control::FamilyLive;
 use crate::session::state::Attempt;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

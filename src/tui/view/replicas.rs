@@ -5,7 +5,7 @@
 use super::super::app::App;
 use super::super::theme;
 use super::widgets::{bar, count, fit, framed, panel, pct, sparkline};
-use crate::session::control::ReplicaLive;
+use crate::cell::control::ReplicaLive;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;

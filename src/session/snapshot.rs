@@ -1,8 +1,8 @@
 //! The session as the monitor and the progress printer see it: an immutable snapshot of every
 //! cell with its headline figures.
 
-use super::control::CellId;
 use super::state::{Attempt, CellSpec, CellStatus};
+use crate::cell::control::CellId;
 use std::collections::BTreeMap;
 use tokio::time::Instant;
 

@@ -1,21 +1,6 @@
-//! Prefix-cache routing experiments (seed 002): the same open-loop traffic sent through a
-//! gateway under several routing strategies and cache scenarios, every request attributed to
-//! the replica that served it, every replica's counters joined to the client's view.
+//! Settings of a prefix-cache routing experiment: scenarios, arrivals, routes and sizes.
 
-pub mod attribution;
-pub mod family_map;
-pub mod phase;
-pub mod plan;
-pub mod priming;
-pub mod prompts;
-pub mod report;
-pub mod report_replicas;
-pub mod schedule;
-
-use crate::load::client::ApiClient;
 use crate::stats::Slo;
-use attribution::ReplicaRef;
-use prompts::Families;
 use std::fmt;
 use std::str::FromStr;
 
@@ -117,28 +102,6 @@ impl Default for RoutingConfig {
             gateway_metrics: None,
             max_setup_attempts: 3,
         }
-    }
-}
-
-/// What every phase of an experiment shares.
-#[derive(Debug, Clone)]
-pub struct RoutingEnv {
-    /// Experiment settings.
-    pub cfg: RoutingConfig,
-    /// The prompt families.
-    pub families: Families,
-    /// The replicas, in the order given.
-    pub replicas: Vec<ReplicaRef>,
-    /// A client per replica base URL (cache resets).
-    pub replica_clients: Vec<ApiClient>,
-    /// Every phase of the experiment, in run order.
-    pub phases: Vec<plan::PhaseSpec>,
-}
-
-impl RoutingEnv {
-    /// The phase named `name`.
-    pub fn phase(&self, name: &str) -> Option<plan::PhaseSpec> {
-        self.phases.iter().find(|p| p.name == name).cloned()
     }
 }
 

@@ -1,6 +1,6 @@
 //! The client's view of one attempt, computed from its samples after the fact (pure).
 
-use super::window::{Window, push_gaps, record, sources_by_tokens, stream_window};
+use super::sample_window::{Window, push_gaps, record, sources_by_tokens, stream_window};
 use crate::load::sample::{Outcome, RequestSample, TokenSource};
 use crate::report::json::RequestRecord;
 use crate::stats::{Samples, Summary};

@@ -1,16 +1,19 @@
 //! One attempt of a sustained-decode cell: closed-loop streams, warmup until the engine has
 //! admitted them, a measurement window, then the streams are cut and the attempt summarised.
 
-use super::admission::{Admission, AdmissionTracker, Observation};
-use super::control::Phase;
-use super::decode_report::{AttemptEnd, build_attempt};
-use super::env::{CellEnv, LivePublisher};
-use super::window::Window;
+pub mod admission;
+pub mod report;
+
+use crate::cell::context::{CellEnv, LivePublisher};
+use crate::cell::control::Phase;
+use crate::cell::sample_window::Window;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::RequestSample;
 use crate::load::worker::spawn_closed_loop;
 use crate::report::json::DecodeAttempt;
+use admission::{Admission, AdmissionTracker, Observation};
+use report::{AttemptEnd, build_attempt};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -170,7 +173,7 @@ pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &C
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let stop = cancel.child_token();
     let workers = spawn_closed_loop(Arc::new(ctx), body, spec.conc, tx, stop.clone());
-    let lag = super::lag::spawn(Duration::from_millis(10), stop.clone(), live.clone());
+    let lag = crate::cell::lag::spawn(Duration::from_millis(10), stop.clone(), live.clone());
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
     let mut run = Run { env, spec, live, rx, workers, samples: Vec::new(), publisher };
     let mut end = AttemptEnd::new(started, prompt.tokens);

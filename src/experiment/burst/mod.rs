@@ -1,8 +1,8 @@
 //! Phase 3: a finite burst of requests per cell, all sent at once and measured end to end.
 
-use super::control::Phase;
-use super::env::{CellEnv, LivePublisher};
-use super::summarize::summarize;
+use crate::cell::context::{CellEnv, LivePublisher};
+use crate::cell::control::Phase;
+use crate::cell::summarize::summarize;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::RequestSample;

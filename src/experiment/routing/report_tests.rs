@@ -1,8 +1,8 @@
 //! Tests of the routing phase entry: SLO counting, request accounting, attribution.
 
 use super::*;
+use crate::experiment::routing::plan::phases;
 use crate::load::sample::{ErrorKind, Mark, Outcome};
-use crate::routing::plan::phases;
 use std::time::Duration;
 use tokio::time::Instant;
 

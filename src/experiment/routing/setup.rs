@@ -1,11 +1,11 @@
 //! Preflight of a routing experiment: the replicas, their cache-reset clients, the prompt
 //! families (sized with the server's own tokenizer) and the phases.
 
-use super::RunConfig;
-use super::preflight::MetricsEndpoint;
+use crate::cell::facts::MetricsEndpoint;
+use crate::config::RunConfig;
+use crate::experiment::routing::attribution::ReplicaRef;
+use crate::experiment::routing::{RoutingEnv, plan, prompts};
 use crate::load::client::ApiClient;
-use crate::routing::attribution::ReplicaRef;
-use crate::routing::{RoutingEnv, plan, prompts};
 
 /// A replica's base URL from its metrics URL (`.../metrics` removed).
 pub fn replica_base(metrics_url: &str) -> String {

@@ -1,9 +1,9 @@
 //! What every cell attempt shares: the HTTP side, the metrics poller, the live view and the
 //! session clock.
 
-use super::RunConfig;
 use super::control::{LiveView, Phase, RunnerEvent};
-use super::preflight::Facts;
+use super::facts::Facts;
+use crate::config::RunConfig;
 use crate::load::live::LiveCounters;
 use crate::load::worker::WorkerCtx;
 use crate::metrics::poller::{MetricsSnapshot, PollerHandle};
@@ -43,7 +43,7 @@ pub struct CellEnv {
     /// Things the report reader should know, collected as the session runs.
     pub notes: std::sync::Mutex<Vec<String>>,
     /// The routing experiment's shared state, when planned.
-    pub routing: Option<Arc<crate::routing::RoutingEnv>>,
+    pub routing: Option<Arc<crate::experiment::routing::RoutingEnv>>,
 }
 
 impl CellEnv {

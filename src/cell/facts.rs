@@ -1,0 +1,75 @@
+//! What preflight learned about the target: model, limits, replicas and calibrated prompts.
+
+use crate::metrics::EngineDialect;
+use std::sync::Arc;
+
+/// A replica's metrics endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsEndpoint {
+    /// Display name.
+    pub name: String,
+    /// `/metrics` URL.
+    pub url: String,
+}
+
+/// What preflight learned about one replica.
+#[derive(Debug, Clone)]
+pub struct ReplicaFacts {
+    /// Display name.
+    pub name: String,
+    /// `/metrics` URL.
+    pub url: String,
+    /// Detected dialect (Unknown when the page could not be read).
+    pub dialect: EngineDialect,
+    /// KV capacity, tokens.
+    pub kv_capacity: Option<u64>,
+    /// Why the page could not be read.
+    pub error: Option<String>,
+}
+
+/// A calibrated prompt.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    /// Target context size, tokens.
+    pub ctx: u64,
+    /// The prompt text (without the per-request nonce).
+    pub text: Arc<str>,
+    /// Tokens the server counts for it.
+    pub tokens: u64,
+    /// `tokenize`, `usage` or `extrapolated`.
+    pub method: String,
+}
+
+/// Everything preflight found.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    /// Served model.
+    pub model: String,
+    /// Context length, tokens.
+    pub max_model_len: Option<u64>,
+    /// `/version`.
+    pub runtime: Option<String>,
+    /// Replicas, in the order given.
+    pub replicas: Vec<ReplicaFacts>,
+    /// Calibrated prompts, one per context size.
+    pub prompts: Vec<Prompt>,
+    /// Problems that do not stop the session.
+    pub warnings: Vec<String>,
+}
+
+impl Facts {
+    /// KV capacity summed over replicas, when every replica reports one.
+    pub fn kv_capacity(&self) -> Option<u64> {
+        self.replicas.iter().map(|r| r.kv_capacity).sum()
+    }
+
+    /// Dialect of the first readable replica.
+    pub fn dialect(&self) -> EngineDialect {
+        self.replicas.iter().map(|r| r.dialect).find(|d| *d != EngineDialect::Unknown).unwrap_or(EngineDialect::Unknown)
+    }
+
+    /// The prompt calibrated for `ctx`.
+    pub fn prompt(&self, ctx: u64) -> Option<&Prompt> {
+        self.prompts.iter().find(|p| p.ctx == ctx)
+    }
+}

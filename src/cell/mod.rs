@@ -1,0 +1,11 @@
+//! What one cell attempt runs against, whatever the experiment: the shared context, what
+//! preflight found, the live publisher, the control types, and the client-side summaries.
+//! Experiments depend on this module; it depends on none of them.
+
+pub mod context;
+pub mod control;
+pub mod facts;
+pub mod lag;
+pub mod replicas_live;
+pub mod sample_window;
+pub mod summarize;
