@@ -3,7 +3,7 @@
 mod common;
 
 use common::{cluster, config, validate};
-use llm_decode_bench::cell::facts::MetricsEndpoint;
+use llm_decode_bench::config::MetricsEndpoint;
 use llm_decode_bench::config::{PlanKind, RunConfig};
 use llm_decode_bench::experiment::routing::{Arrival, RoutingConfig};
 use llm_decode_bench::session::start;

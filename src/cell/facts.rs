@@ -3,15 +3,6 @@
 use crate::metrics::EngineDialect;
 use std::sync::Arc;
 
-/// A replica's metrics endpoint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MetricsEndpoint {
-    /// Display name.
-    pub name: String,
-    /// `/metrics` URL.
-    pub url: String,
-}
-
 /// What preflight learned about one replica.
 #[derive(Debug, Clone)]
 pub struct ReplicaFacts {

@@ -2,10 +2,13 @@
 //! preflight found, the live publisher, the control types, and the client-side summaries.
 //! Experiments depend on this module; it depends on none of them.
 
+pub mod attempt_loop;
 pub mod context;
 pub mod control;
 pub mod facts;
 pub mod lag;
+pub mod publisher;
 pub mod replicas_live;
 pub mod sample_window;
+pub mod spec;
 pub mod summarize;

@@ -1,6 +1,6 @@
 //! `llm-decode-bench run`: flags of a benchmark session.
 
-use crate::cell::facts::MetricsEndpoint;
+use crate::config::MetricsEndpoint;
 use crate::config::{PlanKind, RunConfig};
 use crate::experiment::routing::{Arrival, RoutingConfig, Scenario};
 use crate::load::request::{ApiKey, Endpoint};

@@ -3,8 +3,8 @@
 //! shown in the live monitor or, headless, as the final tables.
 
 use super::run::{drive, print_tables};
-use crate::cell::facts::MetricsEndpoint;
 use crate::cli::demo::DemoArgs;
+use crate::config::MetricsEndpoint;
 use crate::config::{PlanKind, RunConfig};
 use crate::experiment::routing::{Arrival, RoutingConfig};
 use crate::session::start;

@@ -2,10 +2,18 @@
 
 pub mod routing;
 
-use crate::cell::facts::MetricsEndpoint;
 use crate::load::request::{ApiKey, Endpoint};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// A replica's metrics endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsEndpoint {
+    /// Display name.
+    pub name: String,
+    /// `/metrics` URL.
+    pub url: String,
+}
 
 /// Which experiments a session runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -1,41 +1,19 @@
 //! Assembling the JSON report and the monitor's snapshot from the session state.
 
 use super::snapshot::{CellSummary, SessionSnapshot};
-use super::state::{Attempt, CellSpec, CellStatus, SessionState};
+use super::state::SessionState;
 use crate::cell::context::CellEnv;
+use crate::experiment::{CellEntry, Experiments};
 use crate::load::client::redact_url;
 use crate::report::json::{
-    BurstCellReport, BurstSection, CalibrationInfo, DecodeCell, DecodeSection, PlanInfo, ReplicaInfo, SCHEMA_VERSION,
-    SessionReport, TargetInfo, ToolInfo,
+    CalibrationInfo, PlanInfo, ReplicaInfo, SCHEMA_VERSION, SessionReport, TargetInfo, ToolInfo,
 };
 use crate::report::writer::{ReportWriter, now_rfc3339};
-use crate::units::format_size;
 
 /// The report of the session as it stands.
-pub fn assemble(env: &CellEnv, state: &SessionState) -> SessionReport {
+pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) -> SessionReport {
     let facts = &env.facts;
-    let phases: Vec<serde_json::Value> = state
-        .cells
-        .iter()
-        .filter_map(|c| match c.attempts.last().map(|a| &**a) {
-            Some(Attempt::Routing(v)) if c.status.is_final() => Some((**v).clone()),
-            _ => None,
-        })
-        .collect();
-    let mut history: Vec<(f64, serde_json::Value)> = state
-        .cells
-        .iter()
-        .flat_map(|c| c.attempts.iter())
-        .filter_map(|a| match &**a {
-            Attempt::Routing(v) => {
-                Some((v.get("started_at").and_then(serde_json::Value::as_f64).unwrap_or(0.0), (**v).clone()))
-            }
-            _ => None,
-        })
-        .collect();
-    history.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let planned_phases = state.cells.iter().filter(|c| matches!(c.spec, CellSpec::Routing { .. })).count();
-    SessionReport {
+    let mut report = SessionReport {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo { name: "llm-decode-bench".into(), version: env!("CARGO_PKG_VERSION").into() },
         started_at: env.started_wall.clone(),
@@ -45,8 +23,8 @@ pub fn assemble(env: &CellEnv, state: &SessionState) -> SessionReport {
         runtime: facts.runtime.clone(),
         gateway_version: env.gateway_version.clone(),
         replicas: facts.replicas.len(),
-        measured_phases: phases.len(),
-        planned_phases,
+        measured_phases: 0,
+        planned_phases: 0,
         target: target_info(env),
         plan: plan_info(env),
         calibration: facts
@@ -54,14 +32,19 @@ pub fn assemble(env: &CellEnv, state: &SessionState) -> SessionReport {
             .iter()
             .map(|p| CalibrationInfo { ctx: p.ctx, prompt_tokens: p.tokens, method: p.method.clone() })
             .collect(),
-        decode: decode_section(env, state),
-        burst: burst_section(env, state),
-        phases,
-        phase_history: history.into_iter().map(|(_, v)| v).collect(),
+        decode: None,
+        burst: None,
+        phases: Vec::new(),
+        phase_history: Vec::new(),
         actions: state.actions.clone(),
         replica_series: super::series::replica_series(env),
         warnings: env.warnings(),
+    };
+    for e in experiments {
+        let cells: Vec<&CellEntry> = state.cells.iter().filter(|c| e.owns(&c.spec)).collect();
+        e.report(env, &cells, &mut report);
     }
+    report
 }
 
 fn target_info(env: &CellEnv) -> TargetInfo {
@@ -96,65 +79,6 @@ fn plan_info(env: &CellEnv) -> PlanInfo {
         kv_oversubscribe: cfg.kv_oversubscribe,
         run_burst: cfg.run_burst,
     }
-}
-
-fn status_and_reason(status: &CellStatus) -> (String, Option<String>) {
-    match status {
-        CellStatus::Skipped(r) => ("skipped".into(), Some(r.clone())),
-        s => (s.as_str().into(), None),
-    }
-}
-
-fn decode_section(env: &CellEnv, state: &SessionState) -> Option<DecodeSection> {
-    let mut cells = Vec::new();
-    let mut sources = std::collections::BTreeSet::new();
-    for c in &state.cells {
-        let CellSpec::Decode { ctx, conc } = c.spec else { continue };
-        let attempts: Vec<_> = c
-            .attempts
-            .iter()
-            .filter_map(|a| match &**a {
-                Attempt::Decode(d) => Some((**d).clone()),
-                _ => None,
-            })
-            .collect();
-        if let Some(last) = attempts.last().filter(|a| a.status == "measured") {
-            sources.insert(last.aggregate_source.clone());
-        }
-        let (status, timeout_reason) = status_and_reason(&c.status);
-        cells.push(DecodeCell { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts });
-    }
-    if cells.is_empty() {
-        return None;
-    }
-    Some(DecodeSection {
-        ctx_labels: env.cfg.ctx.iter().map(|c| format_size(*c)).collect(),
-        conc: env.cfg.conc.clone(),
-        cells,
-        aggregate_sources: sources.into_iter().collect(),
-    })
-}
-
-fn burst_section(env: &CellEnv, state: &SessionState) -> Option<BurstSection> {
-    let mut cells = Vec::new();
-    for c in &state.cells {
-        let CellSpec::Burst { ctx, conc } = c.spec else { continue };
-        let attempts = c
-            .attempts
-            .iter()
-            .filter_map(|a| match &**a {
-                Attempt::Burst(b) => Some((**b).clone()),
-                _ => None,
-            })
-            .collect();
-        let (status, timeout_reason) = status_and_reason(&c.status);
-        cells.push(BurstCellReport { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts });
-    }
-    (!cells.is_empty()).then(|| BurstSection {
-        ctx_labels: env.cfg.ctx.iter().map(|c| format_size(*c)).collect(),
-        conc: env.cfg.conc.clone(),
-        cells,
-    })
 }
 
 /// The monitor's snapshot of the session.

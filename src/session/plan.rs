@@ -3,58 +3,22 @@
 use super::SessionHandles;
 use super::preflight::{self, default_metrics};
 use super::runner::{Control, Runner};
-use super::state::{CellSpec, CellStatus, SessionState};
+use super::state::{CellEntry, CellStatus, SessionState};
 use crate::cell::context::CellEnv;
 use crate::cell::control::{LiveView, RunnerEvent};
-use crate::cell::facts::{Facts, MetricsEndpoint};
+use crate::cell::facts::Facts;
+use crate::config::MetricsEndpoint;
 use crate::config::{PlanKind, RunConfig};
-use crate::experiment::routing::RoutingEnv;
+use crate::experiment::{Experiments, Prepared};
 use crate::load::client::{ApiClient, redact_url};
 use crate::metrics::poller::{MetricsTarget, Poller, PollerConfig};
 use crate::report::writer::{ReportWriter, now_rfc3339};
-use crate::units::format_size;
 use reqwest::header::HeaderName;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-/// Why a cell of `ctx x conc` cannot fit, if it cannot: the deficit in tokens.
-pub fn kv_skip_reason(ctx: u64, conc: u32, capacity: Option<u64>, oversubscribe: f64) -> Option<String> {
-    let capacity = capacity?;
-    let need = ctx.saturating_mul(u64::from(conc));
-    let allowed = (capacity as f64 * oversubscribe).floor() as u64;
-    (need > allowed).then(|| {
-        format!(
-            "needs {need} KV tokens ({conc} x {ctx}) but capacity {capacity} x oversubscribe {oversubscribe} = {allowed}; deficit {} tokens",
-            need - allowed
-        )
-    })
-}
-
-/// The decode (and burst) cells of the plan, row-major over ctx then conc.
-pub fn decode_cells(cfg: &RunConfig, capacity: Option<u64>) -> Vec<(CellSpec, String, Option<String>)> {
-    let mut cells = Vec::new();
-    let grid = |burst: bool, cells: &mut Vec<_>| {
-        for &ctx in &cfg.ctx {
-            for &conc in &cfg.conc {
-                let (spec, kind) = if burst {
-                    (CellSpec::Burst { ctx, conc }, "burst ")
-                } else {
-                    (CellSpec::Decode { ctx, conc }, "")
-                };
-                let label = format!("{kind}ctx={} conc={conc}", format_size(ctx));
-                cells.push((spec, label, kv_skip_reason(ctx, conc, capacity, cfg.kv_oversubscribe)));
-            }
-        }
-    };
-    grid(false, &mut cells);
-    if cfg.run_burst {
-        grid(true, &mut cells);
-    }
-    cells
-}
 
 async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Facts> {
     let (model, max_model_len) = preflight::discover(client, cfg.model.as_deref()).await?;
@@ -126,33 +90,16 @@ fn spawn_poller(
     Some(Poller::spawn(http.clone(), pc, CancellationToken::new()))
 }
 
-fn push_cell(state: &mut SessionState, spec: CellSpec, label: String, skip: Option<String>) {
-    let id = state.cells.len();
-    let status = skip.map_or(CellStatus::Pending, CellStatus::Skipped);
-    if status == CellStatus::Pending {
-        state.queue.push_back(id);
-    }
-    state.cells.push(super::state::CellEntry { spec, label, status, attempts: Vec::new() });
-}
-
-/// Every cell of the plan, decode (and burst) first, then the routing phases.
-fn build_state(cfg: &RunConfig, facts: &Facts, routing: Option<&RoutingEnv>, started: Instant) -> SessionState {
+/// Every cell of the plan, in the order of the experiments.
+fn build_state(experiments: &Experiments, started: Instant) -> SessionState {
     let mut state = SessionState::new(Vec::new(), started);
-    for kind in &cfg.plans {
-        match kind {
-            PlanKind::Decode => {
-                for (spec, label, skip) in decode_cells(cfg, facts.kv_capacity()) {
-                    push_cell(&mut state, spec, label, skip);
-                }
-            }
-            PlanKind::Routing => {
-                for p in routing.map(|r| r.phases.as_slice()).unwrap_or_default() {
-                    let spec =
-                        CellSpec::Routing { round: p.round, scenario: p.scenario.name.clone(), route: p.route.clone() };
-                    push_cell(&mut state, spec, p.name.clone(), None);
-                }
-            }
+    for cell in experiments.iter().flat_map(|e| e.cells()) {
+        let id = state.cells.len();
+        let status = cell.skip.map_or(CellStatus::Pending, CellStatus::Skipped);
+        if status == CellStatus::Pending {
+            state.queue.push_back(id);
         }
+        state.cells.push(CellEntry { spec: cell.spec, label: cell.label, status, attempts: Vec::new() });
     }
     state
 }
@@ -168,8 +115,8 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
             let env =
                 crate::experiment::routing::setup::routing_env(&cfg, &client, &facts.model, &metrics_endpoints(&cfg))
                     .await?;
-            facts.warnings.extend(routing_warnings(&cfg, &env));
-            (Some(Arc::new(env)), client.version().await)
+            facts.warnings.extend(crate::experiment::routing::setup::warnings(&cfg, &env));
+            (Some(env), client.version().await)
         }
         false => (None, None),
     };
@@ -177,7 +124,8 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
     let poller = spawn_poller(&cfg, &http, &facts);
     let writer = ReportWriter::new(cfg.out.clone());
     let report_path = writer.path().to_path_buf();
-    let state = build_state(&cfg, &facts, routing.as_deref(), started);
+    let experiments = crate::experiment::plan(&cfg, Prepared { kv_capacity: facts.kv_capacity(), routing });
+    let state = build_state(&experiments, started);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let (live_tx, live_rx) = watch::channel(LiveView::default());
@@ -196,27 +144,13 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
         started_wall: now_rfc3339(),
         gateway_version,
         notes: std::sync::Mutex::new(Vec::new()),
-        routing,
     };
     let snap = super::assemble::snapshot(&env, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.base), env.facts.model)));
-    let runner = Runner { env, ctl: Control { state, writer, commands: cmd_rx, snapshot: snap_tx } };
+    let runner = Runner { env, experiments, ctl: Control { state, writer, commands: cmd_rx, snapshot: snap_tx } };
     let join = tokio::spawn(runner.run());
     Ok(SessionHandles { commands: cmd_tx, events: ev_rx, live: live_rx, snapshot: snap_rx, metrics, report_path, join })
-}
-
-fn routing_warnings(cfg: &RunConfig, env: &RoutingEnv) -> Vec<String> {
-    let mut w = Vec::new();
-    if env.replicas.is_empty() {
-        w.push(
-            "routing without --replica: caches cannot be reset and requests cannot be attributed by counters".into(),
-        );
-    }
-    if cfg.routing.gateway_metrics.is_none() {
-        w.push("routing without --gateway-metrics: routing_counter_deltas are null".into());
-    }
-    w
 }
 
 #[cfg(test)]
@@ -231,16 +165,5 @@ mod tests {
         assert_eq!(served_by_headers(&cfg), ["x-backend", "target-pod", "x-worker-url"]);
         cfg.served_by_header = Some("target-pod".into());
         assert_eq!(served_by_headers(&cfg), ["target-pod", "x-worker-url"]);
-    }
-
-    #[test]
-    fn kv_skip_matches_the_seed() {
-        // Seed 000: 64k x 16 and 128k x 8 ran, 128k x 16 was skipped (oversubscribe 4).
-        let cap = Some(360_448);
-        assert!(kv_skip_reason(65_536, 16, cap, 4.0).is_none());
-        assert!(kv_skip_reason(131_072, 8, cap, 4.0).is_none());
-        let r = kv_skip_reason(131_072, 16, cap, 4.0).unwrap();
-        assert!(r.contains("deficit 655360 tokens"), "{r}");
-        assert!(kv_skip_reason(131_072, 16, None, 4.0).is_none(), "unknown capacity never skips");
     }
 }

@@ -1,7 +1,8 @@
 //! Phase 1: discover the model and its limits, read each replica's metrics dialect and KV
 //! capacity, and calibrate one prompt per context size.
 
-use crate::cell::facts::{MetricsEndpoint, Prompt, ReplicaFacts};
+use crate::cell::facts::{Prompt, ReplicaFacts};
+use crate::config::MetricsEndpoint;
 use crate::load::calibrate::{CalibrateOptions, calibrate_many};
 use crate::load::client::{ApiClient, redact_url};
 use crate::load::counters::ServerCounter;

@@ -3,11 +3,11 @@
 
 use super::assemble::{assemble, snapshot};
 use super::snapshot::SessionSnapshot;
-use super::state::{Attempt, CellSpec, CellStatus, SessionState};
-use crate::cell::context::{CellEnv, LivePublisher};
+use super::state::{Attempt, CellStatus, SessionState};
+use crate::cell::context::CellEnv;
 use crate::cell::control::{CellId, Command, Phase, RunnerEvent};
-use crate::experiment::burst::{BurstCellSpec, run_burst_attempt};
-use crate::experiment::decode::{DecodeCellSpec, run_decode_attempt};
+use crate::cell::publisher::LivePublisher;
+use crate::experiment::{CellRun, Experiments};
 use crate::report::json::SessionReport;
 use crate::report::writer::ReportWriter;
 use std::sync::Arc;
@@ -48,6 +48,8 @@ pub struct Control {
 pub struct Runner {
     /// Shared context of the attempts (read-only while a cell runs).
     pub env: CellEnv,
+    /// The experiments of the plan; every cell belongs to one.
+    pub experiments: Experiments,
     /// State, report writer and control channels.
     pub ctl: Control,
 }
@@ -55,22 +57,22 @@ pub struct Runner {
 impl Runner {
     /// Runs every queued cell, then returns the final report (also written to disk).
     pub async fn run(self) -> SessionReport {
-        let Runner { env, mut ctl } = self;
+        let Runner { env, experiments, mut ctl } = self;
         ctl.state.act("start", None);
         ctl.publish(&env);
         while !ctl.state.stopped {
             if ctl.state.paused {
-                ctl.wait_while_paused(&env).await;
+                ctl.wait_while_paused(&env, &experiments).await;
                 continue;
             }
             let Some(id) = ctl.state.next_cell() else { break };
-            run_cell(&env, &mut ctl, id).await;
-            ctl.save(&env);
+            run_cell(&env, &experiments, &mut ctl, id).await;
+            ctl.save(&env, &experiments);
         }
         let reason = if ctl.state.stopped { "stopped" } else { "finished" };
         ctl.state.act(reason, None);
         LivePublisher::idle(&env);
-        let report = ctl.save(&env);
+        let report = ctl.save(&env, &experiments);
         env.emit(RunnerEvent::Finished);
         ctl.publish(&env);
         report
@@ -79,8 +81,8 @@ impl Runner {
 
 impl Control {
     /// Builds the report, writes it atomically and tells the listeners.
-    fn save(&mut self, env: &CellEnv) -> SessionReport {
-        let report = assemble(env, &self.state);
+    fn save(&mut self, env: &CellEnv, experiments: &Experiments) -> SessionReport {
+        let report = assemble(env, experiments, &self.state);
         match self.writer.write(&report) {
             Ok(()) => env.emit(RunnerEvent::Saved(self.writer.path().display().to_string())),
             Err(e) => env.emit(RunnerEvent::Log(format!("cannot write {}: {e}", self.writer.path().display()))),
@@ -93,7 +95,7 @@ impl Control {
     }
 
     /// Applies a command; returns the interrupt it asks of the running attempt, if any.
-    fn command(&mut self, env: &CellEnv, cmd: Command, running: Option<CellId>) -> Option<Interrupt> {
+    fn command(&mut self, env: &CellEnv, ex: &Experiments, cmd: Command, running: Option<CellId>) -> Option<Interrupt> {
         match cmd {
             Command::Pause if running.is_some() => return Some(Interrupt::Pause),
             Command::Pause => {
@@ -121,7 +123,7 @@ impl Control {
             }
             Command::Save => {
                 self.state.act("save", None);
-                self.save(env);
+                self.save(env, ex);
             }
             Command::Stop => {
                 self.state.stopped = true;
@@ -132,22 +134,22 @@ impl Control {
         None
     }
 
-    async fn wait_while_paused(&mut self, env: &CellEnv) {
+    async fn wait_while_paused(&mut self, env: &CellEnv, ex: &Experiments) {
         let mut view = LivePublisher::new(usize::MAX, "paused".into(), 0);
         view.view_mut().cell = None;
         view.phase(env, Phase::Paused, None);
         while self.state.paused && !self.state.stopped {
             match self.commands.recv().await {
                 Some(cmd) => {
-                    self.command(env, cmd, None);
+                    self.command(env, ex, cmd, None);
                 }
                 None => self.state.stopped = true,
             }
         }
     }
 
-    fn command_during(&mut self, env: &CellEnv, cmd: Command, id: CellId) -> Option<Interrupt> {
-        let i = self.command(env, cmd, Some(id))?;
+    fn command_during(&mut self, env: &CellEnv, ex: &Experiments, cmd: Command, id: CellId) -> Option<Interrupt> {
+        let i = self.command(env, ex, cmd, Some(id))?;
         let action = match i {
             Interrupt::Pause => "pause",
             Interrupt::Skip => "skip",
@@ -185,22 +187,29 @@ impl Control {
     }
 }
 
-async fn run_cell(env: &CellEnv, ctl: &mut Control, id: CellId) {
+async fn run_cell(env: &CellEnv, experiments: &Experiments, ctl: &mut Control, id: CellId) {
     let cell = &mut ctl.state.cells[id];
     cell.status = CellStatus::Running;
     let (spec, label, attempt) = (cell.spec.clone(), cell.label.clone(), cell.attempts.len() as u32 + 1);
     ctl.state.current = Some(id);
     env.emit(RunnerEvent::CellStarted { cell: id, attempt });
     ctl.publish(env);
+    let Some(experiment) = experiments.iter().find(|e| e.owns(&spec)) else {
+        // Every planned cell comes from an experiment of the plan (session/plan.rs).
+        ctl.state.cells[id].status = CellStatus::Errored;
+        ctl.state.current = None;
+        env.emit(RunnerEvent::Log(format!("{label}: no experiment runs this cell")));
+        return;
+    };
     let cancel = CancellationToken::new();
     let mut interrupt = None;
-    let fut = run_attempt(env, id, &spec, label, attempt, &cancel);
+    let fut = experiment.run(env, CellRun { id, spec: &spec, label: &label, attempt }, &cancel);
     tokio::pin!(fut);
     let result = loop {
         tokio::select! {
             a = &mut fut => break a,
             Some(cmd) = ctl.commands.recv() => {
-                if let Some(i) = ctl.command_during(env, cmd, id) {
+                if let Some(i) = ctl.command_during(env, experiments, cmd, id) {
                     interrupt.get_or_insert(i);
                     cancel.cancel();
                 }
@@ -227,35 +236,6 @@ fn set_attempt_status(a: &mut Attempt, status: &str) {
             if let Some(o) = v.as_object_mut() {
                 o.insert("status".into(), status.into());
             }
-        }
-    }
-}
-
-async fn run_attempt(
-    env: &CellEnv,
-    id: CellId,
-    spec: &CellSpec,
-    label: String,
-    attempt: u32,
-    cancel: &CancellationToken,
-) -> Attempt {
-    match spec {
-        CellSpec::Decode { ctx, conc } => {
-            let s = DecodeCellSpec { cell: id, label, ctx: *ctx, conc: *conc, attempt };
-            Attempt::Decode(Box::new(run_decode_attempt(env, &s, cancel).await))
-        }
-        CellSpec::Burst { ctx, conc } => {
-            let s = BurstCellSpec { cell: id, label, ctx: *ctx, conc: *conc, attempt };
-            Attempt::Burst(Box::new(run_burst_attempt(env, &s, cancel).await))
-        }
-        CellSpec::Routing { .. } => {
-            let entry = match (&env.routing, env.routing.as_ref().and_then(|r| r.phase(&label))) {
-                (Some(r), Some(phase)) => {
-                    crate::experiment::routing::phase::run_phase(env, r, id, &phase, cancel).await
-                }
-                _ => serde_json::json!({"phase": label, "status": "errored", "error": "no such routing phase"}),
-            };
-            Attempt::Routing(Box::new(entry))
         }
     }
 }

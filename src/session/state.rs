@@ -1,97 +1,11 @@
 //! The session's cells, their queue and history, and the operator's actions.
 
 use crate::cell::control::CellId;
-use crate::report::json::{ActionRecord, DecodeAttempt};
+pub use crate::cell::spec::{CellSpec, CellStatus};
+pub use crate::experiment::record::{Attempt, CellEntry};
+use crate::report::json::ActionRecord;
 use std::collections::VecDeque;
 use tokio::time::Instant;
-
-/// What a cell measures.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CellSpec {
-    /// Sustained decode: `conc` closed-loop streams with `ctx`-token prompts.
-    Decode {
-        /// Context size, tokens.
-        ctx: u64,
-        /// Requested streams.
-        conc: u32,
-    },
-    /// Phase 3: a finite burst of `conc` requests with `ctx`-token prompts, end to end.
-    Burst {
-        /// Context size, tokens.
-        ctx: u64,
-        /// Requests in the burst.
-        conc: u32,
-    },
-    /// One routing phase (round x scenario x route); its label is the phase name, e.g.
-    /// `r1-hot90-prefix-cache`.
-    Routing {
-        /// 1-based round.
-        round: u32,
-        /// Cache scenario (`cold-uniform`, `warm-uniform`, `hot50`, `hot90`).
-        scenario: String,
-        /// Routing strategy (`random`, `least-request`, `prefix-cache`).
-        route: String,
-    },
-}
-
-/// Where a cell stands.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CellStatus {
-    /// Not run yet (or queued again).
-    Pending,
-    /// Running now.
-    Running,
-    /// Measured (decode window ran, burst or phase finished).
-    Measured,
-    /// No measurement: every request failed.
-    Errored,
-    /// Skipped before it started, with the reason (e.g. the KV deficit).
-    Skipped(String),
-    /// Skipped by the operator.
-    SkippedByOperator,
-}
-
-impl CellStatus {
-    /// The report name.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::Pending | Self::Running => "pending",
-            Self::Measured => "measured",
-            Self::Errored => "errored",
-            Self::Skipped(_) => "skipped",
-            Self::SkippedByOperator => "skipped_by_operator",
-        }
-    }
-
-    /// True once the cell has an outcome.
-    pub fn is_final(&self) -> bool {
-        !matches!(self, Self::Pending | Self::Running)
-    }
-}
-
-/// One attempt's report entry.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Attempt {
-    /// A decode attempt.
-    Decode(Box<DecodeAttempt>),
-    /// A burst attempt.
-    Burst(Box<crate::report::json::BurstAttempt>),
-    /// A routing phase (seed 002 layout).
-    Routing(Box<serde_json::Value>),
-}
-
-/// A cell of the plan with its history.
-#[derive(Debug, Clone)]
-pub struct CellEntry {
-    /// What it measures.
-    pub spec: CellSpec,
-    /// Display label.
-    pub label: String,
-    /// Current status.
-    pub status: CellStatus,
-    /// Every attempt, oldest first (shared with the monitor's snapshots).
-    pub attempts: Vec<std::sync::Arc<Attempt>>,
-}
 
 /// All cells, the run queue and the action log.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use futures_util::StreamExt;
-use llm_decode_bench::cell::facts::MetricsEndpoint;
+use llm_decode_bench::config::MetricsEndpoint;
 use llm_decode_bench::config::{PlanKind, RunConfig};
 use llm_decode_bench::load::chunk::{ChunkInfo, parse_chunk};
 use llm_decode_bench::load::request::Endpoint;

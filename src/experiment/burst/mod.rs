@@ -1,7 +1,13 @@
 //! Phase 3: a finite burst of requests per cell, all sent at once and measured end to end.
 
-use crate::cell::context::{CellEnv, LivePublisher};
+pub mod section;
+
+pub use section::Burst;
+
+use crate::cell::attempt_loop::{AttemptLoop, PlainTally};
+use crate::cell::context::CellEnv;
 use crate::cell::control::Phase;
+use crate::cell::publisher::LivePublisher;
 use crate::cell::summarize::summarize;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
@@ -45,21 +51,12 @@ pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &Can
     let plan = (0..spec.conc)
         .map(|i| Planned { offset: Duration::ZERO, body: body.render(&format!("[b{nonce:x}.{i}] ")), tag: i })
         .collect();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
-    publisher.phase(env, Phase::Measuring, None);
-    let run = run_open_loop(ctx, started, plan, tx, cancel.clone());
-    tokio::pin!(run);
-    loop {
-        tokio::select! {
-            _ = &mut run => break,
-            _ = tokio::time::sleep(Duration::from_millis(250)) => publisher.tick(env, &live),
-        }
-    }
-    let mut samples: Vec<RequestSample> = Vec::new();
-    while let Ok(s) = rx.try_recv() {
-        samples.push(s);
-    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
+    let mut lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
+    lp.phase(Phase::Measuring, None);
+    lp.run_until(run_open_loop(ctx, started, plan, tx, cancel.clone())).await;
+    let (samples, _) = lp.finish();
     summarize_burst(env, spec, started, samples)
 }
 

@@ -2,27 +2,28 @@
 //! admitted them, a measurement window, then the streams are cut and the attempt summarised.
 
 pub mod admission;
+pub mod grid;
 pub mod report;
+pub mod section;
 
-use crate::cell::context::{CellEnv, LivePublisher};
+pub use section::Decode;
+
+use crate::cell::attempt_loop::{AttemptLoop, PlainTally, Wake};
+use crate::cell::context::CellEnv;
 use crate::cell::control::Phase;
+use crate::cell::publisher::LivePublisher;
 use crate::cell::sample_window::Window;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
-use crate::load::sample::RequestSample;
 use crate::load::worker::spawn_closed_loop;
 use crate::report::json::DecodeAttempt;
 use admission::{Admission, AdmissionTracker, Observation};
 use report::{AttemptEnd, build_attempt};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-/// How often the attempt checks admission and publishes the live view.
-pub const TICK: Duration = Duration::from_millis(250);
 
 /// Identifies the cell being run.
 #[derive(Debug, Clone)]
@@ -51,39 +52,27 @@ pub fn sustained_max_tokens(max_model_len: Option<u64>, prompt_tokens: u64, floo
     }
 }
 
+/// Longest wait for the streams to end once they are told to stop.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
 struct Run<'a> {
     env: &'a CellEnv,
     spec: &'a DecodeCellSpec,
-    live: Arc<LiveCounters>,
-    rx: UnboundedReceiver<RequestSample>,
+    lp: AttemptLoop<'a>,
     workers: JoinSet<()>,
-    samples: Vec<RequestSample>,
-    publisher: LivePublisher,
 }
 
 impl Run<'_> {
-    /// Takes finished samples off the channel, tallying errors and replicas for the view.
-    fn drain(&mut self) {
-        while let Ok(s) = self.rx.try_recv() {
-            self.publisher.tally(&s, s.served_by.as_deref());
-            self.samples.push(s);
-        }
+    /// True once every stream has stopped (permanent errors, or cut).
+    fn all_stopped(&mut self) -> bool {
         while self.workers.try_join_next().is_some() {}
-    }
-
-    fn tick(&mut self) {
-        self.drain();
-        self.publisher.tick(self.env, &self.live);
-    }
-
-    fn all_stopped(&self) -> bool {
         self.workers.is_empty()
     }
 
     /// Warms up until admitted, timed out, every stream died, or `cancel`.
     async fn warmup(&mut self, cancel: &CancellationToken) -> Option<bool> {
         let timeout = self.env.cfg.warmup_timeout;
-        self.publisher.phase(self.env, Phase::Warming, Some(timeout));
+        self.lp.phase(Phase::Warming, Some(timeout));
         let start = Instant::now();
         let mut tracker = AdmissionTracker::default();
         let mut admitted_at: Option<Instant> = None;
@@ -103,15 +92,14 @@ impl Run<'_> {
             if now.saturating_duration_since(start) >= timeout {
                 return Some(true);
             }
-            tokio::select! {
-                _ = cancel.cancelled() => return None,
-                _ = tokio::time::sleep(TICK) => self.tick(),
+            if self.lp.wait(cancel, None).await == Wake::Cancelled {
+                return None;
             }
         }
     }
 
     fn admission(&self, tracker: &mut AdmissionTracker, now: Instant) -> Admission {
-        let t = self.live.totals();
+        let t = self.lp.live().totals();
         let metrics =
             self.env.metrics().and_then(|m| Some((m.seq, m.running_total()?, m.waiting_total().unwrap_or(0.0))));
         tracker.check(&Observation {
@@ -126,31 +114,26 @@ impl Run<'_> {
     /// Measures for the window (or until every stream died, or `cancel`); returns its end.
     async fn measure(&mut self, cancel: &CancellationToken, start: Instant) -> Instant {
         let window = self.env.cfg.window;
-        self.publisher.phase(self.env, Phase::Measuring, Some(window));
+        self.lp.phase(Phase::Measuring, Some(window));
         let end = start + window;
         loop {
-            tokio::select! {
-                _ = cancel.cancelled() => return Instant::now().min(end),
-                _ = tokio::time::sleep_until(end) => return end,
-                _ = tokio::time::sleep(TICK) => self.tick(),
-            }
-            if self.all_stopped() {
-                return Instant::now().min(end);
+            match self.lp.wait(cancel, Some(end)).await {
+                Wake::Cancelled => return Instant::now().min(end),
+                Wake::Deadline => return end,
+                Wake::Tick if self.all_stopped() => return Instant::now().min(end),
+                Wake::Tick => {}
             }
         }
     }
 
     async fn stop_workers(&mut self, stop: &CancellationToken) {
         stop.cancel();
-        let grace = tokio::time::sleep(Duration::from_secs(10));
-        tokio::pin!(grace);
-        loop {
-            tokio::select! {
-                r = self.workers.join_next() => if r.is_none() { break },
-                _ = &mut grace => { self.workers.abort_all(); break }
-            }
+        let grace_end = Instant::now() + STOP_GRACE;
+        let workers = &mut self.workers;
+        let joined = async { while workers.join_next().await.is_some() {} };
+        if self.lp.run_until(tokio::time::timeout_at(grace_end, joined)).await.is_err() {
+            self.workers.abort_all();
         }
-        self.drain();
     }
 }
 
@@ -175,23 +158,24 @@ pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &C
     let workers = spawn_closed_loop(Arc::new(ctx), body, spec.conc, tx, stop.clone());
     let lag = crate::cell::lag::spawn(Duration::from_millis(10), stop.clone(), live.clone());
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
-    let mut run = Run { env, spec, live, rx, workers, samples: Vec::new(), publisher };
+    let lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
+    let mut run = Run { env, spec, lp, workers };
     let mut end = AttemptEnd::new(started, prompt.tokens);
     if let Some(timed_out) = run.warmup(cancel).await {
         end.warmup_timed_out = timed_out;
         let ws = Instant::now();
-        end.streaming_at_start = run.live.totals().streaming.max(0) as u32;
+        end.streaming_at_start = run.lp.live().totals().streaming.max(0) as u32;
         end.metrics_start = env.metrics_now().await;
         let we = run.measure(cancel, ws).await;
         end.metrics_end = env.metrics_now().await;
         end.window = Some(Window { start: ws, end: we });
     }
-    run.publisher.phase(env, Phase::Draining, None);
+    run.lp.phase(Phase::Draining, None);
     run.stop_workers(&stop).await;
     end.lag = lag.await.ok();
     end.finished = Instant::now();
     end.interrupted = cancel.is_cancelled();
-    build_attempt(env, spec, end, run.samples)
+    build_attempt(env, spec, end, run.lp.finish().0)
 }
 
 #[cfg(test)]

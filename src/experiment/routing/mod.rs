@@ -11,12 +11,14 @@ pub mod prompts;
 pub mod report;
 pub mod report_replicas;
 pub mod schedule;
+pub mod section;
 pub mod setup;
 
 pub use crate::config::routing::{Arrival, RoutingConfig, Scenario};
 use crate::load::client::ApiClient;
 use attribution::ReplicaRef;
 use prompts::Families;
+pub use section::Routing;
 
 /// What every phase of an experiment shares.
 #[derive(Debug, Clone)]

@@ -7,8 +7,10 @@ use super::plan::PhaseSpec;
 use super::priming::{prime, reset_caches};
 use super::report::{PhaseData, Setup, phase_entry};
 use super::schedule::{arrivals, families_for};
-use crate::cell::context::{CellEnv, LivePublisher};
-use crate::cell::control::{FamilyLive, Phase};
+use crate::cell::attempt_loop::{AttemptLoop, Tally};
+use crate::cell::context::CellEnv;
+use crate::cell::control::{FamilyLive, LiveView, Phase};
+use crate::cell::publisher::LivePublisher;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::RequestSample;
@@ -57,24 +59,20 @@ fn initial_families(r: &RoutingEnv, spec: &PhaseSpec, setup: Option<&Setup>) -> 
         .collect()
 }
 
-struct Traffic<'a> {
-    env: &'a CellEnv,
+/// Attributes each finished request to a replica and its prompt family.
+struct FamilyTally<'a> {
     r: &'a RoutingEnv,
-    publisher: LivePublisher,
-    live: Arc<LiveCounters>,
-    samples: Vec<RequestSample>,
 }
 
-impl Traffic<'_> {
-    fn take(&mut self, rx: &mut tokio::sync::mpsc::UnboundedReceiver<RequestSample>) {
-        while let Ok(s) = rx.try_recv() {
-            let pod = s.served_by.as_deref().map(|v| resolve(v, &self.r.replicas));
-            self.publisher.tally(&s, pod.as_deref());
-            if let (Some(pod), Some(f)) = (pod, self.publisher.view_mut().families.get_mut(s.tag as usize)) {
-                *f.served.entry(pod.clone()).or_default() += 1;
-                f.owner = Some(pod);
-            }
-            self.samples.push(s);
+impl Tally for FamilyTally<'_> {
+    fn replica(&self, s: &RequestSample) -> Option<String> {
+        s.served_by.as_deref().map(|v| resolve(v, &self.r.replicas))
+    }
+
+    fn extra(&mut self, s: &RequestSample, replica: Option<&str>, view: &mut LiveView) {
+        if let (Some(pod), Some(f)) = (replica, view.families.get_mut(s.tag as usize)) {
+            *f.served.entry(pod.to_string()).or_default() += 1;
+            f.owner = Some(pod.to_string());
         }
     }
 }
@@ -121,31 +119,29 @@ pub async fn run_phase(
     let live = Arc::new(LiveCounters::default());
     let first_token = Some(env.cfg.idle_timeout);
     let ctx = Arc::new(env.worker_ctx(live.clone(), r.cfg.output, Some(headers), first_token, 0));
-    publisher.phase(env, Phase::Measuring, span);
-    let mut t = Traffic { env, r, publisher, live, samples: Vec::new() };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut lp = AttemptLoop::new(env, rx, live, publisher, FamilyTally { r });
+    lp.phase(Phase::Measuring, span);
     let (start, started_at) = (Instant::now() + Duration::from_millis(20), unix_now());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let run = run_open_loop(ctx, start, plan, tx, cancel.clone());
-    tokio::pin!(run);
-    loop {
-        tokio::select! {
-            _ = &mut run => break,
-            _ = tokio::time::sleep(Duration::from_millis(250)) => {
-                t.take(&mut rx);
-                t.publisher.tick(t.env, &t.live);
-            }
-        }
-    }
-    t.take(&mut rx);
+    lp.run_until(run_open_loop(ctx, start, plan, tx, cancel.clone())).await;
+    let (samples, _) = lp.finish();
     let end = Instant::now();
     let after = env.metrics_now().await;
-    finish(t, spec, setup, before, after, (start, end, started_at), cache_reset)
+    let measured = Measured { env, r, samples };
+    finish(measured, spec, setup, before, after, (start, end, started_at), cache_reset)
 }
 
 type Span = (Instant, Instant, f64);
 
+/// What the phase's traffic left: its samples, with the context to report them.
+struct Measured<'a> {
+    env: &'a CellEnv,
+    r: &'a RoutingEnv,
+    samples: Vec<RequestSample>,
+}
+
 fn finish(
-    t: Traffic<'_>,
+    t: Measured<'_>,
     spec: &PhaseSpec,
     setup: Option<Setup>,
     before: Option<Arc<crate::metrics::poller::MetricsSnapshot>>,

@@ -1,7 +1,7 @@
 //! Preflight of a routing experiment: the replicas, their cache-reset clients, the prompt
 //! families (sized with the server's own tokenizer) and the phases.
 
-use crate::cell::facts::MetricsEndpoint;
+use crate::config::MetricsEndpoint;
 use crate::config::RunConfig;
 use crate::experiment::routing::attribution::ReplicaRef;
 use crate::experiment::routing::{RoutingEnv, plan, prompts};
@@ -27,6 +27,20 @@ pub async fn routing_env(
     let counter = prompts::counter(client, &replica_clients, model, cfg.endpoint).await;
     let families = prompts::calibrate(&counter, cfg.routing.seed, cfg.routing.prompt_tokens).await?;
     Ok(RoutingEnv { cfg: cfg.routing.clone(), families, replicas, replica_clients, phases: plan::phases(&cfg.routing) })
+}
+
+/// What a routing session without replicas or gateway metrics cannot report.
+pub fn warnings(cfg: &RunConfig, env: &RoutingEnv) -> Vec<String> {
+    let mut w = Vec::new();
+    if env.replicas.is_empty() {
+        w.push(
+            "routing without --replica: caches cannot be reset and requests cannot be attributed by counters".into(),
+        );
+    }
+    if cfg.routing.gateway_metrics.is_none() {
+        w.push("routing without --gateway-metrics: routing_counter_deltas are null".into());
+    }
+    w
 }
 
 #[cfg(test)]

@@ -1,0 +1,166 @@
+//! The one attempt loop every experiment uses: receive finished samples as they arrive, tally
+//! them in the live view, and publish the view on the [`TICK`] interval.
+//!
+//! Experiments drive it two ways: [`AttemptLoop::run_until`] runs a future (an open-loop
+//! schedule) to its end, and [`AttemptLoop::wait`] returns at the next tick, at a deadline or on
+//! cancel, so a closed-loop attempt can check its own conditions (admission, the window end)
+//! between ticks. One interval timer and one deadline timer live as long as the loop.
+
+use super::context::CellEnv;
+use super::control::{LiveView, Phase};
+use super::publisher::LivePublisher;
+use crate::load::live::LiveCounters;
+use crate::load::sample::RequestSample;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::{Instant, Interval, MissedTickBehavior, Sleep};
+use tokio_util::sync::CancellationToken;
+
+/// How often an attempt publishes its live view (and checks its conditions).
+pub const TICK: Duration = Duration::from_millis(250);
+
+/// What an experiment adds to the common tally of a finished sample.
+pub trait Tally: Send {
+    /// The replica that served `s`, as the live view names it (default: the response header
+    /// value as received).
+    fn replica(&self, s: &RequestSample) -> Option<String> {
+        s.served_by.clone()
+    }
+
+    /// Experiment-specific counting, after errors and the replica were tallied.
+    fn extra(&mut self, _s: &RequestSample, _replica: Option<&str>, _view: &mut LiveView) {}
+}
+
+/// The common tally only.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PlainTally;
+
+impl Tally for PlainTally {}
+
+/// Why [`AttemptLoop::wait`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// The view was published; check conditions and wait again.
+    Tick,
+    /// The deadline passed.
+    Deadline,
+    /// The attempt was cancelled.
+    Cancelled,
+}
+
+/// The receiving end of an attempt: its samples, live counters and publisher.
+pub struct AttemptLoop<'a, T: Tally = PlainTally> {
+    env: &'a CellEnv,
+    rx: UnboundedReceiver<RequestSample>,
+    live: Arc<LiveCounters>,
+    publisher: LivePublisher,
+    tally: T,
+    samples: Vec<RequestSample>,
+    ticker: Interval,
+    deadline: Pin<Box<Sleep>>,
+    deadline_at: Option<Instant>,
+}
+
+impl<'a, T: Tally> AttemptLoop<'a, T> {
+    /// A loop over the samples arriving on `rx`, publishing `publisher`'s view of `live`.
+    pub fn new(
+        env: &'a CellEnv,
+        rx: UnboundedReceiver<RequestSample>,
+        live: Arc<LiveCounters>,
+        publisher: LivePublisher,
+        tally: T,
+    ) -> Self {
+        let mut ticker = tokio::time::interval_at(Instant::now() + TICK, TICK);
+        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let deadline = Box::pin(tokio::time::sleep_until(Instant::now()));
+        Self { env, rx, live, publisher, tally, samples: Vec::new(), ticker, deadline, deadline_at: None }
+    }
+
+    /// Moves the view to `phase` (bounded by `len` when known).
+    pub fn phase(&mut self, phase: Phase, len: Option<Duration>) {
+        self.publisher.phase(self.env, phase, len);
+    }
+
+    /// The live view's tallies, for experiment-specific rows (e.g. prompt families).
+    pub fn view_mut(&mut self) -> &mut LiveView {
+        self.publisher.view_mut()
+    }
+
+    /// The attempt's live counters.
+    pub fn live(&self) -> &LiveCounters {
+        &self.live
+    }
+
+    /// Samples received so far.
+    pub fn samples(&self) -> &[RequestSample] {
+        &self.samples
+    }
+
+    fn take(&mut self, s: RequestSample) {
+        let replica = self.tally.replica(&s);
+        self.publisher.tally(&s, replica.as_deref());
+        self.tally.extra(&s, replica.as_deref(), self.publisher.view_mut());
+        self.samples.push(s);
+    }
+
+    /// Takes every sample already waiting on the channel.
+    pub fn drain(&mut self) {
+        while let Ok(s) = self.rx.try_recv() {
+            self.take(s);
+        }
+    }
+
+    fn publish(&mut self) {
+        self.drain();
+        self.publisher.tick(self.env, &self.live);
+    }
+
+    /// Receives samples until the next tick (then publishes), `deadline` or `cancel`.
+    pub async fn wait(&mut self, cancel: &CancellationToken, deadline: Option<Instant>) -> Wake {
+        if deadline != self.deadline_at {
+            self.deadline_at = deadline;
+            if let Some(at) = deadline {
+                self.deadline.as_mut().reset(at);
+            }
+        }
+        let armed = self.deadline_at.is_some();
+        loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Wake::Cancelled,
+                _ = &mut self.deadline, if armed => return Wake::Deadline,
+                Some(s) = self.rx.recv() => self.take(s),
+                _ = self.ticker.tick() => {
+                    self.publish();
+                    return Wake::Tick;
+                }
+            }
+        }
+    }
+
+    /// Drives `fut` to its end while receiving samples and publishing; every sample sent
+    /// before it ended is received.
+    pub async fn run_until<F: Future>(&mut self, fut: F) -> F::Output {
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut fut => {
+                    self.drain();
+                    return out;
+                }
+                Some(s) = self.rx.recv() => self.take(s),
+                _ = self.ticker.tick() => self.publish(),
+            }
+        }
+    }
+
+    /// Ends the loop: the samples, oldest first, and the experiment's tally.
+    pub fn finish(mut self) -> (Vec<RequestSample>, T) {
+        self.drain();
+        (self.samples, self.tally)
+    }
+}

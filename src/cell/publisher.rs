@@ -1,0 +1,82 @@
+//! The live view of one attempt: phase changes, tallies of finished requests, and the rates
+//! and percentiles refreshed at the publish tick.
+
+use super::context::CellEnv;
+use super::control::{LiveView, Phase, RunnerEvent};
+use crate::load::live::LiveCounters;
+use crate::stats::{Ring, Samples};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Publishes the live view of one attempt at the monitor's tick.
+pub struct LivePublisher {
+    view: LiveView,
+    last_tokens: u64,
+    last_at: Instant,
+    history: Ring<f64>,
+    replicas: super::replicas_live::ReplicaTracker,
+}
+
+impl LivePublisher {
+    /// Starts the view of an attempt of `cell`.
+    pub fn new(cell: usize, label: String, requested: u32) -> Self {
+        let view = LiveView { cell: Some(cell), label, requested, ..LiveView::default() };
+        Self { view, last_tokens: 0, last_at: Instant::now(), history: Ring::new(240), replicas: Default::default() }
+    }
+
+    /// Moves to `phase` (bounded by `len` when known) and tells the runner's listeners.
+    pub fn phase(&mut self, env: &CellEnv, phase: Phase, len: Option<Duration>) {
+        self.view.phase = phase;
+        self.view.phase_started = Some(Instant::now());
+        self.view.phase_len = len;
+        if let Some(cell) = self.view.cell {
+            env.emit(RunnerEvent::Phase { cell, phase });
+        }
+        env.live_tx.send_replace(self.view.clone());
+    }
+
+    /// Counts a finished request in the view: its error kind, and the replica that served it
+    /// (`pod`, already resolved by the caller).
+    pub fn tally(&mut self, s: &crate::load::sample::RequestSample, pod: Option<&str>) {
+        if let Some(kind) = s.error_kind() {
+            *self.view.errors.entry(kind.as_str().to_string()).or_default() += 1;
+        }
+        if let Some(pod) = pod {
+            *self.view.served_by.entry(pod.to_string()).or_default() += 1;
+        }
+    }
+
+    /// Mutable access to the view's tallies (errors, served-by).
+    pub fn view_mut(&mut self) -> &mut LiveView {
+        &mut self.view
+    }
+
+    /// Refreshes rates and percentiles from the live counters and publishes.
+    pub fn tick(&mut self, env: &CellEnv, live: &LiveCounters) {
+        let now = Instant::now();
+        let totals = live.totals();
+        let dt = now.saturating_duration_since(self.last_at).as_secs_f64();
+        if dt > 0.0 {
+            self.view.tps = (totals.tokens - self.last_tokens) as f64 / dt;
+            self.history.push(self.view.tps);
+        }
+        (self.last_tokens, self.last_at) = (totals.tokens, now);
+        let mut ttft: Samples = live.ttfts().into_iter().collect();
+        self.view.ttft_p50_ms = ttft.percentile(50.0);
+        self.view.ttft_p90_ms = ttft.percentile(90.0);
+        self.view.itl_now_ms =
+            (self.view.tps > 0.0 && totals.streaming > 0).then(|| 1e3 * totals.streaming as f64 / self.view.tps);
+        self.view.totals = totals;
+        self.view.tps_history = self.history.to_vec();
+        self.view.client_lag_ms = Some(live.lag_recent_ms());
+        if let Some(snap) = env.metrics() {
+            (self.view.replicas, self.view.routing) = self.replicas.update(&snap, &self.view.served_by);
+        }
+        env.live_tx.send_replace(self.view.clone());
+    }
+
+    /// Publishes an idle view (between cells).
+    pub fn idle(env: &CellEnv) {
+        env.live_tx.send_replace(LiveView::default());
+    }
+}

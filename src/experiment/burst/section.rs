@@ -1,0 +1,72 @@
+//! The burst experiment (Phase 3) behind the [`Experiment`] interface: its cells and its
+//! section of the report.
+
+use super::{BurstCellSpec, run_burst_attempt};
+use crate::cell::context::CellEnv;
+use crate::cell::spec::CellSpec;
+use crate::config::RunConfig;
+use crate::experiment::decode::grid::Grid;
+use crate::experiment::decode::section::status_and_reason;
+use crate::experiment::{Attempt, CellEntry, CellRun, Experiment, PlannedCell};
+use crate::report::json::{BurstCellReport, BurstSection, SessionReport};
+use crate::units::format_size;
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+/// A finite burst of `conc` requests with `ctx`-token prompts per cell, end to end.
+#[derive(Debug, Clone)]
+pub struct Burst {
+    grid: Grid,
+}
+
+impl Burst {
+    /// The burst cells of `cfg` (the decode matrix's axes and KV-fit rule).
+    pub fn new(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
+        let grid =
+            Grid { ctx: cfg.ctx.clone(), conc: cfg.conc.clone(), kv_capacity, oversubscribe: cfg.kv_oversubscribe };
+        Self { grid }
+    }
+}
+
+impl Experiment for Burst {
+    fn name(&self) -> &'static str {
+        "burst"
+    }
+
+    fn cells(&self) -> Vec<PlannedCell> {
+        self.grid.cells("burst ", |ctx, conc| CellSpec::Burst { ctx, conc })
+    }
+
+    fn owns(&self, spec: &CellSpec) -> bool {
+        matches!(spec, CellSpec::Burst { .. })
+    }
+
+    fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
+        Box::pin(async move {
+            let CellSpec::Burst { ctx, conc } = *cell.spec else { unreachable!("burst runs its own cells") };
+            let s = BurstCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, attempt: cell.attempt };
+            Attempt::Burst(Box::new(run_burst_attempt(env, &s, cancel).await))
+        })
+    }
+
+    fn report(&self, _env: &CellEnv, cells: &[&CellEntry], report: &mut SessionReport) {
+        let mut out = Vec::new();
+        for c in cells {
+            let CellSpec::Burst { ctx, conc } = c.spec else { continue };
+            let attempts = c
+                .attempts
+                .iter()
+                .filter_map(|a| match &**a {
+                    Attempt::Burst(b) => Some((**b).clone()),
+                    _ => None,
+                })
+                .collect();
+            let (status, timeout_reason) = status_and_reason(&c.status);
+            out.push(BurstCellReport { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts });
+        }
+        if !out.is_empty() {
+            report.burst =
+                Some(BurstSection { ctx_labels: self.grid.ctx_labels(), conc: self.grid.conc.clone(), cells: out });
+        }
+    }
+}

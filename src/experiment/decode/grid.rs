@@ -1,0 +1,83 @@
+//! The ctx x conc grid shared by the decode and burst experiments, with the KV-fit rule.
+
+use crate::cell::spec::CellSpec;
+use crate::experiment::PlannedCell;
+use crate::units::format_size;
+
+/// Why a cell of `ctx x conc` cannot fit, if it cannot: the deficit in tokens.
+pub fn kv_skip_reason(ctx: u64, conc: u32, capacity: Option<u64>, oversubscribe: f64) -> Option<String> {
+    let capacity = capacity?;
+    let need = ctx.saturating_mul(u64::from(conc));
+    let allowed = (capacity as f64 * oversubscribe).floor() as u64;
+    (need > allowed).then(|| {
+        format!(
+            "needs {need} KV tokens ({conc} x {ctx}) but capacity {capacity} x oversubscribe {oversubscribe} = {allowed}; deficit {} tokens",
+            need - allowed
+        )
+    })
+}
+
+/// The axes of a ctx x conc grid and its KV-fit rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    /// Context sizes (rows), tokens.
+    pub ctx: Vec<u64>,
+    /// Concurrencies (columns), streams or requests.
+    pub conc: Vec<u32>,
+    /// KV capacity of the target, tokens (None: unknown, nothing is skipped).
+    pub kv_capacity: Option<u64>,
+    /// Skip a cell when ctx x conc exceeds the capacity times this.
+    pub oversubscribe: f64,
+}
+
+impl Grid {
+    /// The cells, row-major over ctx then conc; `spec` makes each cell's spec, `prefix` goes
+    /// in front of its label.
+    pub fn cells(&self, prefix: &str, spec: impl Fn(u64, u32) -> CellSpec) -> Vec<PlannedCell> {
+        let mut cells = Vec::new();
+        for &ctx in &self.ctx {
+            for &conc in &self.conc {
+                cells.push(PlannedCell {
+                    spec: spec(ctx, conc),
+                    label: format!("{prefix}ctx={} conc={conc}", format_size(ctx)),
+                    skip: kv_skip_reason(ctx, conc, self.kv_capacity, self.oversubscribe),
+                });
+            }
+        }
+        cells
+    }
+
+    /// Row labels (`16k`, ...).
+    pub fn ctx_labels(&self) -> Vec<String> {
+        self.ctx.iter().map(|c| format_size(*c)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kv_skip_matches_the_seed() {
+        // Seed 000: 64k x 16 and 128k x 8 ran, 128k x 16 was skipped (oversubscribe 4).
+        let cap = Some(360_448);
+        assert!(kv_skip_reason(65_536, 16, cap, 4.0).is_none());
+        assert!(kv_skip_reason(131_072, 8, cap, 4.0).is_none());
+        let r = kv_skip_reason(131_072, 16, cap, 4.0).unwrap();
+        assert!(r.contains("deficit 655360 tokens"), "{r}");
+        assert!(kv_skip_reason(131_072, 16, None, 4.0).is_none(), "unknown capacity never skips");
+    }
+
+    #[test]
+    fn cells_are_row_major_with_labels_and_skips() {
+        let g = Grid { ctx: vec![0, 131_072], conc: vec![1, 16], kv_capacity: Some(360_448), oversubscribe: 4.0 };
+        let cells = g.cells("burst ", |ctx, conc| CellSpec::Burst { ctx, conc });
+        let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["burst ctx=0 conc=1", "burst ctx=0 conc=16", "burst ctx=128k conc=1", "burst ctx=128k conc=16"]
+        );
+        assert_eq!(cells.iter().filter(|c| c.skip.is_some()).count(), 1);
+        assert_eq!(cells[3].spec, CellSpec::Burst { ctx: 131_072, conc: 16 });
+    }
+}

@@ -1,0 +1,89 @@
+//! The sustained-decode experiment behind the [`Experiment`] interface: its ctx x conc cells
+//! and its section of the report.
+
+use super::grid::Grid;
+use super::{DecodeCellSpec, run_decode_attempt};
+use crate::cell::context::CellEnv;
+use crate::cell::spec::{CellSpec, CellStatus};
+use crate::config::RunConfig;
+use crate::experiment::{Attempt, CellEntry, CellRun, Experiment, PlannedCell};
+use crate::report::json::{DecodeCell, DecodeSection, SessionReport};
+use crate::units::format_size;
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+/// The sustained-decode matrix (DESIGN.md section 2.1 in words: `conc` closed-loop streams
+/// with `ctx`-token prompts per cell).
+#[derive(Debug, Clone)]
+pub struct Decode {
+    grid: Grid,
+}
+
+impl Decode {
+    /// The matrix of `cfg`, skipping cells that cannot fit in `kv_capacity` tokens.
+    pub fn new(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
+        let grid =
+            Grid { ctx: cfg.ctx.clone(), conc: cfg.conc.clone(), kv_capacity, oversubscribe: cfg.kv_oversubscribe };
+        Self { grid }
+    }
+}
+
+/// A cell's report status and, when skipped, why.
+pub fn status_and_reason(status: &CellStatus) -> (String, Option<String>) {
+    match status {
+        CellStatus::Skipped(r) => ("skipped".into(), Some(r.clone())),
+        s => (s.as_str().into(), None),
+    }
+}
+
+impl Experiment for Decode {
+    fn name(&self) -> &'static str {
+        "decode"
+    }
+
+    fn cells(&self) -> Vec<PlannedCell> {
+        self.grid.cells("", |ctx, conc| CellSpec::Decode { ctx, conc })
+    }
+
+    fn owns(&self, spec: &CellSpec) -> bool {
+        matches!(spec, CellSpec::Decode { .. })
+    }
+
+    fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
+        Box::pin(async move {
+            let CellSpec::Decode { ctx, conc } = *cell.spec else { unreachable!("decode runs its own cells") };
+            let s = DecodeCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, attempt: cell.attempt };
+            Attempt::Decode(Box::new(run_decode_attempt(env, &s, cancel).await))
+        })
+    }
+
+    fn report(&self, _env: &CellEnv, cells: &[&CellEntry], report: &mut SessionReport) {
+        let mut out = Vec::new();
+        let mut sources = std::collections::BTreeSet::new();
+        for c in cells {
+            let CellSpec::Decode { ctx, conc } = c.spec else { continue };
+            let attempts: Vec<_> = c
+                .attempts
+                .iter()
+                .filter_map(|a| match &**a {
+                    Attempt::Decode(d) => Some((**d).clone()),
+                    _ => None,
+                })
+                .collect();
+            if let Some(last) = attempts.last().filter(|a| a.status == "measured") {
+                sources.insert(last.aggregate_source.clone());
+            }
+            let (status, timeout_reason) = status_and_reason(&c.status);
+            out.push(DecodeCell { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts });
+        }
+        if out.is_empty() {
+            return;
+        }
+        report.decode = Some(DecodeSection {
+            ctx_labels: self.grid.ctx_labels(),
+            conc: self.grid.conc.clone(),
+            cells: out,
+            aggregate_sources: sources.into_iter().collect(),
+        });
+    }
+}

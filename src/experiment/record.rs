@@ -1,0 +1,28 @@
+//! What a cell keeps: its attempts, one typed record per experiment kind.
+
+use crate::cell::spec::{CellSpec, CellStatus};
+use crate::report::json::{BurstAttempt, DecodeAttempt};
+
+/// One attempt's report entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Attempt {
+    /// A decode attempt.
+    Decode(Box<DecodeAttempt>),
+    /// A burst attempt.
+    Burst(Box<BurstAttempt>),
+    /// A routing phase (seed 002 layout).
+    Routing(Box<serde_json::Value>),
+}
+
+/// A cell of the plan with its history.
+#[derive(Debug, Clone)]
+pub struct CellEntry {
+    /// What it measures.
+    pub spec: CellSpec,
+    /// Display label.
+    pub label: String,
+    /// Current status.
+    pub status: CellStatus,
+    /// Every attempt, oldest first (shared with the monitor's snapshots).
+    pub attempts: Vec<std::sync::Arc<Attempt>>,
+}
