@@ -21,7 +21,7 @@
 
 use std::collections::BTreeMap;
 
-use super::prom::{MetricType, Sample};
+use super::types::{MetricType, Sample};
 
 /// One classified line of an exposition.
 pub(crate) enum Line {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::exposition::parse_value;
-use super::prom::Sample;
+use super::types::Sample;
 
 /// A cumulative histogram, possibly summed over several label sets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

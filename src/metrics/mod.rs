@@ -16,6 +16,7 @@ pub mod histogram;
 pub mod poller;
 pub mod prom;
 pub mod snapshot;
+pub mod types;
 pub mod window;
 
 #[cfg(test)]

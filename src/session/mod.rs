@@ -6,6 +6,7 @@
 //! same handles.
 
 pub mod assemble;
+pub mod handles;
 pub mod plan;
 pub mod preflight;
 pub mod runner;
@@ -13,31 +14,5 @@ pub mod series;
 pub mod snapshot;
 pub mod state;
 
-use crate::cell::control::{Command, LiveView, RunnerEvent};
-use crate::metrics::poller::MetricsSnapshot;
-use crate::report::json::SessionReport;
-use snapshot::SessionSnapshot;
-use std::path::PathBuf;
-use std::sync::Arc;
-use tokio::sync::{mpsc, watch};
-use tokio::task::JoinHandle;
-
-/// Handles of a running session.
-pub struct SessionHandles {
-    /// Commands to the runner.
-    pub commands: mpsc::UnboundedSender<Command>,
-    /// Runner events.
-    pub events: mpsc::UnboundedReceiver<RunnerEvent>,
-    /// The running cell's live view.
-    pub live: watch::Receiver<LiveView>,
-    /// The whole session.
-    pub snapshot: watch::Receiver<Arc<SessionSnapshot>>,
-    /// The latest metrics round, when polling.
-    pub metrics: Option<watch::Receiver<Arc<MetricsSnapshot>>>,
-    /// Where the report is written.
-    pub report_path: PathBuf,
-    /// The runner; yields the final report.
-    pub join: JoinHandle<SessionReport>,
-}
-
+pub use handles::SessionHandles;
 pub use plan::start;

@@ -1,6 +1,6 @@
 //! Building the session: preflight, the cell plan (with KV-capacity skips) and the runner.
 
-use super::SessionHandles;
+use super::handles::SessionHandles;
 use super::preflight::{self, default_metrics};
 use super::runner::{Control, Runner};
 use super::state::{CellEntry, CellStatus, SessionState};

@@ -1,13 +1,14 @@
 //! The burst experiment (Phase 3) behind the [`Experiment`] interface: its cells and its
 //! section of the report.
 
-use super::{BurstCellSpec, run_burst_attempt};
+use super::attempt::{BurstCellSpec, run_burst_attempt};
 use crate::cell::context::CellEnv;
 use crate::cell::spec::CellSpec;
 use crate::config::RunConfig;
 use crate::experiment::decode::grid::Grid;
 use crate::experiment::decode::section::status_and_reason;
-use crate::experiment::{Attempt, CellEntry, CellRun, Experiment, PlannedCell};
+use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
+use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::{BurstCellReport, BurstSection, SessionReport};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;

@@ -1,7 +1,7 @@
 //! The ctx x conc grid shared by the decode and burst experiments, with the KV-fit rule.
 
 use crate::cell::spec::CellSpec;
-use crate::experiment::PlannedCell;
+use crate::experiment::interface::PlannedCell;
 use crate::units::format_size;
 
 /// Why a cell of `ctx x conc` cannot fit, if it cannot: the deficit in tokens.

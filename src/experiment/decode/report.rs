@@ -1,9 +1,9 @@
 //! Turning a finished decode attempt (samples, window, metrics rounds) into its report entry.
 
+use super::spec::DecodeCellSpec;
 use crate::cell::context::CellEnv;
 use crate::cell::sample_window::Window;
 use crate::cell::summarize::summarize;
-use crate::experiment::decode::DecodeCellSpec;
 use crate::load::sample::{RequestSample, TokenSource};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::metrics::window::window_stats;

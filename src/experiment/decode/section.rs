@@ -1,12 +1,14 @@
 //! The sustained-decode experiment behind the [`Experiment`] interface: its ctx x conc cells
 //! and its section of the report.
 
+use super::attempt::run_decode_attempt;
 use super::grid::Grid;
-use super::{DecodeCellSpec, run_decode_attempt};
+use super::spec::DecodeCellSpec;
 use crate::cell::context::CellEnv;
 use crate::cell::spec::{CellSpec, CellStatus};
 use crate::config::RunConfig;
-use crate::experiment::{Attempt, CellEntry, CellRun, Experiment, PlannedCell};
+use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
+use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::{DecodeCell, DecodeSection, SessionReport};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;

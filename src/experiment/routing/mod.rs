@@ -3,6 +3,7 @@
 //! the replica that served it, every replica's counters joined to the client's view.
 
 pub mod attribution;
+pub mod env;
 pub mod family_map;
 pub mod phase;
 pub mod plan;
@@ -15,29 +16,5 @@ pub mod section;
 pub mod setup;
 
 pub use crate::config::routing::{Arrival, RoutingConfig, Scenario};
-use crate::load::client::ApiClient;
-use attribution::ReplicaRef;
-use prompts::Families;
+pub use env::RoutingEnv;
 pub use section::Routing;
-
-/// What every phase of an experiment shares.
-#[derive(Debug, Clone)]
-pub struct RoutingEnv {
-    /// Experiment settings.
-    pub cfg: RoutingConfig,
-    /// The prompt families.
-    pub families: Families,
-    /// The replicas, in the order given.
-    pub replicas: Vec<ReplicaRef>,
-    /// A client per replica base URL (cache resets).
-    pub replica_clients: Vec<ApiClient>,
-    /// Every phase of the experiment, in run order.
-    pub phases: Vec<plan::PhaseSpec>,
-}
-
-impl RoutingEnv {
-    /// The phase named `name`.
-    pub fn phase(&self, name: &str) -> Option<plan::PhaseSpec> {
-        self.phases.iter().find(|p| p.name == name).cloned()
-    }
-}

@@ -1,8 +1,8 @@
 //! One routing phase: reset caches, prime (warm/hot), then the open-loop traffic under the
 //! phase's routing strategy, with the live view of families and replicas kept current.
 
-use super::RoutingEnv;
 use super::attribution::resolve;
+use super::env::RoutingEnv;
 use super::plan::PhaseSpec;
 use super::priming::{prime, reset_caches};
 use super::report::{PhaseData, Setup, phase_entry};

@@ -1,7 +1,7 @@
 //! The phases of a routing experiment: rounds x scenarios x routes, each round with its own
 //! seed and its own order of routes (so order effects do not pass for strategy effects).
 
-use super::{RoutingConfig, Scenario};
+use crate::config::routing::{RoutingConfig, Scenario};
 
 /// One phase to run.
 #[derive(Debug, Clone, PartialEq)]

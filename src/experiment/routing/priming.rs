@@ -1,8 +1,8 @@
 //! Preparing a phase's caches: reset every replica's prefix cache, then (warm and hot
 //! scenarios) prime candidate prefixes through the gateway and pick a balanced family map.
 
-use super::RoutingEnv;
 use super::attribution::resolve;
+use super::env::RoutingEnv;
 use super::family_map::{Owners, pick_any, pick_balanced};
 use super::plan::PhaseSpec;
 use super::report::Setup;

@@ -1,10 +1,10 @@
 //! The report entry of one routing phase, in the field names and nesting of seed 002.
 //! Times in this layout are seconds (as in the seed), not milliseconds.
 
-use super::RoutingConfig;
 use super::attribution::{ReplicaRef, attribute};
 use super::family_map::Owners;
 use super::plan::PhaseSpec;
+use crate::config::routing::RoutingConfig;
 use crate::load::sample::{RequestSample, TokenSource};
 use crate::metrics::gateway::CounterDelta;
 use crate::metrics::poller::MetricsSnapshot;

@@ -1,6 +1,6 @@
 //! Seeded arrival schedules and family assignment of a phase.
 
-use super::Arrival;
+use crate::config::routing::Arrival;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::time::Duration;

@@ -1,11 +1,12 @@
 //! The routing experiment behind the [`Experiment`] interface: one cell per phase, and the
 //! `phases` / `phase_history` of the report in the reference routing report's layout.
 
-use super::RoutingEnv;
+use super::env::RoutingEnv;
 use super::phase::run_phase;
 use crate::cell::context::CellEnv;
 use crate::cell::spec::CellSpec;
-use crate::experiment::{Attempt, CellEntry, CellRun, Experiment, PlannedCell};
+use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
+use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::SessionReport;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;

@@ -1,0 +1,79 @@
+//! Phase 3: a finite burst of requests per cell, all sent at once and measured end to end.
+
+use crate::cell::attempt_loop::{AttemptLoop, PlainTally};
+use crate::cell::context::CellEnv;
+use crate::cell::control::Phase;
+use crate::cell::publisher::LivePublisher;
+use crate::cell::summarize::summarize;
+use crate::load::live::LiveCounters;
+use crate::load::request::{BodyOptions, BodyTemplate};
+use crate::load::sample::RequestSample;
+use crate::load::worker::{Planned, run_open_loop};
+use crate::report::json::BurstAttempt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Identifies the burst cell being run.
+#[derive(Debug, Clone)]
+pub struct BurstCellSpec {
+    /// Index in the session plan.
+    pub cell: usize,
+    /// Label.
+    pub label: String,
+    /// Context size, tokens.
+    pub ctx: u64,
+    /// Requests in the burst.
+    pub conc: u32,
+    /// 1-based attempt number.
+    pub attempt: u32,
+}
+
+/// Sends `conc` requests at once and waits for all of them (or `cancel`).
+pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &CancellationToken) -> BurstAttempt {
+    let started = Instant::now();
+    let text = env.facts.prompt(spec.ctx).map(|p| p.text.clone()).unwrap_or_default();
+    let opts = BodyOptions {
+        endpoint: env.cfg.endpoint,
+        model: env.facts.model.clone(),
+        max_tokens: env.cfg.burst_tokens,
+        ignore_eos: true,
+    };
+    let body = BodyTemplate::new(&opts, &text);
+    let live = Arc::new(LiveCounters::default());
+    let ctx = Arc::new(env.worker_ctx(live.clone(), env.cfg.burst_tokens, None, None, 0));
+    let nonce = (env.since_start(started) * 1e6) as u64;
+    let plan = (0..spec.conc)
+        .map(|i| Planned { offset: Duration::ZERO, body: body.render(&format!("[b{nonce:x}.{i}] ")), tag: i })
+        .collect();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
+    let mut lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
+    lp.phase(Phase::Measuring, None);
+    lp.run_until(run_open_loop(ctx, started, plan, tx, cancel.clone())).await;
+    let (samples, _) = lp.finish();
+    summarize_burst(env, spec, started, samples)
+}
+
+fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, samples: Vec<RequestSample>) -> BurstAttempt {
+    let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
+    let st = summarize(&samples, started, None, spec.conc, end);
+    let makespan = end.saturating_duration_since(started).as_secs_f64();
+    let output_tokens: u64 = samples.iter().map(|s| s.output_tokens).sum();
+    BurstAttempt {
+        attempt: spec.attempt,
+        status: if st.completed > 0 { "measured" } else { "errored" }.into(),
+        started_s: env.since_start(started),
+        requests: samples.len() as u64,
+        success: st.completed,
+        error_count: st.error_count,
+        errors: st.errors,
+        e2e_ms: st.latency_ms,
+        ttft_ms: st.ttft_ms,
+        output_tokens,
+        output_tps: if makespan > 0.0 { output_tokens as f64 / makespan } else { 0.0 },
+        makespan_s: makespan,
+        request_samples: st.records,
+    }
+}

@@ -1,0 +1,55 @@
+//! The interface every experiment implements, and the cells it plans.
+
+use super::record::{Attempt, CellEntry};
+use crate::cell::context::CellEnv;
+use crate::cell::control::CellId;
+use crate::cell::spec::CellSpec;
+use crate::report::json::SessionReport;
+use futures_util::future::BoxFuture;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// A cell an experiment contributes to the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedCell {
+    /// What it measures.
+    pub spec: CellSpec,
+    /// Display label.
+    pub label: String,
+    /// Why it is skipped before it starts (e.g. the KV deficit), if it is.
+    pub skip: Option<String>,
+}
+
+/// One attempt to run: which cell, and which attempt of it.
+#[derive(Debug, Clone, Copy)]
+pub struct CellRun<'a> {
+    /// Index of the cell in the session plan.
+    pub id: CellId,
+    /// What it measures.
+    pub spec: &'a CellSpec,
+    /// Display label.
+    pub label: &'a str,
+    /// 1-based attempt number.
+    pub attempt: u32,
+}
+
+/// One kind of experiment.
+pub trait Experiment: Send + Sync {
+    /// Its name in the plan and the report (`decode`, `burst`, `routing`).
+    fn name(&self) -> &'static str;
+
+    /// Its cells, in run order.
+    fn cells(&self) -> Vec<PlannedCell>;
+
+    /// True if `spec` is one of its cells.
+    fn owns(&self, spec: &CellSpec) -> bool;
+
+    /// Runs one attempt of `cell` until it ends or `cancel` fires.
+    fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt>;
+
+    /// Adds its section to `report`, from its cells (in plan order).
+    fn report(&self, env: &CellEnv, cells: &[&CellEntry], report: &mut SessionReport);
+}
+
+/// The experiments of a session, in run order.
+pub type Experiments = Vec<Arc<dyn Experiment>>;
