@@ -122,4 +122,4 @@ pub struct SessionHandles {
     pub join: JoinHandle<SessionReport>,
 }
 
-pub use plan::start;
+pub use plan::{start, start_with};

@@ -6,6 +6,7 @@ use super::preflight::{self, Facts, default_metrics};
 use super::runner::{Control, Runner};
 use super::state::{CellSpec, CellStatus, SessionState};
 use super::{PlanKind, RunConfig, SessionHandles};
+use crate::load::backend::{HttpBackend, SharedBackend};
 use crate::load::client::{ApiClient, redact_url};
 use crate::metrics::poller::{MetricsTarget, Poller, PollerConfig};
 use crate::report::writer::{ReportWriter, now_rfc3339};
@@ -59,7 +60,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Fac
     let runtime = match (cfg.plans.contains(&PlanKind::Routing), metrics_endpoints(cfg).first()) {
         (true, Some(m)) => {
             let base = super::routing_setup::replica_base(&m.url);
-            ApiClient::new(client.http().clone(), &base, cfg.api_key.clone()).version().await
+            ApiClient::new(client.backend().clone(), &base, cfg.api_key.clone()).version().await
         }
         _ => client.version().await,
     };
@@ -67,7 +68,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Fac
     let mut replicas = Vec::new();
     let mut warnings = Vec::new();
     for ep in &endpoints {
-        let r = preflight::inspect_replica(client.http(), ep).await;
+        let r = preflight::inspect_replica(&**client.backend(), ep).await;
         if let Some(e) = &r.error {
             warnings
                 .push(format!("metrics of {} unavailable at start ({e}); running/requested may be missing", r.name));
@@ -110,7 +111,7 @@ fn served_by_headers(cfg: &RunConfig) -> Vec<HeaderName> {
 
 fn spawn_poller(
     cfg: &RunConfig,
-    http: &reqwest::Client,
+    backend: &SharedBackend,
     facts: &Facts,
 ) -> Option<crate::metrics::poller::PollerHandle> {
     let replicas: Vec<MetricsTarget> =
@@ -121,7 +122,7 @@ fn spawn_poller(
         return None;
     }
     let pc = PollerConfig::new(replicas, gateway).with_timing(cfg.poll_interval, Duration::from_secs(2));
-    Some(Poller::spawn(http.clone(), pc, CancellationToken::new()))
+    Some(Poller::spawn(backend.clone(), pc, CancellationToken::new()))
 }
 
 fn push_cell(state: &mut SessionState, spec: CellSpec, label: String, skip: Option<String>) {
@@ -155,11 +156,17 @@ fn build_state(cfg: &RunConfig, facts: &Facts, routing: Option<&RoutingEnv>, sta
     state
 }
 
-/// Runs preflight and starts the session runner. An unreachable target or an unusable plan
-/// is an error here, before any load is sent.
+/// Runs preflight and starts the session runner over HTTP (reqwest). An unreachable target or
+/// an unusable plan is an error here, before any load is sent.
 pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
     let http = crate::net::client_builder().pool_idle_timeout(Duration::from_secs(90)).build()?;
-    let client = ApiClient::new(http.clone(), &cfg.base_url, cfg.api_key.clone());
+    start_with(cfg, HttpBackend::shared(http)).await
+}
+
+/// [`start`] over `backend`: every exchange with the target (preflight, load, metrics polls)
+/// goes through it, e.g. the simulator in process (`crate::sim::inproc`) in tests.
+pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Result<SessionHandles> {
+    let client = ApiClient::new(backend.clone(), &cfg.base_url, cfg.api_key.clone());
     let mut facts = gather_facts(&cfg, &client).await?;
     let (routing, gateway_version) = match cfg.plans.contains(&PlanKind::Routing) {
         true => {
@@ -170,7 +177,7 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
         false => (None, None),
     };
     let started = Instant::now();
-    let poller = spawn_poller(&cfg, &http, &facts);
+    let poller = spawn_poller(&cfg, &backend, &facts);
     let writer = ReportWriter::new(cfg.out.clone());
     let report_path = writer.path().to_path_buf();
     let state = build_state(&cfg, &facts, routing.as_deref(), started);
@@ -179,7 +186,7 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
     let (live_tx, live_rx) = watch::channel(LiveView::default());
     let metrics = poller.as_ref().map(|p| p.subscribe());
     let env = CellEnv {
-        http,
+        backend,
         base: client.base().to_string(),
         headers: client.headers(),
         served_by: served_by_headers(&cfg),
