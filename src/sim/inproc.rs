@@ -16,7 +16,9 @@ use std::io;
 use std::sync::{Arc, PoisonError};
 use tower::ServiceExt;
 
-/// A backend that serves exchanges with in-process axum routers, one per URL authority.
+/// A backend that serves exchanges with in-process axum routers, one per URL authority. An
+/// exchange's timeout bounds the wait for the response head only (bodies are read by the
+/// caller, which bounds them itself where it must, as the poller and the load do).
 #[derive(Debug, Clone, Default)]
 pub struct InProcBackend {
     hosts: Vec<(String, Router)>,
