@@ -32,7 +32,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let opts = BodyOptions { endpoint: Endpoint::Chat, model: info.model.clone(), max_tokens: 64, ignore_eos: true };
     let body = BodyTemplate::new(&opts, "Explain continuous batching in one paragraph.").render("");
-    let http = llm_decode_bench::net::client_builder().build()?;
+    let http = llm_decode_bench::load::backend::HttpBackend::new(llm_decode_bench::net::client_builder().build()?);
     let live = LiveCounters::default();
     let s =
         run_stream(&http, &spec, body, RequestSample::new(0, Instant::now()), &CancellationToken::new(), &live).await;

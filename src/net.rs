@@ -1,4 +1,5 @@
-//! Shared HTTP client construction (TLS provider set-up, sane defaults).
+//! Shared HTTP client construction (TLS provider set-up, sane defaults) and error and URL
+//! helpers.
 
 use std::sync::Once;
 
@@ -22,9 +23,13 @@ pub fn client_builder() -> reqwest::ClientBuilder {
 /// An error and its causes in one line, each cause once (reqwest repeats them), without the
 /// URL (which may carry credentials).
 pub fn describe_error(e: reqwest::Error) -> String {
-    let e = e.without_url();
+    describe_chain(&e.without_url())
+}
+
+/// Any error and its causes in one line, each cause once.
+pub fn describe_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut msg = e.to_string();
-    let mut source = std::error::Error::source(&e);
+    let mut source = e.source();
     while let Some(cause) = source {
         let text = cause.to_string();
         if !msg.contains(&text) {

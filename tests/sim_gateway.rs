@@ -57,25 +57,30 @@ async fn prefix_cache_keeps_each_family_on_one_replica() {
 
 #[tokio::test]
 async fn least_request_balances_concurrent_requests() {
-    let c = cluster(2, 5.0, |_| {}).await;
+    // Every stream stalls (open and silent) after its first tokens, so every request is still
+    // in flight at the gateway when the next one is routed: requests are sent one after the
+    // other, each once the previous one's answer began, and the split depends on no timing.
+    let c = cluster(2, 5.0, |cfg| cfg.faults = "stall=1".parse().unwrap()).await;
     let http = client();
     let url = format!("{}/v1/completions", c.info().gateway.url);
-    let mut tasks = Vec::new();
+    let mut open = Vec::new();
     for i in 0..16 {
-        let (http, url) = (http.clone(), url.clone());
-        tasks.push(tokio::spawn(async move {
-            stream(&http, &url, &[("routing-strategy", "least-request")], &completion_body(&format!("q{i}"), 40), T)
-                .await
-        }));
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        let req = http.post(&url).header("routing-strategy", "least-request");
+        let resp = req.json(&completion_body(&format!("q{i}"), 40)).send().await.expect("request sent");
+        assert_eq!(resp.status(), 200);
+        open.push(resp);
     }
-    let mut split: HashMap<String, usize> = HashMap::new();
-    for t in tasks {
-        *split.entry(pod(&t.await.unwrap())).or_default() += 1;
+    let pods: Vec<String> =
+        open.iter().map(|r| r.headers().get("target-pod").and_then(|v| v.to_str().ok()).unwrap_or("").into()).collect();
+    let mut split: HashMap<&str, usize> = HashMap::new();
+    for p in &pods {
+        *split.entry(p.as_str()).or_default() += 1;
     }
-    let counts: Vec<usize> = split.values().copied().collect();
-    assert_eq!(counts.len(), 2, "{split:?}");
-    assert!(counts.iter().all(|n| (7..=9).contains(n)), "{split:?}");
+    assert_eq!(split.len(), 2, "{split:?}");
+    assert!(split.values().all(|n| *n == 8), "{split:?}");
+    assert!(pods.windows(2).all(|w| w[0] != w[1]), "each request goes to the less loaded pod: {pods:?}");
+    let m = metrics_text(&http, &c.info().gateway.metrics_url).await;
+    assert_eq!(sample_value(&m, "gateway_in_flight_requests"), Some(16.0), "all 16 still in flight");
 }
 
 #[tokio::test]

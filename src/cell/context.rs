@@ -4,6 +4,7 @@
 use super::control::{LiveView, RunnerEvent};
 use super::facts::Facts;
 use crate::config::RunConfig;
+use crate::load::backend::SharedBackend;
 use crate::load::live::LiveCounters;
 use crate::load::worker::WorkerCtx;
 use crate::metrics::poller::{MetricsSnapshot, PollerHandle};
@@ -15,8 +16,8 @@ use tokio::time::Instant;
 
 /// Shared context of the attempts of one session.
 pub struct CellEnv {
-    /// Connection pool of the load.
-    pub http: reqwest::Client,
+    /// Transport of the load, preflight and polling (one connection pool).
+    pub backend: SharedBackend,
     /// Base URL of the load (gateway or server).
     pub base: String,
     /// Headers of every load request (content type, authorization).
@@ -68,7 +69,7 @@ impl CellEnv {
         nonce_base: u64,
     ) -> WorkerCtx {
         WorkerCtx {
-            http: self.http.clone(),
+            backend: self.backend.clone(),
             url: format!("{}{}", self.base, self.cfg.endpoint.path()),
             headers: headers.unwrap_or_else(|| self.headers.clone()),
             served_by: self.served_by.clone(),

@@ -1,6 +1,9 @@
 //! The non-streaming side of the API: discovery, tokenization, probes and cache control.
 
+use super::backend::{Exchange, SharedBackend};
 use super::request::{ApiKey, Endpoint};
+use bytes::Bytes;
+use reqwest::Method;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -48,7 +51,7 @@ pub struct ModelInfo {
 /// An OpenAI-compatible server (or gateway) base URL plus credentials.
 #[derive(Debug, Clone)]
 pub struct ApiClient {
-    http: reqwest::Client,
+    backend: SharedBackend,
     base: String,
     key: Option<ApiKey>,
 }
@@ -57,17 +60,17 @@ pub use crate::net::redact_url;
 
 impl ApiClient {
     /// A client for `base` (trailing slashes and a trailing `/v1` are removed).
-    pub fn new(http: reqwest::Client, base: &str, key: Option<ApiKey>) -> Self {
+    pub fn new(backend: SharedBackend, base: &str, key: Option<ApiKey>) -> Self {
         let mut base = base.trim().trim_end_matches('/').to_string();
         if let Some(b) = base.strip_suffix("/v1") {
             base = b.to_string();
         }
-        Self { http, base, key }
+        Self { backend, base, key }
     }
 
-    /// The underlying HTTP client.
-    pub fn http(&self) -> &reqwest::Client {
-        &self.http
+    /// The transport it sends with.
+    pub fn backend(&self) -> &SharedBackend {
+        &self.backend
     }
 
     /// The base URL as given (credentials included, if any).
@@ -90,16 +93,15 @@ impl ApiClient {
         h
     }
 
-    async fn send(&self, rb: reqwest::RequestBuilder, path: &str) -> Result<(u16, bytes::Bytes), ClientError> {
-        let url = redact_url(&self.url(path));
-        let resp = rb.headers(self.headers()).timeout(Duration::from_secs(60)).send().await;
-        let resp =
-            resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: crate::net::describe_error(e) })?;
+    async fn send(&self, method: Method, path: &str, body: Option<Bytes>) -> Result<(u16, Bytes), ClientError> {
+        let (full, headers) = (self.url(path), self.headers());
+        let url = redact_url(&full);
+        let ex = Exchange { method, url: &full, headers: &headers, body, timeout: Some(Duration::from_secs(60)) };
+        let resp = self.backend.send(ex).await;
+        let resp = resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: e.describe() })?;
         let status = resp.status().as_u16();
-        let body = resp
-            .bytes()
-            .await
-            .map_err(|e| ClientError::Unreachable { url: url.clone(), detail: crate::net::describe_error(e) })?;
+        let body =
+            resp.bytes().await.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: e.describe() })?;
         if !(200..300).contains(&status) {
             let text = String::from_utf8_lossy(&body[..body.len().min(300)]).replace('\n', " ");
             return Err(ClientError::Status { url, status, body: text });
@@ -108,13 +110,13 @@ impl ApiClient {
     }
 
     async fn get_json(&self, path: &str) -> Result<Value, ClientError> {
-        let (_, body) = self.send(self.http.get(self.url(path)), path).await?;
+        let (_, body) = self.send(Method::GET, path, None).await?;
         serde_json::from_slice(&body)
             .map_err(|e| ClientError::Shape { url: redact_url(&self.url(path)), detail: e.to_string() })
     }
 
     async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
-        let (_, resp) = self.send(self.http.post(self.url(path)).body(body.to_string()), path).await?;
+        let (_, resp) = self.send(Method::POST, path, Some(body.to_string().into())).await?;
         serde_json::from_slice(&resp)
             .map_err(|e| ClientError::Shape { url: redact_url(&self.url(path)), detail: e.to_string() })
     }
@@ -170,7 +172,7 @@ impl ApiClient {
 
     /// `POST` to a cache-control path such as `/reset_prefix_cache`; the HTTP status.
     pub async fn post_empty(&self, path: &str) -> Result<u16, ClientError> {
-        self.send(self.http.post(self.url(path)), path).await.map(|(s, _)| s)
+        self.send(Method::POST, path, None).await.map(|(s, _)| s)
     }
 }
 
@@ -187,7 +189,8 @@ mod tests {
 
     #[test]
     fn base_is_normalised() {
-        let c = ApiClient::new(crate::net::client_builder().build().unwrap(), "http://h:1/v1/", None);
+        let backend = super::super::backend::HttpBackend::shared(crate::net::client_builder().build().unwrap());
+        let c = ApiClient::new(backend, "http://h:1/v1/", None);
         assert_eq!(c.url("/v1/models"), "http://h:1/v1/models");
         assert!(!c.headers().contains_key(AUTHORIZATION));
     }

@@ -1,5 +1,7 @@
-//! Load generation: SSE decoding, chunk parsing, HTTP client, workers and their samples.
+//! Load generation: the transport seam, SSE decoding, chunk parsing, HTTP client, workers and
+//! their samples.
 
+pub mod backend;
 pub mod calibrate;
 pub mod chunk;
 pub mod classify;

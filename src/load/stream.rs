@@ -4,6 +4,7 @@
 //! chunk parser (only the fields used), one `Vec` push per chunk that carried tokens and two
 //! relaxed atomic adds. No lock, no channel, no rendering.
 
+use super::backend::{Backend, BackendResponse, Exchange};
 use super::chunk::{ChunkInfo, FinishReason, parse_chunk};
 use super::classify::{classify_status, failure};
 use super::live::LiveCounters;
@@ -150,7 +151,7 @@ fn served_by(headers: &HeaderMap, names: &[HeaderName]) -> Option<String> {
 
 /// Sends one request and measures it until it ends, fails, or `cancel` fires (a cut).
 pub async fn run_stream(
-    http: &reqwest::Client,
+    backend: &dyn Backend,
     spec: &StreamSpec<'_>,
     body: Bytes,
     mut sample: RequestSample,
@@ -160,7 +161,7 @@ pub async fn run_stream(
     LiveCounters::add(&live.started, 1);
     LiveCounters::shift(&live.in_flight, 1);
     sample.sent_at = Instant::now();
-    let send = http.post(spec.url).headers(spec.headers.clone()).body(body).send();
+    let send = backend.send(Exchange::post(spec.url, spec.headers, Some(body)));
     let resp = tokio::select! {
         biased;
         _ = cancel.cancelled() => Err(None),
@@ -172,7 +173,7 @@ pub async fn run_stream(
             sample.ended_at = Instant::now();
             sample.outcome = match e {
                 None => Outcome::Cut,
-                Some(e) => failure(ErrorKind::Connect, &crate::net::describe_error(e)),
+                Some(e) => failure(ErrorKind::Connect, &e.describe()),
             };
             sample
         }
@@ -194,7 +195,7 @@ fn settle(live: &LiveCounters, sample: &RequestSample) {
 }
 
 async fn read_response(
-    mut resp: reqwest::Response,
+    mut resp: BackendResponse,
     spec: &StreamSpec<'_>,
     mut sample: RequestSample,
     cancel: &CancellationToken,
@@ -228,7 +229,7 @@ async fn read_response(
 
 /// Reads the body until it ends; returns `Completed(None)` at a clean end of body.
 async fn pump(
-    resp: &mut reqwest::Response,
+    resp: &mut BackendResponse,
     spec: &StreamSpec<'_>,
     st: &mut StreamState<'_>,
     dec: &mut SseDecoder,
@@ -266,7 +267,7 @@ async fn pump(
         let bytes = match read {
             Ok(Some(b)) => b,
             Ok(None) => return Outcome::Completed(None),
-            Err(e) => return failure(ErrorKind::StreamReset, &crate::net::describe_error(e)),
+            Err(e) => return failure(ErrorKind::StreamReset, &e.describe()),
         };
         let now = Instant::now();
         last_data = now;

@@ -2,6 +2,7 @@
 //! open-loop dispatcher on an absolute schedule. Finished samples go to one aggregator over
 //! an unbounded channel and are never dropped.
 
+use super::backend::SharedBackend;
 use super::live::LiveCounters;
 use super::request::BodyTemplate;
 use super::sample::RequestSample;
@@ -18,8 +19,8 @@ use tokio_util::sync::CancellationToken;
 /// Shared, read-only context of the workers of one cell attempt.
 #[derive(Debug)]
 pub struct WorkerCtx {
-    /// HTTP client (connection pool shared by all workers).
-    pub http: reqwest::Client,
+    /// Transport to the target (one connection pool shared by all workers).
+    pub backend: SharedBackend,
     /// Endpoint URL.
     pub url: String,
     /// Request headers.
@@ -88,7 +89,7 @@ async fn closed_loop(
         }
         let nonce = format!("[{:x}.{worker}.{seq}] ", ctx.nonce_base);
         let sample = RequestSample::new(worker, Instant::now());
-        let sample = run_stream(&ctx.http, &spec, body.render(&nonce), sample, cancel, &ctx.live).await;
+        let sample = run_stream(&*ctx.backend, &spec, body.render(&nonce), sample, cancel, &ctx.live).await;
         let kind = sample.error_kind();
         if tx.send(sample).is_err() {
             break;
@@ -141,7 +142,7 @@ pub async fn run_open_loop(
             let mut sample = RequestSample::new(i as u32, Instant::now());
             sample.scheduled_at = Some(at);
             sample.tag = p.tag;
-            let sample = run_stream(&ctx.http, &ctx.spec(), p.body, sample, &cancel, &ctx.live).await;
+            let sample = run_stream(&*ctx.backend, &ctx.spec(), p.body, sample, &cancel, &ctx.live).await;
             let _ = tx.send(sample);
         });
     }

@@ -19,6 +19,7 @@ use super::engine::EngineSample;
 use super::gateway::{self, GatewayDialect};
 use super::prom::Scrape;
 pub use super::window::{GatewayPoint, GatewayView, History, MetricsSnapshot, Point, ReplicaHistory, ReplicaView};
+use crate::load::backend::{Backend, Exchange, SharedBackend};
 
 #[cfg(test)]
 #[path = "tests_poller.rs"]
@@ -97,14 +98,14 @@ pub struct Poller;
 impl Poller {
     /// Spawns the poller on the current tokio runtime (must be called inside one). It runs until
     /// `cancel` fires or the handle is stopped or dropped; the first round starts at once.
-    pub fn spawn(client: reqwest::Client, cfg: PollerConfig, cancel: CancellationToken) -> PollerHandle {
+    pub fn spawn(backend: SharedBackend, cfg: PollerConfig, cancel: CancellationToken) -> PollerHandle {
         let history = Arc::new(Mutex::new(History::new(cfg.history_max_points, Some(cfg.stale_after))));
         let targets = cfg.replicas.iter().chain(&cfg.gateway);
         let slots = targets.map(|t| Slot { url: t.url.clone(), inflight: 0, newest_applied: None }).collect();
         let empty = MetricsSnapshot { seq: 0, at: Instant::now(), replicas: vec![], gateway: None };
         let (tx, rx) = watch::channel(Arc::new(empty));
         let mut task = PollTask {
-            client,
+            backend,
             interval: cfg.interval.max(Duration::from_millis(1)),
             timeout: cfg.timeout,
             stale_after: cfg.stale_after,
@@ -209,7 +210,7 @@ struct Round {
 
 /// The state owned by the poller task.
 struct PollTask {
-    client: reqwest::Client,
+    backend: SharedBackend,
     interval: Duration,
     timeout: Duration,
     stale_after: Duration,
@@ -274,7 +275,7 @@ impl PollTask {
 
     fn spawn_scrape(&mut self, slot: usize, round: u64) {
         let s = &mut self.slots[slot];
-        let handle = self.jobs.spawn(scrape(self.client.clone(), s.url.clone(), self.timeout));
+        let handle = self.jobs.spawn(scrape(self.backend.clone(), s.url.clone(), self.timeout));
         self.by_id.insert(handle.id(), (slot, round));
         s.inflight += 1;
     }
@@ -388,9 +389,9 @@ struct Outcome {
 
 /// Fetches and parses one page within `timeout`; every failure becomes a one-line message
 /// without the URL's userinfo.
-async fn scrape(client: reqwest::Client, url: String, timeout: Duration) -> Outcome {
+async fn scrape(backend: SharedBackend, url: String, timeout: Duration) -> Outcome {
     let started = Instant::now();
-    let result = match tokio::time::timeout(timeout, fetch(&client, &url)).await {
+    let result = match tokio::time::timeout(timeout, fetch(&*backend, &url)).await {
         Ok(Ok(text)) => Scrape::parse(&text).map_err(|e| format!("unparsable page: {e}")),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(format!("timed out after {} ms", timeout.as_millis())),
@@ -399,14 +400,15 @@ async fn scrape(client: reqwest::Client, url: String, timeout: Duration) -> Outc
     Outcome { started, finished: Instant::now(), result }
 }
 
-async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, String> {
-    let mut resp = client.get(url).send().await.map_err(crate::net::describe_error)?;
+async fn fetch(backend: &dyn Backend, url: &str) -> Result<String, String> {
+    let headers = reqwest::header::HeaderMap::new();
+    let mut resp = backend.send(Exchange::get(url, &headers)).await.map_err(|e| e.describe())?;
     let status = resp.status();
     if !status.is_success() {
         return Err(format!("HTTP {status}"));
     }
     let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(crate::net::describe_error)? {
+    while let Some(chunk) = resp.chunk().await.map_err(|e| e.describe())? {
         if body.len() + chunk.len() > MAX_PAGE_BYTES {
             return Err(format!("page larger than {MAX_PAGE_BYTES} bytes"));
         }

@@ -106,8 +106,8 @@ async fn refused_addr() -> SocketAddr {
     listener.local_addr().unwrap()
 }
 
-fn client() -> reqwest::Client {
-    crate::net::client_builder().no_proxy().build().unwrap()
+fn client() -> crate::load::backend::SharedBackend {
+    crate::load::backend::HttpBackend::shared(crate::net::client_builder().no_proxy().build().unwrap())
 }
 
 fn target(name: &str, addr: SocketAddr, path: &str) -> MetricsTarget {

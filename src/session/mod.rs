@@ -15,4 +15,4 @@ pub mod snapshot;
 pub mod state;
 
 pub use handles::SessionHandles;
-pub use plan::start;
+pub use plan::{start, start_with};

@@ -10,6 +10,7 @@ use crate::cell::facts::Facts;
 use crate::config::MetricsEndpoint;
 use crate::config::{PlanKind, RunConfig};
 use crate::experiment::{Experiments, Prepared};
+use crate::load::backend::{HttpBackend, SharedBackend};
 use crate::load::client::{ApiClient, redact_url};
 use crate::metrics::poller::{MetricsTarget, Poller, PollerConfig};
 use crate::report::writer::{ReportWriter, now_rfc3339};
@@ -25,7 +26,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Fac
     let runtime = match (cfg.plans.contains(&PlanKind::Routing), metrics_endpoints(cfg).first()) {
         (true, Some(m)) => {
             let base = crate::experiment::routing::setup::replica_base(&m.url);
-            ApiClient::new(client.http().clone(), &base, cfg.api_key.clone()).version().await
+            ApiClient::new(client.backend().clone(), &base, cfg.api_key.clone()).version().await
         }
         _ => client.version().await,
     };
@@ -33,7 +34,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Fac
     let mut replicas = Vec::new();
     let mut warnings = Vec::new();
     for ep in &endpoints {
-        let r = preflight::inspect_replica(client.http(), ep).await;
+        let r = preflight::inspect_replica(&**client.backend(), ep).await;
         if let Some(e) = &r.error {
             warnings
                 .push(format!("metrics of {} unavailable at start ({e}); running/requested may be missing", r.name));
@@ -76,7 +77,7 @@ fn served_by_headers(cfg: &RunConfig) -> Vec<HeaderName> {
 
 fn spawn_poller(
     cfg: &RunConfig,
-    http: &reqwest::Client,
+    backend: &SharedBackend,
     facts: &Facts,
 ) -> Option<crate::metrics::poller::PollerHandle> {
     let replicas: Vec<MetricsTarget> =
@@ -87,7 +88,7 @@ fn spawn_poller(
         return None;
     }
     let pc = PollerConfig::new(replicas, gateway).with_timing(cfg.poll_interval, Duration::from_secs(2));
-    Some(Poller::spawn(http.clone(), pc, CancellationToken::new()))
+    Some(Poller::spawn(backend.clone(), pc, CancellationToken::new()))
 }
 
 /// Every cell of the plan, in the order of the experiments.
@@ -104,11 +105,17 @@ fn build_state(experiments: &Experiments, started: Instant) -> SessionState {
     state
 }
 
-/// Runs preflight and starts the session runner. An unreachable target or an unusable plan
-/// is an error here, before any load is sent.
+/// Runs preflight and starts the session runner over HTTP (reqwest). An unreachable target or
+/// an unusable plan is an error here, before any load is sent.
 pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
     let http = crate::net::client_builder().pool_idle_timeout(Duration::from_secs(90)).build()?;
-    let client = ApiClient::new(http.clone(), &cfg.base_url, cfg.api_key.clone());
+    start_with(cfg, HttpBackend::shared(http)).await
+}
+
+/// [`start`] over `backend`: every exchange with the target (preflight, load, metrics polls)
+/// goes through it, e.g. the simulator in process (`crate::sim::inproc`) in tests.
+pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Result<SessionHandles> {
+    let client = ApiClient::new(backend.clone(), &cfg.base_url, cfg.api_key.clone());
     let mut facts = gather_facts(&cfg, &client).await?;
     let (routing, gateway_version) = match cfg.plans.contains(&PlanKind::Routing) {
         true => {
@@ -121,7 +128,7 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
         false => (None, None),
     };
     let started = Instant::now();
-    let poller = spawn_poller(&cfg, &http, &facts);
+    let poller = spawn_poller(&cfg, &backend, &facts);
     let writer = ReportWriter::new(cfg.out.clone());
     let report_path = writer.path().to_path_buf();
     let experiments = crate::experiment::plan(&cfg, Prepared { kv_capacity: facts.kv_capacity(), routing });
@@ -131,7 +138,7 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
     let (live_tx, live_rx) = watch::channel(LiveView::default());
     let metrics = poller.as_ref().map(|p| p.subscribe());
     let env = CellEnv {
-        http,
+        backend,
         base: client.base().to_string(),
         headers: client.headers(),
         served_by: served_by_headers(&cfg),

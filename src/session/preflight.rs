@@ -3,6 +3,7 @@
 
 use crate::cell::facts::{Prompt, ReplicaFacts};
 use crate::config::MetricsEndpoint;
+use crate::load::backend::{Backend, Exchange};
 use crate::load::calibrate::{CalibrateOptions, calibrate_many};
 use crate::load::client::{ApiClient, redact_url};
 use crate::load::counters::ServerCounter;
@@ -30,7 +31,7 @@ pub async fn discover(client: &ApiClient, wanted: Option<&str>) -> anyhow::Resul
 }
 
 /// Reads one metrics page and what it says about the replica.
-pub async fn inspect_replica(http: &reqwest::Client, ep: &MetricsEndpoint) -> ReplicaFacts {
+pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> ReplicaFacts {
     let mut facts = ReplicaFacts {
         name: ep.name.clone(),
         url: redact_url(&ep.url),
@@ -38,11 +39,14 @@ pub async fn inspect_replica(http: &reqwest::Client, ep: &MetricsEndpoint) -> Re
         kv_capacity: None,
         error: None,
     };
-    let resp = http.get(&ep.url).timeout(Duration::from_secs(10)).send().await;
+    let headers = reqwest::header::HeaderMap::new();
+    let resp = backend.send(Exchange::get(&ep.url, &headers).with_timeout(Duration::from_secs(10))).await;
     let text = match resp {
-        Ok(r) if r.status().is_success() => r.text().await.map_err(|e| e.without_url().to_string()),
+        Ok(r) if r.status().is_success() => {
+            r.bytes().await.map(|b| String::from_utf8_lossy(&b).into_owned()).map_err(|e| e.to_string())
+        }
         Ok(r) => Err(format!("HTTP {}", r.status().as_u16())),
-        Err(e) => Err(e.without_url().to_string()),
+        Err(e) => Err(e.to_string()),
     };
     match text.map(|t| Scrape::parse(&t).map_err(|e| e.to_string())) {
         Ok(Ok(scrape)) => {

@@ -1,19 +1,22 @@
 //! The embedded simulated cluster: N vLLM-like replicas behind an AIBrix-like gateway, on
-//! loopback. See [`params`] for the physical model each replica runs.
+//! loopback ([`Cluster`]) or in process ([`inproc::InProcCluster`], for tests on tokio's
+//! paused clock). See [`params`] for the physical model each replica runs.
 
 pub mod api;
 pub mod engine;
 pub mod expo;
 pub mod faults;
 pub mod gateway;
+pub mod inproc;
 pub mod kv;
 pub mod params;
 pub mod stats;
 pub mod tokenizer;
 
+use crate::load::backend::{HttpBackend, SharedBackend};
 use anyhow::Context;
 use api::ReplicaState;
-use engine::EngineHandle;
+use engine::{EngineClock, EngineHandle};
 use expo::MetricsDialect;
 use faults::FaultSpec;
 use gateway::{GatewayState, PrefixParams, Upstream};
@@ -130,16 +133,16 @@ async fn bind(host: IpAddr, port: u16) -> anyhow::Result<TcpListener> {
     TcpListener::bind(SocketAddr::new(host, port)).await.with_context(|| format!("cannot listen on {host}:{port}"))
 }
 
-fn endpoint(name: String, addr: SocketAddr) -> EndpointInfo {
-    let url = format!("http://{addr}");
+/// An endpoint at `http://{authority}`.
+fn endpoint(name: String, authority: &str) -> EndpointInfo {
+    let url = format!("http://{authority}");
     EndpointInfo { metrics_url: format!("{url}/metrics"), name, url }
 }
 
 impl Cluster {
     /// Binds every listener, starts the engines and serves until dropped or shut down.
     pub async fn start(cfg: SimConfig) -> anyhow::Result<Self> {
-        cfg.engine.validate().map_err(anyhow::Error::msg)?;
-        anyhow::ensure!(cfg.replicas >= 1 && cfg.replicas <= 64, "--replicas must be within 1..64");
+        check(&cfg)?;
         let step = |i: usize| {
             if cfg.port == 0 { Ok(0) } else { u16::try_from(usize::from(cfg.port) + i).context("port out of range") }
         };
@@ -154,25 +157,16 @@ impl Cluster {
         for (i, listener) in listeners.into_iter().enumerate() {
             let name = replica_name(i);
             let addr = listener.local_addr()?;
-            let state = replica_state(&cfg, i, &name)?;
+            let state = replica_state(&cfg, i, &name, EngineClock::Thread)?;
             engines.push(state.engine.clone());
             serve(listener, api::router(Arc::new(state)), cancel.clone());
-            replicas.push(endpoint(name, addr));
+            replicas.push(endpoint(name, &addr.to_string()));
         }
         let gw_addr = gw_listener.local_addr()?;
-        let gw = gateway_state(&cfg, &replicas)?;
+        let client = gateway::upstream_client().context("cannot build the gateway's HTTP client")?;
+        let gw = gateway_state(&cfg, &replicas, HttpBackend::shared(client), EngineClock::Thread);
         serve(gw_listener, gateway::router(Arc::new(gw)), cancel.clone());
-        let gateway_kind = match cfg.gateway_mode.is_router() {
-            true => format!("{}-like, policy {}", cfg.gateway_mode, cfg.router_policy.as_str()),
-            false => "AIBrix-like; routing-strategy: random | least-request | prefix-cache".to_string(),
-        };
-        let info = ClusterInfo {
-            gateway_kind,
-            gateway: endpoint("gateway".into(), gw_addr),
-            replicas,
-            model: cfg.model.clone(),
-            max_model_len: cfg.engine.max_model_len,
-        };
+        let info = cluster_info(&cfg, endpoint("gateway".into(), &gw_addr.to_string()), replicas);
         Ok(Self { info, cancel, engines })
     }
 
@@ -198,13 +192,28 @@ impl Drop for Cluster {
     }
 }
 
-fn replica_state(cfg: &SimConfig, i: usize, name: &str) -> anyhow::Result<ReplicaState> {
+/// Rejects a configuration no cluster can run.
+fn check(cfg: &SimConfig) -> anyhow::Result<()> {
+    cfg.engine.validate().map_err(anyhow::Error::msg)?;
+    anyhow::ensure!(cfg.replicas >= 1 && cfg.replicas <= 64, "--replicas must be within 1..64");
+    Ok(())
+}
+
+fn cluster_info(cfg: &SimConfig, gateway: EndpointInfo, replicas: Vec<EndpointInfo>) -> ClusterInfo {
+    let gateway_kind = match cfg.gateway_mode.is_router() {
+        true => format!("{}-like, policy {}", cfg.gateway_mode, cfg.router_policy.as_str()),
+        false => "AIBrix-like; routing-strategy: random | least-request | prefix-cache".to_string(),
+    };
+    ClusterInfo { gateway_kind, gateway, replicas, model: cfg.model.clone(), max_model_len: cfg.engine.max_model_len }
+}
+
+fn replica_state(cfg: &SimConfig, i: usize, name: &str, clock: EngineClock) -> anyhow::Result<ReplicaState> {
     let dialect = cfg.dialects.get(i).or(cfg.dialects.last()).copied().unwrap_or_default();
     Ok(ReplicaState {
         name: name.to_string(),
         model: cfg.model.clone(),
         params: cfg.engine.clone(),
-        engine: EngineHandle::spawn(name, cfg.engine.clone()).context("cannot start engine thread")?,
+        engine: EngineHandle::spawn_on(name, cfg.engine.clone(), clock).context("cannot start engine thread")?,
         stream_interval: cfg.stream_interval.max(1),
         dialect,
         faults: cfg.faults.clone(),
@@ -214,7 +223,12 @@ fn replica_state(cfg: &SimConfig, i: usize, name: &str) -> anyhow::Result<Replic
     })
 }
 
-fn gateway_state(cfg: &SimConfig, replicas: &[EndpointInfo]) -> anyhow::Result<GatewayState> {
+fn gateway_state(
+    cfg: &SimConfig,
+    replicas: &[EndpointInfo],
+    upstream: SharedBackend,
+    clock: EngineClock,
+) -> GatewayState {
     let upstreams: Vec<Upstream> = replicas
         .iter()
         .map(|r| Upstream {
@@ -223,18 +237,19 @@ fn gateway_state(cfg: &SimConfig, replicas: &[EndpointInfo]) -> anyhow::Result<G
             ip_port: r.url.trim_start_matches("http://").to_string(),
         })
         .collect();
-    Ok(GatewayState {
+    GatewayState {
         model: cfg.model.clone(),
         in_flight: upstreams.iter().map(|_| AtomicUsize::new(0)).collect(),
         upstreams,
         prefix_params: cfg.prefix.clone(),
         prefix: Mutex::default(),
         counters: Mutex::default(),
-        client: gateway::upstream_client().context("cannot build the gateway's HTTP client")?,
+        upstream,
+        clock,
         rng: Mutex::new(StdRng::seed_from_u64(cfg.seed)),
         turns: AtomicUsize::new(0),
         router: gateway::RouterState::from_config(cfg),
-    })
+    }
 }
 
 fn serve(listener: TcpListener, router: axum::Router, cancel: CancellationToken) {

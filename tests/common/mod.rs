@@ -1,5 +1,5 @@
-//! Shared helpers of the integration tests: an in-process simulated cluster and a small
-//! streaming client built on the crate's own SSE decoder and chunk parser.
+//! Shared helpers of the integration tests: a simulated cluster (on loopback or in process)
+//! and a small streaming client built on the crate's own SSE decoder and chunk parser.
 #![allow(dead_code)]
 
 use futures_util::StreamExt;
@@ -8,6 +8,7 @@ use llm_decode_bench::config::{PlanKind, RunConfig};
 use llm_decode_bench::load::chunk::{ChunkInfo, parse_chunk};
 use llm_decode_bench::load::request::Endpoint;
 use llm_decode_bench::load::sse::{SseDecoder, SseEvent};
+use llm_decode_bench::sim::inproc::InProcCluster;
 use llm_decode_bench::sim::params::EngineParams;
 use llm_decode_bench::sim::{Cluster, SimConfig};
 use serde_json::{Value, json};
@@ -20,6 +21,14 @@ pub async fn cluster(replicas: usize, speed: f64, tweak: impl FnOnce(&mut SimCon
         SimConfig { replicas, engine: EngineParams { speed, ..EngineParams::default() }, ..SimConfig::default() };
     tweak(&mut cfg);
     Cluster::start(cfg).await.expect("cluster starts")
+}
+
+/// The same cluster in process (no socket; engines on tokio time), for the paused clock.
+pub fn inproc_cluster(replicas: usize, speed: f64, tweak: impl FnOnce(&mut SimConfig)) -> InProcCluster {
+    let mut cfg =
+        SimConfig { replicas, engine: EngineParams { speed, ..EngineParams::default() }, ..SimConfig::default() };
+    tweak(&mut cfg);
+    InProcCluster::start(cfg).expect("cluster starts")
 }
 
 /// A plain HTTP client.

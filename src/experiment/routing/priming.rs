@@ -87,7 +87,7 @@ async fn prime_one(
         expected_chunks: 4,
     };
     let live = crate::load::live::LiveCounters::default();
-    let sample = run_stream(&env.http, &spec, body, RequestSample::new(0, Instant::now()), cancel, &live).await;
+    let sample = run_stream(&*env.backend, &spec, body, RequestSample::new(0, Instant::now()), cancel, &live).await;
     if let Some(v) = &sample.served_by {
         return Some(resolve(v, &r.replicas));
     }

@@ -23,7 +23,7 @@ pub async fn routing_env(
     let replicas: Vec<ReplicaRef> =
         metrics.iter().map(|m| ReplicaRef { name: m.name.clone(), base: replica_base(&m.url) }).collect();
     let replica_clients: Vec<ApiClient> =
-        replicas.iter().map(|r| ApiClient::new(client.http().clone(), &r.base, cfg.api_key.clone())).collect();
+        replicas.iter().map(|r| ApiClient::new(client.backend().clone(), &r.base, cfg.api_key.clone())).collect();
     let counter = prompts::counter(client, &replica_clients, model, cfg.endpoint).await;
     let families = prompts::calibrate(&counter, cfg.routing.seed, cfg.routing.prompt_tokens).await?;
     Ok(RoutingEnv { cfg: cfg.routing.clone(), families, replicas, replica_clients, phases: plan::phases(&cfg.routing) })

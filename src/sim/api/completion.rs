@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use rand::Rng;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 /// `POST /v1/completions`.
@@ -28,7 +28,7 @@ pub async fn chat(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Response 
 }
 
 async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Response {
-    let arrival = Instant::now();
+    let arrival = st.engine.clock.now();
     let limits = Limits { model: &st.model, max_model_len: st.params.max_model_len };
     let prep = match prepare(&body, endpoint, &limits) {
         Ok(p) => p,

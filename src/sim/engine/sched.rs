@@ -1,5 +1,6 @@
 //! The continuous-batching scheduler: admission, chunked prefill, KV allocation, preemption.
 
+use super::EngineClock;
 use super::request::{EngineRequest, Seq, TokenEvent};
 use crate::sim::kv::{KvCache, block_hashes};
 use crate::sim::params::EngineParams;
@@ -8,9 +9,11 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// One replica's scheduler state. Pure logic: the engine thread supplies the clock.
+/// One replica's scheduler state. Pure logic: the engine loop supplies step times, and
+/// admission times are read on `clock`.
 pub struct Scheduler {
     params: EngineParams,
+    clock: EngineClock,
     kv: KvCache,
     waiting: VecDeque<Seq>,
     running: Vec<Seq>,
@@ -36,7 +39,14 @@ impl Scheduler {
     /// A scheduler with an empty queue and a fresh KV cache.
     pub fn new(params: EngineParams, stats: Arc<Mutex<ReplicaStats>>) -> Self {
         let kv = KvCache::new(params.kv_blocks, params.block_size);
-        Self { params, kv, waiting: VecDeque::new(), running: Vec::new(), stats, recent: VecDeque::new() }
+        let clock = EngineClock::Thread;
+        Self { params, clock, kv, waiting: VecDeque::new(), running: Vec::new(), stats, recent: VecDeque::new() }
+    }
+
+    /// The same scheduler, reading admission times on `clock`.
+    pub fn on_clock(mut self, clock: EngineClock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// True when no request is waiting or running.
@@ -165,7 +175,7 @@ impl Scheduler {
         st.prefix_queries += total as u64;
         st.prefix_hits += cached as u64;
         if seq.admitted_at.is_none() {
-            let now = Instant::now();
+            let now = self.clock.now();
             seq.admitted_at = Some(now);
             seq.cached_tokens = cached as u64;
             st.queue.observe(now.saturating_duration_since(seq.req.arrival));

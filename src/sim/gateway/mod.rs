@@ -18,8 +18,10 @@ pub use rewrite::{fresh_request_id, strip_stream_options};
 pub use router_metrics::{RouterCounters, WorkerView};
 pub use router_mode::RouterState;
 
+use crate::load::backend::{BackendResponse, Exchange, SharedBackend};
 use crate::sim::api::body::message_text;
 use crate::sim::api::error::ApiError;
+use crate::sim::engine::EngineClock;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -91,8 +93,10 @@ pub struct GatewayState {
     pub prefix: Mutex<PrefixIndex>,
     /// Decision and request counters.
     pub counters: Mutex<GatewayCounters>,
-    /// Upstream HTTP client.
-    pub client: reqwest::Client,
+    /// Transport to the replicas (reqwest on loopback, or in process).
+    pub upstream: SharedBackend,
+    /// The clock of the replicas' engines, for the prefix index's ages.
+    pub clock: EngineClock,
     /// Random choices.
     pub rng: Mutex<StdRng>,
     /// Least-request decisions so far (ties are taken in turn).
@@ -154,7 +158,8 @@ fn choose(st: &GatewayState, strategy: Option<Strategy>, body: &[u8]) -> usize {
         Some(Strategy::LeastRequest) => least_loaded_in_turn(&load, st.turns.fetch_add(1, Ordering::Relaxed)),
         Some(Strategy::PrefixCache) => {
             let hashes = byte_block_hashes(prompt_text(body).as_bytes(), st.prefix_params.block_bytes);
-            let d = st.prefix.lock().unwrap_or_else(PoisonError::into_inner).route(
+            let d = st.prefix.lock().unwrap_or_else(PoisonError::into_inner).route_at(
+                st.clock.now(),
                 &hashes,
                 &load,
                 &st.prefix_params,
@@ -193,19 +198,15 @@ async fn proxy(State(st): State<Arc<GatewayState>>, req: Request) -> Response {
     let guard = InFlight(st.clone(), pod);
     let up = &st.upstreams[pod];
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut fwd = st.client.request(parts.method.clone(), format!("{}{path}", up.base)).body(body);
-    for name in [header::CONTENT_TYPE, header::AUTHORIZATION, header::ACCEPT] {
-        if let Some(v) = parts.headers.get(&name) {
-            fwd = fwd.header(name, v.clone());
-        }
-    }
-    let upstream = match fwd.send().await {
+    let (url, headers) = (format!("{}{path}", up.base), forwarded_headers(&parts.headers));
+    let fwd = Exchange { method: parts.method.clone(), url: &url, headers: &headers, body: Some(body), timeout: None };
+    let upstream = match st.upstream.send(fwd).await {
         Ok(r) => r,
         Err(e) => {
             return ApiError::status(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "ServiceUnavailableError",
-                format!("upstream connect error: {e}"),
+                format!("upstream connect error: {}", e.describe()),
             )
             .into_response();
         }
@@ -216,7 +217,18 @@ async fn proxy(State(st): State<Arc<GatewayState>>, req: Request) -> Response {
     respond(upstream, up, strategy, guard)
 }
 
-fn respond(upstream: reqwest::Response, up: &Upstream, strategy: Option<Strategy>, guard: InFlight) -> Response {
+/// The request headers a proxy forwards: content type, authorization, accept.
+fn forwarded_headers(from: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for name in [header::CONTENT_TYPE, header::AUTHORIZATION, header::ACCEPT] {
+        if let Some(v) = from.get(&name) {
+            out.insert(name, v.clone());
+        }
+    }
+    out
+}
+
+fn respond(upstream: BackendResponse, up: &Upstream, strategy: Option<Strategy>, guard: InFlight) -> Response {
     let status = upstream.status();
     let content_type = upstream.headers().get(header::CONTENT_TYPE).cloned();
     let extra: Vec<(&'static str, HeaderValue)> = upstream
@@ -225,7 +237,7 @@ fn respond(upstream: reqwest::Response, up: &Upstream, strategy: Option<Strategy
         .filter(|(k, _)| *k == "retry-after")
         .map(|(_, v)| ("retry-after", v.clone()))
         .collect();
-    let stream = upstream.bytes_stream().map(move |chunk| {
+    let stream = upstream.into_stream().map(move |chunk| {
         let _hold = &guard;
         chunk.map_err(std::io::Error::other)
     });

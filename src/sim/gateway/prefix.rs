@@ -146,10 +146,22 @@ impl PrefixIndex {
         }
     }
 
-    /// Routes one request (see the module docs) and updates the index.
+    /// Routes one request (see the module docs) and updates the index, now.
     pub fn route(&mut self, hashes: &[u64], load: &[usize], p: &PrefixParams, rng: &mut impl Rng) -> Decision {
+        self.route_at(Instant::now(), hashes, load, p, rng)
+    }
+
+    /// [`PrefixIndex::route`] at `now` (the gateway's clock).
+    pub fn route_at(
+        &mut self,
+        now: Instant,
+        hashes: &[u64],
+        load: &[usize],
+        p: &PrefixParams,
+        rng: &mut impl Rng,
+    ) -> Decision {
         let d = decide(self, hashes, load, p, rng);
-        self.add(hashes, d.pod, Instant::now(), p);
+        self.add(hashes, d.pod, now, p);
         d
     }
 }

@@ -6,7 +6,8 @@ use super::mode::{GatewayMode, RouterPolicy};
 use super::prefix::byte_block_hashes;
 use super::rewrite::{fresh_request_id, strip_stream_options};
 use super::router_metrics::{RouterCounters, WorkerView};
-use super::{GatewayState, InFlight, prompt_text, sglang_api};
+use super::{GatewayState, InFlight, forwarded_headers, prompt_text, sglang_api};
+use crate::load::backend::{BackendResponse, Exchange};
 use crate::sim::SimConfig;
 use crate::sim::api::error::ApiError;
 use axum::Router;
@@ -134,7 +135,8 @@ fn choose(st: &GatewayState, body: &[u8]) -> usize {
             let load: Vec<usize> = st.in_flight.iter().map(|l| l.load(Ordering::Relaxed)).collect();
             let hashes = byte_block_hashes(prompt_text(body).as_bytes(), st.prefix_params.block_bytes);
             let mut rng = st.rng.lock().unwrap_or_else(PoisonError::into_inner);
-            let d = st.prefix.lock().unwrap_or_else(PoisonError::into_inner).route(
+            let d = st.prefix.lock().unwrap_or_else(PoisonError::into_inner).route_at(
+                st.clock.now(),
                 &hashes,
                 &load,
                 &st.prefix_params,
@@ -170,16 +172,16 @@ async fn proxy(State(st): State<Arc<GatewayState>>, req: Request) -> Response {
     let guard = InFlight(st.clone(), worker);
     let request_id = fresh_request_id(&mut *st.rng.lock().unwrap_or_else(PoisonError::into_inner));
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut fwd = st.client.request(parts.method.clone(), format!("{}{path}", st.upstreams[worker].base)).body(body);
-    for name in [header::CONTENT_TYPE, header::AUTHORIZATION, header::ACCEPT] {
-        if let Some(v) = parts.headers.get(&name) {
-            fwd = fwd.header(name, v.clone());
-        }
+    let url = format!("{}{path}", st.upstreams[worker].base);
+    let mut headers = forwarded_headers(&parts.headers);
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        headers.insert("x-request-id", v);
     }
-    let upstream = match fwd.header("x-request-id", &request_id).send().await {
+    let fwd = Exchange { method: parts.method.clone(), url: &url, headers: &headers, body: Some(body), timeout: None };
+    let upstream = match st.upstream.send(fwd).await {
         Ok(r) => r,
         Err(e) => {
-            let msg = format!("upstream connect error: {e}");
+            let msg = format!("upstream connect error: {}", e.describe());
             return ApiError::status(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailableError", msg).into_response();
         }
     };
@@ -204,11 +206,11 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
 
 /// Streams the upstream answer through with its headers (both routers forward them unchanged)
 /// and the router's own `x-request-id`.
-fn respond(upstream: reqwest::Response, request_id: &str, guard: InFlight) -> Response {
+fn respond(upstream: BackendResponse, request_id: &str, guard: InFlight) -> Response {
     let status = upstream.status();
     let headers: Vec<(HeaderName, HeaderValue)> =
         upstream.headers().iter().filter(|(k, _)| !is_hop_by_hop(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
-    let stream = upstream.bytes_stream().map(move |chunk| {
+    let stream = upstream.into_stream().map(move |chunk| {
         let _hold = &guard;
         chunk.map_err(std::io::Error::other)
     });

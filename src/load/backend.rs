@@ -1,0 +1,259 @@
+//! The transport seam: one HTTP exchange with the target (method, URL, headers and body in;
+//! status, headers and a body read chunk by chunk out).
+//!
+//! [`HttpBackend`] sends it with reqwest (what real targets use); the simulator's in-process
+//! backend (`crate::sim::inproc`) hands it to an axum router directly, with no socket, so
+//! tests can run a whole session on tokio's paused clock. Everything that talks HTTP to the
+//! target goes through a [`Backend`]: the load, the API client and the metrics poller.
+//!
+//! Hot path cost: one boxed future per exchange; reading a chunk is a `match` on the body
+//! kind and the underlying read, no allocation of its own.
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Any error a transport reports, boxed.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// One request to send.
+#[derive(Debug, Clone)]
+pub struct Exchange<'a> {
+    /// HTTP method.
+    pub method: Method,
+    /// Full URL (may carry `user:password@`; never put it in a message unredacted).
+    pub url: &'a str,
+    /// Request headers.
+    pub headers: &'a HeaderMap,
+    /// Request body; None sends none.
+    pub body: Option<Bytes>,
+    /// Longest time for the whole exchange, body included; None waits as long as it takes.
+    pub timeout: Option<Duration>,
+}
+
+impl<'a> Exchange<'a> {
+    /// A `GET` without a body or a timeout.
+    pub fn get(url: &'a str, headers: &'a HeaderMap) -> Self {
+        Self { method: Method::GET, url, headers, body: None, timeout: None }
+    }
+
+    /// A `POST` of `body` (None: no body) without a timeout.
+    pub fn post(url: &'a str, headers: &'a HeaderMap, body: Option<Bytes>) -> Self {
+        Self { method: Method::POST, url, headers, body, timeout: None }
+    }
+
+    /// The same exchange, limited to `timeout`.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// Where an exchange failed: this decides how a failed request is classified (a connect
+/// error before any answer, a stream reset once the body flows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// No answer: connecting, sending, or waiting for the response head.
+    Send,
+    /// The answer started, then reading its body failed.
+    Body,
+}
+
+/// A failed exchange. Its text is the transport's own message without the URL; use
+/// [`BackendError::describe`] for the message with its causes.
+#[derive(Debug, thiserror::Error)]
+#[error("{source}")]
+pub struct BackendError {
+    stage: Stage,
+    #[source]
+    source: BoxError,
+}
+
+impl BackendError {
+    /// A failure before any answer.
+    pub fn send(source: impl Into<BoxError>) -> Self {
+        Self { stage: Stage::Send, source: source.into() }
+    }
+
+    /// A failure while reading the body.
+    pub fn body(source: impl Into<BoxError>) -> Self {
+        Self { stage: Stage::Body, source: source.into() }
+    }
+
+    /// Where it failed.
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+
+    /// The error and its causes in one line (see [`crate::net::describe_chain`]).
+    pub fn describe(&self) -> String {
+        crate::net::describe_chain(self)
+    }
+
+    fn from_reqwest(e: reqwest::Error, stage: Stage) -> Self {
+        Self { stage, source: Box::new(e.without_url()) }
+    }
+}
+
+/// The future of one exchange, up to the response head.
+pub type SendFuture<'a> = Pin<Box<dyn Future<Output = Result<BackendResponse, BackendError>> + Send + 'a>>;
+
+/// A transport for HTTP exchanges with the target. Dyn-compatible: sessions hold an
+/// `Arc<dyn Backend>` ([`SharedBackend`]).
+pub trait Backend: Send + Sync + std::fmt::Debug {
+    /// Sends `req`; resolves once the response head is in (the body is read from the
+    /// [`BackendResponse`]).
+    fn send<'a>(&'a self, req: Exchange<'a>) -> SendFuture<'a>;
+}
+
+/// A backend shared by every task of a session.
+pub type SharedBackend = Arc<dyn Backend>;
+
+/// An answer: status and headers, and a body still to read.
+#[derive(Debug)]
+pub struct BackendResponse(Answer);
+
+#[derive(Debug)]
+enum Answer {
+    Http(reqwest::Response),
+    Local { status: StatusCode, headers: HeaderMap, body: axum::body::BodyDataStream },
+}
+
+impl BackendResponse {
+    /// An answer reqwest received.
+    pub fn from_reqwest(resp: reqwest::Response) -> Self {
+        Self(Answer::Http(resp))
+    }
+
+    /// An answer an in-process service produced.
+    pub fn from_local(resp: axum::response::Response) -> Self {
+        let (parts, body) = resp.into_parts();
+        Self(Answer::Local { status: parts.status, headers: parts.headers, body: body.into_data_stream() })
+    }
+
+    /// HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match &self.0 {
+            Answer::Http(r) => r.status(),
+            Answer::Local { status, .. } => *status,
+        }
+    }
+
+    /// Response headers.
+    pub fn headers(&self) -> &HeaderMap {
+        match &self.0 {
+            Answer::Http(r) => r.headers(),
+            Answer::Local { headers, .. } => headers,
+        }
+    }
+
+    /// The next piece of the body as it arrives; None at its end.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, BackendError> {
+        match &mut self.0 {
+            Answer::Http(r) => r.chunk().await.map_err(|e| BackendError::from_reqwest(e, Stage::Body)),
+            Answer::Local { body, .. } => body.next().await.transpose().map_err(BackendError::body),
+        }
+    }
+
+    /// The whole body.
+    pub async fn bytes(self) -> Result<Bytes, BackendError> {
+        match self.0 {
+            Answer::Http(r) => r.bytes().await.map_err(|e| BackendError::from_reqwest(e, Stage::Body)),
+            Answer::Local { mut body, .. } => {
+                let mut all = Vec::new();
+                while let Some(b) = body.next().await.transpose().map_err(BackendError::body)? {
+                    all.extend_from_slice(&b);
+                }
+                Ok(Bytes::from(all))
+            }
+        }
+    }
+
+    /// The body as a stream of pieces (for proxying).
+    pub fn into_stream(self) -> impl Stream<Item = Result<Bytes, BackendError>> + Send + 'static {
+        futures_util::stream::unfold(self, |mut resp| async move { resp.chunk().await.transpose().map(|r| (r, resp)) })
+    }
+}
+
+/// Exchanges over reqwest: what real targets use.
+#[derive(Debug, Clone)]
+pub struct HttpBackend {
+    client: reqwest::Client,
+}
+
+impl HttpBackend {
+    /// A backend sending with `client` (its connection pool is shared by every exchange).
+    pub fn new(client: reqwest::Client) -> Self {
+        Self { client }
+    }
+
+    /// A shared backend over `client`.
+    pub fn shared(client: reqwest::Client) -> SharedBackend {
+        Arc::new(Self::new(client))
+    }
+}
+
+impl Backend for HttpBackend {
+    fn send<'a>(&'a self, req: Exchange<'a>) -> SendFuture<'a> {
+        let mut rb = self.client.request(req.method, req.url).headers(req.headers.clone());
+        if let Some(body) = req.body {
+            rb = rb.body(body);
+        }
+        if let Some(t) = req.timeout {
+            rb = rb.timeout(t);
+        }
+        Box::pin(async move {
+            let resp = rb.send().await.map_err(|e| BackendError::from_reqwest(e, Stage::Send))?;
+            Ok(BackendResponse::from_reqwest(resp))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_local_answer_reads_chunk_by_chunk_and_whole() {
+        let parts = futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from("ab")), Ok(Bytes::from("c"))]);
+        let resp = axum::response::Response::new(axum::body::Body::from_stream(parts));
+        let mut r = BackendResponse::from_local(resp);
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.chunk().await.unwrap().as_deref(), Some(&b"ab"[..]));
+        assert_eq!(r.bytes().await.unwrap(), "c");
+    }
+
+    #[tokio::test]
+    async fn a_broken_local_body_is_a_body_error_with_its_cause() {
+        let parts = futures_util::stream::iter([
+            Ok(Bytes::from("x")),
+            Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "peer reset")),
+        ]);
+        let resp = axum::response::Response::new(axum::body::Body::from_stream(parts));
+        let mut r = BackendResponse::from_local(resp);
+        assert!(r.chunk().await.unwrap().is_some());
+        let e = r.chunk().await.unwrap_err();
+        assert_eq!(e.stage(), Stage::Body);
+        assert!(e.describe().contains("peer reset"), "{}", e.describe());
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_target_is_a_send_error_without_the_url() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let backend = HttpBackend::new(crate::net::client_builder().no_proxy().build().unwrap());
+        let url = format!("http://user:secret@127.0.0.1:{port}/v1/models");
+        let headers = HeaderMap::new();
+        let e = backend.send(Exchange::get(&url, &headers)).await.unwrap_err();
+        assert_eq!(e.stage(), Stage::Send);
+        let text = e.describe();
+        assert!(!text.contains("secret") && !text.contains("/v1/models"), "{text}");
+        assert!(text.contains("error sending request"), "{text}");
+    }
+}
