@@ -2,9 +2,12 @@
 
 pub mod atomic;
 pub mod json;
+pub mod status;
 pub mod text;
 pub mod view;
 pub mod writer;
 
 #[cfg(test)]
-mod tests_schema;
+mod tests_example;
+#[cfg(test)]
+pub(crate) mod tests_schema;

@@ -8,6 +8,7 @@ pub mod phase;
 pub mod plan;
 pub mod priming;
 pub mod prompts;
+pub mod record;
 pub mod report;
 pub mod report_replicas;
 pub mod schedule;

@@ -5,6 +5,7 @@ use super::RoutingEnv;
 use super::attribution::resolve;
 use super::plan::PhaseSpec;
 use super::priming::{prime, reset_caches};
+use super::record::RoutingPhase;
 use super::report::{PhaseData, Setup, phase_entry};
 use super::schedule::{arrivals, families_for};
 use crate::load::live::LiveCounters;
@@ -16,7 +17,6 @@ use crate::metrics::window::window_stats;
 use crate::session::control::{FamilyLive, Phase};
 use crate::session::env::{CellEnv, LivePublisher};
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::time::Instant;
@@ -86,7 +86,7 @@ pub async fn run_phase(
     cell: usize,
     spec: &PhaseSpec,
     cancel: &CancellationToken,
-) -> Value {
+) -> RoutingPhase {
     let mut publisher = LivePublisher::new(cell, spec.name.clone(), r.cfg.count);
     publisher.phase(env, Phase::Priming, None);
     let headers = route_headers(env, &spec.route);
@@ -152,7 +152,7 @@ fn finish(
     after: Option<Arc<crate::metrics::poller::MetricsSnapshot>>,
     (start, end, started_at): Span,
     cache_reset: std::collections::BTreeMap<String, String>,
-) -> Value {
+) -> RoutingPhase {
     let window = t.env.poller.as_ref().map(|p| window_stats(&p.history(), start, end));
     let routing_deltas =
         match (before.as_ref().and_then(|b| b.gateway.as_ref()), after.as_ref().and_then(|a| a.gateway.as_ref())) {

@@ -8,32 +8,32 @@ use crate::report::json::{
     BurstCellReport, BurstSection, CalibrationInfo, DecodeCell, DecodeSection, PlanInfo, ReplicaInfo, SCHEMA_VERSION,
     SessionReport, TargetInfo, ToolInfo,
 };
+use crate::report::status::{AttemptStatus, CellOutcome};
 use crate::report::writer::{ReportWriter, now_rfc3339};
+use crate::routing::record::RoutingPhase;
 use crate::units::format_size;
 
 /// The report of the session as it stands.
 pub fn assemble(env: &CellEnv, state: &SessionState) -> SessionReport {
     let facts = &env.facts;
-    let phases: Vec<serde_json::Value> = state
+    let phases: Vec<RoutingPhase> = state
         .cells
         .iter()
         .filter_map(|c| match c.attempts.last().map(|a| &**a) {
-            Some(Attempt::Routing(v)) if c.status.is_final() => Some((**v).clone()),
+            Some(Attempt::Routing(p)) if c.status.is_final() => Some((**p).clone()),
             _ => None,
         })
         .collect();
-    let mut history: Vec<(f64, serde_json::Value)> = state
+    let mut history: Vec<RoutingPhase> = state
         .cells
         .iter()
         .flat_map(|c| c.attempts.iter())
         .filter_map(|a| match &**a {
-            Attempt::Routing(v) => {
-                Some((v.get("started_at").and_then(serde_json::Value::as_f64).unwrap_or(0.0), (**v).clone()))
-            }
+            Attempt::Routing(p) => Some((**p).clone()),
             _ => None,
         })
         .collect();
-    history.sort_by(|a, b| a.0.total_cmp(&b.0));
+    history.sort_by(|a, b| a.started_at.total_cmp(&b.started_at));
     let planned_phases = state.cells.iter().filter(|c| matches!(c.spec, CellSpec::Routing { .. })).count();
     SessionReport {
         schema_version: SCHEMA_VERSION,
@@ -57,7 +57,7 @@ pub fn assemble(env: &CellEnv, state: &SessionState) -> SessionReport {
         decode: decode_section(env, state),
         burst: burst_section(env, state),
         phases,
-        phase_history: history.into_iter().map(|(_, v)| v).collect(),
+        phase_history: history,
         actions: state.actions.clone(),
         replica_series: super::series::replica_series(env),
         warnings: env.warnings(),
@@ -98,10 +98,10 @@ fn plan_info(env: &CellEnv) -> PlanInfo {
     }
 }
 
-fn status_and_reason(status: &CellStatus) -> (String, Option<String>) {
+fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>) {
     match status {
-        CellStatus::Skipped(r) => ("skipped".into(), Some(r.clone())),
-        s => (s.as_str().into(), None),
+        CellStatus::Skipped(r) => (CellOutcome::Skipped, Some(r.clone())),
+        s => (s.outcome(), None),
     }
 }
 
@@ -118,8 +118,8 @@ fn decode_section(env: &CellEnv, state: &SessionState) -> Option<DecodeSection> 
                 _ => None,
             })
             .collect();
-        if let Some(last) = attempts.last().filter(|a| a.status == "measured") {
-            sources.insert(last.aggregate_source.clone());
+        if let Some(last) = attempts.last().filter(|a| a.status == AttemptStatus::Measured) {
+            sources.insert(last.aggregate_source);
         }
         let (status, timeout_reason) = status_and_reason(&c.status);
         cells.push(DecodeCell { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts });
@@ -127,11 +127,14 @@ fn decode_section(env: &CellEnv, state: &SessionState) -> Option<DecodeSection> 
     if cells.is_empty() {
         return None;
     }
+    // Listed by name, as the report always has.
+    let mut sources: Vec<_> = sources.into_iter().collect();
+    sources.sort_by_key(|s| s.as_str());
     Some(DecodeSection {
         ctx_labels: env.cfg.ctx.iter().map(|c| format_size(*c)).collect(),
         conc: env.cfg.conc.clone(),
         cells,
-        aggregate_sources: sources.into_iter().collect(),
+        aggregate_sources: sources,
     })
 }
 

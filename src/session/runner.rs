@@ -9,6 +9,7 @@ use super::env::{CellEnv, LivePublisher};
 use super::state::{Attempt, CellSpec, CellStatus, SessionState};
 use super::view::SessionSnapshot;
 use crate::report::json::SessionReport;
+use crate::report::status::AttemptStatus;
 use crate::report::writer::ReportWriter;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
@@ -23,11 +24,11 @@ enum Interrupt {
 }
 
 impl Interrupt {
-    fn status(self) -> &'static str {
+    fn status(self) -> AttemptStatus {
         match self {
-            Self::Pause => "paused",
-            Self::Skip => "skipped_by_operator",
-            Self::Stop => "stopped",
+            Self::Pause => AttemptStatus::Paused,
+            Self::Skip => AttemptStatus::SkippedByOperator,
+            Self::Stop => AttemptStatus::Stopped,
         }
     }
 }
@@ -212,22 +213,18 @@ async fn run_cell(env: &CellEnv, ctl: &mut Control, id: CellId) {
 
 fn attempt_status(a: &Attempt) -> CellStatus {
     let s = match a {
-        Attempt::Decode(d) => d.status.as_str(),
-        Attempt::Burst(b) => b.status.as_str(),
-        Attempt::Routing(v) => v.get("status").and_then(|s| s.as_str()).unwrap_or("measured"),
+        Attempt::Decode(d) => d.status,
+        Attempt::Burst(b) => b.status,
+        Attempt::Routing(p) => p.status,
     };
-    if s == "measured" { CellStatus::Measured } else { CellStatus::Errored }
+    if s == AttemptStatus::Measured { CellStatus::Measured } else { CellStatus::Errored }
 }
 
-fn set_attempt_status(a: &mut Attempt, status: &str) {
+fn set_attempt_status(a: &mut Attempt, status: AttemptStatus) {
     match a {
-        Attempt::Decode(d) => d.status = status.into(),
-        Attempt::Burst(b) => b.status = status.into(),
-        Attempt::Routing(v) => {
-            if let Some(o) = v.as_object_mut() {
-                o.insert("status".into(), status.into());
-            }
-        }
+        Attempt::Decode(d) => d.status = status,
+        Attempt::Burst(b) => b.status = status,
+        Attempt::Routing(p) => p.status = status,
     }
 }
 
@@ -251,7 +248,7 @@ async fn run_attempt(
         CellSpec::Routing { .. } => {
             let entry = match (&env.routing, env.routing.as_ref().and_then(|r| r.phase(&label))) {
                 (Some(r), Some(phase)) => crate::routing::phase::run_phase(env, r, id, &phase, cancel).await,
-                _ => serde_json::json!({"phase": label, "status": "errored", "error": "no such routing phase"}),
+                _ => crate::routing::record::RoutingPhase::not_run(&label, "no such routing phase"),
             };
             Attempt::Routing(Box::new(entry))
         }

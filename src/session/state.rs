@@ -2,6 +2,8 @@
 
 use super::control::CellId;
 use crate::report::json::{ActionRecord, DecodeAttempt};
+use crate::report::status::CellOutcome;
+use crate::routing::record::RoutingPhase;
 use std::collections::VecDeque;
 use tokio::time::Instant;
 
@@ -52,15 +54,20 @@ pub enum CellStatus {
 }
 
 impl CellStatus {
+    /// The report's outcome of the cell (a running cell is still pending there).
+    pub fn outcome(&self) -> CellOutcome {
+        match self {
+            Self::Pending | Self::Running => CellOutcome::Pending,
+            Self::Measured => CellOutcome::Measured,
+            Self::Errored => CellOutcome::Errored,
+            Self::Skipped(_) => CellOutcome::Skipped,
+            Self::SkippedByOperator => CellOutcome::SkippedByOperator,
+        }
+    }
+
     /// The report name.
     pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::Pending | Self::Running => "pending",
-            Self::Measured => "measured",
-            Self::Errored => "errored",
-            Self::Skipped(_) => "skipped",
-            Self::SkippedByOperator => "skipped_by_operator",
-        }
+        self.outcome().as_str()
     }
 
     /// True once the cell has an outcome.
@@ -77,7 +84,7 @@ pub enum Attempt {
     /// A burst attempt.
     Burst(Box<crate::report::json::BurstAttempt>),
     /// A routing phase (seed 002 layout).
-    Routing(Box<serde_json::Value>),
+    Routing(Box<RoutingPhase>),
 }
 
 /// A cell of the plan with its history.
