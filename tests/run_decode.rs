@@ -5,7 +5,9 @@ mod common;
 
 use common::{cluster, config, validate};
 use llm_decode_bench::cell::control::{Command, Phase, RunnerEvent};
+use llm_decode_bench::load::sample::{ErrorKind, TokenSource};
 use llm_decode_bench::report::json::{DecodeAttempt, DecodeCell, SessionReport};
+use llm_decode_bench::report::status::{AttemptStatus, CellOutcome};
 use llm_decode_bench::session::start;
 use std::time::Duration;
 
@@ -39,9 +41,9 @@ async fn decode_matrix_against_the_sim() {
     assert!(report.complete);
 
     let small = last(cell(&report, "0", 1));
-    assert_eq!(small.status, "measured");
+    assert_eq!(small.status, AttemptStatus::Measured);
     assert!(small.window_tokens > 0);
-    assert_eq!(small.aggregate_source, "openai_continuous_usage");
+    assert_eq!(small.aggregate_source, TokenSource::OpenaiContinuousUsage);
     for (ctx, conc) in [("0", 1), ("0", 2), ("1k", 1), ("1k", 2), ("0", 12), ("1k", 12)] {
         let a = last(cell(&report, ctx, conc));
         let prom = a.prometheus.as_ref().expect("prometheus validation");
@@ -56,11 +58,11 @@ async fn decode_matrix_against_the_sim() {
 
     for (conc, n) in [(1, 1), (2, 2)] {
         let c = cell(&report, "8k", conc);
-        assert_eq!(c.status, "errored");
-        assert_eq!(last(c).errors.get("context_overflow"), Some(&n), "one refusal per stream");
+        assert_eq!(c.status, CellOutcome::Errored);
+        assert_eq!(last(c).errors.get(&ErrorKind::ContextOverflow), Some(&n), "one refusal per stream");
     }
     let skipped = cell(&report, "8k", 12);
-    assert_eq!(skipped.status, "skipped");
+    assert_eq!(skipped.status, CellOutcome::Skipped);
     assert!(skipped.timeout_reason.as_deref().unwrap().contains("deficit 32768 tokens"));
 
     let text = llm_decode_bench::report::tables::render_text(&report, false, false);
@@ -87,7 +89,7 @@ async fn stop_mid_session_leaves_a_valid_incomplete_report() {
     let report = tokio::time::timeout(Duration::from_secs(20), h.join).await.expect("stops promptly").unwrap();
     let file = validate(&out);
     assert!(!file.complete);
-    assert_eq!(report.decode.as_ref().unwrap().cells[0].attempts[0].status, "stopped");
+    assert_eq!(report.decode.as_ref().unwrap().cells[0].attempts[0].status, AttemptStatus::Stopped);
     assert!(report.actions.iter().any(|a| a.action == "stop"));
 }
 
@@ -135,7 +137,7 @@ async fn credentials_never_reach_the_report() {
     cfg.api_key = Some(llm_decode_bench::load::request::ApiKey::new("sk-never-saved".into()));
     assert!(!format!("{cfg:?}").contains("sk-never-saved"));
     let report = start(cfg).await.unwrap().join.await.unwrap();
-    assert_eq!(report.decode.unwrap().cells[0].status, "measured");
+    assert_eq!(report.decode.unwrap().cells[0].status, CellOutcome::Measured);
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(!text.contains("sk-never-saved") && !text.contains("hunter2"), "credentials leaked into the report");
 }
@@ -157,8 +159,8 @@ async fn run_burst_adds_phase_three() {
     for cell in &burst.cells {
         let a = cell.attempts.last().expect("ran");
         assert_eq!(
-            (cell.status.as_str(), a.requests, a.success),
-            ("measured", u64::from(cell.conc), u64::from(cell.conc))
+            (cell.status, a.requests, a.success),
+            (CellOutcome::Measured, u64::from(cell.conc), u64::from(cell.conc))
         );
         assert_eq!(a.output_tokens, 48 * u64::from(cell.conc));
         assert!(a.e2e_ms.is_some() && a.output_tps > 0.0);

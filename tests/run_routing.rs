@@ -70,6 +70,12 @@ fn requests_of(phase: &Value, replica: &str) -> u64 {
     phase["replicas"][replica]["requests"].as_u64().unwrap_or(0)
 }
 
+/// The `phases` of the report file at `path`, as plain JSON (the field names on disk).
+fn phases_on_disk(path: &Path) -> Vec<Value> {
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    file["phases"].as_array().cloned().unwrap_or_default()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn routing_experiment_against_the_sim_gateway() {
     let c = cluster(2, 25.0, |_| {}).await;
@@ -86,10 +92,12 @@ async fn routing_experiment_against_the_sim_gateway() {
     let on_disk = validate(&out);
     assert_eq!(on_disk.phases.len(), 6);
     assert_eq!(on_disk.phase_history.len(), 6);
-    let names: Vec<&str> = report.phases.iter().map(|p| p["phase"].as_str().unwrap()).collect();
+    assert_eq!(on_disk.phases, report.phases, "the typed phases read back unchanged");
+    let phases = phases_on_disk(&out);
+    let names: Vec<&str> = phases.iter().map(|p| p["phase"].as_str().unwrap()).collect();
     assert_eq!(names[0], "r1-cold-uniform-random");
     assert_eq!(names[5], "r1-hot90-prefix-cache");
-    for p in &report.phases {
+    for p in &phases {
         for f in PHASE_FIELDS {
             assert!(p.get(*f).is_some(), "{} lacks {f}", p["phase"]);
         }
@@ -103,16 +111,16 @@ async fn routing_experiment_against_the_sim_gateway() {
         assert_eq!(n("gateway_verified_requests"), n("success"), "every answered request names its pod");
         assert_eq!(p["attribution"], "response_header");
     }
-    let hot_prefix = report.phases.iter().find(|p| p["phase"] == "r1-hot90-prefix-cache").unwrap();
+    let hot_prefix = phases.iter().find(|p| p["phase"] == "r1-hot90-prefix-cache").unwrap();
     let owner = hot_prefix["config"]["hot_initial_replica"].as_str().expect("hot owner recorded").to_string();
     let fam0: u64 = hot_prefix["families"]["0"]["requests"].as_u64().unwrap();
     let on_owner = hot_prefix["replicas"][&owner]["family_counts"]["0"].as_u64().unwrap_or(0);
     assert!(on_owner as f64 >= 0.9 * fam0 as f64, "hot family concentrated on {owner}: {on_owner}/{fam0}");
     assert!(hot_prefix["routing_counter_deltas"].as_array().is_some_and(|d| !d.is_empty()));
-    let lr = report.phases.iter().find(|p| p["phase"] == "r1-hot90-least-request").unwrap();
+    let lr = phases.iter().find(|p| p["phase"] == "r1-hot90-least-request").unwrap();
     let (a, b) = (requests_of(lr, "sim-a") as f64, requests_of(lr, "sim-b") as f64);
     assert!((a - b).abs() <= 0.1 * (a + b), "least-request splits evenly: {a} vs {b}");
-    let cold = report.phases.iter().find(|p| p["phase"] == "r1-cold-uniform-random").unwrap();
+    let cold = phases.iter().find(|p| p["phase"] == "r1-cold-uniform-random").unwrap();
     assert_eq!(cold["initial_prefix_owners"], serde_json::json!({}));
     assert!(hot_prefix["config"]["family_map"].as_object().is_some_and(|m| m.len() == 8));
 }
@@ -134,8 +142,8 @@ async fn behind_a_router_that_names_no_worker_attribution_falls_back_to_counters
     cfg.routing.count = 24;
     let report = start(cfg).await.expect("preflight").join.await.unwrap();
     assert!(report.complete);
-    validate(&out);
-    for p in &report.phases {
+    assert_eq!(validate(&out).phases, report.phases);
+    for p in &phases_on_disk(&out) {
         let n = |k: &str| p[k].as_u64().unwrap();
         assert_eq!(n("success"), 24, "{}", p["phase"]);
         assert_eq!(p["attribution"], "counter_deltas");
@@ -152,7 +160,7 @@ async fn behind_a_router_that_names_no_worker_attribution_falls_back_to_counters
         let deltas = p["routing_counter_deltas"].as_array().expect("router counters read");
         assert!(deltas.iter().any(|d| d["name"] == "vllm_router_processed_requests_total"));
     }
-    let hot = report.phases.iter().find(|p| p["scenario"] == "hot90").unwrap();
-    assert_eq!(hot["config"]["balanced"], true, "priming attributed by counter deltas");
-    assert!(hot["config"]["hot_initial_replica"].is_string());
+    let hot = report.phases.iter().find(|p| p.scenario == "hot90").unwrap();
+    assert_eq!(hot.config.balanced, Some(true), "priming attributed by counter deltas");
+    assert!(matches!(hot.config.hot_initial_replica, Some(Some(_))));
 }

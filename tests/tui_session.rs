@@ -119,7 +119,7 @@ async fn scripted_keys_pause_resume_skip_rerun_save_and_quit() {
     let statuses = |i: usize| cells[i].attempts.iter().map(|a| a.status.as_str()).collect::<Vec<_>>();
     assert_eq!(statuses(0), ["measured", "measured"], "re-run keeps both attempts");
     assert_eq!(statuses(1), ["paused", "skipped_by_operator"]);
-    assert_eq!(cells[1].status, "skipped_by_operator");
+    assert_eq!(cells[1].status.as_str(), "skipped_by_operator");
     let actions: Vec<(&str, f64)> = report.actions.iter().map(|a| (a.action.as_str(), a.at_s)).collect();
     let mut last = 0.0;
     for want in ["pause", "resume", "skip", "rerun", "save", "stop"] {

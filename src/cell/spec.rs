@@ -1,5 +1,7 @@
 //! What a cell of the plan is and where it stands.
 
+use crate::report::status::CellOutcome;
+
 /// What a cell measures.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CellSpec {
@@ -47,15 +49,20 @@ pub enum CellStatus {
 }
 
 impl CellStatus {
+    /// The report's outcome of the cell (a running cell is still pending there).
+    pub fn outcome(&self) -> CellOutcome {
+        match self {
+            Self::Pending | Self::Running => CellOutcome::Pending,
+            Self::Measured => CellOutcome::Measured,
+            Self::Errored => CellOutcome::Errored,
+            Self::Skipped(_) => CellOutcome::Skipped,
+            Self::SkippedByOperator => CellOutcome::SkippedByOperator,
+        }
+    }
+
     /// The report name.
     pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::Pending | Self::Running => "pending",
-            Self::Measured => "measured",
-            Self::Errored => "errored",
-            Self::Skipped(_) => "skipped",
-            Self::SkippedByOperator => "skipped_by_operator",
-        }
+        self.outcome().as_str()
     }
 
     /// True once the cell has an outcome.

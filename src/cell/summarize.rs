@@ -1,7 +1,7 @@
 //! The client's view of one attempt, computed from its samples after the fact (pure).
 
 use super::sample_window::{Window, push_gaps, record, sources_by_tokens, stream_window};
-use crate::load::sample::{Outcome, RequestSample, TokenSource};
+use crate::load::sample::{ErrorKind, Outcome, RequestSample, TokenSource};
 use crate::report::json::RequestRecord;
 use crate::stats::{Samples, Summary};
 use std::collections::BTreeMap;
@@ -34,9 +34,9 @@ pub struct ClientStats {
     /// Latency of requests the server completed before the window closed, ms.
     pub latency_ms: Option<Summary>,
     /// Failed requests by kind.
-    pub errors: BTreeMap<String, u64>,
+    pub errors: BTreeMap<ErrorKind, u64>,
     /// One message per error kind.
-    pub error_examples: BTreeMap<String, String>,
+    pub error_examples: BTreeMap<ErrorKind, String>,
     /// Failed requests.
     pub error_count: u64,
     /// Requests the server completed.
@@ -106,8 +106,8 @@ fn count_outcome(st: &mut ClientStats, s: &RequestSample, cutoff: Instant, lat: 
         }
         Outcome::Failed { kind, detail } => {
             st.error_count += 1;
-            *st.errors.entry(kind.as_str().to_string()).or_default() += 1;
-            st.error_examples.entry(kind.as_str().to_string()).or_insert_with(|| detail.clone());
+            *st.errors.entry(*kind).or_default() += 1;
+            st.error_examples.entry(*kind).or_insert_with(|| detail.clone());
         }
         _ => {}
     }
@@ -116,7 +116,7 @@ fn count_outcome(st: &mut ClientStats, s: &RequestSample, cutoff: Instant, lat: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::sample::{ErrorKind, Mark};
+    use crate::load::sample::Mark;
 
     fn stream(origin: Instant, start_ms: u64, n: u64, every_ms: u64) -> RequestSample {
         let mut s = RequestSample::new(0, origin + Duration::from_millis(start_ms));
@@ -151,8 +151,8 @@ mod tests {
         let samples = vec![bad.clone(), bad];
         let st = summarize(&samples, o, None, 2, o + Duration::from_secs(1));
         assert_eq!(st.error_count, 2);
-        assert_eq!(st.errors.get("context_overflow"), Some(&2));
-        assert_eq!(st.error_examples.get("context_overflow").map(String::as_str), Some("too long"));
+        assert_eq!(st.errors.get(&ErrorKind::ContextOverflow), Some(&2));
+        assert_eq!(st.error_examples.get(&ErrorKind::ContextOverflow).map(String::as_str), Some("too long"));
         assert_eq!(st.aggregate_tps, 0.0);
         assert_eq!(st.records.len(), 2);
     }

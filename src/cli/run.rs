@@ -266,12 +266,27 @@ pub mod tests_support {
             all.extend_from_slice(args);
             Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config().map(|_| ()))
         };
-        assert!(parse(&["--ctx", "16q"]).is_err());
-        assert!(parse(&["--conc", "0"]).is_err());
-        assert!(parse(&["--window", "0s"]).is_err());
-        assert!(parse(&["--families", "20", "--priming-candidates", "16"]).is_err());
-        assert!(parse(&["--scenarios", "lukewarm"]).is_err());
-        assert!(parse(&["--rps", "-1"]).is_err());
+        // Each bad command line, and what its message must name (the flag, the value or the bound).
+        let cases: [(&[&str], &[&str]); 7] = [
+            (&["--ctx", "16q"], &["--ctx", "'16q'"]),
+            (&["--conc", "0"], &["--conc", "'0'", "at least 1"]),
+            (&["--window", "0s"], &["--window", "longer than 0"]),
+            (&["--families", "20", "--priming-candidates", "16"], &["--priming-candidates", "--families"]),
+            (&["--scenarios", "lukewarm"], &["--scenarios", "'lukewarm'", "hot90"]),
+            (&["--rps=-1"], &["--rps", "positive"]),
+            (&["--poll-interval", "10ms"], &["--poll-interval", "50ms"]),
+        ];
+        for (args, names) in cases {
+            let Err(msg) = parse(args) else { panic!("{args:?} accepted") };
+            let mut lines = msg.lines().filter(|l| !l.trim().is_empty());
+            let first = lines.next().unwrap_or_default();
+            for name in names {
+                assert!(first.contains(name), "{args:?}: {first:?} does not name {name}");
+            }
+            // Clap may add its usage hint; the message itself is the one line above.
+            let rest: Vec<&str> = lines.collect();
+            assert!(rest.iter().all(|l| l.starts_with("For more information")), "{args:?}: {msg:?}");
+        }
         assert!(parse(&["--ctx", "4k,4k", "--conc", "1"]).is_ok());
     }
 }

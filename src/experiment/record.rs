@@ -2,6 +2,7 @@
 
 use crate::cell::spec::{CellSpec, CellStatus};
 use crate::report::json::{BurstAttempt, DecodeAttempt};
+use crate::report::phase::RoutingPhase;
 
 /// One attempt's report entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -11,7 +12,7 @@ pub enum Attempt {
     /// A burst attempt.
     Burst(Box<BurstAttempt>),
     /// A routing phase (seed 002 layout).
-    Routing(Box<serde_json::Value>),
+    Routing(Box<RoutingPhase>),
 }
 
 /// A cell of the plan with its history.

@@ -2,12 +2,15 @@
 //! live statistics so the file format changes only on purpose. Times are seconds unless a
 //! field name says `_ms`; instants are RFC 3339 strings or seconds since the session start.
 
+use super::status::{AttemptStatus, CellOutcome};
+use crate::load::sample::{ErrorKind, TokenSource};
+use crate::report::phase::RoutingPhase;
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of this file format; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One session: every cell with its attempts, the operator's actions, the server series.
 /// The top-level `model`, `runtime`, `replicas`, `measured_phases`, `planned_phases`,
@@ -48,11 +51,11 @@ pub struct SessionReport {
     /// Phase 3 bursts, when requested.
     pub burst: Option<BurstSection>,
     /// Routing phases (seed 002 layout): the latest attempt of every phase with an outcome.
-    pub phases: Vec<serde_json::Value>,
+    pub phases: Vec<RoutingPhase>,
     /// Every routing attempt in run order, paused, stopped and re-run ones included (each
     /// with its `status`).
     #[serde(default)]
-    pub phase_history: Vec<serde_json::Value>,
+    pub phase_history: Vec<RoutingPhase>,
     /// Operator actions and session events, in order.
     pub actions: Vec<ActionRecord>,
     /// Per replica, the polled Prometheus series (about one point per second).
@@ -139,8 +142,8 @@ pub struct DecodeSection {
     pub conc: Vec<u32>,
     /// One entry per (ctx, conc), row-major.
     pub cells: Vec<DecodeCell>,
-    /// Token sources used by measured cells (`openai_continuous_usage`, ...).
-    pub aggregate_sources: Vec<String>,
+    /// Token sources used by measured cells (`openai_continuous_usage`, ...), by name.
+    pub aggregate_sources: Vec<TokenSource>,
 }
 
 /// One cell of the matrix with its history.
@@ -152,8 +155,8 @@ pub struct DecodeCell {
     pub ctx_label: String,
     /// Requested concurrency, streams.
     pub conc: u32,
-    /// `pending`, `measured`, `errored`, `skipped`, `skipped_by_operator`, `failed`.
-    pub status: String,
+    /// Where the cell stands.
+    pub status: CellOutcome,
     /// Why the cell was skipped, e.g. the KV deficit in tokens.
     pub timeout_reason: Option<String>,
     /// Every attempt, oldest first; the last one is the cell's result.
@@ -165,8 +168,8 @@ pub struct DecodeCell {
 pub struct DecodeAttempt {
     /// 1-based attempt number.
     pub attempt: u32,
-    /// `measured`, `errored`, `paused`, `stopped`, `skipped_by_operator`.
-    pub status: String,
+    /// How the attempt ended.
+    pub status: AttemptStatus,
     /// Attempt start, seconds since the session start.
     pub started_s: f64,
     /// Warmup length, seconds.
@@ -180,7 +183,7 @@ pub struct DecodeAttempt {
     /// Aggregate tok/s: window tokens / window length.
     pub aggregate_tps: f64,
     /// Main token source of the window.
-    pub aggregate_source: String,
+    pub aggregate_source: TokenSource,
     /// Aggregate tok/s / requested streams (queued streams count as 0).
     pub per_request_tps: f64,
     /// 1 / median per-stream ITL, tok/s.
@@ -208,11 +211,11 @@ pub struct DecodeAttempt {
     /// Latency of requests completed in the attempt, ms.
     pub latency_ms: Option<Summary>,
     /// Failed requests by kind.
-    pub errors: BTreeMap<String, u64>,
+    pub errors: BTreeMap<ErrorKind, u64>,
     /// Total failed requests.
     pub error_count: u64,
     /// One example message per error kind.
-    pub error_examples: BTreeMap<String, String>,
+    pub error_examples: BTreeMap<ErrorKind, String>,
     /// Server-side validation of the window.
     pub prometheus: Option<PromValidation>,
     /// Event-loop lag of the client during the attempt, ms.
@@ -315,8 +318,8 @@ pub struct BurstCellReport {
     pub ctx_label: String,
     /// Requests in the burst.
     pub conc: u32,
-    /// Same values as a decode cell's status.
-    pub status: String,
+    /// Where the cell stands (as a decode cell).
+    pub status: CellOutcome,
     /// Why the cell was skipped.
     pub timeout_reason: Option<String>,
     /// Every attempt, oldest first.
@@ -328,8 +331,8 @@ pub struct BurstCellReport {
 pub struct BurstAttempt {
     /// 1-based attempt number.
     pub attempt: u32,
-    /// `measured`, `errored`, `paused`, `stopped`, `skipped_by_operator`.
-    pub status: String,
+    /// How the attempt ended.
+    pub status: AttemptStatus,
     /// Attempt start, seconds since the session start.
     pub started_s: f64,
     /// Requests sent.
@@ -339,7 +342,7 @@ pub struct BurstAttempt {
     /// Failed requests.
     pub error_count: u64,
     /// Failed requests by kind.
-    pub errors: BTreeMap<String, u64>,
+    pub errors: BTreeMap<ErrorKind, u64>,
     /// End-to-end latency of completed requests, ms.
     pub e2e_ms: Option<Summary>,
     /// Time to first token, ms.

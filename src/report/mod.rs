@@ -2,9 +2,13 @@
 
 pub mod atomic;
 pub mod json;
+pub mod phase;
+pub mod status;
 pub mod tables;
 pub mod text;
 pub mod writer;
 
 #[cfg(test)]
-mod tests_schema;
+mod tests_example;
+#[cfg(test)]
+pub(crate) mod tests_schema;

@@ -1,6 +1,7 @@
 //! Maps a [`SessionReport`] onto the text renderer's views (`DecodeView`) and renders them.
 
 use super::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
+use super::status::CellOutcome;
 use super::text::{
     BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, MeasuredCell, RenderOptions, render_decode,
     render_routing,
@@ -18,7 +19,7 @@ pub fn decode_view(report: &SessionReport) -> Option<DecodeView> {
         ctx_labels: section.ctx_labels.clone(),
         conc: section.conc.clone(),
         cells: cell_grid(section),
-        aggregate_sources: section.aggregate_sources.clone(),
+        aggregate_sources: section.aggregate_sources.iter().map(|s| s.as_str().to_string()).collect(),
         burst: burst_view(report),
     })
 }
@@ -31,15 +32,15 @@ pub fn burst_view(report: &SessionReport) -> Option<BurstView> {
     for cell in &section.cells {
         let row = section.ctx_labels.iter().position(|label| *label == cell.ctx_label);
         let col = section.conc.iter().position(|&conc| conc == cell.conc);
-        let view = match (cell.status.as_str(), cell.attempts.last()) {
-            ("measured" | "errored", Some(a)) => BurstCellView::Measured(BurstCell {
+        let view = match (cell.status, cell.attempts.last()) {
+            (CellOutcome::Measured | CellOutcome::Errored, Some(a)) => BurstCellView::Measured(BurstCell {
                 requests: a.requests,
                 success: a.success,
                 e2e_p50_ms: a.e2e_ms.map(|s| s.p50),
                 e2e_p90_ms: a.e2e_ms.map(|s| s.p90),
                 output_tps: Some(a.output_tps),
             }),
-            ("skipped", _) => BurstCellView::Skipped,
+            (CellOutcome::Skipped, _) => BurstCellView::Skipped,
             _ => BurstCellView::NotRun,
         };
         if let Some(slot) = row.zip(col).and_then(|(r, c)| cells.get_mut(r).and_then(|v| v.get_mut(c))) {
@@ -82,10 +83,10 @@ fn cell_grid(section: &DecodeSection) -> Vec<Vec<CellView>> {
 /// How one cell shows in the matrices, from its status and its last attempt.
 pub fn cell_view(cell: &DecodeCell) -> CellView {
     let last = cell.attempts.last();
-    match (cell.status.as_str(), last) {
-        ("measured", Some(attempt)) => CellView::Measured(measured_cell(attempt)),
-        ("errored", _) => CellView::Errored { errors: last.map_or(0, error_total) },
-        ("skipped", _) => CellView::Skipped,
+    match (cell.status, last) {
+        (CellOutcome::Measured, Some(attempt)) => CellView::Measured(measured_cell(attempt)),
+        (CellOutcome::Errored, _) => CellView::Errored { errors: last.map_or(0, error_total) },
+        (CellOutcome::Skipped, _) => CellView::Skipped,
         _ => CellView::NotRun,
     }
 }
@@ -116,33 +117,36 @@ fn error_total(attempt: &DecodeAttempt) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::sample::{ErrorKind, TokenSource};
+    use crate::report::status::AttemptStatus as A;
+    use crate::report::status::CellOutcome as C;
     use crate::report::tests_schema::{full_attempt, minimal_report, summary};
     use std::collections::BTreeMap;
 
     /// A cell of the `0` row with `attempts` built by `full_attempt`.
-    fn cell(conc: u32, status: &str, attempts: &[&str]) -> DecodeCell {
-        let attempts = attempts.iter().zip(1..).map(|(s, n)| full_attempt(n, s)).collect();
-        DecodeCell { ctx: 0, ctx_label: "0".into(), conc, status: status.into(), timeout_reason: None, attempts }
+    fn cell(conc: u32, status: C, attempts: &[A]) -> DecodeCell {
+        let attempts = attempts.iter().zip(1..).map(|(s, n)| full_attempt(n, *s)).collect();
+        DecodeCell { ctx: 0, ctx_label: "0".into(), conc, status, timeout_reason: None, attempts }
     }
 
     /// A 1x5 matrix: measured (after a paused attempt), errored, skipped, pending, no cell.
     fn report() -> SessionReport {
-        let mut errored = full_attempt(1, "errored");
-        errored.errors = BTreeMap::from([("context_overflow".into(), 2)]);
+        let mut errored = full_attempt(1, A::Errored);
+        errored.errors = BTreeMap::from([(ErrorKind::ContextOverflow, 2)]);
         errored.error_count = 2;
-        let mut errored_cell = cell(2, "errored", &[]);
+        let mut errored_cell = cell(2, C::Errored, &[]);
         errored_cell.attempts = vec![errored];
         let cells = vec![
-            cell(4, "skipped", &[]),
+            cell(4, C::Skipped, &[]),
             errored_cell,
-            cell(8, "measured", &["paused", "measured"]),
-            cell(16, "pending", &["paused"]),
+            cell(8, C::Measured, &[A::Paused, A::Measured]),
+            cell(16, C::Pending, &[A::Paused]),
         ];
         let decode = DecodeSection {
             ctx_labels: vec!["0".into()],
             conc: vec![2, 4, 8, 16, 32],
             cells,
-            aggregate_sources: vec!["openai_continuous_usage".into()],
+            aggregate_sources: vec![TokenSource::OpenaiContinuousUsage],
         };
         SessionReport { decode: Some(decode), ..minimal_report() }
     }
@@ -180,18 +184,18 @@ mod tests {
     fn degenerate_cells_do_not_panic() {
         let mut report = report();
         if let Some(d) = report.decode.as_mut() {
-            d.cells.push(cell(8, "measured", &[]));
+            d.cells.push(cell(8, C::Measured, &[]));
             d.cells[4].ctx_label = "1m".into();
-            d.cells.push(cell(64, "errored", &[]));
-            d.cells.push(cell(32, "errored", &[]));
-            d.cells.push(cell(16, "teapot", &["measured"]));
+            d.cells.push(cell(64, C::Errored, &[]));
+            d.cells.push(cell(32, C::Errored, &[]));
+            d.cells.push(cell(16, C::Pending, &[A::Measured]));
         }
         let view = decode_view(&report).expect("decode section");
         assert_eq!(view.cells[0][4], CellView::Errored { errors: 0 });
         assert_eq!(view.cells[0][3], CellView::NotRun);
-        assert_eq!(cell_view(&cell(8, "measured", &[])), CellView::NotRun);
-        assert_eq!(cell_view(&cell(8, "failed", &["measured"])), CellView::NotRun);
-        assert_eq!(cell_view(&cell(8, "skipped_by_operator", &["skipped_by_operator"])), CellView::NotRun);
+        assert_eq!(cell_view(&cell(8, C::Measured, &[])), CellView::NotRun);
+        assert_eq!(cell_view(&cell(8, C::Pending, &[A::Measured])), CellView::NotRun, "queued again");
+        assert_eq!(cell_view(&cell(8, C::SkippedByOperator, &[A::SkippedByOperator])), CellView::NotRun);
     }
 
     #[test]

@@ -145,7 +145,8 @@ mod tests {
         let writer = ReportWriter::new(Some(path.clone()));
         assert_eq!(writer.path(), path);
         writer.write(&minimal_report()).expect("written");
-        assert!(std::fs::read_to_string(&path).expect("read").starts_with("{\n  \"schema_version\": 1,"));
+        let want = format!("{{\n  \"schema_version\": {},", crate::report::json::SCHEMA_VERSION);
+        assert!(std::fs::read_to_string(&path).expect("read").starts_with(&want));
     }
 
     #[test]

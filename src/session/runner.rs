@@ -9,6 +9,7 @@ use crate::cell::control::{CellId, Command, Phase, RunnerEvent};
 use crate::cell::publisher::LivePublisher;
 use crate::experiment::{CellRun, Experiments};
 use crate::report::json::SessionReport;
+use crate::report::status::AttemptStatus;
 use crate::report::writer::ReportWriter;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
@@ -23,11 +24,11 @@ enum Interrupt {
 }
 
 impl Interrupt {
-    fn status(self) -> &'static str {
+    fn status(self) -> AttemptStatus {
         match self {
-            Self::Pause => "paused",
-            Self::Skip => "skipped_by_operator",
-            Self::Stop => "stopped",
+            Self::Pause => AttemptStatus::Paused,
+            Self::Skip => AttemptStatus::SkippedByOperator,
+            Self::Stop => AttemptStatus::Stopped,
         }
     }
 }
@@ -221,21 +222,17 @@ async fn run_cell(env: &CellEnv, experiments: &Experiments, ctl: &mut Control, i
 
 fn attempt_status(a: &Attempt) -> CellStatus {
     let s = match a {
-        Attempt::Decode(d) => d.status.as_str(),
-        Attempt::Burst(b) => b.status.as_str(),
-        Attempt::Routing(v) => v.get("status").and_then(|s| s.as_str()).unwrap_or("measured"),
+        Attempt::Decode(d) => d.status,
+        Attempt::Burst(b) => b.status,
+        Attempt::Routing(p) => p.status,
     };
-    if s == "measured" { CellStatus::Measured } else { CellStatus::Errored }
+    if s == AttemptStatus::Measured { CellStatus::Measured } else { CellStatus::Errored }
 }
 
-fn set_attempt_status(a: &mut Attempt, status: &str) {
+fn set_attempt_status(a: &mut Attempt, status: AttemptStatus) {
     match a {
-        Attempt::Decode(d) => d.status = status.into(),
-        Attempt::Burst(b) => b.status = status.into(),
-        Attempt::Routing(v) => {
-            if let Some(o) = v.as_object_mut() {
-                o.insert("status".into(), status.into());
-            }
-        }
+        Attempt::Decode(d) => d.status = status,
+        Attempt::Burst(b) => b.status = status,
+        Attempt::Routing(p) => p.status = status,
     }
 }

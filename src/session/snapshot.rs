@@ -3,6 +3,8 @@
 
 use super::state::{Attempt, CellSpec, CellStatus};
 use crate::cell::control::CellId;
+use crate::report::phase::RoutingPhase;
+use crate::report::status::AttemptStatus;
 use std::collections::BTreeMap;
 use tokio::time::Instant;
 
@@ -31,8 +33,8 @@ pub struct Headline {
     pub replica_split: BTreeMap<String, u64>,
     /// Prefix-cache hit ratio (routing phases).
     pub hit_ratio: Option<f64>,
-    /// Status of the attempt (`measured`, `paused`, ...).
-    pub status: String,
+    /// How the attempt ended.
+    pub status: AttemptStatus,
 }
 
 /// One cell in the snapshot.
@@ -91,7 +93,7 @@ pub fn headline(a: &Attempt) -> Headline {
             ttft_p50_ms: d.ttft_ms.map(|s| s.p50),
             ttft_p95_ms: d.ttft_ms.map(|s| s.p95),
             itl_p50_ms: d.itl_ms.map(|s| s.p50),
-            status: d.status.clone(),
+            status: d.status,
             ..Headline::default()
         },
         Attempt::Burst(b) => Headline {
@@ -100,30 +102,24 @@ pub fn headline(a: &Attempt) -> Headline {
             errors: b.error_count,
             ttft_p50_ms: b.ttft_ms.map(|s| s.p50),
             ttft_p95_ms: b.ttft_ms.map(|s| s.p95),
-            status: b.status.clone(),
+            status: b.status,
             ..Headline::default()
         },
         Attempt::Routing(v) => routing_headline(v),
     }
 }
 
-fn routing_headline(v: &serde_json::Value) -> Headline {
-    let num = |p: &str| v.pointer(p).and_then(serde_json::Value::as_f64);
-    let split = v
-        .get("replicas")
-        .and_then(|r| r.as_object())
-        .map(|m| m.iter().map(|(k, r)| (k.clone(), r.get("requests").and_then(|x| x.as_u64()).unwrap_or(0))).collect())
-        .unwrap_or_default();
+fn routing_headline(p: &RoutingPhase) -> Headline {
     Headline {
-        tps: num("/output_tokens_per_second").unwrap_or(0.0),
-        requested: num("/planned").unwrap_or(0.0) as u32,
-        errors: num("/errors").unwrap_or(0.0) as u64,
-        ttft_p50_ms: num("/ttft/p50").map(|s| s * 1e3),
-        ttft_p95_ms: num("/ttft/p95").map(|s| s * 1e3),
-        good: Some((num("/good").unwrap_or(0.0) as u64, num("/requests").unwrap_or(0.0) as u64)),
-        replica_split: split,
-        hit_ratio: num("/cache_hit_ratio"),
-        status: v.get("status").and_then(|s| s.as_str()).unwrap_or("measured").to_string(),
+        tps: p.output_tokens_per_second,
+        requested: p.planned,
+        errors: p.errors,
+        ttft_p50_ms: p.ttft.p50.map(|s| s * 1e3),
+        ttft_p95_ms: p.ttft.p95.map(|s| s * 1e3),
+        good: Some((p.good, p.requests)),
+        replica_split: p.replicas.iter().map(|(k, r)| (k.clone(), r.requests.unwrap_or(0))).collect(),
+        hit_ratio: p.cache_hit_ratio,
+        status: p.status,
         ..Headline::default()
     }
 }

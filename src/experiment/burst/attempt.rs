@@ -10,6 +10,7 @@ use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::RequestSample;
 use crate::load::worker::{Planned, run_open_loop};
 use crate::report::json::BurstAttempt;
+use crate::report::status::AttemptStatus;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -63,7 +64,7 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
     let output_tokens: u64 = samples.iter().map(|s| s.output_tokens).sum();
     BurstAttempt {
         attempt: spec.attempt,
-        status: if st.completed > 0 { "measured" } else { "errored" }.into(),
+        status: if st.completed > 0 { AttemptStatus::Measured } else { AttemptStatus::Errored },
         started_s: env.since_start(started),
         requests: samples.len() as u64,
         success: st.completed,

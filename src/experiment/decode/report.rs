@@ -8,6 +8,7 @@ use crate::load::sample::{RequestSample, TokenSource};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::metrics::window::window_stats;
 use crate::report::json::{DecodeAttempt, PromValidation};
+use crate::report::status::AttemptStatus;
 use crate::stats::Samples;
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -123,18 +124,18 @@ pub fn build_attempt(
     let below = |x: f64| x < conc - 0.5 && x < 0.95 * conc;
     let capacity_limited = end.window.is_some()
         && (end.warmup_timed_out || running_avg.map_or(below(f64::from(end.streaming_at_start)), below));
-    let status = if end.window.is_some() { "measured" } else { "errored" };
+    let status = if end.window.is_some() { AttemptStatus::Measured } else { AttemptStatus::Errored };
     let source = st.sources.first().copied().unwrap_or(TokenSource::None);
     DecodeAttempt {
         attempt: spec.attempt,
-        status: status.into(),
+        status,
         started_s: env.since_start(end.started),
         warmup_s: end.window.map_or(0.0, |w| w.start.saturating_duration_since(end.started).as_secs_f64()),
         warmup_timed_out: end.warmup_timed_out,
         window_s,
         window_tokens: st.window_tokens,
         aggregate_tps: st.aggregate_tps,
-        aggregate_source: source.as_str().into(),
+        aggregate_source: source,
         per_request_tps: st.per_request_tps,
         user_tps: st.user_tps,
         requested: spec.conc,

@@ -10,6 +10,7 @@ use crate::config::RunConfig;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::{DecodeCell, DecodeSection, SessionReport};
+use crate::report::status::{AttemptStatus, CellOutcome};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -31,10 +32,10 @@ impl Decode {
 }
 
 /// A cell's report status and, when skipped, why.
-pub fn status_and_reason(status: &CellStatus) -> (String, Option<String>) {
+pub fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>) {
     match status {
-        CellStatus::Skipped(r) => ("skipped".into(), Some(r.clone())),
-        s => (s.as_str().into(), None),
+        CellStatus::Skipped(r) => (CellOutcome::Skipped, Some(r.clone())),
+        s => (s.outcome(), None),
     }
 }
 
@@ -72,8 +73,8 @@ impl Experiment for Decode {
                     _ => None,
                 })
                 .collect();
-            if let Some(last) = attempts.last().filter(|a| a.status == "measured") {
-                sources.insert(last.aggregate_source.clone());
+            if let Some(last) = attempts.last().filter(|a| a.status == AttemptStatus::Measured) {
+                sources.insert(last.aggregate_source);
             }
             let (status, timeout_reason) = status_and_reason(&c.status);
             out.push(DecodeCell { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts });
@@ -81,11 +82,14 @@ impl Experiment for Decode {
         if out.is_empty() {
             return;
         }
+        // Listed by name, as the report always has.
+        let mut sources: Vec<_> = sources.into_iter().collect();
+        sources.sort_by_key(|s| s.as_str());
         report.decode = Some(DecodeSection {
             ctx_labels: self.grid.ctx_labels(),
             conc: self.grid.conc.clone(),
             cells: out,
-            aggregate_sources: sources.into_iter().collect(),
+            aggregate_sources: sources,
         });
     }
 }

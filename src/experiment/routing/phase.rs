@@ -17,8 +17,8 @@ use crate::load::sample::RequestSample;
 use crate::load::worker::{Planned, run_open_loop};
 use crate::metrics::gateway::deltas;
 use crate::metrics::window::window_stats;
+use crate::report::phase::RoutingPhase;
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::time::Instant;
@@ -84,7 +84,7 @@ pub async fn run_phase(
     cell: usize,
     spec: &PhaseSpec,
     cancel: &CancellationToken,
-) -> Value {
+) -> RoutingPhase {
     let mut publisher = LivePublisher::new(cell, spec.name.clone(), r.cfg.count);
     publisher.phase(env, Phase::Priming, None);
     let headers = route_headers(env, &spec.route);
@@ -148,7 +148,7 @@ fn finish(
     after: Option<Arc<crate::metrics::poller::MetricsSnapshot>>,
     (start, end, started_at): Span,
     cache_reset: std::collections::BTreeMap<String, String>,
-) -> Value {
+) -> RoutingPhase {
     let window = t.env.poller.as_ref().map(|p| window_stats(&p.history(), start, end));
     let routing_deltas =
         match (before.as_ref().and_then(|b| b.gateway.as_ref()), after.as_ref().and_then(|a| a.gateway.as_ref())) {

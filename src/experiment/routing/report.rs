@@ -1,16 +1,18 @@
-//! The report entry of one routing phase, in the field names and nesting of seed 002.
-//! Times in this layout are seconds (as in the seed), not milliseconds.
+//! Builds the report entry of one routing phase ([`RoutingPhase`], the layout of seed 002)
+//! from what the phase measured. Times in this layout are seconds (as in the seed), not
+//! milliseconds.
 
 use super::attribution::{ReplicaRef, attribute};
 use super::family_map::Owners;
 use super::plan::PhaseSpec;
 use crate::config::routing::RoutingConfig;
-use crate::load::sample::{RequestSample, TokenSource};
+use crate::load::sample::{ErrorKind, RequestSample, TokenSource};
 use crate::metrics::gateway::CounterDelta;
 use crate::metrics::poller::MetricsSnapshot;
 use crate::metrics::window::WindowStats;
+use crate::report::phase::{Attribution, FamilyRecord, PhaseConfig, PhaseLatency, RoutingPhase};
+use crate::report::status::AttemptStatus;
 use crate::stats::{Samples, Slo};
-use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How the phase's caches were prepared.
@@ -58,11 +60,9 @@ pub struct PhaseData<'a> {
     pub cache_reset: BTreeMap<String, String>,
 }
 
-fn pcts(s: &mut Samples) -> Value {
-    match s.p50_p95_p99() {
-        Some(p) => json!({"p50": p.p50, "p95": p.p95, "p99": p.p99}),
-        None => json!({"p50": null, "p95": null, "p99": null}),
-    }
+fn pcts(s: &mut Samples) -> PhaseLatency {
+    let p = s.p50_p95_p99();
+    PhaseLatency { p50: p.map(|p| p.p50), p95: p.map(|p| p.p95), p99: p.map(|p| p.p99) }
 }
 
 fn secs(d: std::time::Duration) -> f64 {
@@ -70,22 +70,28 @@ fn secs(d: std::time::Duration) -> f64 {
 }
 
 /// `config` of the seed layout.
-fn config(d: &PhaseData<'_>) -> Value {
+fn config(d: &PhaseData<'_>) -> PhaseConfig {
     let s = d.spec;
-    let mut c = json!({
-        "repeat": d.repeat, "output": d.cfg.output, "count": d.cfg.count, "rps": d.cfg.rps, "seed": s.seed,
-        "phase": s.name, "route": s.route, "scenario": s.scenario.name, "hot_fraction": s.scenario.hot_fraction,
-    });
-    if let (Some(setup), Some(obj)) = (d.setup, c.as_object_mut()) {
-        let fmap: Map<String, Value> =
-            setup.family_map.iter().enumerate().map(|(f, c)| (f.to_string(), json!(c))).collect();
-        obj.insert("setup_attempt".into(), json!(setup.attempt));
-        obj.insert("family_map".into(), Value::Object(fmap));
-        obj.insert("priming_candidates".into(), json!(d.cfg.priming_candidates));
-        obj.insert("initial_owners".into(), json!(setup.owners));
-        obj.insert("balanced".into(), json!(setup.balanced));
+    let mut c = PhaseConfig {
+        repeat: d.repeat as u64,
+        output: d.cfg.output,
+        count: d.cfg.count,
+        rps: d.cfg.rps,
+        seed: s.seed,
+        phase: s.name.clone(),
+        route: s.route.clone(),
+        scenario: s.scenario.name.clone(),
+        hot_fraction: s.scenario.hot_fraction,
+        ..PhaseConfig::default()
+    };
+    if let Some(setup) = d.setup {
+        c.setup_attempt = Some(setup.attempt);
+        c.family_map = Some(setup.family_map.iter().enumerate().map(|(f, c)| (f as u32, *c)).collect());
+        c.priming_candidates = Some(d.cfg.priming_candidates);
+        c.initial_owners = Some(setup.owners.clone());
+        c.balanced = Some(setup.balanced);
         if s.scenario.hot_fraction > 0.0 {
-            obj.insert("hot_initial_replica".into(), json!(initial_owner(setup, 0)));
+            c.hot_initial_replica = Some(initial_owner(setup, 0));
         }
     }
     c
@@ -97,7 +103,7 @@ fn initial_owner(setup: &Setup, family: usize) -> Option<String> {
 }
 
 /// Client-side totals: counts, good, latency distributions, families.
-fn client_side(d: &PhaseData<'_>, slo: &Slo, obj: &mut Map<String, Value>) {
+fn client_side(d: &PhaseData<'_>, slo: &Slo, p: &mut RoutingPhase) {
     let (mut ttft, mut tpot, mut e2e) = (Samples::new(), Samples::new(), Samples::new());
     let (mut success, mut errors, mut cut, mut good, mut tokens) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut fam: BTreeMap<u32, (u64, Samples)> = BTreeMap::new();
@@ -126,95 +132,82 @@ fn client_side(d: &PhaseData<'_>, slo: &Slo, obj: &mut Map<String, Value>) {
     }
     let dropped = u64::from(d.planned).saturating_sub(d.samples.len() as u64) + cut;
     let elapsed = (d.finished_at - d.started_at).max(0.0);
-    let families: Map<String, Value> = fam
-        .iter_mut()
-        .map(|(f, (n, t))| (f.to_string(), json!({"requests": n, "ttft_p95": t.percentile(95.0)})))
-        .collect();
-    obj.insert("planned".into(), json!(d.planned));
-    obj.insert("requests".into(), json!(success + errors + dropped));
-    obj.insert("success".into(), json!(success));
-    obj.insert("errors".into(), json!(errors));
-    obj.insert("dropped".into(), json!(dropped));
-    obj.insert("good".into(), json!(good));
-    obj.insert("output_tokens_per_second".into(), json!(if elapsed > 0.0 { tokens as f64 / elapsed } else { 0.0 }));
-    obj.insert("ttft".into(), pcts(&mut ttft));
-    obj.insert("tpot".into(), pcts(&mut tpot));
-    obj.insert("e2e".into(), pcts(&mut e2e));
-    obj.insert("families".into(), Value::Object(families));
+    p.families =
+        fam.iter_mut().map(|(f, (n, t))| (*f, FamilyRecord { requests: *n, ttft_p95: t.percentile(95.0) })).collect();
+    (p.planned, p.requests, p.success, p.errors) = (d.planned, success + errors + dropped, success, errors);
+    (p.dropped, p.good) = (dropped, good);
+    p.output_tokens_per_second = if elapsed > 0.0 { tokens as f64 / elapsed } else { 0.0 };
+    (p.ttft, p.tpot, p.e2e) = (pcts(&mut ttft), pcts(&mut tpot), pcts(&mut e2e));
 }
 
 /// The phase entry. `status` is `measured` unless the runner says otherwise.
-pub fn phase_entry(d: &PhaseData<'_>) -> Value {
-    let mut obj = Map::new();
-    obj.insert("phase".into(), json!(d.spec.name));
-    obj.insert("scenario".into(), json!(d.spec.scenario.name));
-    obj.insert("route".into(), json!(d.spec.route));
-    obj.insert("config".into(), config(d));
-    obj.insert("started_at".into(), json!(d.started_at));
-    obj.insert("finished_at".into(), json!(d.finished_at));
-    obj.insert("elapsed".into(), json!((d.finished_at - d.started_at).max(0.0)));
-    client_side(d, &d.cfg.slo, &mut obj);
+pub fn phase_entry(d: &PhaseData<'_>) -> RoutingPhase {
+    let mut p = RoutingPhase {
+        phase: d.spec.name.clone(),
+        scenario: d.spec.scenario.name.clone(),
+        route: d.spec.route.clone(),
+        config: config(d),
+        started_at: d.started_at,
+        finished_at: d.finished_at,
+        elapsed: (d.finished_at - d.started_at).max(0.0),
+        ..RoutingPhase::default()
+    };
+    client_side(d, &d.cfg.slo, &mut p);
     let owners = attribute(d.samples, d.replicas);
     let verified = owners.iter().filter(|o| o.is_some()).count();
     let by_header = verified > 0;
-    obj.insert("replicas".into(), super::report_replicas::replicas(d, &owners, by_header));
-    obj.insert("cache_hit_ratio".into(), super::report_replicas::phase_hit_ratio(d));
-    obj.insert("input_tokens_range".into(), input_range(d.samples));
-    obj.insert("initial_prefix_owners".into(), initial_prefix_owners(d));
-    obj.insert("routing_counter_deltas".into(), d.routing_deltas.as_ref().map_or(Value::Null, |v| json!(v)));
-    obj.insert("gateway_verified_requests".into(), json!(verified));
-    extras(d, by_header, &mut obj);
-    Value::Object(obj)
+    p.replicas = super::report_replicas::replicas(d, &owners, by_header);
+    p.cache_hit_ratio = super::report_replicas::phase_hit_ratio(d);
+    p.input_tokens_range = input_range(d.samples);
+    p.initial_prefix_owners = initial_prefix_owners(d);
+    p.routing_counter_deltas = d.routing_deltas.clone();
+    p.gateway_verified_requests = verified as u64;
+    extras(d, by_header, &mut p);
+    p
 }
 
-fn input_range(samples: &[RequestSample]) -> Value {
+fn input_range(samples: &[RequestSample]) -> Option<[u64; 2]> {
     let p: Vec<u64> = samples.iter().filter_map(|s| s.prompt_tokens).collect();
-    match (p.iter().min(), p.iter().max()) {
-        (Some(a), Some(b)) => json!([a, b]),
-        _ => Value::Null,
-    }
+    Some([*p.iter().min()?, *p.iter().max()?])
 }
 
-fn initial_prefix_owners(d: &PhaseData<'_>) -> Value {
-    let Some(setup) = d.setup else { return json!({}) };
-    let m: Map<String, Value> = (0..setup.family_map.len())
-        .map(|f| (f.to_string(), json!(initial_owner(setup, f).into_iter().collect::<Vec<_>>())))
-        .collect();
-    Value::Object(m)
+fn initial_prefix_owners(d: &PhaseData<'_>) -> BTreeMap<u32, Vec<String>> {
+    let Some(setup) = d.setup else { return BTreeMap::new() };
+    (0..setup.family_map.len()).map(|f| (f as u32, initial_owner(setup, f).into_iter().collect())).collect()
 }
 
 /// Fields beyond the seed's: attribution source, errors by kind, schedule lag, token sources.
-fn extras(d: &PhaseData<'_>, by_header: bool, obj: &mut Map<String, Value>) {
-    let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
+fn extras(d: &PhaseData<'_>, by_header: bool, p: &mut RoutingPhase) {
+    let mut kinds: BTreeMap<ErrorKind, u64> = BTreeMap::new();
     let mut lag = Samples::new();
     let mut sources = BTreeSet::new();
     for s in d.samples {
         if let Some(k) = s.error_kind() {
-            *kinds.entry(k.as_str()).or_default() += 1;
+            *kinds.entry(k).or_default() += 1;
         }
         if let Some(l) = s.schedule_lag() {
             lag.push(secs(l) * 1e3);
         }
         if s.token_source != TokenSource::None {
-            sources.insert(s.token_source.as_str());
+            sources.insert(s.token_source);
         }
     }
-    let attribution = if by_header {
-        "response_header"
+    p.attribution = if by_header {
+        Attribution::ResponseHeader
     } else if d.after.is_some() {
-        "counter_deltas"
+        Attribution::CounterDeltas
     } else {
-        "unavailable"
+        Attribution::Unavailable
     };
-    let (success, errors) = (obj.get("success").and_then(Value::as_u64), obj.get("errors").and_then(Value::as_u64));
-    let status = if success == Some(0) && errors.unwrap_or(0) > 0 { "errored" } else { "measured" };
-    obj.insert("status".into(), json!(status));
-    obj.insert("attribution".into(), json!(attribution));
-    obj.insert("family_attribution_available".into(), json!(by_header));
-    obj.insert("errors_by_kind".into(), json!(kinds));
-    obj.insert("schedule_lag_ms".into(), json!(lag.summary()));
-    obj.insert("token_sources".into(), json!(sources));
-    obj.insert("cache_reset".into(), json!(d.cache_reset));
+    p.status = if p.success == 0 && p.errors > 0 { AttemptStatus::Errored } else { AttemptStatus::Measured };
+    p.family_attribution_available = by_header;
+    p.errors_by_kind = kinds;
+    p.schedule_lag_ms = lag.summary();
+    // Listed by name, as the report always has.
+    let mut sources: Vec<TokenSource> = sources.into_iter().collect();
+    sources.sort_by_key(|s| s.as_str());
+    p.token_sources = sources;
+    p.cache_reset = d.cache_reset.clone();
 }
 
 #[cfg(test)]

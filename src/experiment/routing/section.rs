@@ -8,6 +8,7 @@ use crate::cell::spec::CellSpec;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::SessionReport;
+use crate::report::phase::RoutingPhase;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -44,36 +45,32 @@ impl Experiment for Routing {
 
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
-            let entry = match self.env.phase(cell.label) {
+            let phase = match self.env.phase(cell.label) {
                 Some(phase) => run_phase(env, &self.env, cell.id, &phase, cancel).await,
-                None => serde_json::json!({"phase": cell.label, "status": "errored", "error": "no such routing phase"}),
+                None => RoutingPhase::not_run(cell.label, "no such routing phase"),
             };
-            Attempt::Routing(Box::new(entry))
+            Attempt::Routing(Box::new(phase))
         })
     }
 
     fn report(&self, _env: &CellEnv, cells: &[&CellEntry], report: &mut SessionReport) {
-        let phases: Vec<serde_json::Value> = cells
-            .iter()
-            .filter_map(|c| match c.attempts.last().map(|a| &**a) {
-                Some(Attempt::Routing(v)) if c.status.is_final() => Some((**v).clone()),
-                _ => None,
-            })
-            .collect();
-        let mut history: Vec<(f64, serde_json::Value)> = cells
+        let latest = |c: &&CellEntry| match c.attempts.last().map(|a| &**a) {
+            Some(Attempt::Routing(p)) if c.status.is_final() => Some((**p).clone()),
+            _ => None,
+        };
+        let phases: Vec<RoutingPhase> = cells.iter().filter_map(latest).collect();
+        let mut history: Vec<RoutingPhase> = cells
             .iter()
             .flat_map(|c| c.attempts.iter())
             .filter_map(|a| match &**a {
-                Attempt::Routing(v) => {
-                    Some((v.get("started_at").and_then(serde_json::Value::as_f64).unwrap_or(0.0), (**v).clone()))
-                }
+                Attempt::Routing(p) => Some((**p).clone()),
                 _ => None,
             })
             .collect();
-        history.sort_by(|a, b| a.0.total_cmp(&b.0));
+        history.sort_by(|a, b| a.started_at.total_cmp(&b.started_at));
         report.planned_phases = cells.len();
         report.measured_phases = phases.len();
         report.phases = phases;
-        report.phase_history = history.into_iter().map(|(_, v)| v).collect();
+        report.phase_history = history;
     }
 }

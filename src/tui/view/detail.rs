@@ -3,14 +3,15 @@
 use super::super::app::App;
 use super::super::theme;
 use super::widgets::{lines, panel, pct, popup};
+use crate::load::sample::ErrorKind;
 use crate::report::json::{BurstAttempt, DecodeAttempt};
+use crate::report::phase::{PhaseLatency, RoutingPhase};
 use crate::report::text::format::{fmt_latency_ms, fmt_tps};
 use crate::session::state::{Attempt, CellStatus};
 use crate::stats::Summary;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Margin, Rect};
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 type Lines = Vec<Line<'static>>;
@@ -44,11 +45,11 @@ fn served_by(samples: &[crate::report::json::RequestRecord]) -> BTreeMap<String,
     out
 }
 
-fn errors_line(errors: &BTreeMap<String, u64>) -> Line<'static> {
+fn errors_line(errors: &BTreeMap<ErrorKind, u64>) -> Line<'static> {
     let text = if errors.is_empty() {
         "none".to_string()
     } else {
-        errors.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+        errors.iter().map(|(k, n)| format!("{} {n}", k.as_str())).collect::<Vec<_>>().join(", ")
     };
     let style = if errors.is_empty() { theme::dim() } else { theme::error() };
     Line::from(vec![Span::styled("errors ", theme::label()), Span::styled(text, style)])
@@ -62,7 +63,7 @@ fn decode(d: &DecodeAttempt) -> Lines {
             d.window_s,
             d.window_tokens,
             fmt_tps(d.aggregate_tps),
-            d.aggregate_source,
+            d.aggregate_source.as_str(),
             d.user_tps.map_or_else(|| "—".into(), fmt_tps)
         )),
         Line::from(format!(
@@ -118,43 +119,38 @@ fn burst(b: &BurstAttempt) -> Lines {
     ]
 }
 
-fn secs_ms(v: &Value, key: &str) -> String {
-    let p = |q: &str| fmt_latency_ms(v.pointer(&format!("/{key}/{q}")).and_then(Value::as_f64).map(|s| s * 1e3));
-    format!("{:<6} p50 {:>6}  p95 {:>6}  p99 {:>6} ms", key.to_uppercase(), p("p50"), p("p95"), p("p99"))
+fn secs_ms(key: &str, l: &PhaseLatency) -> String {
+    let p = |q: Option<f64>| fmt_latency_ms(q.map(|s| s * 1e3));
+    format!("{:<6} p50 {:>6}  p95 {:>6}  p99 {:>6} ms", key.to_uppercase(), p(l.p50), p(l.p95), p(l.p99))
 }
 
-fn routing(v: &Value) -> Lines {
-    let num = |p: &str| v.pointer(p).and_then(Value::as_f64);
+fn routing(v: &RoutingPhase) -> Lines {
     let mut out = vec![Line::from(format!(
         "good {}/{} · {} tok/s · errors {} · prefix hits {}",
-        num("/good").unwrap_or(0.0),
-        num("/requests").unwrap_or(0.0),
-        fmt_tps(num("/output_tokens_per_second").unwrap_or(0.0)),
-        num("/errors").unwrap_or(0.0),
-        pct(num("/cache_hit_ratio"))
+        v.good,
+        v.requests,
+        fmt_tps(v.output_tokens_per_second),
+        v.errors,
+        pct(v.cache_hit_ratio)
     ))];
-    out.extend(["ttft", "tpot", "e2e"].map(|k| Line::from(secs_ms(v, k))));
+    out.extend([("ttft", &v.ttft), ("tpot", &v.tpot), ("e2e", &v.e2e)].map(|(k, l)| Line::from(secs_ms(k, l))));
     let head =
         format!("{:<12}{:>6}{:>6}{:>6}{:>6}{:>7}{:>6}  families", "replica", "reqs", "hit", "wait", "run", "KV", "pre");
     out.push(Line::styled(head, theme::dim()));
-    for (name, r) in v.get("replicas").and_then(Value::as_object).into_iter().flatten() {
-        let n = |k: &str| r.get(k).and_then(Value::as_f64);
-        let mut fams: Vec<(String, u64)> = r
-            .get("family_counts")
-            .and_then(Value::as_object)
-            .map(|m| m.iter().map(|(k, c)| (k.clone(), c.as_u64().unwrap_or(0))).collect())
-            .unwrap_or_default();
+    for (name, r) in &v.replicas {
+        // Families by requests served, most first, then by name (as strings, like the report keys).
+        let mut fams: Vec<(String, u64)> = r.family_counts.iter().flatten().map(|(f, c)| (f.to_string(), *c)).collect();
         fams.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let fams: Vec<String> = fams.iter().take(4).map(|(f, c)| format!("f{f}:{c}")).collect();
-        let count = |k: &str| n(k).map_or_else(|| "—".into(), |x| format!("{x:.0}"));
+        let count = |x: Option<f64>| x.map_or_else(|| "—".into(), |x| format!("{x:.0}"));
         out.push(Line::from(format!(
             "{name:<12}{:>6}{:>6}{:>6}{:>6}{:>7}{:>6}  {}",
-            count("requests"),
-            pct(n("cache_hit_ratio")),
-            count("waiting_peak"),
-            count("running_peak"),
-            pct(n("kv_usage_peak")),
-            count("preemptions"),
+            count(r.requests.map(|n| n as f64)),
+            pct(r.cache_hit_ratio),
+            count(r.waiting_peak),
+            count(r.running_peak),
+            pct(r.kv_usage_peak),
+            count(r.preemptions),
             fams.join(" ")
         )));
     }
@@ -182,7 +178,7 @@ fn body(app: &App, id: usize) -> Lines {
             out.extend(match a {
                 Attempt::Decode(d) => decode(d),
                 Attempt::Burst(b) => burst(b),
-                Attempt::Routing(v) => routing(v),
+                Attempt::Routing(p) => routing(p),
             });
         }
     }

@@ -6,6 +6,7 @@ use super::super::grid::Grid;
 use super::super::theme::{self, CellState};
 use super::widgets::{fit, framed, panel};
 use crate::cell::control::{CellId, Phase};
+use crate::report::status::AttemptStatus;
 use crate::report::text::format::{NOT_RUN, SKIPPED, fmt_error_suffix, fmt_errored, fmt_running_suffix, fmt_tps};
 use crate::session::snapshot::{CellSummary, Headline};
 use crate::session::state::{CellSpec, CellStatus};
@@ -64,7 +65,7 @@ pub fn cell_view(app: &App, id: CellId) -> (String, CellState) {
         CellStatus::Running => running_view(app, id, c),
         CellStatus::Pending => match h {
             None => (NOT_RUN.into(), CellState::Pending),
-            Some(h) if h.status == "paused" => ("paused".into(), CellState::Paused),
+            Some(h) if h.status == AttemptStatus::Paused => ("paused".into(), CellState::Paused),
             Some(h) => (format!("↻ {}", headline_text(&c.spec, h)), CellState::Queued),
         },
         CellStatus::Measured => match h {

@@ -6,12 +6,12 @@ use super::super::app::App;
 use super::super::theme;
 use super::widgets::{fit, framed, panel};
 use crate::cell::control::FamilyLive;
+use crate::report::phase::RoutingPhase;
 use crate::session::state::Attempt;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Marker of the owning replica.
@@ -33,23 +33,17 @@ pub struct Owners {
 
 /// The families of a finished routing phase (seed 002 layout): owners from
 /// `initial_prefix_owners`, requests from each replica's `family_counts`.
-pub fn families_of(phase: &Value) -> Vec<FamilyLive> {
-    let replicas = phase.get("replicas").and_then(Value::as_object);
+pub fn families_of(phase: &RoutingPhase) -> Vec<FamilyLive> {
     let mut out: BTreeMap<u32, FamilyLive> = BTreeMap::new();
-    let hot = phase.pointer("/config/hot_fraction").and_then(Value::as_f64).is_some_and(|h| h > 0.0)
-        || phase.get("scenario").and_then(Value::as_str).is_some_and(|s| s.starts_with("hot"));
+    let hot = phase.config.hot_fraction > 0.0 || phase.scenario.starts_with("hot");
     let new = |f: u32| FamilyLive { family: f, hot: hot && f == 0, ..FamilyLive::default() };
-    for (name, r) in replicas.into_iter().flatten() {
-        for (f, n) in r.get("family_counts").and_then(Value::as_object).into_iter().flatten() {
-            if let Ok(f) = f.parse() {
-                out.entry(f).or_insert_with(|| new(f)).served.insert(name.clone(), n.as_u64().unwrap_or(0));
-            }
+    for (name, r) in &phase.replicas {
+        for (&f, &n) in r.family_counts.iter().flatten() {
+            out.entry(f).or_insert_with(|| new(f)).served.insert(name.clone(), n);
         }
     }
-    for (f, owners) in phase.get("initial_prefix_owners").and_then(Value::as_object).into_iter().flatten() {
-        if let Ok(f) = f.parse() {
-            out.entry(f).or_insert_with(|| new(f)).owner = owners.get(0).and_then(Value::as_str).map(str::to_string);
-        }
+    for (&f, owners) in &phase.initial_prefix_owners {
+        out.entry(f).or_insert_with(|| new(f)).owner = owners.first().cloned();
     }
     out.into_values().collect()
 }
@@ -75,8 +69,8 @@ pub fn owners(app: &App) -> Owners {
         return Owners { title: "Prefix owners (live)".into(), families: app.live.families.clone(), names };
     }
     let selected = app.selected.and_then(|id| app.session.cells.get(id));
-    if let Some((label, Attempt::Routing(v))) = selected.and_then(|c| Some((&c.label, c.latest.as_deref()?))) {
-        let families = families_of(v);
+    if let Some((label, Attempt::Routing(p))) = selected.and_then(|c| Some((&c.label, c.latest.as_deref()?))) {
+        let families = families_of(p);
         let names = names_with(Vec::new(), &families);
         return Owners { title: format!("Prefix owners: {label}"), families, names };
     }
@@ -170,11 +164,16 @@ mod tests {
 
     #[test]
     fn a_finished_phase_gives_owners_and_counts() {
-        let v = serde_json::json!({
-            "scenario": "hot90",
-            "replicas": {"A": {"family_counts": {"0": 34, "4": 1}}, "B": {"family_counts": {"0": 52, "1": 2}}},
-            "initial_prefix_owners": {"0": ["B"], "1": ["B"], "4": ["A"]}
-        });
+        use crate::report::phase::ReplicaRecord;
+        let counts =
+            |c: &[(u32, u64)]| ReplicaRecord { family_counts: Some(c.iter().copied().collect()), ..Default::default() };
+        let v = RoutingPhase {
+            scenario: "hot90".into(),
+            replicas: [("A".to_string(), counts(&[(0, 34), (4, 1)])), ("B".to_string(), counts(&[(0, 52), (1, 2)]))]
+                .into(),
+            initial_prefix_owners: [(0, vec!["B".to_string()]), (1, vec!["B".into()]), (4, vec!["A".into()])].into(),
+            ..RoutingPhase::default()
+        };
         let f = families_of(&v);
         assert_eq!(f.iter().map(|f| f.family).collect::<Vec<_>>(), [0, 1, 4]);
         assert!(f[0].hot && !f[1].hot);

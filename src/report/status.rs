@@ -1,0 +1,98 @@
+//! Outcome names of the report: how an attempt ended and where a cell stands. Both serialise
+//! as the snake_case strings the report has always used (`measured`, `skipped_by_operator`, ...).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How one attempt (decode, burst or routing phase) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptStatus {
+    /// It produced a measurement.
+    #[default]
+    Measured,
+    /// No measurement: every request failed, or no window ran.
+    Errored,
+    /// The operator paused it; the cell runs again on resume.
+    Paused,
+    /// The session was stopped while it ran.
+    Stopped,
+    /// The operator skipped the cell while it ran.
+    SkippedByOperator,
+}
+
+impl AttemptStatus {
+    /// The report name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Measured => "measured",
+            Self::Errored => "errored",
+            Self::Paused => "paused",
+            Self::Stopped => "stopped",
+            Self::SkippedByOperator => "skipped_by_operator",
+        }
+    }
+}
+
+impl fmt::Display for AttemptStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a decode or burst cell stands in the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CellOutcome {
+    /// Not run yet, running, or queued again.
+    Pending,
+    /// Its last attempt was measured.
+    Measured,
+    /// No measurement: every request failed.
+    Errored,
+    /// Skipped before it started (the reason is the cell's `timeout_reason`).
+    Skipped,
+    /// Skipped by the operator.
+    SkippedByOperator,
+}
+
+impl CellOutcome {
+    /// The report name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Measured => "measured",
+            Self::Errored => "errored",
+            Self::Skipped => "skipped",
+            Self::SkippedByOperator => "skipped_by_operator",
+        }
+    }
+}
+
+impl fmt::Display for CellOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_serialised_strings() {
+        use AttemptStatus as A;
+        for s in [A::Measured, A::Errored, A::Paused, A::Stopped, A::SkippedByOperator] {
+            assert_eq!(serde_json::to_value(s).ok(), Some(serde_json::json!(s.as_str())));
+            assert_eq!(serde_json::from_value::<A>(serde_json::json!(s.to_string())).ok(), Some(s));
+        }
+        use CellOutcome as C;
+        for s in [C::Pending, C::Measured, C::Errored, C::Skipped, C::SkippedByOperator] {
+            assert_eq!(serde_json::to_value(s).ok(), Some(serde_json::json!(s.as_str())));
+            assert_eq!(serde_json::from_value::<C>(serde_json::json!(s.to_string())).ok(), Some(s));
+        }
+        assert_eq!(A::SkippedByOperator.as_str(), "skipped_by_operator");
+        assert!(serde_json::from_value::<A>(serde_json::json!("pending")).is_err(), "not an attempt status");
+        assert!(serde_json::from_value::<C>(serde_json::json!("failed")).is_err(), "never written");
+    }
+}
