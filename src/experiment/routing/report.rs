@@ -1,4 +1,4 @@
-//! The report entry of one routing phase, in the field names and nesting of seed 002.
+//! The report entry of one routing phase, in the field names and nesting of `tests/fixtures/seed_002.json`.
 //! Times in this layout are seconds (as in the seed), not milliseconds.
 
 use super::RoutingConfig;
