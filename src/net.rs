@@ -1,5 +1,5 @@
-//! Shared HTTP client construction (TLS provider set-up, sane defaults) and error and URL
-//! helpers.
+//! Shared HTTP helpers: client construction (TLS provider, no Nagle), one-line error chains,
+//! and URLs reduced to `host:port` or stripped of credentials.
 
 use std::sync::Once;
 

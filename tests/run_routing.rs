@@ -10,7 +10,7 @@ use llm_decode_bench::session::start;
 use serde_json::Value;
 use std::path::Path;
 
-/// Fields every phase must carry (issue 4 / seed 002).
+/// Fields every phase must carry (issue 4 / `tests/fixtures/seed_002.json`).
 const PHASE_FIELDS: &[&str] = &[
     "phase",
     "scenario",

@@ -27,7 +27,7 @@ pub fn demo_cluster(speed: f64) -> SimConfig {
 /// The demo session against a running demo cluster. Arrival rate and TTFT objective scale
 /// with the speed, so in modelled time the routing phases send 3.2 req/s with a 2 s TTFT
 /// objective: enough that the replica owning the hot prefix saturates under prefix-cache
-/// routing while least-request spreads the load (the seed's lesson).
+/// routing while least-request spreads the load (docs/reports.md §2.8).
 pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option<std::path::PathBuf>) -> RunConfig {
     let metrics =
         info.replicas.iter().map(|r| MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }).collect();

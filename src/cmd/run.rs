@@ -1,5 +1,5 @@
 //! `llm-decode-bench run`: the live monitor on a terminal, or headless progress on stderr; the
-//! seed's tables on stdout at the end.
+//! tables of `tests/fixtures/seed_000.txt` on stdout at the end.
 
 use crate::cell::control::{Command, RunnerEvent};
 use crate::cli::run::RunArgs;

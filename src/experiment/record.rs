@@ -11,7 +11,7 @@ pub enum Attempt {
     Decode(Box<DecodeAttempt>),
     /// A burst attempt.
     Burst(Box<BurstAttempt>),
-    /// A routing phase (seed 002 layout).
+    /// A routing phase (`tests/fixtures/seed_002.json` layout).
     Routing(Box<RoutingPhase>),
 }
 

@@ -1,4 +1,4 @@
-//! Classifying failed responses into error kinds (PROTOCOL.md section 3).
+//! Classifying failed responses into error kinds (docs/protocol.md §3.6, §3.7).
 
 use super::sample::{ErrorKind, Outcome};
 use serde_json::Value;

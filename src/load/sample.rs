@@ -215,7 +215,7 @@ impl RequestSample {
     }
 
     /// Inter-token latency over the whole request: (last - first) / (tokens after the first
-    /// chunk), as DESIGN.md defines it.
+    /// chunk), as docs/reports.md §1.2 defines it.
     pub fn itl(&self) -> Option<Duration> {
         let (first, last) = (self.marks.first()?, self.marks.last()?);
         let n = last.tokens.checked_sub(first.tokens).filter(|n| *n > 0)?;

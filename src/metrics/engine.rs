@@ -1,6 +1,6 @@
 //! Per-replica engine numbers ([`EngineSample`]) extracted from a scrape, and their deltas.
 //!
-//! Rules (PROTOCOL.md section 0): exact names only; `*_created` is never a counter; series of
+//! Rules (docs/protocol.md §0): exact names only; `*_created` is never a counter; series of
 //! several DP engines (`engine` label) are summed, fractions averaged; histogram bounds come
 //! from `le`.
 

@@ -1,6 +1,6 @@
 //! Gateway and router metrics: dialect detection, counter series, deltas, per-worker counts.
 //!
-//! Known schemes (PROTOCOL.md sections 4, 5, 8): AIBrix (`aibrix_*`, `gateway_*`),
+//! Known schemes (docs/protocol.md §4, §5, §8): AIBrix (`aibrix_*`, `gateway_*`),
 //! vllm-router (`vllm_router_*`), sglang-router current (`smg_*`, no per-worker request
 //! counter) and legacy (`sgl_router_*`). Unknown counters are passed through untouched.
 

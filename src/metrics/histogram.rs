@@ -1,6 +1,6 @@
 //! Cumulative-bucket histograms read from `_bucket{le}`, `_sum`, `_count` samples.
 //!
-//! Bucket bounds come from the `le` labels, never from assumptions (PROTOCOL.md rule 0.4):
+//! Bucket bounds come from the `le` labels, never from assumptions (docs/protocol.md §0.4):
 //! label sets with different bounds are never merged.
 
 use std::collections::BTreeMap;

@@ -5,8 +5,11 @@
 //! * [`dialect`]: which engine produced a page ([`EngineDialect`]).
 //! * [`engine`]: the per-replica numbers the benchmark needs ([`EngineSample`]).
 //! * [`gateway`]: router/gateway counters and their deltas ([`GatewayDialect`]).
+//! * [`poller`]: the task that scrapes every target on a schedule and publishes snapshots.
+//! * [`snapshot`]: what it publishes ([`snapshot::MetricsSnapshot`]) and the bounded history.
+//! * [`window`]: pure statistics over that history: window averages, peaks, counter deltas.
 //!
-//! Metric names, types and traps follow `shared/docs/PROTOCOL.md` sections 0–2, 4–8.
+//! Metric names, types and traps follow `docs/protocol.md` §0–§2 and §4–§8.
 
 pub mod dialect;
 pub mod engine;

@@ -2,7 +2,7 @@
 //!
 //! Samples are kept flat, under their exposed names (`vllm:prompt_tokens_total`,
 //! `..._bucket`, `..._created`), with the `# TYPE` of each family alongside. Queries match
-//! names exactly, never by prefix (PROTOCOL.md rule 0.2). Timestamps are ignored: engines
+//! names exactly, never by prefix (docs/protocol.md §0.2). Timestamps are ignored: engines
 //! and routers don't emit them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

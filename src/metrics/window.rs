@@ -1,6 +1,7 @@
-//! What the poller produces ([`MetricsSnapshot`], bounded [`History`]) and pure statistics over it.
+//! Pure statistics over what the poller recorded: per-replica time-weighted averages and peaks
+//! over a window, counter increases across restarts, and counter changes between two snapshots.
 //!
-//! `poller` fills these types and re-exports them. In window statistics a [`Point`] holds from its
+//! The types are in `snapshot` (re-exported here). In window statistics a [`Point`] holds from its
 //! instant until the replica's next point, but never for more than [`History::hold_max`] (a replica
 //! that stopped answering stops counting) nor past the window end. Time no point covers is left out
 //! of averages rather than counted as zero.

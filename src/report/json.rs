@@ -1,4 +1,4 @@
-//! The versioned JSON session report (DESIGN.md section 4): serde types, kept apart from the
+//! The versioned JSON session report (docs/reports.md §3): serde types, kept apart from the
 //! live statistics so the file format changes only on purpose. Times are seconds unless a
 //! field name says `_ms`; instants are RFC 3339 strings or seconds since the session start.
 
@@ -14,7 +14,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 
 /// One session: every cell with its attempts, the operator's actions, the server series.
 /// The top-level `model`, `runtime`, `replicas`, `measured_phases`, `planned_phases`,
-/// `complete` and `phases` keep the names of the routing seed report.
+/// `complete` and `phases` keep the names of `tests/fixtures/seed_002.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SessionReport {
     /// File format version ([`SCHEMA_VERSION`]).
@@ -50,7 +50,8 @@ pub struct SessionReport {
     pub decode: Option<DecodeSection>,
     /// Phase 3 bursts, when requested.
     pub burst: Option<BurstSection>,
-    /// Routing phases (seed 002 layout): the latest attempt of every phase with an outcome.
+    /// Routing phases (`tests/fixtures/seed_002.json` layout): the latest attempt of every
+    /// phase with an outcome.
     pub phases: Vec<RoutingPhase>,
     /// Every routing attempt in run order, paused, stopped and re-run ones included (each
     /// with its `status`).
@@ -200,7 +201,7 @@ pub struct DecodeAttempt {
     pub capacity_limited: bool,
     /// TTFT of requests whose first token arrived in the attempt, ms.
     pub ttft_ms: Option<Summary>,
-    /// Per-stream ITL over the window, ms (DESIGN.md: (last-first)/(tokens-1)).
+    /// Per-stream ITL over the window, ms (docs/reports.md §1.2: (last-first)/(tokens-1)).
     pub itl_ms: Option<Summary>,
     /// Per-token ITL (a chunk of k tokens after gap g gives k values g/k), ms.
     pub itl_token_ms: Option<Summary>,

@@ -1,5 +1,5 @@
 //! The typed record of one routing phase: every field name and nesting of a phase of the
-//! reference routing report (seed 002), then the fields this tool adds (status, attribution,
+//! reference routing report (`tests/fixtures/seed_002.json`), then the fields this tool adds (status, attribution,
 //! errors by kind, schedule lag, token sources, cache resets). Times are seconds (as in the
 //! seed), not milliseconds, unless a name ends in `_ms`. Prompt families are keyed by their
 //! number, which JSON writes as a string (`"0"`, `"1"`, ...).

@@ -127,7 +127,7 @@ fn full_config(phase: &str, route: &str, scenario: &str) -> PhaseConfig {
     }
 }
 
-/// A primed hot phase (seed 002 layout) with every `Option` set and every collection non-empty.
+/// A primed hot phase (`tests/fixtures/seed_002.json` layout) with every `Option` set and every collection non-empty.
 pub(crate) fn full_phase() -> RoutingPhase {
     let (name, route, scenario) = ("r1-hot90-prefix-cache", "prefix-cache", "hot90");
     RoutingPhase {

@@ -19,7 +19,7 @@
 //!   (its blocks freed, recomputed later) and counted.
 //! * **Admission limit.** `prompt + max_tokens > max_model_len` is refused with HTTP 400.
 //!
-//! Defaults reproduce the shapes of seed `000` (a 27B FP8 model on one L20-class GPU):
+//! Defaults reproduce the shapes of `tests/fixtures/seed_000.txt` (a 27B FP8 model on one L20-class GPU):
 //!
 //! | quantity | default | consequence |
 //! |---|---|---|

@@ -59,7 +59,7 @@ mod tests {
 
     #[test]
     fn kv_skip_matches_the_seed() {
-        // Seed 000: 64k x 16 and 128k x 8 ran, 128k x 16 was skipped (oversubscribe 4).
+        // tests/fixtures/seed_000.txt: 64k x 16 and 128k x 8 ran, 128k x 16 was skipped (oversubscribe 4).
         let cap = Some(360_448);
         assert!(kv_skip_reason(65_536, 16, cap, 4.0).is_none());
         assert!(kv_skip_reason(131_072, 8, cap, 4.0).is_none());

@@ -15,7 +15,7 @@ use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-/// The sustained-decode matrix (DESIGN.md section 2.1 in words: `conc` closed-loop streams
+/// The sustained-decode matrix (docs/reports.md §1.1 in words: `conc` closed-loop streams
 /// with `ctx`-token prompts per cell).
 #[derive(Debug, Clone)]
 pub struct Decode {

@@ -47,7 +47,7 @@ mod tests {
 
     #[test]
     fn reproduces_the_seed_pick() {
-        // Seed 002, r2-hot90-random: B owned 0,1,2,3,5,7,8,14,15 and A owned 4,6,9..13.
+        // tests/fixtures/seed_002.json, r2-hot90-random: B owned 0,1,2,3,5,7,8,14,15 and A owned 4,6,9..13.
         let o = owners(&[("L20-B", &[0, 1, 2, 3, 5, 7, 8, 14, 15]), ("L20-A", &[4, 6, 9, 10, 11, 12, 13])]);
         let map = pick_balanced(&o, &["L20-A".into(), "L20-B".into()], 8).unwrap();
         assert_eq!(map, vec![0, 1, 2, 3, 4, 6, 9, 10]);

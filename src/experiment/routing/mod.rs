@@ -1,4 +1,4 @@
-//! Prefix-cache routing experiments (seed 002): the same open-loop traffic sent through a
+//! Prefix-cache routing experiments (`tests/fixtures/seed_002.json`): the same open-loop traffic sent through a
 //! gateway under several routing strategies and cache scenarios, every request attributed to
 //! the replica that served it, every replica's counters joined to the client's view.
 

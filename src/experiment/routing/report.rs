@@ -1,6 +1,6 @@
-//! Builds the report entry of one routing phase ([`RoutingPhase`], the layout of seed 002)
-//! from what the phase measured. Times in this layout are seconds (as in the seed), not
-//! milliseconds.
+//! Builds the report entry of one routing phase ([`RoutingPhase`], the layout of
+//! `tests/fixtures/seed_002.json`) from what the phase measured. Times in this layout are
+//! seconds (as in that report), not milliseconds.
 
 use super::attribution::{ReplicaRef, attribute};
 use super::family_map::Owners;

@@ -1,5 +1,5 @@
 //! Tests of the routing phase entry: SLO counting, request accounting, attribution, and the
-//! field layout of seed 002.
+//! field layout of `tests/fixtures/seed_002.json`.
 
 use super::*;
 use crate::experiment::routing::plan::phases;
@@ -140,7 +140,7 @@ fn a_primed_phase_records_its_setup() {
     assert_eq!(unprimed["initial_prefix_owners"], json!({}));
 }
 
-/// Every key path of a phase of the reference routing report (seed 002), with the keys of
+/// Every key path of a phase of the reference routing report (`tests/fixtures/seed_002.json`), with the keys of
 /// maps (families, replicas, ...) written `*` and array elements `[]`.
 const SEED_LAYOUT: &str = "cache_hit_ratio config config/count config/family_map config/family_map/* \
     config/hot_fraction config/hot_initial_replica config/initial_owners config/initial_owners/* config/output \
@@ -223,4 +223,16 @@ fn built_phases_validate_against_the_schema() {
     assert_valid(&value);
     let back: SessionReport = serde_json::from_value(value).unwrap();
     assert_eq!(back, report, "phases read back unchanged");
+}
+
+#[test]
+fn the_seed_layout_is_the_reference_reports_own() {
+    let text = include_str!("../../../tests/fixtures/seed_002.json");
+    let seed: Value = serde_json::from_str(text).expect("the reference routing report parses");
+    let mut paths = BTreeSet::new();
+    for phase in seed["phases"].as_array().expect("phases") {
+        key_paths(phase, "", &mut paths);
+    }
+    let listed: BTreeSet<String> = SEED_LAYOUT.split_whitespace().map(str::to_string).collect();
+    assert_eq!(paths, listed, "SEED_LAYOUT must list exactly the key paths of the reference phases");
 }

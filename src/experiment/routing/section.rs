@@ -1,5 +1,5 @@
 //! The routing experiment behind the [`Experiment`] interface: one cell per phase, and the
-//! `phases` / `phase_history` of the report in the reference routing report's layout.
+//! `phases` / `phase_history` of the report in the layout of `tests/fixtures/seed_002.json`.
 
 use super::env::RoutingEnv;
 use super::phase::run_phase;

@@ -104,7 +104,7 @@ static MISSING_CELL: CellView = CellView::NotRun;
 
 /// Render the whole decode report as lines joined by `\n`, without a trailing newline.
 ///
-/// Layout and notation follow the reference report: version line, Phase 2 panel,
+/// Layout and notation follow `tests/fixtures/seed_000.txt` (docs/reports.md §1): version line, Phase 2 panel,
 /// aggregate (with dim TTFT/ITL), per-request and latency matrices with their legends,
 /// the Phase 3 panel (plus burst table when run), then the Primary Summary.
 pub fn render_decode(view: &DecodeView, opts: RenderOptions) -> String {

@@ -10,7 +10,7 @@ pub const PANEL_WIDTH: usize = 80;
 /// Word-wrap `text` to lines of at most `width` display columns.
 ///
 /// Each word keeps the whitespace that follows it, so a broken line keeps its trailing
-/// space (as the seed report shows) unless that space would exceed `width`. Words wider
+/// space (as `tests/fixtures/seed_000.txt` shows) unless that space would exceed `width`. Words wider
 /// than `width` are folded. Embedded `\n` start a new line; empty text gives one empty line.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// The gateway product whose behaviour the simulated gateway reproduces (PROTOCOL.md sections 4, 5, 8).
+/// The gateway product whose behaviour the simulated gateway reproduces (docs/protocol.md §4, §5, §8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum GatewayMode {
     /// AIBrix gateway plugin: `routing-strategy` header, `target-pod` answer, `aibrix_*`/`gateway_*` metrics.

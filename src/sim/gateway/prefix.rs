@@ -1,6 +1,6 @@
 //! AIBrix's `prefix-cache` routing algorithm and its per-pod prefix index.
 //!
-//! As vllm-project/aibrix `prefix_cache.go` does it: the prompt's bytes are cut into blocks of
+//! As AIBrix's `prefix_cache.go` does it (docs/protocol.md §4.3): the prompt's bytes are cut into blocks of
 //! `block_bytes` (the incomplete tail dropped) and chain-hashed with xxhash64 (seed, parent
 //! hash as 8 little-endian bytes, block bytes). If the gateway's in-flight counts differ by more
 //! than `imbalance_abs`, the least-loaded pod wins (`load_imbalance`). Otherwise each pod's

@@ -6,7 +6,7 @@ use rand::Rng;
 use serde_json::{Map, Value};
 
 /// The body as vllm-router and sglang-router forward it: `stream_options` keeps only
-/// `include_usage` (PROTOCOL.md section 8). Bodies that are not JSON objects, or carry no
+/// `include_usage` (docs/protocol.md §8.1). Bodies that are not JSON objects, or carry no
 /// other `stream_options` key, are passed on byte for byte.
 pub fn strip_stream_options(body: Bytes) -> Bytes {
     let Ok(Value::Object(mut req)) = serde_json::from_slice::<Value>(&body) else { return body };

@@ -1,5 +1,5 @@
 //! Counters of the router modes and their `/metrics` pages in vllm-router (`vllm_router_*`) and
-//! sglang-router 0.3.x (`smg_*`) names (PROTOCOL.md sections 5 and 8).
+//! sglang-router 0.3.x (`smg_*`) names (docs/protocol.md §5, §8).
 
 use super::mode::RouterPolicy;
 use std::collections::BTreeMap;

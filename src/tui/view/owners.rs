@@ -31,7 +31,7 @@ pub struct Owners {
     pub names: Vec<String>,
 }
 
-/// The families of a finished routing phase (seed 002 layout): owners from
+/// The families of a finished routing phase (`tests/fixtures/seed_002.json` layout): owners from
 /// `initial_prefix_owners`, requests from each replica's `family_counts`.
 pub fn families_of(phase: &RoutingPhase) -> Vec<FamilyLive> {
     let mut out: BTreeMap<u32, FamilyLive> = BTreeMap::new();
