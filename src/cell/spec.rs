@@ -2,26 +2,55 @@
 
 use crate::report::status::CellOutcome;
 
-/// What a cell measures.
+/// What a cell measures: the experiment that owns it and where it sits in that experiment's
+/// layout. The monitor lays cells out by [`CellKey`] alone, so a new experiment that reuses a
+/// layout needs no change outside its own folder.
 #[derive(Debug, Clone, PartialEq)]
-pub enum CellSpec {
-    /// Sustained decode: `conc` closed-loop streams with `ctx`-token prompts.
-    Decode {
+pub struct CellSpec {
+    /// Name of the experiment that runs the cell (`decode`, `burst`, `routing`).
+    pub kind: &'static str,
+    /// Its place in the experiment's layout.
+    pub key: CellKey,
+}
+
+impl CellSpec {
+    /// A ctx x conc matrix cell of experiment `kind`.
+    pub fn grid(kind: &'static str, ctx: u64, conc: u32) -> Self {
+        Self { kind, key: CellKey::Grid { ctx, conc } }
+    }
+
+    /// A phase of experiment `kind`.
+    pub fn phase(kind: &'static str, round: u32, scenario: &str, route: &str) -> Self {
+        Self { kind, key: CellKey::Phase { round, scenario: scenario.to_string(), route: route.to_string() } }
+    }
+
+    /// The route of a phase cell.
+    pub fn route(&self) -> Option<&str> {
+        match &self.key {
+            CellKey::Phase { route, .. } => Some(route),
+            CellKey::Grid { .. } => None,
+        }
+    }
+
+    /// True for a phase cell (round x scenario x route).
+    pub fn is_phase(&self) -> bool {
+        matches!(self.key, CellKey::Phase { .. })
+    }
+}
+
+/// Where a cell sits in its experiment's layout.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellKey {
+    /// A matrix cell: `ctx`-token prompts (rows) at `conc` streams or requests (columns).
+    Grid {
         /// Context size, tokens.
         ctx: u64,
-        /// Requested streams.
+        /// Streams or requests.
         conc: u32,
     },
-    /// Phase 3: a finite burst of `conc` requests with `ctx`-token prompts, end to end.
-    Burst {
-        /// Context size, tokens.
-        ctx: u64,
-        /// Requests in the burst.
-        conc: u32,
-    },
-    /// One routing phase (round x scenario x route); its label is the phase name, e.g.
+    /// One phase of a round x scenario x route experiment; its label is the phase name, e.g.
     /// `r1-hot90-prefix-cache`.
-    Routing {
+    Phase {
         /// 1-based round.
         round: u32,
         /// Cache scenario (`cold-uniform`, `warm-uniform`, `hot50`, `hot90`).

@@ -1,8 +1,11 @@
-//! What a cell keeps: its attempts, one typed record per experiment kind.
+//! What a cell keeps: its attempts, one typed record per experiment kind. This enum and its
+//! dispatch below are where an experiment registers its record.
 
+use crate::cell::headline::Headline;
 use crate::cell::spec::{CellSpec, CellStatus};
 use crate::report::json::{BurstAttempt, DecodeAttempt};
 use crate::report::phase::RoutingPhase;
+use crate::report::status::AttemptStatus;
 
 /// One attempt's report entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,6 +16,35 @@ pub enum Attempt {
     Burst(Box<BurstAttempt>),
     /// A routing phase (`tests/fixtures/seed_002.json` layout).
     Routing(Box<RoutingPhase>),
+}
+
+impl Attempt {
+    /// How the attempt ended.
+    pub fn status(&self) -> AttemptStatus {
+        match self {
+            Self::Decode(d) => d.status,
+            Self::Burst(b) => b.status,
+            Self::Routing(p) => p.status,
+        }
+    }
+
+    /// Records how the attempt ended (the runner's verdict on an interrupted attempt).
+    pub fn set_status(&mut self, status: AttemptStatus) {
+        match self {
+            Self::Decode(d) => d.status = status,
+            Self::Burst(b) => b.status = status,
+            Self::Routing(p) => p.status = status,
+        }
+    }
+
+    /// Its headline figures.
+    pub fn headline(&self) -> Headline {
+        match self {
+            Self::Decode(d) => super::decode::section::headline(d),
+            Self::Burst(b) => super::burst::section::headline(b),
+            Self::Routing(p) => super::routing::section::headline(p),
+        }
+    }
 }
 
 /// A cell of the plan with its history.

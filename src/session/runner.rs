@@ -2,7 +2,7 @@
 //! re-run, save, stop) and writes the report after every cell.
 
 use super::assemble::{assemble, snapshot};
-use super::snapshot::SessionSnapshot;
+use super::snapshot::{SessionSnapshot, attempt_line};
 use super::state::{Attempt, CellStatus, SessionState};
 use crate::cell::context::CellEnv;
 use crate::cell::control::{CellId, Command, Phase, RunnerEvent};
@@ -164,7 +164,7 @@ impl Control {
         let status = match interrupt {
             None => attempt_status(&result),
             Some(i) => {
-                set_attempt_status(&mut result, i.status());
+                result.set_status(i.status());
                 match i {
                     Interrupt::Pause => {
                         self.state.paused = true;
@@ -175,7 +175,7 @@ impl Control {
                 }
             }
         };
-        let summary = super::snapshot::attempt_line(&result);
+        let summary = attempt_line(&result.headline());
         let cell = &mut self.state.cells[id];
         cell.attempts.push(Arc::new(result));
         cell.status = status;
@@ -221,18 +221,5 @@ async fn run_cell(env: &CellEnv, experiments: &Experiments, ctl: &mut Control, i
 }
 
 fn attempt_status(a: &Attempt) -> CellStatus {
-    let s = match a {
-        Attempt::Decode(d) => d.status,
-        Attempt::Burst(b) => b.status,
-        Attempt::Routing(p) => p.status,
-    };
-    if s == AttemptStatus::Measured { CellStatus::Measured } else { CellStatus::Errored }
-}
-
-fn set_attempt_status(a: &mut Attempt, status: AttemptStatus) {
-    match a {
-        Attempt::Decode(d) => d.status = status,
-        Attempt::Burst(b) => b.status = status,
-        Attempt::Routing(p) => p.status = status,
-    }
+    if a.status() == AttemptStatus::Measured { CellStatus::Measured } else { CellStatus::Errored }
 }

@@ -99,7 +99,7 @@ mod tests {
     use super::*;
 
     fn state(n: usize) -> SessionState {
-        let cells = (0..n).map(|i| (CellSpec::Decode { ctx: 0, conc: i as u32 + 1 }, format!("c{i}"))).collect();
+        let cells = (0..n).map(|i| (CellSpec::grid("decode", 0, i as u32 + 1), format!("c{i}"))).collect();
         SessionState::new(cells, Instant::now())
     }
 

@@ -4,8 +4,8 @@
 //! cells a second grid, and routing phases one scenario x route grid per round.
 
 use crate::cell::control::CellId;
+use crate::cell::spec::CellKey;
 use crate::session::snapshot::CellSummary;
-use crate::session::state::CellSpec;
 use crate::units::format_size;
 
 /// One grid of cells.
@@ -93,17 +93,35 @@ fn index_of(list: &mut Vec<String>, item: String) -> usize {
     }
 }
 
+/// The title of a ctx x conc matrix of experiment `kind`.
+fn grid_title(kind: &str) -> String {
+    match kind {
+        "decode" => "Sustained decode: aggregate tok/s (ctx x conc)".into(),
+        "burst" => "Burst: output tok/s (ctx x requests)".into(),
+        other => format!("{other}: tok/s (ctx x conc)"),
+    }
+}
+
 impl MatrixModel {
     /// The grids of `cells`, in plan order.
     pub fn build(cells: &[CellSummary]) -> Self {
-        let (mut decode, mut burst) = (Builder::default(), Builder::default());
+        // One matrix per grid experiment, in order of first appearance.
+        let mut matrices: Vec<(&'static str, Builder)> = Vec::new();
         let mut rounds: Vec<(u32, Builder)> = Vec::new();
         let mut routes: Vec<String> = Vec::new();
         for (id, c) in cells.iter().enumerate() {
-            match &c.spec {
-                CellSpec::Decode { ctx, conc } => decode.add(format_size(*ctx), conc.to_string(), id),
-                CellSpec::Burst { ctx, conc } => burst.add(format_size(*ctx), conc.to_string(), id),
-                CellSpec::Routing { round, scenario, route } => {
+            match &c.spec.key {
+                CellKey::Grid { ctx, conc } => {
+                    let i = match matrices.iter().position(|(k, _)| *k == c.spec.kind) {
+                        Some(i) => i,
+                        None => {
+                            matrices.push((c.spec.kind, Builder::default()));
+                            matrices.len() - 1
+                        }
+                    };
+                    matrices[i].1.add(format_size(*ctx), conc.to_string(), id);
+                }
+                CellKey::Phase { round, scenario, route } => {
                     index_of(&mut routes, route.clone());
                     let i = match rounds.iter().position(|(r, _)| r == round) {
                         Some(i) => i,
@@ -116,13 +134,8 @@ impl MatrixModel {
                 }
             }
         }
-        let mut grids = Vec::new();
-        if !decode.entries.is_empty() {
-            grids.push(decode.finish("Sustained decode: aggregate tok/s (ctx x conc)".into(), "ctx", None));
-        }
-        if !burst.entries.is_empty() {
-            grids.push(burst.finish("Burst: output tok/s (ctx x requests)".into(), "ctx", None));
-        }
+        let mut grids: Vec<Grid> =
+            matrices.into_iter().map(|(kind, b)| b.finish(grid_title(kind), "ctx", None)).collect();
         for (round, b) in rounds {
             let title = format!("Routing round {round}: good/requests tok/s (scenario x route)");
             grids.push(b.finish(title, "scenario", Some(&routes)));
@@ -205,6 +218,7 @@ impl MatrixModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cell::spec::CellSpec;
     use crate::session::state::CellStatus;
 
     fn summary(spec: CellSpec) -> CellSummary {
@@ -219,7 +233,7 @@ mod tests {
     }
 
     fn decode(ctx: &[u64], conc: &[u32]) -> Vec<CellSummary> {
-        ctx.iter().flat_map(|&ctx| conc.iter().map(move |&conc| summary(CellSpec::Decode { ctx, conc }))).collect()
+        ctx.iter().flat_map(|&ctx| conc.iter().map(move |&conc| summary(CellSpec::grid("decode", ctx, conc)))).collect()
     }
 
     #[test]
@@ -234,7 +248,7 @@ mod tests {
     #[test]
     fn moves_stay_in_bounds_and_cross_grids() {
         let mut cells = decode(&[0, 1024], &[1, 2]);
-        cells.push(summary(CellSpec::Burst { ctx: 0, conc: 1 }));
+        cells.push(summary(CellSpec::grid("burst", 0, 1)));
         let m = MatrixModel::build(&cells);
         assert_eq!(m.step(0, Dir::Left), 0);
         assert_eq!(m.step(0, Dir::Up), 0);
@@ -248,9 +262,7 @@ mod tests {
 
     #[test]
     fn routing_rounds_share_route_columns() {
-        let r = |round, scenario: &str, route: &str| {
-            summary(CellSpec::Routing { round, scenario: scenario.into(), route: route.into() })
-        };
+        let r = |round, scenario: &str, route: &str| summary(CellSpec::phase("routing", round, scenario, route));
         let cells = vec![
             r(1, "hot90", "random"),
             r(1, "hot90", "prefix-cache"),

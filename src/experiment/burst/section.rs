@@ -3,16 +3,20 @@
 
 use super::attempt::{BurstCellSpec, run_burst_attempt};
 use crate::cell::context::CellEnv;
-use crate::cell::spec::CellSpec;
+use crate::cell::headline::Headline;
+use crate::cell::spec::{CellKey, CellSpec};
 use crate::config::RunConfig;
 use crate::experiment::decode::grid::Grid;
 use crate::experiment::decode::section::status_and_reason;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
-use crate::report::json::{BurstCellReport, BurstSection, SessionReport};
+use crate::report::json::{BurstAttempt, BurstCellReport, BurstSection, SessionReport};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
+
+/// The experiment's name in the plan and the report.
+pub const KIND: &str = "burst";
 
 /// A finite burst of `conc` requests with `ctx`-token prompts per cell, end to end.
 #[derive(Debug, Clone)]
@@ -31,20 +35,20 @@ impl Burst {
 
 impl Experiment for Burst {
     fn name(&self) -> &'static str {
-        "burst"
+        KIND
     }
 
     fn cells(&self) -> Vec<PlannedCell> {
-        self.grid.cells("burst ", |ctx, conc| CellSpec::Burst { ctx, conc })
+        self.grid.cells("burst ", |ctx, conc| CellSpec::grid(KIND, ctx, conc))
     }
 
     fn owns(&self, spec: &CellSpec) -> bool {
-        matches!(spec, CellSpec::Burst { .. })
+        spec.kind == KIND
     }
 
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
-            let CellSpec::Burst { ctx, conc } = *cell.spec else { unreachable!("burst runs its own cells") };
+            let CellKey::Grid { ctx, conc } = cell.spec.key else { unreachable!("burst cells are grid cells") };
             let s = BurstCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, attempt: cell.attempt };
             Attempt::Burst(Box::new(run_burst_attempt(env, &s, cancel).await))
         })
@@ -53,7 +57,7 @@ impl Experiment for Burst {
     fn report(&self, _env: &CellEnv, cells: &[&CellEntry], report: &mut SessionReport) {
         let mut out = Vec::new();
         for c in cells {
-            let CellSpec::Burst { ctx, conc } = c.spec else { continue };
+            let CellKey::Grid { ctx, conc } = c.spec.key else { continue };
             let attempts = c
                 .attempts
                 .iter()
@@ -69,5 +73,18 @@ impl Experiment for Burst {
             report.burst =
                 Some(BurstSection { ctx_labels: self.grid.ctx_labels(), conc: self.grid.conc.clone(), cells: out });
         }
+    }
+}
+
+/// The headline figures of a burst attempt.
+pub fn headline(b: &BurstAttempt) -> Headline {
+    Headline {
+        tps: b.output_tps,
+        requested: b.requests as u32,
+        errors: b.error_count,
+        ttft_p50_ms: b.ttft_ms.map(|s| s.p50),
+        ttft_p95_ms: b.ttft_ms.map(|s| s.p95),
+        status: b.status,
+        ..Headline::default()
     }
 }

@@ -71,13 +71,13 @@ mod tests {
     #[test]
     fn cells_are_row_major_with_labels_and_skips() {
         let g = Grid { ctx: vec![0, 131_072], conc: vec![1, 16], kv_capacity: Some(360_448), oversubscribe: 4.0 };
-        let cells = g.cells("burst ", |ctx, conc| CellSpec::Burst { ctx, conc });
+        let cells = g.cells("burst ", |ctx, conc| CellSpec::grid("burst", ctx, conc));
         let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(
             labels,
             ["burst ctx=0 conc=1", "burst ctx=0 conc=16", "burst ctx=128k conc=1", "burst ctx=128k conc=16"]
         );
         assert_eq!(cells.iter().filter(|c| c.skip.is_some()).count(), 1);
-        assert_eq!(cells[3].spec, CellSpec::Burst { ctx: 131_072, conc: 16 });
+        assert_eq!(cells[3].spec, CellSpec::grid("burst", 131_072, 16));
     }
 }

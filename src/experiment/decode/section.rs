@@ -5,15 +5,19 @@ use super::attempt::run_decode_attempt;
 use super::grid::Grid;
 use super::spec::DecodeCellSpec;
 use crate::cell::context::CellEnv;
-use crate::cell::spec::{CellSpec, CellStatus};
+use crate::cell::headline::Headline;
+use crate::cell::spec::{CellKey, CellSpec, CellStatus};
 use crate::config::RunConfig;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
-use crate::report::json::{DecodeCell, DecodeSection, SessionReport};
+use crate::report::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
 use crate::report::status::{AttemptStatus, CellOutcome};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
+
+/// The experiment's name in the plan and the report.
+pub const KIND: &str = "decode";
 
 /// The sustained-decode matrix (docs/reports.md §1.1 in words: `conc` closed-loop streams
 /// with `ctx`-token prompts per cell).
@@ -41,20 +45,20 @@ pub fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>) {
 
 impl Experiment for Decode {
     fn name(&self) -> &'static str {
-        "decode"
+        KIND
     }
 
     fn cells(&self) -> Vec<PlannedCell> {
-        self.grid.cells("", |ctx, conc| CellSpec::Decode { ctx, conc })
+        self.grid.cells("", |ctx, conc| CellSpec::grid(KIND, ctx, conc))
     }
 
     fn owns(&self, spec: &CellSpec) -> bool {
-        matches!(spec, CellSpec::Decode { .. })
+        spec.kind == KIND
     }
 
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
-            let CellSpec::Decode { ctx, conc } = *cell.spec else { unreachable!("decode runs its own cells") };
+            let CellKey::Grid { ctx, conc } = cell.spec.key else { unreachable!("decode cells are grid cells") };
             let s = DecodeCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, attempt: cell.attempt };
             Attempt::Decode(Box::new(run_decode_attempt(env, &s, cancel).await))
         })
@@ -64,7 +68,7 @@ impl Experiment for Decode {
         let mut out = Vec::new();
         let mut sources = std::collections::BTreeSet::new();
         for c in cells {
-            let CellSpec::Decode { ctx, conc } = c.spec else { continue };
+            let CellKey::Grid { ctx, conc } = c.spec.key else { continue };
             let attempts: Vec<_> = c
                 .attempts
                 .iter()
@@ -91,5 +95,21 @@ impl Experiment for Decode {
             cells: out,
             aggregate_sources: sources,
         });
+    }
+}
+
+/// The headline figures of a decode attempt.
+pub fn headline(d: &DecodeAttempt) -> Headline {
+    Headline {
+        tps: d.aggregate_tps,
+        running_avg: d.running_avg,
+        requested: d.requested,
+        capacity_limited: d.capacity_limited,
+        errors: d.error_count,
+        ttft_p50_ms: d.ttft_ms.map(|s| s.p50),
+        ttft_p95_ms: d.ttft_ms.map(|s| s.p95),
+        itl_p50_ms: d.itl_ms.map(|s| s.p50),
+        status: d.status,
+        ..Headline::default()
     }
 }

@@ -4,6 +4,7 @@
 use super::env::RoutingEnv;
 use super::phase::run_phase;
 use crate::cell::context::CellEnv;
+use crate::cell::headline::Headline;
 use crate::cell::spec::CellSpec;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
@@ -11,6 +12,9 @@ use crate::report::json::SessionReport;
 use crate::report::phase::RoutingPhase;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
+
+/// The experiment's name in the plan and the report.
+pub const KIND: &str = "routing";
 
 /// Prefix-cache routing phases (round x scenario x route).
 #[derive(Debug, Clone)]
@@ -27,20 +31,16 @@ impl Routing {
 
 impl Experiment for Routing {
     fn name(&self) -> &'static str {
-        "routing"
+        KIND
     }
 
     fn cells(&self) -> Vec<PlannedCell> {
-        let spec = |p: &super::plan::PhaseSpec| CellSpec::Routing {
-            round: p.round,
-            scenario: p.scenario.name.clone(),
-            route: p.route.clone(),
-        };
+        let spec = |p: &super::plan::PhaseSpec| CellSpec::phase(KIND, p.round, &p.scenario.name, &p.route);
         self.env.phases.iter().map(|p| PlannedCell { spec: spec(p), label: p.name.clone(), skip: None }).collect()
     }
 
     fn owns(&self, spec: &CellSpec) -> bool {
-        matches!(spec, CellSpec::Routing { .. })
+        spec.kind == KIND
     }
 
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
@@ -72,5 +72,21 @@ impl Experiment for Routing {
         report.measured_phases = phases.len();
         report.phases = phases;
         report.phase_history = history;
+    }
+}
+
+/// The headline figures of a routing phase.
+pub fn headline(p: &RoutingPhase) -> Headline {
+    Headline {
+        tps: p.output_tokens_per_second,
+        requested: p.planned,
+        errors: p.errors,
+        ttft_p50_ms: p.ttft.p50.map(|s| s * 1e3),
+        ttft_p95_ms: p.ttft.p95.map(|s| s * 1e3),
+        good: Some((p.good, p.requests)),
+        replica_split: p.replicas.iter().map(|(k, r)| (k.clone(), r.requests.unwrap_or(0))).collect(),
+        hit_ratio: p.cache_hit_ratio,
+        status: p.status,
+        ..Headline::default()
     }
 }

@@ -35,7 +35,7 @@ pub fn phase_state(phase: Phase) -> CellState {
 /// The headline text of a finished attempt: `146.7 (7/8)*`, `143.1 (2e)`, `68/96 184.9`.
 pub fn headline_text(spec: &CellSpec, h: &Headline) -> String {
     match (spec, h.good) {
-        (CellSpec::Routing { .. }, Some((good, n))) => format!("{good}/{n} {}", fmt_tps(h.tps)),
+        (spec, Some((good, n))) if spec.is_phase() => format!("{good}/{n} {}", fmt_tps(h.tps)),
         _ => format!(
             "{}{}{}",
             fmt_tps(h.tps),
@@ -50,9 +50,9 @@ fn running_view(app: &App, id: CellId, c: &CellSummary) -> (String, CellState) {
         return ("…".into(), CellState::Warming);
     }
     let l = &app.live;
-    let text = match c.spec {
-        CellSpec::Routing { .. } => format!("{}/{} {}", l.totals.completed, l.requested, fmt_tps(l.tps)),
-        _ => fmt_tps(l.tps),
+    let text = match c.spec.is_phase() {
+        true => format!("{}/{} {}", l.totals.completed, l.requested, fmt_tps(l.tps)),
+        false => fmt_tps(l.tps),
     };
     (text, phase_state(l.phase))
 }

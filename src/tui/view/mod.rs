@@ -15,7 +15,6 @@ pub mod widgets;
 
 use super::app::{App, Mode};
 use super::theme;
-use crate::session::state::CellSpec;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -38,7 +37,7 @@ struct Areas {
 }
 
 fn is_routing(app: &App, cell: Option<usize>) -> bool {
-    cell.and_then(|c| app.session.cells.get(c)).is_some_and(|c| matches!(c.spec, CellSpec::Routing { .. }))
+    cell.and_then(|c| app.session.cells.get(c)).is_some_and(|c| c.spec.is_phase())
 }
 
 /// True when the routing panels have something to show: the running cell routes across
@@ -52,7 +51,7 @@ pub fn routing_context(app: &App) -> bool {
 
 /// True when the session has routing phases (the wide layout keeps their panels in place).
 pub fn routing_session(app: &App) -> bool {
-    routing_context(app) || app.session.cells.iter().any(|c| matches!(c.spec, CellSpec::Routing { .. }))
+    routing_context(app) || app.session.cells.iter().any(|c| c.spec.is_phase())
 }
 
 /// Splits `area` into a left and right part, the left `pct` percent wide.

@@ -5,7 +5,6 @@ use super::super::app::App;
 use super::super::theme;
 use super::widgets::{bar, fit, framed, panel};
 use crate::metrics::CounterDelta;
-use crate::session::state::CellSpec;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -38,10 +37,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
         return;
     }
-    let route = app.live.cell.and_then(|c| app.session.cells.get(c)).and_then(|c| match &c.spec {
-        CellSpec::Routing { route, .. } => Some(route.as_str()),
-        _ => None,
-    });
+    let route = app.live.cell.and_then(|c| app.session.cells.get(c)).and_then(|c| c.spec.route());
     let names: Vec<String> = deltas.iter().map(|d| short_name(d, route)).collect();
     let top = deltas.iter().map(|d| d.delta).fold(0.0, f64::max);
     let width = usize::from(inner.width);
