@@ -40,9 +40,9 @@ impl Attempt {
     /// Its headline figures.
     pub fn headline(&self) -> Headline {
         match self {
-            Self::Decode(d) => super::decode::section::headline(d),
-            Self::Burst(b) => super::burst::section::headline(b),
-            Self::Routing(p) => super::routing::section::headline(p),
+            Self::Decode(d) => super::decode::headline::headline(d),
+            Self::Burst(b) => super::burst::headline::headline(b),
+            Self::Routing(p) => super::routing::headline::headline(p),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! end to end.
 
 pub mod attempt;
+pub mod headline;
 pub mod section;
 
 pub use attempt::{BurstCellSpec, run_burst_attempt};

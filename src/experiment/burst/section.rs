@@ -3,14 +3,13 @@
 
 use super::attempt::{BurstCellSpec, run_burst_attempt};
 use crate::cell::context::CellEnv;
-use crate::cell::headline::Headline;
 use crate::cell::spec::{CellKey, CellSpec};
 use crate::config::RunConfig;
 use crate::experiment::decode::grid::Grid;
 use crate::experiment::decode::section::status_and_reason;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
-use crate::report::json::{BurstAttempt, BurstCellReport, BurstSection, SessionReport};
+use crate::report::json::{BurstCellReport, BurstSection, SessionReport};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -73,18 +72,5 @@ impl Experiment for Burst {
             report.burst =
                 Some(BurstSection { ctx_labels: self.grid.ctx_labels(), conc: self.grid.conc.clone(), cells: out });
         }
-    }
-}
-
-/// The headline figures of a burst attempt.
-pub fn headline(b: &BurstAttempt) -> Headline {
-    Headline {
-        tps: b.output_tps,
-        requested: b.requests as u32,
-        errors: b.error_count,
-        ttft_p50_ms: b.ttft_ms.map(|s| s.p50),
-        ttft_p95_ms: b.ttft_ms.map(|s| s.p95),
-        status: b.status,
-        ..Headline::default()
     }
 }

@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod attempt;
 pub mod grid;
+pub mod headline;
 pub mod report;
 pub mod section;
 pub mod spec;

@@ -5,12 +5,11 @@ use super::attempt::run_decode_attempt;
 use super::grid::Grid;
 use super::spec::DecodeCellSpec;
 use crate::cell::context::CellEnv;
-use crate::cell::headline::Headline;
 use crate::cell::spec::{CellKey, CellSpec, CellStatus};
 use crate::config::RunConfig;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
-use crate::report::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
+use crate::report::json::{DecodeCell, DecodeSection, SessionReport};
 use crate::report::status::{AttemptStatus, CellOutcome};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
@@ -95,21 +94,5 @@ impl Experiment for Decode {
             cells: out,
             aggregate_sources: sources,
         });
-    }
-}
-
-/// The headline figures of a decode attempt.
-pub fn headline(d: &DecodeAttempt) -> Headline {
-    Headline {
-        tps: d.aggregate_tps,
-        running_avg: d.running_avg,
-        requested: d.requested,
-        capacity_limited: d.capacity_limited,
-        errors: d.error_count,
-        ttft_p50_ms: d.ttft_ms.map(|s| s.p50),
-        ttft_p95_ms: d.ttft_ms.map(|s| s.p95),
-        itl_p50_ms: d.itl_ms.map(|s| s.p50),
-        status: d.status,
-        ..Headline::default()
     }
 }

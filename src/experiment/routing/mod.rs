@@ -5,6 +5,8 @@
 pub mod attribution;
 pub mod env;
 pub mod family_map;
+pub mod headline;
+pub mod measured;
 pub mod phase;
 pub mod plan;
 pub mod priming;

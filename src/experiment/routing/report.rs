@@ -2,63 +2,13 @@
 //! `tests/fixtures/seed_002.json`) from what the phase measured. Times in this layout are
 //! seconds (as in that report), not milliseconds.
 
-use super::attribution::{ReplicaRef, attribute};
-use super::family_map::Owners;
-use super::plan::PhaseSpec;
-use crate::config::routing::RoutingConfig;
+use super::attribution::attribute;
+pub use super::measured::{PhaseData, Setup};
 use crate::load::sample::{ErrorKind, RequestSample, TokenSource};
-use crate::metrics::gateway::CounterDelta;
-use crate::metrics::poller::MetricsSnapshot;
-use crate::metrics::window::WindowStats;
 use crate::report::phase::{Attribution, FamilyRecord, PhaseConfig, PhaseLatency, RoutingPhase};
 use crate::report::status::AttemptStatus;
 use crate::stats::{Samples, Slo};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// How the phase's caches were prepared.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Setup {
-    /// Priming attempts used (1 = the first pick was balanced).
-    pub attempt: u32,
-    /// Family -> candidate.
-    pub family_map: Vec<usize>,
-    /// Candidates each replica served while priming.
-    pub owners: Owners,
-    /// A balanced pick was found.
-    pub balanced: bool,
-}
-
-/// Everything the phase measured.
-pub struct PhaseData<'a> {
-    /// The phase.
-    pub spec: &'a PhaseSpec,
-    /// Experiment settings.
-    pub cfg: &'a RoutingConfig,
-    /// Times each family block is repeated.
-    pub repeat: usize,
-    /// Priming result, for warm and hot scenarios.
-    pub setup: Option<&'a Setup>,
-    /// Samples of the measured traffic (tag = family).
-    pub samples: &'a [RequestSample],
-    /// Requests planned.
-    pub planned: u32,
-    /// The replicas.
-    pub replicas: &'a [ReplicaRef],
-    /// Metrics round before the measured traffic.
-    pub before: Option<&'a MetricsSnapshot>,
-    /// Metrics round after it.
-    pub after: Option<&'a MetricsSnapshot>,
-    /// Peaks and averages over the traffic.
-    pub window: Option<&'a WindowStats>,
-    /// Gateway counter changes (None without gateway metrics).
-    pub routing_deltas: Option<Vec<CounterDelta>>,
-    /// Unix seconds at the first send and after the last response.
-    pub started_at: f64,
-    /// Unix seconds after the last response.
-    pub finished_at: f64,
-    /// How each replica's prefix cache was reset.
-    pub cache_reset: BTreeMap<String, String>,
-}
 
 fn pcts(s: &mut Samples) -> PhaseLatency {
     let p = s.p50_p95_p99();

@@ -1,7 +1,7 @@
 //! The per-replica part of a routing phase entry: requests, engine counters, peaks, families.
 
 use super::attribution::outstanding_peaks;
-use super::report::PhaseData;
+use super::measured::PhaseData;
 use crate::metrics::CounterDeltas;
 use crate::report::phase::ReplicaRecord;
 use std::collections::BTreeMap;

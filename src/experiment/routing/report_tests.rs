@@ -2,8 +2,11 @@
 //! field layout of `tests/fixtures/seed_002.json`.
 
 use super::*;
+use crate::config::routing::RoutingConfig;
+use crate::experiment::routing::attribution::ReplicaRef;
 use crate::experiment::routing::plan::phases;
 use crate::load::sample::{ErrorKind, Mark, Outcome};
+use crate::metrics::gateway::CounterDelta;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::time::Instant;

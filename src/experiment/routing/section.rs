@@ -4,7 +4,6 @@
 use super::env::RoutingEnv;
 use super::phase::run_phase;
 use crate::cell::context::CellEnv;
-use crate::cell::headline::Headline;
 use crate::cell::spec::CellSpec;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
@@ -72,21 +71,5 @@ impl Experiment for Routing {
         report.measured_phases = phases.len();
         report.phases = phases;
         report.phase_history = history;
-    }
-}
-
-/// The headline figures of a routing phase.
-pub fn headline(p: &RoutingPhase) -> Headline {
-    Headline {
-        tps: p.output_tokens_per_second,
-        requested: p.planned,
-        errors: p.errors,
-        ttft_p50_ms: p.ttft.p50.map(|s| s * 1e3),
-        ttft_p95_ms: p.ttft.p95.map(|s| s * 1e3),
-        good: Some((p.good, p.requests)),
-        replica_split: p.replicas.iter().map(|(k, r)| (k.clone(), r.requests.unwrap_or(0))).collect(),
-        hit_ratio: p.cache_hit_ratio,
-        status: p.status,
-        ..Headline::default()
     }
 }

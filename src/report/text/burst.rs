@@ -2,11 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::decode::{CORNER, wrap_paragraphs};
+use super::format::CORNER;
 use super::format::{
     MISSING, NOT_RUN, NOT_RUN_LEGEND, SKIPPED, SKIPPED_LEGEND, fmt_error_suffix, fmt_latency_pair, fmt_tps,
 };
-use super::panel::{PANEL_WIDTH, Panel};
+use super::panel::{PANEL_WIDTH, Panel, wrap_paragraphs};
 use super::table::{RenderOptions, Row, Table};
 
 /// Results of the opt-in finite request burst, as a ctx x conc matrix.

@@ -3,11 +3,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::burst::{BurstView, burst_lines};
+use super::format::CORNER;
 use super::format::{
     NOT_APPLICABLE, NOT_RUN, NOT_RUN_LEGEND, SKIPPED, SKIPPED_LEGEND, fmt_error_suffix, fmt_errored, fmt_latency_pair,
     fmt_opt_tps, fmt_running_suffix, fmt_tps, fmt_ttft_itl,
 };
-use super::panel::{PANEL_WIDTH, Panel, wrap};
+use super::panel::{PANEL_WIDTH, Panel, wrap_paragraphs};
 use super::table::{RenderOptions, Row, Table};
 
 /// Everything the decode report shows, as plain owned data (no link to the rest of the crate).
@@ -96,8 +97,6 @@ const BURST_NOT_RUN: &str = "Not run. Re-run with --run-burst to append a finite
 const SUMMARY_BODY: &str = "Primary matrices repeated last so the important numbers are visible \
     without scrolling back through diagnostics.";
 const SUMMARY_TITLE: &str = "Aggregate decode tok/s";
-/// Header of the first column of every matrix.
-pub(crate) const CORNER: &str = "ctx \\ conc";
 
 /// Stand-in for cells missing from a ragged `cells` matrix.
 static MISSING_CELL: CellView = CellView::NotRun;
@@ -131,11 +130,6 @@ pub fn render_decode(view: &DecodeView, opts: RenderOptions) -> String {
     let summary_table = matrix(view, SUMMARY_TITLE, |c| (aggregate_cell(c).0, None));
     out.extend(summary_table.render_lines(opts));
     out.join("\n")
-}
-
-/// Wrap each paragraph to the panel width, one after another.
-pub(crate) fn wrap_paragraphs(paragraphs: &[&str]) -> Vec<String> {
-    paragraphs.iter().flat_map(|p| wrap(p, PANEL_WIDTH)).collect()
 }
 
 /// The cell at (`ctx`, `conc`) index, or a not-run stand-in when missing.

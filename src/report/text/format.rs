@@ -1,5 +1,8 @@
 //! Pure value formatters for report cells (tok/s, ms, running/requested, error counts).
 
+/// Header of the first column of every matrix.
+pub(crate) const CORNER: &str = "ctx \\ conc";
+
 /// Cell skipped because it does not fit in the KV cache.
 pub const SKIPPED: &str = "∅";
 /// Value not applicable to this cell (e.g. per-request tok/s of an errored cell).

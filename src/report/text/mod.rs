@@ -11,6 +11,7 @@ pub mod panel;
 pub mod routing;
 pub mod table;
 pub mod width;
+mod wrap;
 
 #[cfg(test)]
 mod tests;

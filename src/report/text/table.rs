@@ -1,7 +1,7 @@
 //! Generic boxed table renderer (rounded Unicode or ASCII) used by the text reports.
 
-use super::panel::wrap;
 use super::width::{display_width, pad_left, pad_right};
+use super::wrap::wrap;
 
 /// Which characters draw table and panel borders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,0 +1,17 @@
+//! The headline figures the monitor and the log show for a burst attempt.
+
+use crate::cell::headline::Headline;
+use crate::report::json::BurstAttempt;
+
+/// The headline figures of a burst attempt.
+pub fn headline(b: &BurstAttempt) -> Headline {
+    Headline {
+        tps: b.output_tps,
+        requested: b.requests as u32,
+        errors: b.error_count,
+        ttft_p50_ms: b.ttft_ms.map(|s| s.p50),
+        ttft_p95_ms: b.ttft_ms.map(|s| s.p95),
+        status: b.status,
+        ..Headline::default()
+    }
+}

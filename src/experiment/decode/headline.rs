@@ -1,0 +1,20 @@
+//! The headline figures the monitor and the log show for a decode attempt.
+
+use crate::cell::headline::Headline;
+use crate::report::json::DecodeAttempt;
+
+/// The headline figures of a decode attempt.
+pub fn headline(d: &DecodeAttempt) -> Headline {
+    Headline {
+        tps: d.aggregate_tps,
+        running_avg: d.running_avg,
+        requested: d.requested,
+        capacity_limited: d.capacity_limited,
+        errors: d.error_count,
+        ttft_p50_ms: d.ttft_ms.map(|s| s.p50),
+        ttft_p95_ms: d.ttft_ms.map(|s| s.p95),
+        itl_p50_ms: d.itl_ms.map(|s| s.p50),
+        status: d.status,
+        ..Headline::default()
+    }
+}

@@ -1,0 +1,20 @@
+//! The headline figures the monitor and the log show for a routing attempt.
+
+use crate::cell::headline::Headline;
+use crate::report::phase::RoutingPhase;
+
+/// The headline figures of a routing phase.
+pub fn headline(p: &RoutingPhase) -> Headline {
+    Headline {
+        tps: p.output_tokens_per_second,
+        requested: p.planned,
+        errors: p.errors,
+        ttft_p50_ms: p.ttft.p50.map(|s| s * 1e3),
+        ttft_p95_ms: p.ttft.p95.map(|s| s * 1e3),
+        good: Some((p.good, p.requests)),
+        replica_split: p.replicas.iter().map(|(k, r)| (k.clone(), r.requests.unwrap_or(0))).collect(),
+        hit_ratio: p.cache_hit_ratio,
+        status: p.status,
+        ..Headline::default()
+    }
+}
