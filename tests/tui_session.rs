@@ -5,7 +5,7 @@ mod common;
 
 use common::{cluster, config};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use llm_decode_bench::cell::control::{LiveView, Phase};
+use llm_decode_bench::cell::control::{LiveAttempt, Phase};
 use llm_decode_bench::config::RunConfig;
 use llm_decode_bench::report::json::SessionReport;
 use llm_decode_bench::session::snapshot::SessionSnapshot;
@@ -69,7 +69,7 @@ type Snap = watch::Receiver<Arc<SessionSnapshot>>;
 async fn script(
     keys: &mpsc::UnboundedSender<Event>,
     snap: &mut Snap,
-    live: &mut watch::Receiver<LiveView>,
+    live: &mut watch::Receiver<LiveAttempt>,
     c: &llm_decode_bench::sim::Cluster,
     out: &Path,
 ) {

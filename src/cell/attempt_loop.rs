@@ -7,7 +7,7 @@
 //! between ticks. One interval timer and one deadline timer live as long as the loop.
 
 use super::context::CellEnv;
-use super::control::{LiveView, Phase};
+use super::control::{LiveAttempt, Phase};
 use super::publisher::LivePublisher;
 use crate::load::live::LiveCounters;
 use crate::load::sample::RequestSample;
@@ -31,7 +31,7 @@ pub trait Tally: Send {
     }
 
     /// Experiment-specific counting, after errors and the replica were tallied.
-    fn extra(&mut self, _s: &RequestSample, _replica: Option<&str>, _view: &mut LiveView) {}
+    fn extra(&mut self, _s: &RequestSample, _replica: Option<&str>, _live: &mut LiveAttempt) {}
 }
 
 /// The common tally only.
@@ -85,8 +85,8 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
     }
 
     /// The live view's tallies, for experiment-specific rows (e.g. prompt families).
-    pub fn view_mut(&mut self) -> &mut LiveView {
-        self.publisher.view_mut()
+    pub fn live_mut(&mut self) -> &mut LiveAttempt {
+        self.publisher.live_mut()
     }
 
     /// The attempt's live counters.
@@ -102,7 +102,7 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
     fn take(&mut self, s: RequestSample) {
         let replica = self.tally.replica(&s);
         self.publisher.tally(&s, replica.as_deref());
-        self.tally.extra(&s, replica.as_deref(), self.publisher.view_mut());
+        self.tally.extra(&s, replica.as_deref(), self.publisher.live_mut());
         self.samples.push(s);
     }
 

@@ -1,7 +1,7 @@
 //! What every cell attempt shares: the HTTP side, the metrics poller, the live view and the
 //! session clock.
 
-use super::control::{LiveView, RunnerEvent};
+use super::control::{LiveAttempt, RunnerEvent};
 use super::facts::Facts;
 use crate::config::RunConfig;
 use crate::load::backend::SharedBackend;
@@ -27,7 +27,7 @@ pub struct CellEnv {
     /// The metrics poller, when any metrics URL is polled.
     pub poller: Option<PollerHandle>,
     /// The live view the monitor renders.
-    pub live_tx: watch::Sender<LiveView>,
+    pub live_tx: watch::Sender<LiveAttempt>,
     /// Runner events.
     pub events: mpsc::UnboundedSender<RunnerEvent>,
     /// Session start.

@@ -91,7 +91,7 @@ impl Phase {
 
 /// The running cell as the monitor shows it, published several times a second.
 #[derive(Debug, Clone, Default)]
-pub struct LiveView {
+pub struct LiveAttempt {
     /// The running cell.
     pub cell: Option<CellId>,
     /// Its label.

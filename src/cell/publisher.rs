@@ -2,7 +2,7 @@
 //! and percentiles refreshed at the publish tick.
 
 use super::context::CellEnv;
-use super::control::{LiveView, Phase, RunnerEvent};
+use super::control::{LiveAttempt, Phase, RunnerEvent};
 use crate::load::live::LiveCounters;
 use crate::stats::{Ring, Samples};
 use std::time::Duration;
@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 /// Publishes the live view of one attempt at the monitor's tick.
 pub struct LivePublisher {
-    view: LiveView,
+    attempt: LiveAttempt,
     last_tokens: u64,
     last_at: Instant,
     history: Ring<f64>,
@@ -20,35 +20,35 @@ pub struct LivePublisher {
 impl LivePublisher {
     /// Starts the view of an attempt of `cell`.
     pub fn new(cell: usize, label: String, requested: u32) -> Self {
-        let view = LiveView { cell: Some(cell), label, requested, ..LiveView::default() };
-        Self { view, last_tokens: 0, last_at: Instant::now(), history: Ring::new(240), replicas: Default::default() }
+        let attempt = LiveAttempt { cell: Some(cell), label, requested, ..LiveAttempt::default() };
+        Self { attempt, last_tokens: 0, last_at: Instant::now(), history: Ring::new(240), replicas: Default::default() }
     }
 
     /// Moves to `phase` (bounded by `len` when known) and tells the runner's listeners.
     pub fn phase(&mut self, env: &CellEnv, phase: Phase, len: Option<Duration>) {
-        self.view.phase = phase;
-        self.view.phase_started = Some(Instant::now());
-        self.view.phase_len = len;
-        if let Some(cell) = self.view.cell {
+        self.attempt.phase = phase;
+        self.attempt.phase_started = Some(Instant::now());
+        self.attempt.phase_len = len;
+        if let Some(cell) = self.attempt.cell {
             env.emit(RunnerEvent::Phase { cell, phase });
         }
-        env.live_tx.send_replace(self.view.clone());
+        env.live_tx.send_replace(self.attempt.clone());
     }
 
     /// Counts a finished request in the view: its error kind, and the replica that served it
     /// (`pod`, already resolved by the caller).
     pub fn tally(&mut self, s: &crate::load::sample::RequestSample, pod: Option<&str>) {
         if let Some(kind) = s.error_kind() {
-            *self.view.errors.entry(kind.as_str().to_string()).or_default() += 1;
+            *self.attempt.errors.entry(kind.as_str().to_string()).or_default() += 1;
         }
         if let Some(pod) = pod {
-            *self.view.served_by.entry(pod.to_string()).or_default() += 1;
+            *self.attempt.served_by.entry(pod.to_string()).or_default() += 1;
         }
     }
 
     /// Mutable access to the view's tallies (errors, served-by).
-    pub fn view_mut(&mut self) -> &mut LiveView {
-        &mut self.view
+    pub fn live_mut(&mut self) -> &mut LiveAttempt {
+        &mut self.attempt
     }
 
     /// Refreshes rates and percentiles from the live counters and publishes.
@@ -57,26 +57,26 @@ impl LivePublisher {
         let totals = live.totals();
         let dt = now.saturating_duration_since(self.last_at).as_secs_f64();
         if dt > 0.0 {
-            self.view.tps = (totals.tokens - self.last_tokens) as f64 / dt;
-            self.history.push(self.view.tps);
+            self.attempt.tps = (totals.tokens - self.last_tokens) as f64 / dt;
+            self.history.push(self.attempt.tps);
         }
         (self.last_tokens, self.last_at) = (totals.tokens, now);
         let mut ttft: Samples = live.ttfts().into_iter().collect();
-        self.view.ttft_p50_ms = ttft.percentile(50.0);
-        self.view.ttft_p90_ms = ttft.percentile(90.0);
-        self.view.itl_now_ms =
-            (self.view.tps > 0.0 && totals.streaming > 0).then(|| 1e3 * totals.streaming as f64 / self.view.tps);
-        self.view.totals = totals;
-        self.view.tps_history = self.history.to_vec();
-        self.view.client_lag_ms = Some(live.lag_recent_ms());
+        self.attempt.ttft_p50_ms = ttft.percentile(50.0);
+        self.attempt.ttft_p90_ms = ttft.percentile(90.0);
+        self.attempt.itl_now_ms =
+            (self.attempt.tps > 0.0 && totals.streaming > 0).then(|| 1e3 * totals.streaming as f64 / self.attempt.tps);
+        self.attempt.totals = totals;
+        self.attempt.tps_history = self.history.to_vec();
+        self.attempt.client_lag_ms = Some(live.lag_recent_ms());
         if let Some(snap) = env.metrics() {
-            (self.view.replicas, self.view.routing) = self.replicas.update(&snap, &self.view.served_by);
+            (self.attempt.replicas, self.attempt.routing) = self.replicas.update(&snap, &self.attempt.served_by);
         }
-        env.live_tx.send_replace(self.view.clone());
+        env.live_tx.send_replace(self.attempt.clone());
     }
 
     /// Publishes an idle view (between cells).
     pub fn idle(env: &CellEnv) {
-        env.live_tx.send_replace(LiveView::default());
+        env.live_tx.send_replace(LiveAttempt::default());
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::cell::control::{Command, RunnerEvent};
 use crate::cli::run::RunArgs;
+use crate::report::formats::{RenderSettings, ReportFormat};
 use crate::report::json::SessionReport;
 use crate::session::snapshot::SessionSnapshot;
 use crate::session::{SessionHandles, start};
@@ -31,7 +32,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// Prints the final tables of a report on stdout.
 pub fn print_tables(report: &SessionReport, ascii: bool) {
     let dim = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let text = crate::report::tables::render_text(report, ascii, dim);
+    let settings = RenderSettings { ascii, dim_ansi: dim };
+    let text = ReportFormat::Text.render(report, settings);
     if !text.is_empty() {
         println!("{text}");
     }

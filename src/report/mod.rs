@@ -1,6 +1,8 @@
-//! Session reports: the versioned JSON file and the text tables printed at the end of a run.
+//! Session reports: the versioned JSON types, the formats a report renders to (text tables
+//! now, behind [`formats::ReportFormat`]) and the atomic writer.
 
 pub mod atomic;
+pub mod formats;
 pub mod json;
 pub mod phase;
 pub mod status;

@@ -1,7 +1,7 @@
 //! What a caller holds of a running session: commands in; events, views and the report out.
 
 use super::snapshot::SessionSnapshot;
-use crate::cell::control::{Command, LiveView, RunnerEvent};
+use crate::cell::control::{Command, LiveAttempt, RunnerEvent};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::report::json::SessionReport;
 use std::path::PathBuf;
@@ -16,7 +16,7 @@ pub struct SessionHandles {
     /// Runner events.
     pub events: mpsc::UnboundedReceiver<RunnerEvent>,
     /// The running cell's live view.
-    pub live: watch::Receiver<LiveView>,
+    pub live: watch::Receiver<LiveAttempt>,
     /// The whole session.
     pub snapshot: watch::Receiver<Arc<SessionSnapshot>>,
     /// The latest metrics round, when polling.

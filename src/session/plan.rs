@@ -5,7 +5,7 @@ use super::preflight::{self, default_metrics};
 use super::runner::{Control, Runner};
 use super::state::{CellEntry, CellStatus, SessionState};
 use crate::cell::context::CellEnv;
-use crate::cell::control::{LiveView, RunnerEvent};
+use crate::cell::control::{LiveAttempt, RunnerEvent};
 use crate::cell::facts::Facts;
 use crate::config::MetricsEndpoint;
 use crate::config::{PlanKind, RunConfig};
@@ -135,7 +135,7 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let state = build_state(&experiments, started);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
-    let (live_tx, live_rx) = watch::channel(LiveView::default());
+    let (live_tx, live_rx) = watch::channel(LiveAttempt::default());
     let metrics = poller.as_ref().map(|p| p.subscribe());
     let env = CellEnv {
         backend,

@@ -137,7 +137,7 @@ impl Control {
 
     async fn wait_while_paused(&mut self, env: &CellEnv, ex: &Experiments) {
         let mut view = LivePublisher::new(usize::MAX, "paused".into(), 0);
-        view.view_mut().cell = None;
+        view.live_mut().cell = None;
         view.phase(env, Phase::Paused, None);
         while self.state.paused && !self.state.stopped {
             match self.commands.recv().await {

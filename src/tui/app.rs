@@ -4,7 +4,7 @@
 //! actions ([`super::keymap`]) and sends whatever [`App::update`] returns to the runner.
 
 use super::grid::{Dir, MatrixModel};
-use crate::cell::control::{CellId, Command, LiveView, RunnerEvent};
+use crate::cell::control::{CellId, Command, LiveAttempt, RunnerEvent};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::session::snapshot::SessionSnapshot;
 use crate::session::state::CellStatus;
@@ -102,7 +102,7 @@ pub struct App {
     /// The latest session snapshot.
     pub session: Arc<SessionSnapshot>,
     /// The running cell's latest live view.
-    pub live: LiveView,
+    pub live: LiveAttempt,
     /// The latest metrics round, when polling.
     pub metrics: Option<Arc<MetricsSnapshot>>,
     /// What is drawn on top of the dashboard.
@@ -137,7 +137,7 @@ impl App {
         Self {
             now,
             session,
-            live: LiveView::default(),
+            live: LiveAttempt::default(),
             metrics: None,
             mode: Mode::Normal,
             selected,
@@ -174,7 +174,7 @@ impl App {
     }
 
     /// Takes a new live view.
-    pub fn set_live(&mut self, live: LiveView) {
+    pub fn set_live(&mut self, live: LiveAttempt) {
         self.live = live;
     }
 

@@ -4,7 +4,7 @@
 
 use super::app::App;
 use super::logging::TARGET;
-use crate::cell::control::{Command, LiveView, RunnerEvent};
+use crate::cell::control::{Command, LiveAttempt, RunnerEvent};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::report::json::SessionReport;
 use crate::session::SessionHandles;
@@ -109,7 +109,7 @@ enum Wake {
 struct Sources {
     commands: mpsc::UnboundedSender<Command>,
     events: mpsc::UnboundedReceiver<RunnerEvent>,
-    live: watch::Receiver<LiveView>,
+    live: watch::Receiver<LiveAttempt>,
     snapshot: watch::Receiver<Arc<SessionSnapshot>>,
     metrics: Option<watch::Receiver<Arc<MetricsSnapshot>>>,
     join: tokio::task::JoinHandle<SessionReport>,

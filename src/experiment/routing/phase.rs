@@ -9,7 +9,7 @@ use super::report::{PhaseData, Setup, phase_entry};
 use super::schedule::{arrivals, families_for};
 use crate::cell::attempt_loop::{AttemptLoop, Tally};
 use crate::cell::context::CellEnv;
-use crate::cell::control::{FamilyLive, LiveView, Phase};
+use crate::cell::control::{FamilyLive, LiveAttempt, Phase};
 use crate::cell::publisher::LivePublisher;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
@@ -69,8 +69,8 @@ impl Tally for FamilyTally<'_> {
         s.served_by.as_deref().map(|v| resolve(v, &self.r.replicas))
     }
 
-    fn extra(&mut self, s: &RequestSample, replica: Option<&str>, view: &mut LiveView) {
-        if let (Some(pod), Some(f)) = (replica, view.families.get_mut(s.tag as usize)) {
+    fn extra(&mut self, s: &RequestSample, replica: Option<&str>, live: &mut LiveAttempt) {
+        if let (Some(pod), Some(f)) = (replica, live.families.get_mut(s.tag as usize)) {
             *f.served.entry(pod.to_string()).or_default() += 1;
             f.owner = Some(pod.to_string());
         }
@@ -93,7 +93,7 @@ pub async fn run_phase(
         true => Some(prime(env, r, spec, &headers, cancel).await),
         false => None,
     };
-    publisher.view_mut().families = initial_families(r, spec, setup.as_ref());
+    publisher.live_mut().families = initial_families(r, spec, setup.as_ref());
     let identity: Vec<usize> = (0..r.cfg.families as usize).collect();
     let fmap = setup.as_ref().map_or(&identity, |s| &s.family_map);
     let opts = BodyOptions {

@@ -5,7 +5,7 @@ use super::super::app::{App, RunState};
 use super::super::theme;
 use super::matrix::phase_state;
 use super::widgets::{bar, framed, kv, lines, panel, secs, sparkline, tall_sparkline};
-use crate::cell::control::{LiveView, Phase};
+use crate::cell::control::{LiveAttempt, Phase};
 use crate::report::text::format::{fmt_latency_ms, fmt_ms_compact, fmt_tps};
 use crate::session::state::CellStatus;
 use ratatui::buffer::Buffer;
@@ -18,7 +18,7 @@ pub const HEIGHT: u16 = 7;
 pub const HEIGHT_WIDE: u16 = 10;
 
 /// Running requests: Prometheus (summed over fresh replicas) or, without it, streaming requests.
-pub fn running(live: &LiveView) -> f64 {
+pub fn running(live: &LiveAttempt) -> f64 {
     let prom: Vec<f64> = live.replicas.iter().filter(|r| !r.stale).filter_map(|r| r.running).collect();
     if prom.is_empty() { live.totals.streaming.max(0) as f64 } else { prom.iter().sum() }
 }
@@ -40,7 +40,7 @@ fn progress(app: &App, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn errors_line(l: &LiveView) -> Line<'static> {
+fn errors_line(l: &LiveAttempt) -> Line<'static> {
     if l.errors.is_empty() {
         return Line::from(vec![Span::styled("errors ", theme::label()), Span::styled("none", theme::dim())]);
     }
@@ -48,7 +48,7 @@ fn errors_line(l: &LiveView) -> Line<'static> {
     Line::from(vec![Span::styled("errors ", theme::label()), Span::styled(list.join(", "), theme::error())])
 }
 
-fn gauge_line(l: &LiveView, width: usize) -> Line<'static> {
+fn gauge_line(l: &LiveAttempt, width: usize) -> Line<'static> {
     let run = running(l);
     let req = f64::from(l.requested.max(1));
     let tail = format!(" {run:.0}/{}", l.requested);
@@ -60,14 +60,14 @@ fn gauge_line(l: &LiveView, width: usize) -> Line<'static> {
     ])
 }
 
-fn latency_line(l: &LiveView) -> Line<'static> {
+fn latency_line(l: &LiveAttempt) -> Line<'static> {
     let ttft = format!("{}/{}", fmt_latency_ms(l.ttft_p50_ms), fmt_latency_ms(l.ttft_p90_ms));
     let [a, b] = kv("TTFT p50/p90 ", ttft);
     let [c, d] = kv(" · ITL ", fmt_ms_compact(l.itl_now_ms));
     Line::from(vec![a, b, c, d, Span::styled(" ms", theme::label())])
 }
 
-fn totals_line(l: &LiveView) -> Line<'static> {
+fn totals_line(l: &LiveAttempt) -> Line<'static> {
     let t = &l.totals;
     Line::styled(
         format!(
