@@ -1,5 +1,5 @@
-//! What every cell attempt shares: the HTTP side, the metrics poller, the live view and the
-//! session clock.
+//! What every cell attempt shares: the target, the metrics poller, the live attempt the monitor
+//! renders, the configuration, what preflight found, and the session clock.
 
 use super::control::{LiveAttempt, RunnerEvent};
 use super::facts::Facts;
@@ -14,8 +14,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-/// Shared context of the attempts of one session.
-pub struct CellEnv {
+/// Where the load goes: the transport, the URL and the headers of every request.
+pub struct Target {
     /// Transport of the load, preflight and polling (one connection pool).
     pub backend: SharedBackend,
     /// Base URL of the load (gateway or server).
@@ -24,6 +24,12 @@ pub struct CellEnv {
     pub headers: HeaderMap,
     /// Response headers that name the serving replica.
     pub served_by: Vec<HeaderName>,
+}
+
+/// Shared context of the attempts of one session.
+pub struct CellEnv {
+    /// Where the load goes.
+    pub target: Target,
     /// The metrics poller, when any metrics URL is polled.
     pub poller: Option<PollerHandle>,
     /// The live view the monitor renders.
@@ -38,8 +44,6 @@ pub struct CellEnv {
     pub facts: Arc<Facts>,
     /// Session start, RFC 3339 (UTC).
     pub started_wall: String,
-    /// Gateway version, when a gateway was measured.
-    pub gateway_version: Option<String>,
     /// Things the report reader should know, collected as the session runs.
     pub notes: std::sync::Mutex<Vec<String>>,
 }
@@ -69,10 +73,10 @@ impl CellEnv {
         nonce_base: u64,
     ) -> WorkerCtx {
         WorkerCtx {
-            backend: self.backend.clone(),
-            url: format!("{}{}", self.base, self.cfg.endpoint.path()),
-            headers: headers.unwrap_or_else(|| self.headers.clone()),
-            served_by: self.served_by.clone(),
+            backend: self.target.backend.clone(),
+            url: format!("{}{}", self.target.base, self.cfg.endpoint.path()),
+            headers: headers.unwrap_or_else(|| self.target.headers.clone()),
+            served_by: self.target.served_by.clone(),
             first_token_timeout,
             idle_timeout: self.cfg.idle_timeout,
             expected_chunks: expected_chunks.min(4096) as usize,

@@ -40,6 +40,8 @@ pub struct Facts {
     pub max_model_len: Option<u64>,
     /// `/version`.
     pub runtime: Option<String>,
+    /// Gateway version, when a gateway was measured.
+    pub gateway_version: Option<String>,
     /// Replicas, in the order given.
     pub replicas: Vec<ReplicaFacts>,
     /// Calibrated prompts, one per context size.

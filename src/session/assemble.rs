@@ -21,7 +21,7 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
         complete: state.all_final() && !state.stopped,
         model: facts.model.clone(),
         runtime: facts.runtime.clone(),
-        gateway_version: env.gateway_version.clone(),
+        gateway_version: facts.gateway_version.clone(),
         replicas: facts.replicas.len(),
         measured_phases: 0,
         planned_phases: 0,
@@ -50,7 +50,7 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
 fn target_info(env: &CellEnv) -> TargetInfo {
     let facts = &env.facts;
     TargetInfo {
-        base_url: redact_url(&env.base),
+        base_url: redact_url(&env.target.base),
         endpoint: env.cfg.endpoint.as_str().into(),
         max_model_len: facts.max_model_len,
         kv_capacity_tokens: facts.kv_capacity(),
@@ -84,7 +84,7 @@ fn plan_info(env: &CellEnv) -> PlanInfo {
 /// The monitor's snapshot of the session.
 pub fn snapshot(env: &CellEnv, state: &SessionState, writer: &ReportWriter) -> SessionSnapshot {
     SessionSnapshot {
-        target: redact_url(&env.base),
+        target: redact_url(&env.target.base),
         model: env.facts.model.clone(),
         dialect: env.facts.dialect().as_str().into(),
         plan: env.cfg.plans.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(","),

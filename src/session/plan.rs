@@ -4,7 +4,7 @@ use super::handles::SessionHandles;
 use super::preflight::{self, default_metrics};
 use super::runner::{Control, Runner};
 use super::state::{CellEntry, CellStatus, SessionState};
-use crate::cell::context::CellEnv;
+use crate::cell::context::{CellEnv, Target};
 use crate::cell::control::{LiveAttempt, RunnerEvent};
 use crate::cell::facts::Facts;
 use crate::config::MetricsEndpoint;
@@ -47,7 +47,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Fac
         prompts = p;
         warnings.extend(w);
     }
-    Ok(Facts { model, max_model_len, runtime, replicas, prompts, warnings })
+    Ok(Facts { model, max_model_len, runtime, gateway_version: None, replicas, prompts, warnings })
 }
 
 /// The replicas' metrics pages: as given, else `<base>/metrics` for a decode-only session (a
@@ -137,11 +137,15 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let (live_tx, live_rx) = watch::channel(LiveAttempt::default());
     let metrics = poller.as_ref().map(|p| p.subscribe());
-    let env = CellEnv {
+    facts.gateway_version = gateway_version;
+    let target = Target {
         backend,
         base: client.base().to_string(),
         headers: client.headers(),
         served_by: served_by_headers(&cfg),
+    };
+    let env = CellEnv {
+        target,
         poller,
         live_tx,
         events: ev_tx,
@@ -149,12 +153,11 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         cfg: Arc::new(cfg),
         facts: Arc::new(facts),
         started_wall: now_rfc3339(),
-        gateway_version,
         notes: std::sync::Mutex::new(Vec::new()),
     };
     let snap = super::assemble::snapshot(&env, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
-    env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.base), env.facts.model)));
+    env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
     let runner = Runner { env, experiments, ctl: Control { state, writer, commands: cmd_rx, snapshot: snap_tx } };
     let join = tokio::spawn(runner.run());
     Ok(SessionHandles { commands: cmd_tx, events: ev_rx, live: live_rx, snapshot: snap_rx, metrics, report_path, join })

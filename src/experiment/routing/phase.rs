@@ -35,7 +35,7 @@ pub fn traffic(r: &RoutingEnv, spec: &PhaseSpec) -> Vec<(Duration, u32)> {
 }
 
 fn route_headers(env: &CellEnv, route: &str) -> HeaderMap {
-    let mut h = env.headers.clone();
+    let mut h = env.target.headers.clone();
     if let Ok(v) = HeaderValue::from_str(route) {
         h.insert("routing-strategy", v);
     }

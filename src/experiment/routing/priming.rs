@@ -77,17 +77,18 @@ async fn prime_one(
     let opts =
         BodyOptions { endpoint: env.cfg.endpoint, model: env.facts.model.clone(), max_tokens: 1, ignore_eos: true };
     let body = BodyTemplate::new(&opts, &r.families.priming_prompt(c)).render("");
-    let url = format!("{}{}", env.base, env.cfg.endpoint.path());
+    let url = format!("{}{}", env.target.base, env.cfg.endpoint.path());
     let spec = crate::load::stream::StreamSpec {
         url: &url,
         headers: route_headers,
-        served_by: &env.served_by,
+        served_by: &env.target.served_by,
         first_token_timeout: Some(env.cfg.idle_timeout),
         idle_timeout: env.cfg.idle_timeout,
         expected_chunks: 4,
     };
     let live = crate::load::live::LiveCounters::default();
-    let sample = run_stream(&*env.backend, &spec, body, RequestSample::new(0, Instant::now()), cancel, &live).await;
+    let sample =
+        run_stream(&*env.target.backend, &spec, body, RequestSample::new(0, Instant::now()), cancel, &live).await;
     if let Some(v) = &sample.served_by {
         return Some(resolve(v, &r.replicas));
     }
