@@ -164,3 +164,104 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         (self.samples, self.tally)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::context::Target;
+    use crate::cell::facts::Facts;
+    use crate::load::backend::HttpBackend;
+    use crate::load::classify::failure;
+    use crate::load::sample::ErrorKind;
+    use tokio::sync::{mpsc, watch};
+
+    fn env() -> (CellEnv, watch::Receiver<LiveAttempt>) {
+        let (live_tx, live_rx) = watch::channel(LiveAttempt::default());
+        let facts = Facts {
+            model: "m".into(),
+            max_model_len: None,
+            runtime: None,
+            gateway_version: None,
+            replicas: Vec::new(),
+            prompts: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let target = Target {
+            backend: HttpBackend::shared(crate::net::client_builder().build().expect("client")),
+            base: "http://127.0.0.1:9".into(),
+            headers: Default::default(),
+            served_by: Vec::new(),
+        };
+        let env = CellEnv {
+            target,
+            poller: None,
+            live_tx,
+            events: mpsc::unbounded_channel().0,
+            started: Instant::now(),
+            cfg: Arc::new(crate::cli::run::tests_support::config()),
+            facts: Arc::new(facts),
+            started_wall: String::new(),
+            notes: Default::default(),
+        };
+        (env, live_rx)
+    }
+
+    fn sample(pod: &str, failed: bool) -> RequestSample {
+        let mut s = RequestSample::new(0, Instant::now());
+        s.served_by = Some(pod.into());
+        if failed {
+            s.outcome = failure(ErrorKind::Overloaded, "503");
+        }
+        s
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn samples_are_tallied_and_published_on_the_tick() {
+        let (env, live) = env();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let publisher = LivePublisher::new(3, "burst ctx=0 conc=2".into(), 2);
+        let mut lp = AttemptLoop::new(&env, rx, Arc::new(LiveCounters::default()), publisher, PlainTally);
+        tx.send(sample("sim-a", true)).unwrap();
+        tx.send(sample("sim-b", false)).unwrap();
+        let cancel = CancellationToken::new();
+        let start = Instant::now();
+        assert_eq!(lp.wait(&cancel, None).await, Wake::Tick);
+        assert_eq!(Instant::now() - start, TICK, "published on the tick, not before");
+        let view = live.borrow().clone();
+        assert_eq!(view.cell, Some(3));
+        assert_eq!(view.errors.get("overloaded"), Some(&1), "errors of a burst are counted: {:?}", view.errors);
+        assert_eq!((view.served_by.get("sim-a"), view.served_by.get("sim-b")), (Some(&1), Some(&1)));
+        assert_eq!(lp.samples().len(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wait_returns_at_the_deadline_and_on_cancel() {
+        let (env, _live) = env();
+        let (_tx, rx) = mpsc::unbounded_channel::<RequestSample>();
+        let publisher = LivePublisher::new(0, "c".into(), 1);
+        let mut lp = AttemptLoop::new(&env, rx, Arc::new(LiveCounters::default()), publisher, PlainTally);
+        let cancel = CancellationToken::new();
+        let end = Instant::now() + Duration::from_millis(100);
+        assert_eq!(lp.wait(&cancel, Some(end)).await, Wake::Deadline);
+        assert_eq!(Instant::now(), end);
+        cancel.cancel();
+        assert_eq!(lp.wait(&cancel, None).await, Wake::Cancelled);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn run_until_keeps_every_sample_sent_before_the_end() {
+        let (env, _live) = env();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let publisher = LivePublisher::new(0, "c".into(), 1);
+        let mut lp = AttemptLoop::new(&env, rx, Arc::new(LiveCounters::default()), publisher, PlainTally);
+        let sender = async move {
+            for i in 0..50 {
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                tx.send(sample(if i % 2 == 0 { "a" } else { "b" }, false)).unwrap();
+            }
+        };
+        lp.run_until(sender).await;
+        let (samples, _) = lp.finish();
+        assert_eq!(samples.len(), 50);
+    }
+}
