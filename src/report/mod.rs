@@ -1,7 +1,9 @@
-//! Session reports: the versioned JSON file and the text tables printed at the end of a run.
+//! Session reports: the versioned JSON file, its writer thread and the text tables printed at
+//! the end of a run.
 
 pub mod atomic;
 pub mod json;
+pub mod sink;
 pub mod text;
 pub mod view;
 pub mod writer;

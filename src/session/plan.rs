@@ -3,11 +3,12 @@
 use super::control::{LiveView, RunnerEvent};
 use super::env::CellEnv;
 use super::preflight::{self, Facts, default_metrics};
-use super::runner::{Control, Runner};
+use super::runner::{Control, Runner, saved_event};
 use super::state::{CellSpec, CellStatus, SessionState};
 use super::{PlanKind, RunConfig, SessionHandles};
 use crate::load::client::{ApiClient, redact_url};
 use crate::metrics::poller::{MetricsTarget, Poller, PollerConfig};
+use crate::report::sink::ReportSink;
 use crate::report::writer::{ReportWriter, now_rfc3339};
 use crate::routing::RoutingEnv;
 use crate::units::format_size;
@@ -197,7 +198,11 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
     let snap = super::assemble::snapshot(&env, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.base), env.facts.model)));
-    let runner = Runner { env, ctl: Control { state, writer, commands: cmd_rx, snapshot: snap_tx } };
+    let events = env.events.clone();
+    let sink = ReportSink::spawn(writer, move |outcome| {
+        let _ = events.send(saved_event(outcome));
+    })?;
+    let runner = Runner { env: Arc::new(env), ctl: Control { state, sink, commands: cmd_rx, snapshot: snap_tx } };
     let join = tokio::spawn(runner.run());
     Ok(SessionHandles { commands: cmd_tx, events: ev_rx, live: live_rx, snapshot: snap_rx, metrics, report_path, join })
 }

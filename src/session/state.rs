@@ -93,8 +93,8 @@ pub struct CellEntry {
     pub attempts: Vec<std::sync::Arc<Attempt>>,
 }
 
-/// All cells, the run queue and the action log.
-#[derive(Debug)]
+/// All cells, the run queue and the action log. Cloning is cheap: attempts are shared.
+#[derive(Debug, Clone)]
 pub struct SessionState {
     /// Cells in plan order.
     pub cells: Vec<CellEntry>,
