@@ -1,10 +1,11 @@
 //! Session reports: the versioned JSON types, the formats a report renders to (text tables
-//! now, behind [`formats::ReportFormat`]) and the atomic writer.
+//! now, behind [`formats::ReportFormat`]), the atomic write and the writer thread.
 
 pub mod atomic;
 pub mod formats;
 pub mod json;
 pub mod phase;
+pub mod sink;
 pub mod status;
 pub mod tables;
 pub mod text;

@@ -2,7 +2,7 @@
 
 use super::handles::SessionHandles;
 use super::preflight::{self, default_metrics};
-use super::runner::{Control, Runner};
+use super::runner::{Control, Runner, saved_event};
 use super::state::{CellEntry, CellStatus, SessionState};
 use crate::cell::context::{CellEnv, Target};
 use crate::cell::control::{LiveAttempt, RunnerEvent};
@@ -13,6 +13,7 @@ use crate::experiment::{Experiments, Prepared};
 use crate::load::backend::{HttpBackend, SharedBackend};
 use crate::load::client::{ApiClient, redact_url};
 use crate::metrics::poller::{MetricsTarget, Poller, PollerConfig};
+use crate::report::sink::ReportSink;
 use crate::report::writer::{ReportWriter, now_rfc3339};
 use reqwest::header::HeaderName;
 use std::sync::Arc;
@@ -158,7 +159,12 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let snap = super::assemble::snapshot(&env, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
-    let runner = Runner { env, experiments, ctl: Control { state, writer, commands: cmd_rx, snapshot: snap_tx } };
+    let events = env.events.clone();
+    let sink = ReportSink::spawn(writer, move |outcome| {
+        let _ = events.send(saved_event(outcome));
+    })?;
+    let runner =
+        Runner { env: Arc::new(env), experiments, ctl: Control { state, sink, commands: cmd_rx, snapshot: snap_tx } };
     let join = tokio::spawn(runner.run());
     Ok(SessionHandles { commands: cmd_tx, events: ev_rx, live: live_rx, snapshot: snap_rx, metrics, report_path, join })
 }

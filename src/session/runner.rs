@@ -9,8 +9,8 @@ use crate::cell::control::{CellId, Command, Phase, RunnerEvent};
 use crate::cell::publisher::LivePublisher;
 use crate::experiment::{CellRun, Experiments};
 use crate::report::json::SessionReport;
+use crate::report::sink::{ReportJob, ReportSink, SaveOutcome};
 use crate::report::status::AttemptStatus;
-use crate::report::writer::ReportWriter;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -37,8 +37,8 @@ impl Interrupt {
 pub struct Control {
     /// Cells, queue and actions.
     pub state: SessionState,
-    /// Where the report goes.
-    pub writer: ReportWriter,
+    /// Where the report goes: its writer thread.
+    pub sink: ReportSink,
     /// Commands from the operator or a signal.
     pub commands: mpsc::UnboundedReceiver<Command>,
     /// The session snapshot the monitor renders.
@@ -47,16 +47,18 @@ pub struct Control {
 
 /// Everything the runner task owns.
 pub struct Runner {
-    /// Shared context of the attempts (read-only while a cell runs).
-    pub env: CellEnv,
+    /// Shared context of the attempts (read-only while a cell runs; also read by the report
+    /// writer thread).
+    pub env: Arc<CellEnv>,
     /// The experiments of the plan; every cell belongs to one.
     pub experiments: Experiments,
-    /// State, report writer and control channels.
+    /// State, report sink and control channels.
     pub ctl: Control,
 }
 
 impl Runner {
-    /// Runs every queued cell, then returns the final report (also written to disk).
+    /// Runs every queued cell, then returns the final report (also written to disk, by the
+    /// report writer thread).
     pub async fn run(self) -> SessionReport {
         let Runner { env, experiments, mut ctl } = self;
         ctl.state.act("start", None);
@@ -73,7 +75,8 @@ impl Runner {
         let reason = if ctl.state.stopped { "stopped" } else { "finished" };
         ctl.state.act(reason, None);
         LivePublisher::idle(&env);
-        let report = ctl.save(&env, &experiments);
+        let (report, outcome) = ctl.sink.finish(ctl.report_job(&env, &experiments)).await;
+        env.emit(saved_event(&outcome));
         env.emit(RunnerEvent::Finished);
         ctl.publish(&env);
         report
@@ -81,22 +84,31 @@ impl Runner {
 }
 
 impl Control {
-    /// Builds the report, writes it atomically and tells the listeners.
-    fn save(&mut self, env: &CellEnv, experiments: &Experiments) -> SessionReport {
-        let report = assemble(env, experiments, &self.state);
-        match self.writer.write(&report) {
-            Ok(()) => env.emit(RunnerEvent::Saved(self.writer.path().display().to_string())),
-            Err(e) => env.emit(RunnerEvent::Log(format!("cannot write {}: {e}", self.writer.path().display()))),
-        }
-        report
+    /// Hands the report as it stands to the writer thread, which assembles and writes it
+    /// and tells the listeners; never waits for the write.
+    fn save(&self, env: &Arc<CellEnv>, experiments: &Experiments) {
+        self.sink.submit(self.report_job(env, experiments));
+    }
+
+    /// A job that assembles the report of the session as it stands now (off this task: the
+    /// state is cloned, its attempts are shared).
+    fn report_job(&self, env: &Arc<CellEnv>, experiments: &Experiments) -> ReportJob {
+        let (env, experiments, state) = (Arc::clone(env), experiments.clone(), self.state.clone());
+        Box::new(move || assemble(&env, &experiments, &state))
     }
 
     fn publish(&self, env: &CellEnv) {
-        self.snapshot.send_replace(Arc::new(snapshot(env, &self.state, &self.writer)));
+        self.snapshot.send_replace(Arc::new(snapshot(env, &self.state, self.sink.writer())));
     }
 
     /// Applies a command; returns the interrupt it asks of the running attempt, if any.
-    fn command(&mut self, env: &CellEnv, ex: &Experiments, cmd: Command, running: Option<CellId>) -> Option<Interrupt> {
+    fn command(
+        &mut self,
+        env: &Arc<CellEnv>,
+        ex: &Experiments,
+        cmd: Command,
+        running: Option<CellId>,
+    ) -> Option<Interrupt> {
         match cmd {
             Command::Pause if running.is_some() => return Some(Interrupt::Pause),
             Command::Pause => {
@@ -135,7 +147,7 @@ impl Control {
         None
     }
 
-    async fn wait_while_paused(&mut self, env: &CellEnv, ex: &Experiments) {
+    async fn wait_while_paused(&mut self, env: &Arc<CellEnv>, ex: &Experiments) {
         let mut view = LivePublisher::new(usize::MAX, "paused".into(), 0);
         view.live_mut().cell = None;
         view.phase(env, Phase::Paused, None);
@@ -149,7 +161,7 @@ impl Control {
         }
     }
 
-    fn command_during(&mut self, env: &CellEnv, ex: &Experiments, cmd: Command, id: CellId) -> Option<Interrupt> {
+    fn command_during(&mut self, env: &Arc<CellEnv>, ex: &Experiments, cmd: Command, id: CellId) -> Option<Interrupt> {
         let i = self.command(env, ex, cmd, Some(id))?;
         let action = match i {
             Interrupt::Pause => "pause",
@@ -188,7 +200,15 @@ impl Control {
     }
 }
 
-async fn run_cell(env: &CellEnv, experiments: &Experiments, ctl: &mut Control, id: CellId) {
+/// The listeners' event for a finished write of the report.
+pub fn saved_event(outcome: &SaveOutcome) -> RunnerEvent {
+    match &outcome.result {
+        Ok(()) => RunnerEvent::Saved(outcome.path.display().to_string()),
+        Err(e) => RunnerEvent::Log(format!("cannot write {}: {e}", outcome.path.display())),
+    }
+}
+
+async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Control, id: CellId) {
     let cell = &mut ctl.state.cells[id];
     cell.status = CellStatus::Running;
     let (spec, label, attempt) = (cell.spec.clone(), cell.label.clone(), cell.attempts.len() as u32 + 1);

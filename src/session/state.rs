@@ -7,8 +7,8 @@ use crate::report::json::ActionRecord;
 use std::collections::VecDeque;
 use tokio::time::Instant;
 
-/// All cells, the run queue and the action log.
-#[derive(Debug)]
+/// All cells, the run queue and the action log. Cloning is cheap: attempts are shared.
+#[derive(Debug, Clone)]
 pub struct SessionState {
     /// Cells in plan order.
     pub cells: Vec<CellEntry>,

@@ -1,0 +1,393 @@
+//! The report writer task, off the load path: the runner submits jobs that build the report
+//! and never waits; one thread of the sink's own builds, serialises and writes the newest job
+//! and drops the older ones still pending (latest wins).
+//!
+//! A plain thread rather than `spawn_blocking`: a blocking task that lives as long as the
+//! session would stop tokio's paused clock from advancing on its own in tests.
+
+use super::json::SessionReport;
+use super::writer::ReportWriter;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// Builds the report to write; runs on the sink's thread, so it should capture only cheap
+/// handles (`Arc`s, a clone of the session state).
+pub type ReportJob = Box<dyn FnOnce() -> SessionReport + Send + 'static>;
+
+/// Called on the sink's thread after every write of a submitted job (not of the final one,
+/// whose outcome [`ReportSink::finish`] returns).
+pub type OnWrite = Box<dyn FnMut(&SaveOutcome) + Send + 'static>;
+
+/// How one save went.
+#[derive(Debug)]
+pub struct SaveOutcome {
+    /// The report file.
+    pub path: PathBuf,
+    /// Whether the file was written (an error names what failed).
+    pub result: std::io::Result<()>,
+    /// Time spent building the report (the job), wall clock.
+    pub build: Duration,
+    /// Time spent serialising and writing it (with fsyncs), wall clock.
+    pub write: Duration,
+}
+
+/// The final report and how its write went, or the panic that stopped it.
+type FinalResult = std::thread::Result<(SessionReport, SaveOutcome)>;
+
+/// What the thread is asked to do next.
+#[derive(Default)]
+struct Slot {
+    /// The newest submitted job not yet started.
+    pending: Option<ReportJob>,
+    /// The session's last job and where its result goes.
+    last: Option<(ReportJob, oneshot::Sender<FinalResult>)>,
+    /// False once the sink is finished or dropped: the thread ends when nothing is left.
+    open: bool,
+    /// Jobs submitted so far.
+    submitted: u64,
+    /// Submitted jobs dropped for a newer one.
+    superseded: u64,
+}
+
+/// State shared by the handle and the thread.
+struct Shared {
+    slot: Mutex<Slot>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Submission counts of a sink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SinkStats {
+    /// Jobs submitted with [`ReportSink::submit`].
+    pub submitted: u64,
+    /// Of those, jobs dropped unrun because a newer one arrived first.
+    pub superseded: u64,
+}
+
+/// Handle of the writer thread of one report file.
+pub struct ReportSink {
+    writer: ReportWriter,
+    shared: Arc<Shared>,
+}
+
+impl ReportSink {
+    /// Starts the writer thread for `writer`'s file; `on_write` hears of every submitted
+    /// job's write (from that thread).
+    pub fn spawn(writer: ReportWriter, on_write: impl FnMut(&SaveOutcome) + Send + 'static) -> std::io::Result<Self> {
+        let shared =
+            Arc::new(Shared { slot: Mutex::new(Slot { open: true, ..Slot::default() }), wake: Condvar::new() });
+        let (thread_shared, thread_writer) = (Arc::clone(&shared), writer.clone());
+        std::thread::Builder::new()
+            .name("report-writer".into())
+            .spawn(move || writer_loop(&thread_shared, &thread_writer, Box::new(on_write)))?;
+        Ok(ReportSink { writer, shared })
+    }
+
+    /// The writer of the report file.
+    pub fn writer(&self) -> &ReportWriter {
+        &self.writer
+    }
+
+    /// Where the report is written.
+    pub fn path(&self) -> &Path {
+        self.writer.path()
+    }
+
+    /// Queues `job` to be built and written; replaces a job still waiting. Never blocks on
+    /// the write. Ignored once the sink is finished.
+    pub fn submit(&self, job: ReportJob) {
+        let older = {
+            let mut slot = self.shared.lock();
+            if !slot.open {
+                return;
+            }
+            slot.submitted += 1;
+            let older = slot.pending.replace(job);
+            slot.superseded += u64::from(older.is_some());
+            older
+        };
+        self.shared.wake.notify_one();
+        drop(older);
+    }
+
+    /// Submission counts so far.
+    pub fn stats(&self) -> SinkStats {
+        let slot = self.shared.lock();
+        SinkStats { submitted: slot.submitted, superseded: slot.superseded }
+    }
+
+    /// Writes the session's last report: drops a job still waiting, lets a write in progress
+    /// end, then builds and writes `job`; the future yields its report and outcome. The job
+    /// is queued by this call (the future only waits), and later submissions are ignored.
+    ///
+    /// # Panics
+    /// The future panics when the job panicked (with its payload), or when the sink was
+    /// already finished (its thread has ended).
+    pub fn finish(&self, job: ReportJob) -> impl Future<Output = (SessionReport, SaveOutcome)> + Send + 'static {
+        let (tx, rx) = oneshot::channel();
+        let older = {
+            let mut slot = self.shared.lock();
+            slot.open = false;
+            slot.superseded += u64::from(slot.pending.is_some());
+            slot.last = Some((job, tx));
+            slot.pending.take()
+        };
+        self.shared.wake.notify_one();
+        drop(older);
+        async move {
+            match rx.await {
+                Ok(Ok(done)) => done,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(_) => panic!("the report writer thread ended before the final report"),
+            }
+        }
+    }
+}
+
+impl Drop for ReportSink {
+    /// Lets the thread end once it has written what is pending.
+    fn drop(&mut self) {
+        self.shared.lock().open = false;
+        self.shared.wake.notify_one();
+    }
+}
+
+/// What the thread takes next.
+enum Next {
+    Job(ReportJob),
+    Last(ReportJob, oneshot::Sender<FinalResult>),
+    Done,
+}
+
+fn next(shared: &Shared) -> Next {
+    let slot = shared.lock();
+    let mut slot = shared
+        .wake
+        .wait_while(slot, |s| s.pending.is_none() && s.last.is_none() && s.open)
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(job) = slot.pending.take() {
+        return Next::Job(job);
+    }
+    match slot.last.take() {
+        Some((job, tx)) => Next::Last(job, tx),
+        None => Next::Done,
+    }
+}
+
+fn writer_loop(shared: &Shared, writer: &ReportWriter, mut on_write: OnWrite) {
+    loop {
+        match next(shared) {
+            Next::Job(job) => {
+                let outcome = match build_and_write(writer, job) {
+                    Ok((_, outcome)) => outcome,
+                    Err(_) => SaveOutcome {
+                        path: writer.path().to_path_buf(),
+                        result: Err(std::io::Error::other("building the report panicked")),
+                        build: Duration::ZERO,
+                        write: Duration::ZERO,
+                    },
+                };
+                on_write(&outcome);
+            }
+            Next::Last(job, tx) => {
+                let _ = tx.send(build_and_write(writer, job));
+                return;
+            }
+            Next::Done => return,
+        }
+    }
+}
+
+/// Runs `job` and writes its report, timing both; a panic of the job is caught.
+fn build_and_write(writer: &ReportWriter, job: ReportJob) -> FinalResult {
+    let t0 = Instant::now();
+    let report = catch_unwind(AssertUnwindSafe(job))?;
+    let t1 = Instant::now();
+    let result = writer.write(&report);
+    let outcome = SaveOutcome { path: writer.path().to_path_buf(), result, build: t1 - t0, write: t1.elapsed() };
+    Ok((report, outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests_schema::minimal_report;
+    use std::sync::mpsc;
+
+    /// A report whose warnings are `[tag]`.
+    fn tagged(tag: &str) -> SessionReport {
+        SessionReport { warnings: vec![tag.to_string()], ..minimal_report() }
+    }
+
+    /// The tag of the report on disk at `path`.
+    fn tag_on_disk(path: &Path) -> String {
+        let text = std::fs::read_to_string(path).expect("report written");
+        let report: SessionReport = serde_json::from_str(&text).expect("a whole report");
+        report.warnings.concat()
+    }
+
+    /// A job building `tagged(tag)` that records its tag in `ran` when it runs.
+    fn job(tag: &str, ran: &Arc<Mutex<Vec<String>>>) -> ReportJob {
+        let (tag, ran) = (tag.to_string(), Arc::clone(ran));
+        Box::new(move || {
+            ran.lock().expect("ran").push(tag.clone());
+            tagged(&tag)
+        })
+    }
+
+    /// A job that tells `started` it runs, then waits for `release` before building.
+    fn gate(tag: &str, ran: &Arc<Mutex<Vec<String>>>) -> (ReportJob, mpsc::Receiver<()>, mpsc::Sender<()>) {
+        let (started_tx, started_rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let inner = job(tag, ran);
+        let gated: ReportJob = Box::new(move || {
+            let _ = started_tx.send(());
+            let _ = release_rx.recv();
+            inner()
+        });
+        (gated, started_rx, release_tx)
+    }
+
+    /// A sink whose write outcomes arrive on the returned channel.
+    fn sink_at(path: PathBuf) -> (ReportSink, mpsc::Receiver<SaveOutcome>) {
+        let (tx, rx) = mpsc::channel();
+        let on_write = move |o: &SaveOutcome| {
+            let copy = SaveOutcome {
+                path: o.path.clone(),
+                result: o.result.as_ref().map(|_| ()).map_err(|e| std::io::Error::new(e.kind(), e.to_string())),
+                build: o.build,
+                write: o.write,
+            };
+            let _ = tx.send(copy);
+        };
+        (ReportSink::spawn(ReportWriter::new(Some(path)), on_write).expect("thread"), rx)
+    }
+
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[tokio::test]
+    async fn the_newest_submission_wins() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.json");
+        let (sink, outcomes) = sink_at(path.clone());
+        let ran = Arc::default();
+        let (first, started, release) = gate("0", &ran);
+        sink.submit(first);
+        started.recv().expect("the first job runs");
+        for n in 1..=50 {
+            sink.submit(job(&n.to_string(), &ran));
+        }
+        release.send(()).expect("released");
+        for _ in 0..2 {
+            assert!(outcomes.recv().expect("a write").result.is_ok());
+        }
+        assert_eq!(tag_on_disk(&path), "50");
+        assert_eq!(*ran.lock().expect("ran"), ["0", "50"], "only the newest pending job ran");
+        assert_eq!(sink.stats(), SinkStats { submitted: 51, superseded: 49 });
+        let (report, outcome) = sink.finish(job("last", &ran)).await;
+        assert!(outcome.result.is_ok());
+        assert_eq!((report, tag_on_disk(&path)), (tagged("last"), "last".to_string()));
+        assert!(outcomes.recv().is_err(), "the final write is returned, not reported, and the thread ended");
+        assert_eq!(names_in(dir.path()), ["r.json"], "no temporary file left");
+    }
+
+    #[tokio::test]
+    async fn finish_drops_the_pending_job_and_returns_the_final_report() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.json");
+        let (sink, outcomes) = sink_at(path.clone());
+        let ran = Arc::default();
+        let (first, started, release) = gate("0", &ran);
+        sink.submit(first);
+        started.recv().expect("the first job runs");
+        sink.submit(job("1", &ran));
+        let done = sink.finish(job("final", &ran));
+        sink.submit(job("too late", &ran));
+        release.send(()).expect("released");
+        let (report, outcome) = done.await;
+        assert_eq!(report, tagged("final"));
+        assert_eq!((outcome.path.as_path(), outcome.result.is_ok()), (path.as_path(), true));
+        assert_eq!(tag_on_disk(&path), "final");
+        assert_eq!(*ran.lock().expect("ran"), ["0", "final"]);
+        assert_eq!(sink.stats(), SinkStats { submitted: 2, superseded: 1 });
+        assert_eq!(outcomes.iter().count(), 1, "only the first job's write was reported");
+    }
+
+    #[tokio::test]
+    async fn write_errors_and_panics_are_reported() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "x").expect("seeded");
+        let (sink, outcomes) = sink_at(blocker.join("r.json"));
+        sink.submit(Box::new(|| tagged("a")));
+        let failed = outcomes.recv().expect("an outcome");
+        assert!(failed.result.is_err(), "a write under a file fails");
+        assert_eq!(failed.path, blocker.join("r.json"));
+        sink.submit(Box::new(|| panic!("assembly bug")));
+        let panicked = outcomes.recv().expect("an outcome");
+        let message = panicked.result.expect_err("a panic is an error").to_string();
+        assert!(message.contains("panicked"), "{message}");
+        let (report, outcome) = sink.finish(Box::new(|| tagged("b"))).await;
+        assert_eq!(report, tagged("b"), "the thread outlived the panic");
+        assert!(outcome.result.is_err());
+        assert_eq!(names_in(dir.path()), ["file"]);
+    }
+
+    #[tokio::test]
+    async fn a_panic_of_the_final_job_reaches_the_caller() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (sink, _outcomes) = sink_at(dir.path().join("r.json"));
+        let done = tokio::spawn(sink.finish(Box::new(|| panic!("final assembly bug"))));
+        let err = done.await.expect_err("the future panicked");
+        assert!(err.is_panic());
+    }
+
+    #[test]
+    fn dropping_the_sink_writes_what_is_pending() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.json");
+        let (sink, outcomes) = sink_at(path.clone());
+        let ran = Arc::default();
+        let (first, started, release) = gate("0", &ran);
+        sink.submit(first);
+        started.recv().expect("the first job runs");
+        sink.submit(job("1", &ran));
+        drop(sink);
+        release.send(()).expect("released");
+        assert_eq!(outcomes.iter().count(), 2, "both writes happen, then the thread ends");
+        assert_eq!(tag_on_disk(&path), "1");
+    }
+
+    #[tokio::test]
+    async fn two_sinks_in_one_directory_do_not_clash() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        let (sink_a, out_a) = sink_at(a.clone());
+        let (sink_b, out_b) = sink_at(b.clone());
+        for n in 0..30 {
+            sink_a.submit(Box::new(move || tagged(&format!("a{n}"))));
+            sink_b.submit(Box::new(move || tagged(&format!("b{n}"))));
+        }
+        let (ra, rb) = tokio::join!(sink_a.finish(Box::new(|| tagged("a"))), sink_b.finish(Box::new(|| tagged("b"))));
+        assert!(ra.1.result.is_ok() && rb.1.result.is_ok());
+        assert!(out_a.iter().chain(out_b.iter()).all(|o| o.result.is_ok()), "every write succeeded");
+        assert_eq!((tag_on_disk(&a), tag_on_disk(&b)), ("a".to_string(), "b".to_string()));
+        assert_eq!(names_in(dir.path()), ["a.json", "b.json"]);
+    }
+}
