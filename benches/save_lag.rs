@@ -12,12 +12,13 @@
 //! The session runtime has as many workers as the binary's (one per core) unless
 //! `SAVE_LAG_WORKERS` says otherwise; with 1, every stall of a worker shows in the probe.
 
+use llm_decode_bench::cell::control::{Command, RunnerEvent};
+use llm_decode_bench::cell::lag;
+use llm_decode_bench::config::{MetricsEndpoint, PlanKind, RunConfig};
 use llm_decode_bench::load::request::Endpoint;
 use llm_decode_bench::report::json::SessionReport;
 use llm_decode_bench::report::writer::ReportWriter;
-use llm_decode_bench::session::control::{Command, RunnerEvent};
-use llm_decode_bench::session::preflight::MetricsEndpoint;
-use llm_decode_bench::session::{PlanKind, RunConfig, SessionHandles, lag, start};
+use llm_decode_bench::session::{SessionHandles, start};
 use llm_decode_bench::sim::params::EngineParams;
 use llm_decode_bench::sim::{Cluster, SimConfig};
 use llm_decode_bench::stats::Samples;
