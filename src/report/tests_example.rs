@@ -6,7 +6,9 @@ use super::json::*;
 use super::status::{AttemptStatus, CellOutcome};
 use crate::load::sample::{ErrorKind, TokenSource};
 use crate::metrics::gateway::CounterDelta;
-use crate::report::phase::{Attribution, EarlyHitRatio, FamilyRecord, PhaseConfig, PhaseLatency, ReplicaRecord, RoutingPhase};
+use crate::report::phase::{
+    Attribution, EarlyHitRatio, FamilyRecord, PhaseConfig, PhaseLatency, ReplicaRecord, RoutingPhase,
+};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 

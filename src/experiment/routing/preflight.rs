@@ -31,8 +31,7 @@ pub async fn probe_resets(clients: &[ApiClient]) -> Vec<Option<&'static str>> {
 
 /// The one warning for replicas without a cache reset (None when every replica has one).
 pub fn reset_warning(names: &[String], paths: &[Option<&'static str>]) -> Option<String> {
-    let missing: Vec<&str> =
-        names.iter().zip(paths).filter(|(_, p)| p.is_none()).map(|(n, _)| n.as_str()).collect();
+    let missing: Vec<&str> = names.iter().zip(paths).filter(|(_, p)| p.is_none()).map(|(n, _)| n.as_str()).collect();
     if missing.is_empty() {
         return None;
     }
