@@ -51,7 +51,7 @@ async fn include_usage_without_continuous_reports_usage_once() {
 
 #[tokio::test]
 async fn repeated_prefix_raises_prefix_cache_hits() {
-    let c = cluster(1, 50.0, |_| {}).await;
+    let c = cluster(1, 50.0, |cfg| cfg.dev_mode = true).await;
     let r = &c.info().replicas[0];
     let http = client();
     let prompt = family_text(1, 400);
@@ -66,7 +66,7 @@ async fn repeated_prefix_raises_prefix_cache_hits() {
     assert!(queries >= 800.0);
     // After a reset the same prompt misses again.
     let reset = http.post(format!("{}/reset_prefix_cache", r.url)).send().await.unwrap();
-    assert!(reset.status().is_success());
+    assert!(reset.status().is_success(), "mounted in dev mode");
     stream(&http, &format!("{}/v1/completions", r.url), &[], &completion_body(&prompt, 4), T).await;
     let after = sample_value(&metrics_text(&http, &r.metrics_url).await, "vllm:prefix_cache_hits_total").unwrap();
     assert_eq!(after, hits);
@@ -178,4 +178,15 @@ async fn without_ignore_eos_requests_stop_on_their_own() {
     let n = s.completion_tokens().unwrap();
     assert!((20..5000).contains(&n), "{n}");
     assert_eq!(s.chunks.iter().find_map(|c| c.finish_reason).map(|f| f.as_str()), Some("stop"));
+}
+
+#[tokio::test]
+async fn without_dev_mode_there_is_no_cache_reset_route() {
+    // docs/protocol.md §8.7: stock vLLM mounts /reset_prefix_cache only in dev mode.
+    let c = cluster(1, 50.0, |_| {}).await;
+    let http = client();
+    for path in ["/reset_prefix_cache", "/flush_cache"] {
+        let resp = http.post(format!("{}{path}", c.info().replicas[0].url)).send().await.unwrap();
+        assert_eq!(resp.status(), 404, "{path}");
+    }
 }

@@ -96,6 +96,10 @@ pub struct SimArgs {
     /// vllm-router 0.1.17 was seen to over-count.
     #[arg(long)]
     pub router_overcount: bool,
+    /// Mount `POST /reset_prefix_cache` on every replica, as vLLM does only with
+    /// `VLLM_SERVER_DEV_MODE=1` (without it a reset answers 404, like stock vLLM).
+    #[arg(long)]
+    pub dev_mode: bool,
     /// Also write the endpoints as JSON to this file once serving.
     #[arg(long)]
     pub ready_file: Option<PathBuf>,
@@ -154,6 +158,7 @@ impl SimArgs {
             gateway_mode: self.gateway_mode,
             router_policy: self.router_policy,
             router_overcount: self.router_overcount,
+            dev_mode: self.dev_mode,
         })
     }
 }

@@ -20,6 +20,7 @@ pub fn demo_cluster(speed: f64) -> SimConfig {
     SimConfig {
         replicas: 2,
         engine: EngineParams { speed, max_num_seqs: 4, ..EngineParams::default() },
+        dev_mode: true,
         ..SimConfig::default()
     }
 }

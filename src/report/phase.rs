@@ -75,8 +75,25 @@ pub struct RoutingPhase {
     pub schedule_lag_ms: Option<Summary>,
     /// Token sources of the phase's requests, by name.
     pub token_sources: Vec<TokenSource>,
-    /// Per replica name, how its prefix cache was reset.
+    /// Per replica name, how its prefix cache was reset (`reset_prefix_cache`, `flush_cache`,
+    /// `unsupported` when the server has no reset, `failed: ...`).
     pub cache_reset: BTreeMap<String, String>,
+    /// Every replica's cache was reset before the phase (omitted in reports that predate it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches_reset: Option<bool>,
+    /// The phase's prefix set: prompts of no other phase of the session share its prefixes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_set: Option<String>,
+    /// Prefix-cache hit ratio over the phase's first requests (what the phase started on),
+    /// 0..1; a cold phase should start near 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_cache_hit_ratio: Option<EarlyHitRatio>,
+    /// The routing policy the gateway's own counters say made most of the phase's decisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_policy: Option<String>,
+    /// The asked route is the applied policy (None when the gateway exposes no policy counters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_applied: Option<bool>,
     /// Why the phase could not run at all (omitted when it ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -175,6 +192,18 @@ pub struct ReplicaRecord {
     pub preemptions: Option<f64>,
     /// Most of its requests in flight when the gateway picked it (header attribution only).
     pub gateway_outstanding_at_selection_peak: Option<u64>,
+}
+
+/// The prefix-cache hit ratio over a phase's first requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EarlyHitRatio {
+    /// Hit tokens / prompt (or queried) tokens, 0..1.
+    pub ratio: f64,
+    /// The first requests it covers.
+    pub requests: u64,
+    /// `usage` (`prompt_tokens_details.cached_tokens`) or `engine_counters` (hits/queries
+    /// between the last poll before the phase and the first after those requests ended).
+    pub source: String,
 }
 
 /// Where a phase's per-replica request counts come from.

@@ -6,7 +6,9 @@ use super::json::*;
 use super::status::{AttemptStatus, CellOutcome};
 use crate::load::sample::{ErrorKind, TokenSource};
 use crate::metrics::gateway::CounterDelta;
-use crate::report::phase::{Attribution, FamilyRecord, PhaseConfig, PhaseLatency, ReplicaRecord, RoutingPhase};
+use crate::report::phase::{
+    Attribution, EarlyHitRatio, FamilyRecord, PhaseConfig, PhaseLatency, ReplicaRecord, RoutingPhase,
+};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 
@@ -175,6 +177,11 @@ pub(crate) fn full_phase() -> RoutingPhase {
         schedule_lag_ms: Some(summary(0.5)),
         token_sources: vec![TokenSource::OpenaiContinuousUsage],
         cache_reset: [("L20-A".to_string(), "reset_prefix_cache".to_string())].into(),
+        caches_reset: Some(true),
+        prefix_set: Some("0a1b2c3d-5".into()),
+        early_cache_hit_ratio: Some(EarlyHitRatio { ratio: 0.125, requests: 24, source: "engine_counters".into() }),
+        applied_policy: Some("cache_aware".into()),
+        route_applied: Some(true),
         error: None,
     }
 }

@@ -23,7 +23,13 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Facts> {
-    let (model, max_model_len) = preflight::discover(client, cfg.model.as_deref()).await?;
+    let replica_clients: Vec<ApiClient> = metrics_endpoints(cfg)
+        .iter()
+        .map(|m| crate::experiment::routing::setup::replica_base(&m.url))
+        .filter(|b| b.trim_end_matches('/') != client.base())
+        .map(|b| ApiClient::new(client.backend().clone(), &b, cfg.api_key.clone()))
+        .collect();
+    let (model, max_model_len) = preflight::discover(client, cfg.model.as_deref(), &replica_clients).await?;
     let runtime = match (cfg.plans.contains(&PlanKind::Routing), metrics_endpoints(cfg).first()) {
         (true, Some(m)) => {
             let base = crate::experiment::routing::setup::replica_base(&m.url);
@@ -120,9 +126,10 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let mut facts = gather_facts(&cfg, &client).await?;
     let (routing, gateway_version) = match cfg.plans.contains(&PlanKind::Routing) {
         true => {
-            let env =
+            let (env, notes) =
                 crate::experiment::routing::setup::routing_env(&cfg, &client, &facts.model, &metrics_endpoints(&cfg))
                     .await?;
+            facts.warnings.extend(notes);
             facts.warnings.extend(crate::experiment::routing::setup::warnings(&cfg, &env));
             (Some(env), client.version().await)
         }

@@ -13,9 +13,36 @@ use crate::metrics::{EngineDialect, EngineSample};
 use crate::net::host_port;
 use std::time::Duration;
 
-/// Finds the model: the one asked for (which must be served), or the first served.
-pub async fn discover(client: &ApiClient, wanted: Option<&str>) -> anyhow::Result<(String, Option<u64>)> {
-    let models = client.models().await.map_err(|e| anyhow::anyhow!("preflight: {e}"))?;
+/// A model id a request can name: sglang-router answers `unknown` in front of vLLM workers
+/// (docs/protocol.md §8.4), which no worker serves.
+fn usable(id: &str) -> bool {
+    !id.trim().is_empty() && !id.eq_ignore_ascii_case("unknown")
+}
+
+/// The models of the first replica that names a usable one.
+async fn replica_models(replicas: &[ApiClient]) -> Vec<crate::load::client::ModelInfo> {
+    for replica in replicas {
+        if let Ok(m) = replica.models().await
+            && m.iter().any(|x| usable(&x.id))
+        {
+            return m.into_iter().filter(|x| usable(&x.id)).collect();
+        }
+    }
+    Vec::new()
+}
+
+/// Finds the model: the one asked for (which must be served), or the first served. When the
+/// gateway names no usable model, the replicas' own `/v1/models` do.
+pub async fn discover(
+    client: &ApiClient,
+    wanted: Option<&str>,
+    replicas: &[ApiClient],
+) -> anyhow::Result<(String, Option<u64>)> {
+    let mut models = client.models().await.map_err(|e| anyhow::anyhow!("preflight: {e}"))?;
+    models.retain(|m| usable(&m.id));
+    if models.is_empty() && wanted.is_none() {
+        models = replica_models(replicas).await;
+    }
     match wanted {
         Some(w) => {
             let len = models.iter().find(|m| m.id == w).and_then(|m| m.max_model_len);

@@ -198,7 +198,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_gateway_proxies_in_process_and_names_its_pod() {
-        let c = InProcCluster::start(SimConfig { replicas: 2, ..SimConfig::default() }).unwrap();
+        let c = InProcCluster::start(SimConfig { replicas: 2, dev_mode: true, ..SimConfig::default() }).unwrap();
         let s = stream_32(&c, &c.info().gateway.url, Some("least-request")).await;
         assert_eq!(s.served_by.as_deref(), Some("sim-a"), "ties go to the first pod first");
         assert_eq!(

@@ -63,6 +63,9 @@ pub struct SimConfig {
     /// vllm-router mode: count each request twice in `vllm_router_processed_requests_total`,
     /// as vllm-router 0.1.17 was seen to over-count (off by default).
     pub router_overcount: bool,
+    /// Replicas mount `POST /reset_prefix_cache`, as vLLM does only with
+    /// `VLLM_SERVER_DEV_MODE=1` (docs/protocol.md §8.7); off by default, so a reset is a 404.
+    pub dev_mode: bool,
 }
 
 impl Default for SimConfig {
@@ -82,6 +85,7 @@ impl Default for SimConfig {
             gateway_mode: gateway::GatewayMode::Aibrix,
             router_policy: gateway::RouterPolicy::RoundRobin,
             router_overcount: false,
+            dev_mode: false,
         }
     }
 }
@@ -220,6 +224,7 @@ fn replica_state(cfg: &SimConfig, i: usize, name: &str, clock: EngineClock) -> a
         metrics_slow_delay: cfg.metrics_slow_delay,
         rng: Mutex::new(StdRng::seed_from_u64(cfg.seed.wrapping_add(i as u64 + 1))),
         next_id: AtomicU64::new(0),
+        dev_mode: cfg.dev_mode,
     })
 }
 

@@ -19,11 +19,22 @@ pub struct RoutingEnv {
     pub replica_clients: Vec<ApiClient>,
     /// Every phase of the experiment, in run order.
     pub phases: Vec<PhaseSpec>,
+    /// Per replica (same order), the cache-reset path preflight found working, if any.
+    pub reset_paths: Vec<Option<&'static str>>,
+    /// Drawn once per session, so no two sessions share a prefix set either.
+    pub nonce: u64,
 }
 
 impl RoutingEnv {
     /// The phase named `name`.
     pub fn phase(&self, name: &str) -> Option<PhaseSpec> {
         self.phases.iter().find(|p| p.name == name).cloned()
+    }
+
+    /// The prefix set of phase `name`: the session's nonce and the phase's place in the run,
+    /// so no phase of the session sends a prefix an earlier one sent.
+    pub fn prefix_set(&self, name: &str) -> String {
+        let index = self.phases.iter().position(|p| p.name == name).unwrap_or(self.phases.len());
+        format!("{:08x}-{index}", self.nonce & 0xffff_ffff)
     }
 }

@@ -3,12 +3,15 @@
 //! the replica that served it, every replica's counters joined to the client's view.
 
 pub mod attribution;
+pub mod early;
 pub mod env;
 pub mod family_map;
 pub mod headline;
 pub mod measured;
 pub mod phase;
 pub mod plan;
+pub mod policy;
+pub mod preflight;
 pub mod priming;
 pub mod prompts;
 pub mod report;
@@ -16,6 +19,7 @@ pub mod report_replicas;
 pub mod schedule;
 pub mod section;
 pub mod setup;
+pub mod spread;
 
 pub use crate::config::routing::{Arrival, RoutingConfig, Scenario};
 pub use env::RoutingEnv;

@@ -94,6 +94,7 @@ pub async fn run_phase(
         false => None,
     };
     publisher.live_mut().families = initial_families(r, spec, setup.as_ref());
+    let salt = r.prefix_set(&spec.name);
     let identity: Vec<usize> = (0..r.cfg.families as usize).collect();
     let fmap = setup.as_ref().map_or(&identity, |s| &s.family_map);
     let opts = BodyOptions {
@@ -109,7 +110,7 @@ pub async fn run_phase(
             let c = fmap.get(f as usize).copied().unwrap_or(f as usize);
             Planned {
                 offset,
-                body: BodyTemplate::new(&opts, &r.families.prompt(c, &spec.name, i, f)).render(""),
+                body: BodyTemplate::new(&opts, &r.families.prompt(c, &salt, &spec.name, i, f)).render(""),
                 tag: f,
             }
         })
@@ -128,7 +129,24 @@ pub async fn run_phase(
     let end = Instant::now();
     let after = env.metrics_now().await;
     let measured = Measured { env, r, samples };
-    finish(measured, spec, setup, before, after, (start, end, started_at), cache_reset)
+    let mut entry = finish(measured, spec, setup, before, after, (start, end, started_at), cache_reset);
+    entry.prefix_set = Some(salt);
+    check_route(env, &mut entry);
+    entry
+}
+
+/// Records the policy the gateway's counters say it applied, and warns when it is not the
+/// asked route (a fixed-policy router ignores `routing-strategy`, docs/protocol.md §8.8).
+fn check_route(env: &CellEnv, p: &mut RoutingPhase) {
+    let Some(applied) = p.routing_counter_deltas.as_deref().and_then(super::policy::applied_policy) else { return };
+    let ok = super::policy::route_matches(&p.route, &applied);
+    if !ok {
+        env.warn(format!(
+            "{}: asked route `{}` was not applied; the gateway's counters show policy `{applied}`",
+            p.phase, p.route
+        ));
+    }
+    (p.applied_policy, p.route_applied) = (Some(applied), Some(ok));
 }
 
 type Span = (Instant, Instant, f64);
@@ -149,7 +167,11 @@ fn finish(
     (start, end, started_at): Span,
     cache_reset: std::collections::BTreeMap<String, String>,
 ) -> RoutingPhase {
-    let window = t.env.poller.as_ref().map(|p| window_stats(&p.history(), start, end));
+    let history = t.env.poller.as_ref().map(|p| p.history());
+    let window = history.as_ref().map(|h| window_stats(h, start, end));
+    let n = super::early::early_count(t.r.cfg.count);
+    let early = super::early::from_usage(&t.samples, n)
+        .or_else(|| history.as_ref().and_then(|h| super::early::from_counters(h, &t.samples, n, start)));
     let routing_deltas =
         match (before.as_ref().and_then(|b| b.gateway.as_ref()), after.as_ref().and_then(|a| a.gateway.as_ref())) {
             (Some(a), Some(b)) => Some(deltas(&a.series, &b.series)),
@@ -171,5 +193,7 @@ fn finish(
         finished_at: started_at + end.saturating_duration_since(start).as_secs_f64(),
         cache_reset,
     };
-    phase_entry(&data)
+    let mut entry = phase_entry(&data);
+    entry.early_cache_hit_ratio = early;
+    entry
 }

@@ -1,11 +1,15 @@
-//! Preparing a phase's caches: reset every replica's prefix cache, then (warm and hot
-//! scenarios) prime candidate prefixes through the gateway and pick a balanced family map.
+//! Preparing a phase's caches: reset every replica's prefix cache (where preflight found a
+//! reset), then (warm and hot scenarios) prime candidate prefixes of the phase's own prefix
+//! set through the gateway and pick a balanced family map. The first attempt sends the
+//! candidates one after another; later attempts spread them with ballast streams
+//! ([`super::spread`]), which a least-loaded router needs (docs/protocol.md §8.10).
 
 use super::attribution::resolve;
 use super::env::RoutingEnv;
 use super::family_map::{Owners, pick_any, pick_balanced};
 use super::plan::PhaseSpec;
 use super::report::Setup;
+use super::spread::Ballast;
 use crate::cell::context::CellEnv;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::RequestSample;
@@ -16,30 +20,30 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// Resets every replica's prefix cache: vLLM's `POST /reset_prefix_cache`, else SGLang's
-/// `POST /flush_cache`. Returns per replica which one worked, or why none did.
+/// Resets every replica's prefix cache with the path preflight found (vLLM's
+/// `reset_prefix_cache` or SGLang's `flush_cache`). Returns per replica the path used,
+/// `unsupported` (preflight found none; its one warning said what to set), or `failed: ...`.
 pub async fn reset_caches(env: &CellEnv, r: &RoutingEnv) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for (rep, client) in r.replicas.iter().zip(&r.replica_clients) {
-        let mut outcome = String::new();
-        for path in ["/reset_prefix_cache", "/flush_cache"] {
-            match client.post_empty(path).await {
-                Ok(_) => {
-                    outcome = path.trim_start_matches('/').to_string();
-                    break;
+    for (i, (rep, client)) in r.replicas.iter().zip(&r.replica_clients).enumerate() {
+        let outcome = match r.reset_paths.get(i).copied().flatten() {
+            Some(path) => match client.post_empty(path).await {
+                Ok(_) => path.trim_start_matches('/').to_string(),
+                Err(e) => {
+                    env.warn(format!("resetting the prefix cache of {} failed: {e}", rep.name));
+                    format!("failed: {e}")
                 }
-                Err(e) => outcome = format!("unsupported: {e}"),
-            }
-        }
-        if outcome.starts_with("unsupported") {
-            env.warn(format!(
-                "cannot reset the prefix cache of {} (neither /reset_prefix_cache nor /flush_cache)",
-                rep.name
-            ));
-        }
+            },
+            None => "unsupported".to_string(),
+        };
         out.insert(rep.name.clone(), outcome);
     }
     out
+}
+
+/// True when every replica's cache was reset (and there was at least one replica).
+pub fn all_reset(outcomes: &BTreeMap<String, String>) -> bool {
+    !outcomes.is_empty() && outcomes.values().all(|o| super::preflight::RESET_PATHS.contains(&format!("/{o}").as_str()))
 }
 
 /// Finished requests per replica in a metrics round.
@@ -62,12 +66,31 @@ async fn counter_owner(env: &CellEnv, before: &BTreeMap<String, f64>) -> Option<
     None
 }
 
-/// Sends one priming request for candidate `c` under the phase's route; who served it.
+/// Sends one priming request for candidate `c` of prefix set `salt` under the phase's
+/// route, with `ballasts` ballast streams held open meanwhile; who served it.
 async fn prime_one(
     env: &CellEnv,
     r: &RoutingEnv,
     route_headers: &reqwest::header::HeaderMap,
-    c: usize,
+    (c, salt, ballasts): (usize, &str, usize),
+    cancel: &CancellationToken,
+) -> Option<String> {
+    let ballast = match ballasts {
+        0 => None,
+        n => Some(Ballast::hold(env, route_headers, n, &format!("{salt}/{c}"), env.cfg.idle_timeout).await),
+    };
+    let who = prime_attributed(env, r, route_headers, (c, salt), cancel).await;
+    if let Some(b) = ballast {
+        b.release().await;
+    }
+    who
+}
+
+async fn prime_attributed(
+    env: &CellEnv,
+    r: &RoutingEnv,
+    route_headers: &reqwest::header::HeaderMap,
+    (c, salt): (usize, &str),
     cancel: &CancellationToken,
 ) -> Option<String> {
     let before = match env.metrics() {
@@ -76,7 +99,7 @@ async fn prime_one(
     };
     let opts =
         BodyOptions { endpoint: env.cfg.endpoint, model: env.facts.model.clone(), max_tokens: 1, ignore_eos: true };
-    let body = BodyTemplate::new(&opts, &r.families.priming_prompt(c)).render("");
+    let body = BodyTemplate::new(&opts, &r.families.priming_prompt(c, salt)).render("");
     let url = format!("{}{}", env.target.base, env.cfg.endpoint.path());
     let spec = crate::load::stream::StreamSpec {
         url: &url,
@@ -138,6 +161,8 @@ struct GatewayPrimer<'a> {
     spec: &'a PhaseSpec,
     headers: &'a reqwest::header::HeaderMap,
     cancel: &'a CancellationToken,
+    /// The phase's prefix set.
+    salt: String,
 }
 
 impl Primer for GatewayPrimer<'_> {
@@ -145,16 +170,18 @@ impl Primer for GatewayPrimer<'_> {
         if attempt > 1 {
             reset_caches(self.env, self.r).await;
             self.env.warn(format!(
-                "{}: priming attempt {attempt} (the previous one left no balanced family map)",
+                "{}: priming attempt {attempt}, spread with ballast streams (the previous one left no balanced family map)",
                 self.spec.name
             ));
         }
         let mut owners = Owners::new();
-        for c in candidates {
+        let spread = if attempt > 1 { self.r.replicas.len().max(1) } else { 1 };
+        for (k, c) in candidates.enumerate() {
             if self.cancel.is_cancelled() {
                 break;
             }
-            if let Some(who) = prime_one(self.env, self.r, self.headers, c, self.cancel).await {
+            let key = (c, self.salt.as_str(), k % spread);
+            if let Some(who) = prime_one(self.env, self.r, self.headers, key, self.cancel).await {
                 owners.entry(who).or_default().push(c);
             }
         }
@@ -173,7 +200,7 @@ pub async fn prime(
 ) -> Setup {
     let cfg = &r.cfg;
     let names: Vec<String> = r.replicas.iter().map(|x| x.name.clone()).collect();
-    let mut primer = GatewayPrimer { env, r, spec, headers, cancel };
+    let mut primer = GatewayPrimer { env, r, spec, headers, cancel, salt: r.prefix_set(&spec.name) };
     let setup = prime_until_balanced(
         &names,
         cfg.families as usize,
@@ -183,7 +210,14 @@ pub async fn prime(
     )
     .await;
     if !setup.balanced {
-        env.warn(format!("{}: no balanced family map after {} priming attempts", spec.name, setup.attempt));
+        let owned: Vec<String> = setup.owners.iter().map(|(n, c)| format!("{n} {}", c.len())).collect();
+        env.warn(format!(
+            "{}: no balanced family map after {} priming attempts (candidates owned: {}); the phase runs \
+             with the measured ownership in config.initial_owners",
+            spec.name,
+            setup.attempt,
+            if owned.is_empty() { "none attributed".to_string() } else { owned.join(", ") }
+        ));
     }
     setup
 }

@@ -1,6 +1,8 @@
 //! Prompt families: a prefix per candidate, built by repeating a candidate-specific block of
 //! text (`repeat` times, calibrated so a prefix is about `--prompt-tokens` long), plus a short
-//! unique suffix per request.
+//! unique suffix per request. Every phase salts its prefixes (a marker ahead of the first
+//! block), so no phase reuses a prefix an earlier phase sent: a cold phase stays cold on a
+//! server whose cache cannot be reset (docs/protocol.md §8.7), and route order cannot warm it.
 
 use crate::load::calibrate::TokenCounter;
 use crate::load::client::ApiClient;
@@ -36,18 +38,27 @@ impl Families {
         block(self.seed, c).repeat(self.repeat.max(1))
     }
 
-    /// The whole prompt of request `i` of a phase, for family `family` mapped to candidate `c`.
-    pub fn prompt(&self, c: usize, phase: &str, i: usize, family: u32) -> String {
-        let mut p = self.prefix(c);
+    /// The prefix of candidate `c` in the prefix set `salt` (one set per phase): the salt
+    /// comes first, so every cache block of the prefix differs from other sets'.
+    pub fn salted_prefix(&self, c: usize, salt: &str) -> String {
+        let mut p = if salt.is_empty() { String::new() } else { format!("[set {salt}] ") };
+        p.push_str(&self.prefix(c));
+        p
+    }
+
+    /// The whole prompt of request `i` of a phase, for family `family` mapped to candidate `c`,
+    /// in the phase's prefix set `salt`.
+    pub fn prompt(&self, c: usize, salt: &str, phase: &str, i: usize, family: u32) -> String {
+        let mut p = self.salted_prefix(c, salt);
         p.push_str(&format!(
             "\nRequest {phase} #{i} of family {family}: summarise the context above in one paragraph."
         ));
         p
     }
 
-    /// A priming prompt for candidate `c` (its prefix and a short fixed question).
-    pub fn priming_prompt(&self, c: usize) -> String {
-        let mut p = self.prefix(c);
+    /// A priming prompt for candidate `c` in prefix set `salt` (its prefix and a short fixed question).
+    pub fn priming_prompt(&self, c: usize, salt: &str) -> String {
+        let mut p = self.salted_prefix(c, salt);
         p.push_str("\nPriming: acknowledge the context above.");
         p
     }
@@ -91,8 +102,11 @@ mod tests {
         assert_ne!(a.as_bytes()[..128], b.as_bytes()[..128]);
         assert!(a.starts_with(&block(5, 0)));
         assert_eq!(a.matches("Context block 0:").count(), 3);
-        let p1 = f.prompt(0, "r1-hot90-random", 1, 0);
-        let p2 = f.prompt(0, "r1-hot90-random", 2, 0);
+        let p1 = f.prompt(0, "", "r1-hot90-random", 1, 0);
+        let p2 = f.prompt(0, "", "r1-hot90-random", 2, 0);
         assert!(p1.starts_with(&a) && p2.starts_with(&a) && p1 != p2);
+        let (s1, s2) = (f.prompt(0, "ab-1", "x", 1, 0), f.prompt(0, "ab-2", "x", 1, 0));
+        assert_ne!(s1.as_bytes()[..16], s2.as_bytes()[..16], "sets differ from the first bytes");
+        assert!(f.priming_prompt(0, "ab-1").starts_with(&f.salted_prefix(0, "ab-1")));
     }
 }

@@ -158,6 +158,7 @@ fn extras(d: &PhaseData<'_>, by_header: bool, p: &mut RoutingPhase) {
     sources.sort_by_key(|s| s.as_str());
     p.token_sources = sources;
     p.cache_reset = d.cache_reset.clone();
+    p.caches_reset = Some(super::priming::all_reset(&d.cache_reset));
 }
 
 #[cfg(test)]

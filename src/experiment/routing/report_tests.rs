@@ -159,7 +159,7 @@ const SEED_LAYOUT: &str = "cache_hit_ratio config config/count config/family_map
     routing_counter_deltas/[]/name scenario started_at success tpot tpot/p50 tpot/p95 tpot/p99 ttft ttft/p50 \
     ttft/p95 ttft/p99";
 /// The paths this tool writes beyond the seed's.
-const EXTRA_LAYOUT: &str = "attribution cache_reset cache_reset/* config/balanced errors_by_kind \
+const EXTRA_LAYOUT: &str = "attribution cache_reset cache_reset/* caches_reset config/balanced errors_by_kind \
     errors_by_kind/* family_attribution_available schedule_lag_ms schedule_lag_ms/count schedule_lag_ms/max \
     schedule_lag_ms/mean schedule_lag_ms/min schedule_lag_ms/p50 schedule_lag_ms/p90 schedule_lag_ms/p95 \
     schedule_lag_ms/p99 status token_sources";

@@ -1,10 +1,11 @@
-//! Preflight of a routing experiment: the replicas, their cache-reset clients, the prompt
-//! families (sized with the server's own tokenizer) and the phases.
+//! Preflight of a routing experiment: the replicas, their cache-reset clients (and which
+//! reset each has), the prompt families (sized with the server's own tokenizer), the routes
+//! (one, named after the policy, behind a fixed-policy router) and the phases.
 
 use crate::config::MetricsEndpoint;
 use crate::config::RunConfig;
 use crate::experiment::routing::attribution::ReplicaRef;
-use crate::experiment::routing::{RoutingEnv, plan, prompts};
+use crate::experiment::routing::{RoutingEnv, plan, preflight, prompts};
 use crate::load::client::ApiClient;
 
 /// A replica's base URL from its metrics URL (`.../metrics` removed).
@@ -13,20 +14,34 @@ pub fn replica_base(metrics_url: &str) -> String {
     t.strip_suffix("/metrics").unwrap_or(t).to_string()
 }
 
-/// Builds everything the phases share. Replicas come from `--replica`/`--metrics-url`.
+/// Builds everything the phases share, and the preflight notes for the log. Replicas come
+/// from `--replica`/`--metrics-url`.
 pub async fn routing_env(
     cfg: &RunConfig,
     client: &ApiClient,
     model: &str,
     metrics: &[MetricsEndpoint],
-) -> anyhow::Result<RoutingEnv> {
+) -> anyhow::Result<(RoutingEnv, Vec<String>)> {
     let replicas: Vec<ReplicaRef> =
         metrics.iter().map(|m| ReplicaRef { name: m.name.clone(), base: replica_base(&m.url) }).collect();
     let replica_clients: Vec<ApiClient> =
         replicas.iter().map(|r| ApiClient::new(client.backend().clone(), &r.base, cfg.api_key.clone())).collect();
     let counter = prompts::counter(client, &replica_clients, model, cfg.endpoint).await;
     let families = prompts::calibrate(&counter, cfg.routing.seed, cfg.routing.prompt_tokens).await?;
-    Ok(RoutingEnv { cfg: cfg.routing.clone(), families, replicas, replica_clients, phases: plan::phases(&cfg.routing) })
+    let reset_paths = preflight::probe_resets(&replica_clients).await;
+    let names: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
+    let mut notes: Vec<String> = preflight::reset_warning(&names, &reset_paths).into_iter().collect();
+    let mut routing = cfg.routing.clone();
+    if let Some(url) = &cfg.routing.gateway_metrics {
+        let policy = preflight::router_policy(client, url, model, cfg.endpoint).await;
+        let (routes, note) = preflight::resolve_routes(&routing.routes, policy.as_deref());
+        routing.routes = routes;
+        notes.extend(note);
+    }
+    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let phases = plan::phases(&routing);
+    let env = RoutingEnv { cfg: routing, families, replicas, replica_clients, phases, reset_paths, nonce };
+    Ok((env, notes))
 }
 
 /// What a routing session without replicas or gateway metrics cannot report.

@@ -42,19 +42,22 @@ pub struct ReplicaState {
     pub rng: Mutex<StdRng>,
     /// Request id counter.
     pub next_id: AtomicU64,
+    /// `POST /reset_prefix_cache` is mounted (vLLM's `VLLM_SERVER_DEV_MODE=1`).
+    pub dev_mode: bool,
 }
 
 /// The axum router of one replica.
 pub fn router(state: Arc<ReplicaState>) -> Router {
-    Router::new()
+    let mut r = Router::new()
         .route("/v1/completions", post(completion::completions))
         .route("/v1/chat/completions", post(completion::chat))
         .route("/v1/models", get(misc::models))
         .route("/tokenize", post(misc::tokenize))
         .route("/health", get(misc::health))
         .route("/version", get(misc::version))
-        .route("/reset_prefix_cache", post(misc::reset_prefix_cache))
-        .route("/metrics", get(misc::metrics))
-        .fallback(misc::not_found)
-        .with_state(state)
+        .route("/metrics", get(misc::metrics));
+    if state.dev_mode {
+        r = r.route("/reset_prefix_cache", post(misc::reset_prefix_cache));
+    }
+    r.fallback(misc::not_found).with_state(state)
 }

@@ -131,25 +131,31 @@ fn choose(st: &GatewayState, body: &[u8]) -> usize {
     match st.router.policy {
         RouterPolicy::RoundRobin => st.router.next.fetch_add(1, Ordering::Relaxed) % n,
         RouterPolicy::Random => st.rng.lock().unwrap_or_else(PoisonError::into_inner).random_range(0..n),
-        RouterPolicy::CacheAware => {
-            let load: Vec<usize> = st.in_flight.iter().map(|l| l.load(Ordering::Relaxed)).collect();
-            let hashes = byte_block_hashes(prompt_text(body).as_bytes(), st.prefix_params.block_bytes);
-            let mut rng = st.rng.lock().unwrap_or_else(PoisonError::into_inner);
-            let d = st.prefix.lock().unwrap_or_else(PoisonError::into_inner).route_at(
-                st.clock.now(),
-                &hashes,
-                &load,
-                &st.prefix_params,
-                &mut *rng,
-            );
-            let mut c = st.router.counters();
-            match d.selection {
-                "prefix_match" => c.cache_hits += 1,
-                _ => c.cache_misses += 1,
-            }
-            d.pod
-        }
+        RouterPolicy::CacheAware => cache_aware(st, body),
     }
+}
+
+/// The routers' `cache_aware`: while loads are within `imbalance_abs`, the worker holding the
+/// longest prefix of the prompt (least loaded among equals); otherwise, or with no match, the
+/// least-loaded worker, ties to the first. So requests sent one after another to an idle
+/// cluster all land on the first worker (docs/protocol.md §8.10).
+fn cache_aware(st: &GatewayState, body: &[u8]) -> usize {
+    let load: Vec<usize> = st.in_flight.iter().map(|l| l.load(Ordering::Relaxed)).collect();
+    let hashes = byte_block_hashes(prompt_text(body).as_bytes(), st.prefix_params.block_bytes);
+    let mut index = st.prefix.lock().unwrap_or_else(PoisonError::into_inner);
+    let pct = index.match_percents(&hashes, load.len());
+    let (min, max) = (load.iter().min().copied().unwrap_or(0), load.iter().max().copied().unwrap_or(0));
+    let first_least = (0..load.len()).min_by_key(|&i| (load[i], i)).unwrap_or(0);
+    let best = (0..load.len()).min_by_key(|&i| (std::cmp::Reverse(pct[i]), load[i], i)).unwrap_or(0);
+    let hit = max - min <= st.prefix_params.imbalance_abs && pct.get(best).is_some_and(|p| *p > 0);
+    let pick = if hit { best } else { first_least };
+    index.add(&hashes, pick, st.clock.now(), &st.prefix_params);
+    let mut c = st.router.counters();
+    match hit {
+        true => c.cache_hits += 1,
+        false => c.cache_misses += 1,
+    }
+    pick
 }
 
 fn count_dispatch(st: &GatewayState, path: &str, worker: usize, info: RequestInfo) {
