@@ -9,7 +9,7 @@ mod stream;
 
 use super::engine::EngineHandle;
 use super::expo::MetricsDialect;
-use super::faults::FaultSpec;
+use super::faults::{FaultSpec, Power};
 use super::params::EngineParams;
 use axum::Router;
 use axum::routing::{get, post};
@@ -42,6 +42,8 @@ pub struct ReplicaState {
     pub rng: Mutex<StdRng>,
     /// Request id counter.
     pub next_id: AtomicU64,
+    /// Up or down ([`Power`]): every endpoint answers 503 while down.
+    pub power: Arc<Power>,
 }
 
 /// The axum router of one replica.
@@ -56,5 +58,6 @@ pub fn router(state: Arc<ReplicaState>) -> Router {
         .route("/reset_prefix_cache", post(misc::reset_prefix_cache))
         .route("/metrics", get(misc::metrics))
         .fallback(misc::not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), misc::unless_down))
         .with_state(state)
 }
