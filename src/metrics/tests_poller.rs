@@ -378,7 +378,10 @@ fn outages_open_on_failure_and_close_on_the_next_good_poll() {
     assert_eq!(h.outages["a"].len(), 1);
     h.poll_ok("a", t0 + Duration::from_secs(5));
     let o = &h.outages["a"][0];
-    assert_eq!((o.from, o.to, o.error.as_str()), (t0 + Duration::from_secs(1), Some(t0 + Duration::from_secs(5)), "refused"));
+    assert_eq!(
+        (o.from, o.to, o.error.as_str()),
+        (t0 + Duration::from_secs(1), Some(t0 + Duration::from_secs(5)), "refused")
+    );
     h.poll_failed("a", t0 + Duration::from_secs(6), "again");
     assert_eq!(h.outages["a"].len(), 2);
     let stale = crate::session::series::replica_stale(&h, t0);

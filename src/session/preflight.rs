@@ -150,7 +150,11 @@ mod tests {
             let n = seen.fetch_add(1, Ordering::SeqCst);
             async move {
                 use axum::response::IntoResponse;
-                if n < fail { axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response() } else { page.into_response() }
+                if n < fail {
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response()
+                } else {
+                    page.into_response()
+                }
             }
         };
         let mut backend = InProcBackend::default();

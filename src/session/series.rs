@@ -65,10 +65,19 @@ fn overlap(stale: &[StaleInterval], from: f64, to: f64, now_s: f64) -> f64 {
 }
 
 /// The losses of one attempt measuring over `[from, to]` with `connect_errors` failed connections.
-fn losses(stale: &BTreeMap<String, Vec<StaleInterval>>, span: (f64, f64), now_s: f64, connect: (&str, u64)) -> Vec<TargetLoss> {
+fn losses(
+    stale: &BTreeMap<String, Vec<StaleInterval>>,
+    span: (f64, f64),
+    now_s: f64,
+    connect: (&str, u64),
+) -> Vec<TargetLoss> {
     let mut out: Vec<TargetLoss> = stale
         .iter()
-        .map(|(name, list)| TargetLoss { replica: name.clone(), lost_s: overlap(list, span.0, span.1, now_s), connect_errors: 0 })
+        .map(|(name, list)| TargetLoss {
+            replica: name.clone(),
+            lost_s: overlap(list, span.0, span.1, now_s),
+            connect_errors: 0,
+        })
         .filter(|l| l.lost_s > 0.0)
         .collect();
     if connect.1 > 0 {
@@ -85,7 +94,10 @@ fn loss_warning(what: &str, span_s: f64, lost: &[TargetLoss]) -> String {
             n => format!("{n} connection error(s) to {}", l.replica),
         })
         .collect();
-    format!("{what}: target lost during its {span_s:.1} s of measurement ({}); its figures are unreliable", parts.join(", "))
+    format!(
+        "{what}: target lost during its {span_s:.1} s of measurement ({}); its figures are unreliable",
+        parts.join(", ")
+    )
 }
 
 /// Fills `target_lost` of every decode and burst attempt from the report's stale intervals and
@@ -125,7 +137,9 @@ pub fn add_poll_facts(env: &CellEnv, report: &mut SessionReport) {
     for (name, list) in &report.replica_stale {
         for i in list {
             let to = i.to_s.map_or("the end".to_string(), |t| format!("{t:.1} s"));
-            report.warnings.push(format!("replica {name}: metrics polls failed from {:.1} s to {to} ({})", i.from_s, i.error));
+            report
+                .warnings
+                .push(format!("replica {name}: metrics polls failed from {:.1} s to {to} ({})", i.from_s, i.error));
         }
     }
     report.warnings.extend(nonfinite_notes(&h));
