@@ -133,7 +133,7 @@ async fn scripted_keys_pause_resume_skip_rerun_save_and_quit() {
     assert_eq!(pause.cell.as_deref(), Some("ctx=0 conc=2"));
 
     let screen = terminal.backend().to_string();
-    for needle in ["DONE", "skip", "Sustained decode", "Replicas (latest poll)", "report written"] {
+    for needle in ["DONE", "skip", "Sustained decode", "Replicas (session ended)", "report written"] {
         assert!(screen.contains(needle), "{needle} missing from the last frame:\n{screen}");
     }
 }

@@ -36,6 +36,7 @@ screens! {
     paused => fixtures::paused();
     done_with_skips => fixtures::done_with_skips();
     routing_imbalance => fixtures::routing_imbalance();
+    replica_down => fixtures::replica_down();
 }
 
 #[test]

@@ -314,11 +314,18 @@ impl PollTask {
                         r.dialect = EngineDialect::detect(&scrape);
                     }
                     let sample = EngineSample::from_scrape(&scrape, r.dialect);
-                    lock(&self.history).push(&r.name, Point::from_sample(at, &sample));
+                    let mut history = lock(&self.history);
+                    history.push(&r.name, Point::from_sample(at, &sample));
+                    history.poll_ok(&r.name, at);
+                    history.note_nonfinite(&r.name, &nonfinite_metrics(&scrape, r.dialect));
+                    drop(history);
                     (r.sample, r.last_ok, r.last_error, r.scrape_latency) = (Some(sample), Some(at), None, latency);
                     r.consecutive_failures = 0;
                 }
-                Err(e) => (r.last_error, r.consecutive_failures) = (Some(e), r.consecutive_failures.saturating_add(1)),
+                Err(e) => {
+                    lock(&self.history).poll_failed(&r.name, at, &e);
+                    (r.last_error, r.consecutive_failures) = (Some(e), r.consecutive_failures.saturating_add(1));
+                }
             }
         } else if let Some(g) = &mut self.gateway {
             match outcome.result {
@@ -366,6 +373,21 @@ impl PollTask {
         self.tx.send_replace(Arc::clone(&snap));
         snap
     }
+}
+
+/// The engine metrics (the dialect's own name prefix, `_created` aside) whose value on this
+/// page is NaN or ±Inf; such values are left out of every figure (docs/protocol.md §0.5).
+fn nonfinite_metrics(scrape: &Scrape, dialect: EngineDialect) -> Vec<String> {
+    let prefix = match dialect {
+        EngineDialect::VllmV1 | EngineDialect::VllmV0 => "vllm:",
+        EngineDialect::Sglang => "sglang:",
+        EngineDialect::LlamaCpp => "llamacpp:",
+        EngineDialect::Unknown => return Vec::new(),
+    };
+    let bad = scrape.all().iter().filter(|s| !s.value.is_finite() && s.name.starts_with(prefix));
+    let mut names: Vec<String> = bad.filter(|s| !s.name.ends_with("_created")).map(|s| s.name.clone()).collect();
+    names.dedup();
+    names
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

@@ -1,7 +1,7 @@
 //! What the poller publishes: per-round snapshots of every replica and the gateway, and the
 //! bounded history of polled points.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -163,6 +163,18 @@ pub struct GatewayPoint {
     pub series: Vec<CounterSeries>,
 }
 
+/// A stretch of time in which a replica's polls failed: from the first failed poll's request to
+/// the next good one's (`None` while it still fails).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outage {
+    /// When the first failed poll was sent.
+    pub from: Instant,
+    /// When the next good poll was sent; `None` while polls still fail.
+    pub to: Option<Instant>,
+    /// Why the first poll of the outage failed, one line.
+    pub error: String,
+}
+
 /// Bounded poll history of every replica and of the gateway.
 #[derive(Debug, Clone, PartialEq)]
 pub struct History {
@@ -178,6 +190,11 @@ pub struct History {
     pub max_gateway_points: usize,
     /// Longest a point counts as current when no later point follows; `None` = until the next one.
     pub hold_max: Option<Duration>,
+    /// Per replica, the stretches its polls failed, oldest first (a replica never failing has none).
+    pub outages: BTreeMap<String, Vec<Outage>>,
+    /// Per replica and metric name: good polls in which a metric the tool reads was NaN or ±Inf
+    /// (the value is left out of every figure).
+    pub nonfinite: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
 impl History {
@@ -192,7 +209,32 @@ impl History {
         let max_points = max_points.max(1);
         let max_gateway_points = max_points.min(Self::DEFAULT_MAX_GATEWAY_POINTS);
         let (replicas, gateway) = (Vec::new(), VecDeque::new());
-        History { replicas, gateway, gateway_dropped: 0, max_points, max_gateway_points, hold_max }
+        let (outages, nonfinite) = (BTreeMap::new(), BTreeMap::new());
+        History { replicas, gateway, gateway_dropped: 0, max_points, max_gateway_points, hold_max, outages, nonfinite }
+    }
+
+    /// Records a failed poll of `replica` sent at `at`: opens an outage unless one is open.
+    pub fn poll_failed(&mut self, replica: &str, at: Instant, error: &str) {
+        let list = self.outages.entry(replica.to_string()).or_default();
+        if list.last().is_none_or(|o| o.to.is_some()) {
+            list.push(Outage { from: at, to: None, error: error.to_string() });
+        }
+    }
+
+    /// Records a good poll of `replica` sent at `at`: closes its open outage, if any.
+    pub fn poll_ok(&mut self, replica: &str, at: Instant) {
+        if let Some(open) = self.outages.get_mut(replica).and_then(|l| l.last_mut()).filter(|o| o.to.is_none()) {
+            open.to = Some(at.max(open.from));
+        }
+    }
+
+    /// Counts one good poll of `replica` in which each of `metrics` was NaN or ±Inf.
+    pub fn note_nonfinite(&mut self, replica: &str, metrics: &[String]) {
+        if metrics.is_empty() {
+            return;
+        }
+        let counts = self.nonfinite.entry(replica.to_string()).or_default();
+        metrics.iter().for_each(|m| *counts.entry(m.clone()).or_default() += 1);
     }
 
     /// The history of one replica.

@@ -349,3 +349,41 @@ async fn no_targets_still_publishes_rounds() {
     let snap = poller.scrape_now().await;
     assert_eq!((snap.seq >= 1, snap.replicas.len(), snap.running_total()), (true, 0, None));
 }
+
+#[test]
+fn nan_and_inf_engine_values_are_named_once_per_poll() {
+    let page = "vllm:num_requests_running{engine=\"0\"} NaN\nvllm:num_requests_running{engine=\"1\"} 2\n\
+        vllm:kv_cache_usage_perc{engine=\"0\"} +Inf\nvllm:prompt_tokens_created 1.7e9\nother_metric NaN\n";
+    let scrape = Scrape::parse(page).unwrap();
+    let names = super::nonfinite_metrics(&scrape, EngineDialect::VllmV1);
+    assert_eq!(names, ["vllm:num_requests_running", "vllm:kv_cache_usage_perc"]);
+    assert!(super::nonfinite_metrics(&scrape, EngineDialect::Unknown).is_empty());
+    let mut h = super::History::new(10, None);
+    h.note_nonfinite("a", &names);
+    h.note_nonfinite("a", &names[..1]);
+    assert_eq!(h.nonfinite["a"]["vllm:num_requests_running"], 2);
+    assert_eq!(h.nonfinite["a"]["vllm:kv_cache_usage_perc"], 1);
+    let notes = crate::session::series::nonfinite_notes(&h);
+    assert_eq!(notes.len(), 2, "one note per replica and metric: {notes:?}");
+    assert!(notes[1].contains("`vllm:num_requests_running` was NaN or Inf in 2 poll(s)"), "{notes:?}");
+}
+
+#[test]
+fn outages_open_on_failure_and_close_on_the_next_good_poll() {
+    let t0 = Instant::now();
+    let mut h = super::History::new(10, None);
+    h.poll_ok("a", t0);
+    h.poll_failed("a", t0 + Duration::from_secs(1), "refused");
+    h.poll_failed("a", t0 + Duration::from_secs(2), "later error");
+    assert_eq!(h.outages["a"].len(), 1);
+    h.poll_ok("a", t0 + Duration::from_secs(5));
+    let o = &h.outages["a"][0];
+    assert_eq!(
+        (o.from, o.to, o.error.as_str()),
+        (t0 + Duration::from_secs(1), Some(t0 + Duration::from_secs(5)), "refused")
+    );
+    h.poll_failed("a", t0 + Duration::from_secs(6), "again");
+    assert_eq!(h.outages["a"].len(), 2);
+    let stale = crate::session::series::replica_stale(&h, t0);
+    assert_eq!((stale["a"][0].from_s, stale["a"][0].to_s, stale["a"][1].to_s), (1.0, Some(5.0), None));
+}

@@ -61,6 +61,10 @@ pub struct SessionReport {
     pub actions: Vec<ActionRecord>,
     /// Per replica, the polled Prometheus series (about one point per second).
     pub replica_series: BTreeMap<String, Vec<SeriesPoint>>,
+    /// Per replica name, the stretches its metrics polls failed (none for a replica that always
+    /// answered).
+    #[serde(default)]
+    pub replica_stale: BTreeMap<String, Vec<StaleInterval>>,
     /// Things the reader should know (missing metrics, fallbacks used, client lag).
     pub warnings: Vec<String>,
 }
@@ -221,6 +225,9 @@ pub struct DecodeAttempt {
     pub prometheus: Option<PromValidation>,
     /// Event-loop lag of the client during the attempt, ms.
     pub client_lag_ms: Option<Summary>,
+    /// Targets lost during the window (polls failing or connections refused); empty when none.
+    #[serde(default)]
+    pub target_lost: Vec<TargetLoss>,
     /// One entry per request of the attempt.
     pub request_samples: Vec<RequestRecord>,
 }
@@ -278,6 +285,29 @@ pub struct ActionRecord {
     pub action: String,
     /// The cell it concerned (`ctx=16k conc=4`, `r1-hot90-prefix-cache`).
     pub cell: Option<String>,
+}
+
+/// A stretch in which a replica's metrics polls failed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StaleInterval {
+    /// First failed poll, seconds since the session start.
+    pub from_s: f64,
+    /// Next good poll, seconds since the session start; `null` if polls still failed when the
+    /// report was written.
+    pub to_s: Option<f64>,
+    /// Why the first failed poll failed, one line.
+    pub error: String,
+}
+
+/// A target lost during an attempt's measured time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetLoss {
+    /// The replica whose polls failed, or the load target (host:port) its connections failed to.
+    pub replica: String,
+    /// Seconds of the attempt's measured time the replica was stale (0 for connection errors only).
+    pub lost_s: f64,
+    /// Requests whose connection failed during the attempt (counted on the load target's entry).
+    pub connect_errors: u64,
 }
 
 /// One polled point of one replica.
@@ -354,6 +384,9 @@ pub struct BurstAttempt {
     pub output_tps: f64,
     /// First send to last end, seconds.
     pub makespan_s: f64,
+    /// Targets lost during the burst (polls failing or connections refused); empty when none.
+    #[serde(default)]
+    pub target_lost: Vec<TargetLoss>,
     /// One entry per request.
     pub request_samples: Vec<RequestRecord>,
 }

@@ -83,6 +83,7 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
             kv_usage_peak: Some(0.875),
         }),
         client_lag_ms: Some(summary(0.5)),
+        target_lost: Vec::new(),
         request_samples: vec![request(0, "completed"), request(1, "cut"), request(2, "stalled")],
     }
 }
@@ -210,6 +211,7 @@ fn full_burst() -> BurstSection {
                 output_tokens: 768,
                 output_tps: 307.2,
                 makespan_s: 2.5,
+                target_lost: Vec::new(),
                 request_samples: vec![request(0, "completed")],
             }],
         }],
@@ -269,6 +271,7 @@ pub(crate) fn full_report() -> SessionReport {
         phase_history: vec![paused_phase, full_phase()],
         actions: vec![ActionRecord { at_s: 75.25, action: "rerun".into(), cell: Some("ctx=16k conc=8".into()) }],
         replica_series: BTreeMap::from([("r0".into(), vec![point])]),
+        replica_stale: BTreeMap::new(),
         warnings: vec!["no prefix-cache metrics on r0".into()],
         measured_phases: 1,
         planned_phases: 2,
@@ -315,6 +318,7 @@ pub(crate) fn minimal_report() -> SessionReport {
         phase_history: Vec::new(),
         actions: Vec::new(),
         replica_series: BTreeMap::new(),
+        replica_stale: BTreeMap::new(),
         warnings: Vec::new(),
     }
 }

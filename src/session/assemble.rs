@@ -3,8 +3,10 @@
 use super::snapshot::{CellSummary, SessionSnapshot};
 use super::state::SessionState;
 use crate::cell::context::CellEnv;
+use crate::cell::facts::ReplicaFacts;
 use crate::experiment::{CellEntry, Experiments};
 use crate::load::client::redact_url;
+use crate::metrics::EngineDialect;
 use crate::report::json::{
     CalibrationInfo, PlanInfo, ReplicaInfo, SCHEMA_VERSION, SessionReport, TargetInfo, ToolInfo,
 };
@@ -38,33 +40,47 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
         phase_history: Vec::new(),
         actions: state.actions.clone(),
         replica_series: super::series::replica_series(env),
+        replica_stale: Default::default(),
         warnings: env.warnings(),
     };
     for e in experiments {
         let cells: Vec<&CellEntry> = state.cells.iter().filter(|c| e.owns(&c.spec)).collect();
         e.report(env, &cells, &mut report);
     }
+    super::series::add_poll_facts(env, &mut report);
     report
 }
 
 fn target_info(env: &CellEnv) -> TargetInfo {
     let facts = &env.facts;
+    let replica_info: Vec<ReplicaInfo> = facts.replicas.iter().map(|r| replica_info(env, r)).collect();
+    let kv_capacity_tokens = replica_info.iter().map(|r| r.kv_capacity_tokens).sum();
+    let dialect = replica_info.iter().map(|r| r.dialect.as_str()).find(|d| *d != EngineDialect::Unknown.as_str());
     TargetInfo {
         base_url: redact_url(&env.target.base),
         endpoint: env.cfg.endpoint.as_str().into(),
         max_model_len: facts.max_model_len,
-        kv_capacity_tokens: facts.kv_capacity(),
-        engine_dialect: facts.dialect().as_str().into(),
-        replica_info: facts
-            .replicas
-            .iter()
-            .map(|r| ReplicaInfo {
-                name: r.name.clone(),
-                metrics_url: r.url.clone(),
-                dialect: r.dialect.as_str().into(),
-                kv_capacity_tokens: r.kv_capacity,
-            })
-            .collect(),
+        kv_capacity_tokens,
+        engine_dialect: dialect.unwrap_or(facts.dialect().as_str()).into(),
+        replica_info,
+    }
+}
+
+/// A replica's facts; what preflight could not read is taken from the poller once the replica
+/// answered a later poll.
+fn replica_info(env: &CellEnv, r: &ReplicaFacts) -> ReplicaInfo {
+    let latest = env.poller.as_ref().map(|p| p.latest());
+    let view = latest.as_ref().and_then(|s| s.replica(&r.name));
+    let dialect = match (r.dialect, view.map(|v| v.dialect)) {
+        (EngineDialect::Unknown, Some(polled)) => polled,
+        (d, _) => d,
+    };
+    let polled_kv = view.and_then(|v| v.sample.as_ref()).and_then(|s| s.kv_capacity_tokens).map(|c| c as u64);
+    ReplicaInfo {
+        name: r.name.clone(),
+        metrics_url: r.url.clone(),
+        dialect: dialect.as_str().into(),
+        kv_capacity_tokens: r.kv_capacity.or(polled_kv),
     }
 }
 

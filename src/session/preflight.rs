@@ -57,7 +57,14 @@ pub async fn discover(
     }
 }
 
-/// Reads one metrics page and what it says about the replica.
+/// Attempts at reading a replica's metrics page at preflight.
+pub const INSPECT_ATTEMPTS: u32 = 3;
+/// Wait before the second attempt; doubled before each later one.
+pub const INSPECT_BACKOFF: Duration = Duration::from_millis(250);
+
+/// Reads one metrics page and what it says about the replica, retrying a failed read
+/// ([`INSPECT_ATTEMPTS`] attempts, [`INSPECT_BACKOFF`] doubling between them) so one failed
+/// poll does not leave the replica's dialect and KV capacity unknown.
 pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> ReplicaFacts {
     let mut facts = ReplicaFacts {
         name: ep.name.clone(),
@@ -66,24 +73,38 @@ pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> Rep
         kv_capacity: None,
         error: None,
     };
-    let headers = reqwest::header::HeaderMap::new();
-    let resp = backend.send(Exchange::get(&ep.url, &headers).with_timeout(Duration::from_secs(10))).await;
-    let text = match resp {
-        Ok(r) if r.status().is_success() => {
-            r.bytes().await.map(|b| String::from_utf8_lossy(&b).into_owned()).map_err(|e| e.to_string())
+    let mut wait = INSPECT_BACKOFF;
+    for attempt in 1..=INSPECT_ATTEMPTS {
+        match read_scrape(backend, &ep.url).await {
+            Ok(scrape) => {
+                let sample = EngineSample::detect(&scrape);
+                facts.dialect = sample.dialect;
+                facts.kv_capacity = sample.kv_capacity_tokens.map(|c| c as u64);
+                facts.error = None;
+                break;
+            }
+            Err(e) => facts.error = Some(format!("{e} (after {attempt} attempt(s))")),
         }
-        Ok(r) => Err(format!("HTTP {}", r.status().as_u16())),
-        Err(e) => Err(e.to_string()),
-    };
-    match text.map(|t| Scrape::parse(&t).map_err(|e| e.to_string())) {
-        Ok(Ok(scrape)) => {
-            let sample = EngineSample::detect(&scrape);
-            facts.dialect = sample.dialect;
-            facts.kv_capacity = sample.kv_capacity_tokens.map(|c| c as u64);
+        if attempt < INSPECT_ATTEMPTS {
+            tokio::time::sleep(wait).await;
+            wait = wait.saturating_mul(2);
         }
-        Ok(Err(e)) | Err(e) => facts.error = Some(e),
     }
     facts
+}
+
+/// Fetches and parses one metrics page.
+async fn read_scrape(backend: &dyn Backend, url: &str) -> Result<Scrape, String> {
+    let headers = reqwest::header::HeaderMap::new();
+    let resp = backend.send(Exchange::get(url, &headers).with_timeout(Duration::from_secs(10))).await;
+    let text = match resp {
+        Ok(r) if r.status().is_success() => {
+            r.bytes().await.map(|b| String::from_utf8_lossy(&b).into_owned()).map_err(|e| e.to_string())?
+        }
+        Ok(r) => return Err(format!("HTTP {}", r.status().as_u16())),
+        Err(e) => return Err(e.to_string()),
+    };
+    Scrape::parse(&text).map_err(|e| e.to_string())
 }
 
 /// Calibrates one prompt per context size (within 1%), using `/tokenize` when the server
@@ -142,6 +163,45 @@ pub fn check_url(s: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::inproc::InProcBackend;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A metrics page that answers HTTP 503 to its first `fail` reads, then a vLLM V1 page.
+    fn flaky(fail: u32) -> (InProcBackend, Arc<AtomicU32>) {
+        let calls = Arc::new(AtomicU32::new(0));
+        let seen = calls.clone();
+        let page = "vllm:num_requests_running{engine=\"0\"} 0\n\
+            vllm:cache_config_info{engine=\"0\",num_gpu_blocks=\"100\",block_size=\"16\"} 1\n";
+        let handler = move || {
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            async move {
+                use axum::response::IntoResponse;
+                if n < fail {
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response()
+                } else {
+                    page.into_response()
+                }
+            }
+        };
+        let mut backend = InProcBackend::default();
+        backend.serve("flaky.inproc", axum::Router::new().route("/metrics", axum::routing::get(handler)));
+        (backend, calls)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn preflight_retries_a_failed_metrics_read() {
+        let ep = MetricsEndpoint { name: "r".into(), url: "http://flaky.inproc/metrics".into() };
+        let (backend, calls) = flaky(2);
+        let facts = inspect_replica(&backend, &ep).await;
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        assert_eq!((facts.dialect, facts.kv_capacity, facts.error), (EngineDialect::VllmV1, Some(1600), None));
+        let (backend, calls) = flaky(u32::MAX);
+        let facts = inspect_replica(&backend, &ep).await;
+        assert_eq!(calls.load(Ordering::SeqCst), INSPECT_ATTEMPTS);
+        assert_eq!(facts.dialect, EngineDialect::Unknown);
+        assert!(facts.error.as_deref().is_some_and(|e| e.contains("HTTP 503")), "{:?}", facts.error);
+    }
 
     #[test]
     fn metrics_args() {

@@ -1,8 +1,12 @@
-//! The per-replica Prometheus series of the report, thinned to about one point per second.
+//! The per-replica Prometheus series of the report, thinned to about one point per second; the
+//! stretches each replica's polls failed ([`StaleInterval`]), the attempts that lost a target
+//! while they measured ([`TargetLoss`]), and the notes about NaN/±Inf metric values.
 
 use crate::cell::context::CellEnv;
-use crate::metrics::window::ReplicaHistory;
-use crate::report::json::SeriesPoint;
+use crate::load::sample::ErrorKind;
+use crate::metrics::snapshot::Outage;
+use crate::metrics::window::{History, ReplicaHistory};
+use crate::report::json::{SeriesPoint, SessionReport, StaleInterval, TargetLoss};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -36,6 +40,111 @@ pub fn thin(h: &ReplicaHistory, origin: Instant) -> Vec<SeriesPoint> {
 pub fn replica_series(env: &CellEnv) -> BTreeMap<String, Vec<SeriesPoint>> {
     let Some(poller) = &env.poller else { return BTreeMap::new() };
     poller.history().replicas.iter().map(|h| (h.name.clone(), thin(h, env.started))).collect()
+}
+
+/// Every replica's failed-poll stretches, seconds since `origin`.
+pub fn replica_stale(h: &History, origin: Instant) -> BTreeMap<String, Vec<StaleInterval>> {
+    let secs = |t: Instant| t.saturating_duration_since(origin).as_secs_f64();
+    let interval = |o: &Outage| StaleInterval { from_s: secs(o.from), to_s: o.to.map(secs), error: o.error.clone() };
+    let stale = h.outages.iter().filter(|(_, list)| !list.is_empty());
+    stale.map(|(name, list)| (name.clone(), list.iter().map(interval).collect())).collect()
+}
+
+/// One note per replica and metric that was NaN or ±Inf in some poll.
+pub fn nonfinite_notes(h: &History) -> Vec<String> {
+    let per_metric = h.nonfinite.iter().flat_map(|(r, m)| m.iter().map(move |(name, n)| (r, name, n)));
+    per_metric
+        .map(|(r, name, n)| format!("replica {r}: `{name}` was NaN or Inf in {n} poll(s); those values were left out"))
+        .collect()
+}
+
+/// Seconds of `[from, to]` covered by `stale` (an open interval runs to `now_s`).
+fn overlap(stale: &[StaleInterval], from: f64, to: f64, now_s: f64) -> f64 {
+    let covered = stale.iter().map(|i| (i.to_s.unwrap_or(now_s).min(to) - i.from_s.max(from)).max(0.0));
+    covered.sum()
+}
+
+/// The losses of one attempt measuring over `[from, to]` with `connect_errors` failed connections.
+fn losses(
+    stale: &BTreeMap<String, Vec<StaleInterval>>,
+    span: (f64, f64),
+    now_s: f64,
+    connect: (&str, u64),
+) -> Vec<TargetLoss> {
+    let mut out: Vec<TargetLoss> = stale
+        .iter()
+        .map(|(name, list)| TargetLoss {
+            replica: name.clone(),
+            lost_s: overlap(list, span.0, span.1, now_s),
+            connect_errors: 0,
+        })
+        .filter(|l| l.lost_s > 0.0)
+        .collect();
+    if connect.1 > 0 {
+        out.push(TargetLoss { replica: connect.0.to_string(), lost_s: 0.0, connect_errors: connect.1 });
+    }
+    out
+}
+
+fn loss_warning(what: &str, span_s: f64, lost: &[TargetLoss]) -> String {
+    let parts: Vec<String> = lost
+        .iter()
+        .map(|l| match l.connect_errors {
+            0 => format!("replica {} stale for {:.1} s", l.replica, l.lost_s),
+            n => format!("{n} connection error(s) to {}", l.replica),
+        })
+        .collect();
+    format!(
+        "{what}: target lost during its {span_s:.1} s of measurement ({}); its figures are unreliable",
+        parts.join(", ")
+    )
+}
+
+/// Fills `target_lost` of every decode and burst attempt from the report's stale intervals and
+/// connection errors, and adds one warning per flagged attempt. `target` names the load target.
+pub fn flag_lost_targets(report: &mut SessionReport, now_s: f64, target: &str) {
+    let stale = report.replica_stale.clone();
+    let mut notes = Vec::new();
+    for cell in report.decode.iter_mut().flat_map(|d| d.cells.iter_mut()) {
+        for a in &mut cell.attempts {
+            let from = a.started_s + a.warmup_s;
+            let connect = a.errors.get(&ErrorKind::Connect).copied().unwrap_or(0);
+            a.target_lost = losses(&stale, (from, from + a.window_s), now_s, (target, connect));
+            if !a.target_lost.is_empty() {
+                let what = format!("decode {} conc {} attempt {}", cell.ctx_label, cell.conc, a.attempt);
+                notes.push(loss_warning(&what, a.window_s, &a.target_lost));
+            }
+        }
+    }
+    for cell in report.burst.iter_mut().flat_map(|b| b.cells.iter_mut()) {
+        for a in &mut cell.attempts {
+            let connect = a.errors.get(&ErrorKind::Connect).copied().unwrap_or(0);
+            a.target_lost = losses(&stale, (a.started_s, a.started_s + a.makespan_s), now_s, (target, connect));
+            if !a.target_lost.is_empty() {
+                let what = format!("burst {} x{} attempt {}", cell.ctx_label, cell.conc, a.attempt);
+                notes.push(loss_warning(&what, a.makespan_s, &a.target_lost));
+            }
+        }
+    }
+    report.warnings.extend(notes);
+}
+
+/// Adds the stale intervals, the attempts' target losses and the poll notes to `report`.
+pub fn add_poll_facts(env: &CellEnv, report: &mut SessionReport) {
+    let Some(poller) = &env.poller else { return };
+    let h = poller.history();
+    report.replica_stale = replica_stale(&h, env.started);
+    for (name, list) in &report.replica_stale {
+        for i in list {
+            let to = i.to_s.map_or("the end".to_string(), |t| format!("{t:.1} s"));
+            report
+                .warnings
+                .push(format!("replica {name}: metrics polls failed from {:.1} s to {to} ({})", i.from_s, i.error));
+        }
+    }
+    report.warnings.extend(nonfinite_notes(&h));
+    let now_s = env.since_start(Instant::now());
+    flag_lost_targets(report, now_s, crate::net::host_port(&env.target.base));
 }
 
 #[cfg(test)]

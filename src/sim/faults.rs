@@ -4,10 +4,33 @@
 //! `reset=0.02,http500=0.01,stall=0.01,metrics-fail=0.1`. Request faults are drawn once per
 //! completion request from one uniform draw, so their rates add up (and must not exceed 1);
 //! metrics faults are drawn once per `/metrics` scrape.
+//!
+//! [`Power`] takes one replica down and brings it back mid-session, as a killed and restarted
+//! engine process: while down every endpoint fails (the in-process backend refuses the
+//! connection, a served replica answers 503), and it comes back with its counters at 0.
 
 use rand::Rng;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether one simulated replica is up (the default) or down.
+#[derive(Debug, Default)]
+pub struct Power {
+    down: AtomicBool,
+}
+
+impl Power {
+    /// True while the replica is down.
+    pub fn is_down(&self) -> bool {
+        self.down.load(Ordering::SeqCst)
+    }
+
+    /// Sets the state; true if it changed.
+    pub fn set_down(&self, down: bool) -> bool {
+        self.down.swap(down, Ordering::SeqCst) != down
+    }
+}
 
 /// A fault that can happen to one completion request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -9,7 +9,7 @@
 
 use super::engine::{EngineClock, EngineHandle};
 use super::{ClusterInfo, EndpointInfo, SimConfig, api, check, cluster_info, endpoint, gateway};
-use super::{gateway_state, replica_name, replica_state, stats};
+use super::{faults::Power, gateway_state, replica_name, replica_state, set_down, stats};
 use crate::load::backend::{Backend, BackendError, BackendResponse, Exchange, SendFuture, SharedBackend};
 use axum::Router;
 use std::io;
@@ -22,6 +22,8 @@ use tower::ServiceExt;
 #[derive(Debug, Clone, Default)]
 pub struct InProcBackend {
     hosts: Vec<(String, Router)>,
+    /// Hosts that refuse connections while their [`Power`] is down.
+    powers: Vec<(String, Arc<Power>)>,
 }
 
 impl InProcBackend {
@@ -32,7 +34,16 @@ impl InProcBackend {
         self.hosts.push((authority.to_string(), router));
     }
 
+    /// Makes `authority` refuse connections while `power` is down.
+    pub fn power_with(&mut self, authority: &str, power: Arc<Power>) {
+        self.powers.retain(|(a, _)| a != authority);
+        self.powers.push((authority.to_string(), power));
+    }
+
     fn router(&self, authority: &str) -> Option<&Router> {
+        if self.powers.iter().any(|(a, p)| a == authority && p.is_down()) {
+            return None;
+        }
         self.hosts.iter().find(|(a, _)| a == authority).map(|(_, r)| r)
     }
 }
@@ -81,6 +92,7 @@ impl Backend for InProcBackend {
 pub struct InProcCluster {
     info: ClusterInfo,
     engines: Vec<EngineHandle>,
+    powers: Vec<Arc<Power>>,
     backend: Arc<InProcBackend>,
 }
 
@@ -90,12 +102,14 @@ impl InProcCluster {
     pub fn start(cfg: SimConfig) -> anyhow::Result<Self> {
         check(&cfg)?;
         let mut backend = InProcBackend::default();
-        let (mut replicas, mut engines) = (Vec::new(), Vec::new());
+        let (mut replicas, mut engines, mut powers) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..cfg.replicas {
             let name = replica_name(i);
             let authority = format!("{name}.inproc");
             let state = replica_state(&cfg, i, &name, EngineClock::Tokio)?;
             engines.push(state.engine.clone());
+            powers.push(state.power.clone());
+            backend.power_with(&authority, state.power.clone());
             backend.serve(&authority, api::router(Arc::new(state)));
             replicas.push(endpoint(name, &authority));
         }
@@ -103,7 +117,7 @@ impl InProcCluster {
         let gw = gateway_state(&cfg, &replicas, upstream, EngineClock::Tokio);
         backend.serve("gateway.inproc", gateway::router(Arc::new(gw)));
         let info = cluster_info(&cfg, endpoint("gateway".into(), "gateway.inproc"), replicas);
-        Ok(Self { info, engines, backend: Arc::new(backend) })
+        Ok(Self { info, engines, powers, backend: Arc::new(backend) })
     }
 
     /// Where the cluster answers (in-process URLs).
@@ -119,6 +133,12 @@ impl InProcCluster {
     /// Live statistics of replica `i`, as its `/metrics` would show them.
     pub fn replica_stats(&self, i: usize) -> Option<stats::ReplicaStats> {
         self.engines.get(i).map(|e| e.stats.lock().unwrap_or_else(PoisonError::into_inner).clone())
+    }
+
+    /// Takes replica `i` down (connections to it are refused, its streams break, its engine
+    /// forgets every request and counter) or brings it back; false if there is no replica `i`.
+    pub fn set_replica_down(&self, i: usize, down: bool) -> bool {
+        set_down(&self.powers, &self.engines, i, down)
     }
 
     /// The endpoints of the replicas, in pod order.
@@ -208,5 +228,25 @@ mod tests {
         let (reset, h) = (format!("{}/reset_prefix_cache", c.info().replicas[0].url), HeaderMap::new());
         let resp = c.backend().send(Exchange::post(&reset, &h, None)).await.unwrap();
         assert_eq!(resp.status(), 200, "the engine task answers");
+    }
+
+    /// A replica taken down refuses connections; back up, it counts from 0 like a restarted vLLM.
+    #[tokio::test(start_paused = true)]
+    async fn a_replica_goes_down_and_comes_back_with_zeroed_counters() {
+        let c = InProcCluster::start(SimConfig { replicas: 2, ..SimConfig::default() }).unwrap();
+        stream_32(&c, &c.info().replicas[1].url, None).await;
+        assert_eq!(c.replica_stats(1).unwrap().generation_tokens, 32);
+        assert!(c.set_replica_down(1, true));
+        let (b, h) = (c.backend(), HeaderMap::new());
+        let e = b.send(Exchange::get(&c.info().replicas[1].metrics_url, &h)).await.unwrap_err();
+        assert!(e.describe().contains("connection refused"), "{}", e.describe());
+        let other = b.send(Exchange::get(&c.info().replicas[0].metrics_url, &h)).await.unwrap();
+        assert_eq!(other.status(), 200, "the other replica stays up");
+        assert!(c.set_replica_down(1, false));
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        let resp = b.send(Exchange::get(&c.info().replicas[1].metrics_url, &h)).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        assert_eq!(c.replica_stats(1).unwrap().generation_tokens, 0, "counters restart from 0");
+        assert!(!c.set_replica_down(7, true));
     }
 }

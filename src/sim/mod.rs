@@ -123,6 +123,8 @@ pub struct Cluster {
     cancel: CancellationToken,
     /// Engine handles, for in-process inspection.
     engines: Vec<EngineHandle>,
+    /// Up/down switch of each replica.
+    powers: Vec<Arc<faults::Power>>,
 }
 
 /// The name of replica `i` (0-based): `sim-a` .. `sim-z`, then `sim-27`, ...
@@ -158,11 +160,13 @@ impl Cluster {
         let cancel = CancellationToken::new();
         let mut replicas = Vec::new();
         let mut engines = Vec::new();
+        let mut powers = Vec::new();
         for (i, listener) in listeners.into_iter().enumerate() {
             let name = replica_name(i);
             let addr = listener.local_addr()?;
             let state = replica_state(&cfg, i, &name, EngineClock::Thread)?;
             engines.push(state.engine.clone());
+            powers.push(state.power.clone());
             serve(listener, api::router(Arc::new(state)), cancel.clone());
             replicas.push(endpoint(name, &addr.to_string()));
         }
@@ -171,7 +175,7 @@ impl Cluster {
         let gw = gateway_state(&cfg, &replicas, HttpBackend::shared(client), EngineClock::Thread);
         serve(gw_listener, gateway::router(Arc::new(gw)), cancel.clone());
         let info = cluster_info(&cfg, endpoint("gateway".into(), &gw_addr.to_string()), replicas);
-        Ok(Self { info, cancel, engines })
+        Ok(Self { info, cancel, engines, powers })
     }
 
     /// Where the cluster listens.
@@ -184,6 +188,12 @@ impl Cluster {
         self.engines.get(i).map(|e| e.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
     }
 
+    /// Takes replica `i` down (every endpoint answers 503, its streams break, its engine
+    /// forgets every request and counter) or brings it back; false if there is no replica `i`.
+    pub fn set_replica_down(&self, i: usize, down: bool) -> bool {
+        set_down(&self.powers, &self.engines, i, down)
+    }
+
     /// Stops accepting connections; open streams end with the process or runtime.
     pub fn shutdown(&self) {
         self.cancel.cancel();
@@ -194,6 +204,15 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         self.cancel.cancel();
     }
+}
+
+/// Flips replica `i`'s power; going down crashes its engine (requests dropped, counters 0).
+fn set_down(powers: &[Arc<faults::Power>], engines: &[EngineHandle], i: usize, down: bool) -> bool {
+    let (Some(power), Some(engine)) = (powers.get(i), engines.get(i)) else { return false };
+    if power.set_down(down) && down {
+        engine.send(engine::EngineMsg::Crash);
+    }
+    true
 }
 
 /// Rejects a configuration no cluster can run.
@@ -225,6 +244,7 @@ fn replica_state(cfg: &SimConfig, i: usize, name: &str, clock: EngineClock) -> a
         rng: Mutex::new(StdRng::seed_from_u64(cfg.seed.wrapping_add(i as u64 + 1))),
         next_id: AtomicU64::new(0),
         dev_mode: cfg.dev_mode,
+        power: Arc::default(),
     })
 }
 

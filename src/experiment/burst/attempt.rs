@@ -75,6 +75,7 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
         output_tokens,
         output_tps: if makespan > 0.0 { output_tokens as f64 / makespan } else { 0.0 },
         makespan_s: makespan,
+        target_lost: Vec::new(),
         request_samples: st.records,
     }
 }

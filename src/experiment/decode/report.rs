@@ -154,6 +154,7 @@ pub fn build_attempt(
         error_examples: st.error_examples,
         prometheus: prom,
         client_lag_ms: end.lag.and_then(|mut l| l.summary()),
+        target_lost: Vec::new(),
         request_samples: st.records,
     }
 }

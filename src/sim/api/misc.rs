@@ -95,6 +95,18 @@ pub async fn metrics(State(st): State<Arc<ReplicaState>>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
 }
 
+/// Every endpoint while the replica is down ([`crate::sim::faults::Power`]): HTTP 503.
+pub async fn unless_down(
+    State(st): State<Arc<ReplicaState>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if st.power.is_down() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "replica is down\n").into_response();
+    }
+    next.run(req).await
+}
+
 /// Anything else: 404 in the OpenAI error shape.
 pub async fn not_found() -> Response {
     ApiError::status(StatusCode::NOT_FOUND, "NotFoundError", "Not Found".into()).into_response()

@@ -9,7 +9,7 @@ mod stream;
 
 use super::engine::EngineHandle;
 use super::expo::MetricsDialect;
-use super::faults::FaultSpec;
+use super::faults::{FaultSpec, Power};
 use super::params::EngineParams;
 use axum::Router;
 use axum::routing::{get, post};
@@ -44,6 +44,8 @@ pub struct ReplicaState {
     pub next_id: AtomicU64,
     /// `POST /reset_prefix_cache` is mounted (vLLM's `VLLM_SERVER_DEV_MODE=1`).
     pub dev_mode: bool,
+    /// Up or down ([`Power`]): every endpoint answers 503 while down.
+    pub power: Arc<Power>,
 }
 
 /// The axum router of one replica.
@@ -59,5 +61,7 @@ pub fn router(state: Arc<ReplicaState>) -> Router {
     if state.dev_mode {
         r = r.route("/reset_prefix_cache", post(misc::reset_prefix_cache));
     }
-    r.fallback(misc::not_found).with_state(state)
+    r.fallback(misc::not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), misc::unless_down))
+        .with_state(state)
 }

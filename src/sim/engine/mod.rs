@@ -55,6 +55,8 @@ pub enum EngineMsg {
     Submit(Box<EngineRequest>),
     /// Forget every cached prefix, then reply.
     ResetPrefixCache(tokio::sync::oneshot::Sender<()>),
+    /// Drop every request and start afresh with zeroed counters (a killed process).
+    Crash,
 }
 
 /// The handle HTTP handlers use to reach a replica's engine. The engine ends when every
@@ -102,6 +104,7 @@ fn handle(sched: &mut Scheduler, msg: EngineMsg) {
             sched.reset_prefix_cache();
             let _ = reply.send(());
         }
+        EngineMsg::Crash => sched.crash(),
     }
 }
 

@@ -60,6 +60,16 @@ impl Scheduler {
         self.waiting.push_back(Seq::new(req, hashes));
     }
 
+    /// A killed and restarted engine: every request dropped (their streams end), the KV
+    /// cache empty and every counter back at 0, as a restarted vLLM process starts.
+    pub fn crash(&mut self) {
+        self.waiting.clear();
+        self.running.clear();
+        self.recent.clear();
+        self.kv = KvCache::new(self.params.kv_blocks, self.params.block_size);
+        *self.lock_stats() = ReplicaStats::default();
+    }
+
     /// Forgets every cached prefix.
     pub fn reset_prefix_cache(&mut self) {
         self.kv.reset_prefix_cache();

@@ -1,10 +1,12 @@
 //! Replicas: one row per replica: running, waiting, KV usage gauge, prefix hit ratio and
-//! preemptions in this cell, requests routed here (and their share), a tok/s sparkline.
-//! Stale metrics are marked `~`.
+//! preemptions in this cell, requests routed here (and their share), a tok/s sparkline and the
+//! current tok/s. A replica whose polls fail is marked `~` and shows `stale 12s` (time since its
+//! last good poll) instead of its gauges; after the session, rows say `ended`. Names on one host
+//! are shown by port (`:8001`), longer ones cut from the left.
 
 use super::super::app::App;
 use super::super::theme;
-use super::widgets::{bar, count, fit, framed, panel, pct, sparkline};
+use super::widgets::{bar, count, distinct_names, fit_left, framed, panel, pct, sparkline};
 use crate::cell::control::ReplicaLive;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -12,9 +14,10 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use std::borrow::Cow;
 
-/// The replicas to show: the running cell's view, or the latest metrics round between cells.
+/// The replicas to show: the running cell's view, or the latest metrics round between cells
+/// and after the session.
 pub fn rows(app: &App) -> Cow<'_, [ReplicaLive]> {
-    if !app.live.replicas.is_empty() {
+    if !app.live.replicas.is_empty() && !app.session.finished {
         return Cow::Borrowed(&app.live.replicas);
     }
     let Some(m) = &app.metrics else { return Cow::Owned(Vec::new()) };
@@ -41,6 +44,9 @@ pub fn height(app: &App) -> u16 {
     (rows(app).len() as u16 + 3).max(4)
 }
 
+/// Width of the current tok/s after the sparkline.
+const TPS_W: usize = 6;
+
 struct Cols {
     name: usize,
     kv: usize,
@@ -48,14 +54,36 @@ struct Cols {
     spark: usize,
 }
 
-fn columns(rows: &[ReplicaLive], width: usize) -> Cols {
-    let name = rows.iter().map(|r| r.name.chars().count() + 1).max().unwrap_or(7).clamp(7, 14);
+/// What a row shows instead of the live figures, if anything.
+#[derive(Clone, Copy)]
+enum RowState {
+    Live,
+    /// Polls failing; time since the last good one (`None`: never answered).
+    Stale(Option<u64>),
+    /// The session is over.
+    Ended,
+}
+
+fn state_of(app: &App, r: &ReplicaLive) -> RowState {
+    if app.session.finished {
+        return RowState::Ended;
+    }
+    if !r.stale {
+        return RowState::Live;
+    }
+    let m = app.metrics.as_ref();
+    let last_ok = m.and_then(|m| m.replica(&r.name)).and_then(|v| v.last_ok);
+    RowState::Stale(m.zip(last_ok).map(|(m, ok)| m.at.max(app.now).saturating_duration_since(ok).as_secs()))
+}
+
+fn columns(names: &[String], width: usize) -> Cols {
+    let name = names.iter().map(|n| n.chars().count() + 1).max().unwrap_or(7).clamp(7, 14);
     // name, run 4, wait 5, space, KV bar, KV % 5, hit 5, pre 4, reqs 6
     let fixed = name + 4 + 5 + 1 + 5 + 5 + 4 + 6;
     let kv = width.saturating_sub(fixed).clamp(3, 10);
     let left = width.saturating_sub(fixed + kv);
-    let share = rows.len() > 1 && left >= 5;
-    let spark = left.saturating_sub(if share { 5 } else { 0 }).saturating_sub(1);
+    let share = names.len() > 1 && left >= 5;
+    let spark = left.saturating_sub(if share { 5 } else { 0 }).saturating_sub(1 + TPS_W);
     Cols { name, kv, share, spark: if spark >= 4 { spark } else { 0 } }
 }
 
@@ -77,24 +105,39 @@ fn header(c: &Cols) -> Line<'static> {
         s.push_str("     ");
     }
     if c.spark > 0 {
-        s.push_str(" tok/s");
+        s.push_str(&format!(" {:<w$}{:>TPS_W$}", "tok/s", "now", w = c.spark));
     }
     Line::styled(s, theme::dim())
 }
 
-fn row(r: &ReplicaLive, c: &Cols, total_reqs: u64) -> Line<'static> {
-    let mark = if r.stale { "~" } else { "" };
-    let name = format!("{:<w$}", fit(&format!("{}{mark}", r.name), c.name - 1), w = c.name);
-    let name_style = if r.stale { theme::warn() } else { theme::value() };
+/// The run, wait, KV and KV % columns of a row: the figures, or what replaces them.
+fn gauges(r: &ReplicaLive, state: RowState, c: &Cols) -> Vec<Span<'static>> {
+    let w = 4 + 5 + 1 + c.kv + 5;
+    let note = match state {
+        RowState::Live => None,
+        RowState::Stale(Some(age)) => Some(format!("   stale {age}s")),
+        RowState::Stale(None) => Some("   stale, no poll yet".to_string()),
+        RowState::Ended => Some("   ended".to_string()),
+    };
+    if let Some(note) = note {
+        return vec![Span::styled(format!("{:<w$}", fit_left(&note, w)), theme::warn())];
+    }
     let kv = r.kv_usage.unwrap_or(0.0);
-    let mut spans = vec![
-        Span::styled(name, name_style),
+    vec![
         Span::raw(format!("{:>4}{:>5} ", count(r.running), count(r.waiting))),
         Span::styled(bar(kv, c.kv), theme::gauge(kv)),
         Span::raw(format!("{:>5}", pct(r.kv_usage))),
-        Span::raw(format!("{:>5}{:>4}", pct(r.hit_ratio), count(r.preemptions))),
-        Span::styled(format!("{:>6}", r.requests), theme::value()),
-    ];
+    ]
+}
+
+fn row(r: &ReplicaLive, name: &str, state: RowState, c: &Cols, total_reqs: u64) -> Line<'static> {
+    let mark = if r.stale { "~" } else { "" };
+    let name = format!("{:<w$}", fit_left(&format!("{name}{mark}"), c.name - 1), w = c.name);
+    let name_style = if r.stale { theme::warn() } else { theme::value() };
+    let mut spans = vec![Span::styled(name, name_style)];
+    spans.extend(gauges(r, state, c));
+    spans.push(Span::raw(format!("{:>5}{:>4}", pct(r.hit_ratio), count(r.preemptions))));
+    spans.push(Span::styled(format!("{:>6}", r.requests), theme::value()));
     if c.share {
         let share = if total_reqs > 0 { r.requests as f64 / total_reqs as f64 } else { 0.0 };
         let style = if share > 0.6 { theme::hot() } else { theme::label() };
@@ -103,6 +146,8 @@ fn row(r: &ReplicaLive, c: &Cols, total_reqs: u64) -> Line<'static> {
     if c.spark > 0 {
         spans.push(Span::raw(" "));
         spans.push(Span::styled(sparkline(&r.tps_history, c.spark, None), theme::spark()));
+        let now = matches!(state, RowState::Live).then(|| r.tps_history.last().copied()).flatten();
+        spans.push(Span::styled(format!("{:>TPS_W$}", count(now)), theme::value()));
     }
     let line = Line::from(spans);
     if r.stale { line.patch_style(theme::dim().add_modifier(Modifier::ITALIC)) } else { line }
@@ -111,17 +156,23 @@ fn row(r: &ReplicaLive, c: &Cols, total_reqs: u64) -> Line<'static> {
 /// Draws the replicas panel.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let rows = rows(app);
-    let title = if app.live.replicas.is_empty() { "Replicas (latest poll)" } else { "Replicas (this cell)" };
+    let title = match (app.session.finished, app.live.replicas.is_empty()) {
+        (true, _) => "Replicas (session ended)",
+        (false, true) => "Replicas (latest poll)",
+        (false, false) => "Replicas (this cell)",
+    };
     let inner = framed(panel(title), area, buf);
     if rows.is_empty() {
         let msg = if app.metrics.is_none() { "no metrics polled" } else { "waiting for the first poll" };
         buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
         return;
     }
-    let c = columns(&rows, usize::from(inner.width));
+    let names = distinct_names(&rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>());
+    let c = columns(&names, usize::from(inner.width));
     let total: u64 = rows.iter().map(|r| r.requests).sum();
     buf.set_line(inner.x, inner.y, &header(&c), inner.width);
-    for (i, r) in rows.iter().enumerate().take(usize::from(inner.height.saturating_sub(1))) {
-        buf.set_line(inner.x, inner.y + 1 + i as u16, &row(r, &c, total), inner.width);
+    let shown = rows.iter().zip(&names).enumerate().take(usize::from(inner.height.saturating_sub(1)));
+    for (i, (r, name)) in shown {
+        buf.set_line(inner.x, inner.y + 1 + i as u16, &row(r, name, state_of(app, r), &c, total), inner.width);
     }
 }

@@ -137,6 +137,37 @@ pub fn fit(s: &str, width: usize) -> String {
     out
 }
 
+/// Cuts `s` to at most `width` characters from the left, marking the cut with `…`: the end of
+/// a name (`…0.1:8002`) usually tells replicas apart.
+pub fn fit_left(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width || width == 0 {
+        return if width == 0 { String::new() } else { s.to_string() };
+    }
+    let tail: String = s.chars().skip(n - (width - 1)).collect();
+    format!("…{tail}")
+}
+
+/// `host:port` of a name or URL (`http://h:8001/x` → `h:8001`), if it has a numeric port.
+fn host_and_port(s: &str) -> Option<(&str, &str)> {
+    let rest = s.split_once("://").map_or(s, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let (host, port) = authority.rsplit_once(':')?;
+    (!host.is_empty() && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())).then_some((host, port))
+}
+
+/// Display names that tell `names` apart: when every name is a `host:port` (or URL) on one
+/// host, just `:port`; otherwise the names unchanged.
+pub fn distinct_names(names: &[&str]) -> Vec<String> {
+    let parts: Option<Vec<(&str, &str)>> = names.iter().map(|n| host_and_port(n)).collect();
+    match parts {
+        Some(p) if p.len() > 1 && p.iter().all(|(h, _)| *h == p[0].0) => {
+            p.iter().map(|(_, port)| format!(":{port}")).collect()
+        }
+        _ => names.iter().map(|n| n.to_string()).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,5 +195,16 @@ mod tests {
         assert_eq!(fit("abc", 4), "abc");
         assert_eq!(pct(Some(0.934)), "93%");
         assert_eq!(count(None), "—");
+        assert_eq!(fit_left("127.0.0.1:8002", 8), "….1:8002");
+        assert_eq!(fit_left("abc", 4), "abc");
+    }
+
+    #[test]
+    fn names_on_one_host_keep_their_ports() {
+        assert_eq!(distinct_names(&["127.0.0.1:8001", "127.0.0.1:8002"]), [":8001", ":8002"]);
+        assert_eq!(distinct_names(&["http://10.0.0.1:8001", "http://10.0.0.1:8002/"]), [":8001", ":8002"]);
+        assert_eq!(distinct_names(&["a:8001", "b:8001"]), ["a:8001", "b:8001"]);
+        assert_eq!(distinct_names(&["sim-a", "sim-b"]), ["sim-a", "sim-b"]);
+        assert_eq!(distinct_names(&["127.0.0.1:8001"]), ["127.0.0.1:8001"], "one name is left whole");
     }
 }
