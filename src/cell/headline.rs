@@ -22,8 +22,11 @@ pub struct Headline {
     pub ttft_p50_ms: Option<f64>,
     /// TTFT p95, ms.
     pub ttft_p95_ms: Option<f64>,
-    /// ITL p50, ms.
+    /// ITL p50, ms (decode: per stream over the window; burst: per token, as `vllm bench
+    /// serve` names it).
     pub itl_p50_ms: Option<f64>,
+    /// TPOT p50 of completed requests, (e2e - ttft) / (output tokens - 1), ms.
+    pub tpot_p50_ms: Option<f64>,
     /// (good, requests) under the SLO (routing phases).
     pub good: Option<(u64, u64)>,
     /// Requests per replica (routing phases).
@@ -41,12 +44,35 @@ pub fn attempt_line(h: &Headline) -> String {
         (None, _) => String::new(),
     };
     let good = h.good.map(|(g, n)| format!(" good {g}/{n}")).unwrap_or_default();
+    // ITL when known, or when there is no TPOT either (`—`); TPOT when known.
+    let mut per_token = String::new();
+    if h.itl_p50_ms.is_some() || h.tpot_p50_ms.is_none() {
+        per_token += &format!("  ITL p50 {} ms", fmt_latency_ms(h.itl_p50_ms));
+    }
+    if h.tpot_p50_ms.is_some() {
+        per_token += &format!("  TPOT p50 {} ms", fmt_latency_ms(h.tpot_p50_ms));
+    }
     format!(
-        "{}: {:.1} tok/s{running}{good}  TTFT p50 {} ms  ITL p50 {} ms  errors {}",
+        "{}: {:.1} tok/s{running}{good}  TTFT p50 {} ms{per_token}  errors {}",
         h.status,
         h.tps,
         fmt_latency_ms(h.ttft_p50_ms),
-        fmt_latency_ms(h.itl_p50_ms),
         h.errors
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn itl_and_tpot_show_when_known() {
+        let h = Headline { tps: 10.0, ttft_p50_ms: Some(80.0), ..Headline::default() };
+        assert!(attempt_line(&h).contains("TTFT p50 80 ms  ITL p50 — ms  errors 0"), "{}", attempt_line(&h));
+        let burst = Headline { itl_p50_ms: Some(7.0), tpot_p50_ms: Some(7.5), ..h.clone() };
+        assert!(attempt_line(&burst).contains("ITL p50 7 ms  TPOT p50 8 ms"), "{}", attempt_line(&burst));
+        let routing = Headline { tpot_p50_ms: Some(58.0), ..h };
+        let line = attempt_line(&routing);
+        assert!(line.contains("TTFT p50 80 ms  TPOT p50 58 ms") && !line.contains("ITL"), "{line}");
+    }
 }

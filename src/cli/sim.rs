@@ -63,6 +63,11 @@ pub struct SimArgs {
     /// Modelled cost per resident context token of the batch, nanoseconds.
     #[arg(long, default_value_t = 2.5)]
     pub step_per_ctx_token_ns: f64,
+    /// Modelled time a request spends in the API server before the engine queues it (counted
+    /// neither running nor waiting), milliseconds; short requests turning over then leave
+    /// slots empty, as on a real server.
+    #[arg(long, default_value_t = 0.0)]
+    pub frontend_delay_ms: f64,
     /// Metrics dialect per replica, comma-separated (vllm, sglang); the last one repeats.
     #[arg(long, default_value = "vllm", value_delimiter = ',')]
     pub metrics_dialect: Vec<MetricsDialect>,
@@ -117,6 +122,7 @@ impl SimArgs {
             self.step_per_seq_ms,
             self.step_per_prefill_token_us,
             self.step_per_ctx_token_ns,
+            self.frontend_delay_ms,
             self.stddev_factor,
         ];
         if all.iter().any(|v| !v.is_finite() || *v < 0.0) {
@@ -132,6 +138,7 @@ impl SimArgs {
             step_per_seq: ms(self.step_per_seq_ms),
             step_per_prefill_token: ms(self.step_per_prefill_token_us / 1e3),
             step_per_ctx_token_ns: self.step_per_ctx_token_ns,
+            frontend_delay: ms(self.frontend_delay_ms),
             speed: self.speed,
         };
         engine.validate()?;

@@ -2,7 +2,7 @@
 //! live statistics so the file format changes only on purpose. Times are seconds unless a
 //! field name says `_ms`; instants are RFC 3339 strings or seconds since the session start.
 
-use super::status::{AttemptStatus, CellOutcome};
+use super::status::{AttemptStatus, CapacityLimit, CellOutcome};
 use crate::load::sample::{ErrorKind, TokenSource};
 use crate::report::phase::RoutingPhase;
 use crate::stats::Summary;
@@ -201,8 +201,16 @@ pub struct DecodeAttempt {
     pub waiting_avg: Option<f64>,
     /// Streams that had their first token when the window opened.
     pub streaming_at_start: u32,
-    /// Running clearly below requested, or warmup timed out.
+    /// Held below requested by a limit of the engine (see `capacity_limit`), or warmup timed out.
     pub capacity_limited: bool,
+    /// Which limit held the attempt below its concurrency, when `capacity_limited` (None
+    /// otherwise; reports written before the field existed read as None).
+    #[serde(default)]
+    pub capacity_limit: Option<CapacityLimit>,
+    /// Running below requested without a limit: requests finishing and restarting leave slots
+    /// empty between them (docs/protocol.md §8.6). Never `capacity_limited`.
+    #[serde(default)]
+    pub turnover: bool,
     /// TTFT of requests whose first token arrived in the attempt, ms.
     pub ttft_ms: Option<Summary>,
     /// Per-stream ITL over the window, ms (docs/reports.md §1.2: (last-first)/(tokens-1)).
@@ -249,6 +257,10 @@ pub struct PromValidation {
     pub preemptions_delta: Option<f64>,
     /// Peak KV usage in the window, fraction 0..1.
     pub kv_usage_peak: Option<f64>,
+    /// Client and Prometheus token counts of the window disagree by more than 5% (or the
+    /// server counted none while the client received some): the figures are suspect.
+    #[serde(default)]
+    pub counts_disagree: bool,
 }
 
 /// One request, as measured by the client. Times are ms after the attempt started.
@@ -378,6 +390,14 @@ pub struct BurstAttempt {
     pub e2e_ms: Option<Summary>,
     /// Time to first token, ms.
     pub ttft_ms: Option<Summary>,
+    /// ITL: gaps between consecutive tokens of a request, all requests (a chunk of k tokens
+    /// after gap g gives k values g/k), ms, as `vllm bench serve` names it.
+    #[serde(default)]
+    pub itl_token_ms: Option<Summary>,
+    /// TPOT: per completed request, (e2e - ttft) / (output tokens - 1), ms, as `vllm bench
+    /// serve` names it.
+    #[serde(default)]
+    pub tpot_ms: Option<Summary>,
     /// Output tokens received, all requests.
     pub output_tokens: u64,
     /// Output tokens / makespan, tok/s.

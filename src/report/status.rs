@@ -1,4 +1,4 @@
-//! Outcome names of the report: how an attempt ended and where a cell stands. Both serialise
+//! Outcome names of the report: how an attempt ended, where a cell stands and what limited it. Both serialise
 //! as the snake_case strings the report has always used (`measured`, `skipped_by_operator`, ...).
 
 use serde::{Deserialize, Serialize};
@@ -72,6 +72,32 @@ impl CellOutcome {
 impl fmt::Display for CellOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The limit that held a decode attempt below its requested concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapacityLimit {
+    /// Requests waited through the window while the running count stayed flat with KV
+    /// headroom and no preemptions: the engine's sequence cap (`--max-num-seqs`), inferred
+    /// (vLLM's metrics do not expose it).
+    MaxNumSeqs,
+    /// KV usage near full (at least 95%) or preemptions in the window.
+    Kv,
+    /// Held back, but the metrics do not say by what (no Prometheus, a queue while the running
+    /// count moved, or a warmup that timed out without other evidence).
+    Unknown,
+}
+
+impl CapacityLimit {
+    /// The report name (`max_num_seqs`, `kv`, `unknown`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MaxNumSeqs => "max_num_seqs",
+            Self::Kv => "kv",
+            Self::Unknown => "unknown",
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! was written from [`full_report`] once; it is checked on its own, not against this builder.
 
 use super::json::*;
-use super::status::{AttemptStatus, CellOutcome};
+use super::status::{AttemptStatus, CapacityLimit, CellOutcome};
 use crate::load::sample::{ErrorKind, TokenSource};
 use crate::metrics::gateway::CounterDelta;
 use crate::report::phase::{
@@ -61,6 +61,8 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         waiting_avg: Some(1.1),
         streaming_at_start: 7,
         capacity_limited: true,
+        capacity_limit: Some(CapacityLimit::MaxNumSeqs),
+        turnover: false,
         ttft_ms: Some(summary(481.0)),
         itl_ms: Some(summary(13.0)),
         itl_token_ms: Some(summary(12.5)),
@@ -81,6 +83,7 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
             prefix_queries_delta: Some(2048.0),
             preemptions_delta: Some(0.0),
             kv_usage_peak: Some(0.875),
+            counts_disagree: false,
         }),
         client_lag_ms: Some(summary(0.5)),
         target_lost: Vec::new(),
@@ -208,6 +211,8 @@ fn full_burst() -> BurstSection {
                 errors: BTreeMap::from([(ErrorKind::Overloaded, 1)]),
                 e2e_ms: Some(summary(2500.0)),
                 ttft_ms: Some(summary(300.0)),
+                itl_token_ms: Some(summary(9.0)),
+                tpot_ms: Some(summary(9.5)),
                 output_tokens: 768,
                 output_tps: 307.2,
                 makespan_s: 2.5,

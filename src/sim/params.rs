@@ -58,6 +58,10 @@ pub struct EngineParams {
     pub step_per_prefill_token: Duration,
     /// Cost per resident context token of the scheduled requests, nanoseconds.
     pub step_per_ctx_token_ns: f64,
+    /// Time a request spends in the API server (parsing, tokenising) before the engine queues
+    /// it, and so outside both `running` and `waiting`. Closed-loop streams with short outputs
+    /// spend it between requests, which lowers the running average with nothing waiting (docs/protocol.md §8.6).
+    pub frontend_delay: Duration,
     /// Modelled time runs this many times faster than wall time.
     pub speed: f64,
 }
@@ -74,6 +78,7 @@ impl Default for EngineParams {
             step_per_seq: Duration::from_micros(1_150),
             step_per_prefill_token: Duration::from_micros(170),
             step_per_ctx_token_ns: 2.5,
+            frontend_delay: Duration::ZERO,
             speed: 1.0,
         }
     }

@@ -4,6 +4,7 @@ use crate::cell::attempt_loop::{AttemptLoop, PlainTally};
 use crate::cell::context::CellEnv;
 use crate::cell::control::Phase;
 use crate::cell::publisher::LivePublisher;
+use crate::cell::sample_window::{Window, push_gaps};
 use crate::cell::summarize::summarize;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
@@ -11,6 +12,7 @@ use crate::load::sample::RequestSample;
 use crate::load::worker::{Planned, run_open_loop};
 use crate::report::json::BurstAttempt;
 use crate::report::status::AttemptStatus;
+use crate::stats::{Samples, Summary};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -57,14 +59,26 @@ pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &Can
     summarize_burst(env, spec, started, samples)
 }
 
+/// Per-token ITL over every request of the burst, first token to last, ms.
+fn itl_per_token(samples: &[RequestSample], started: Instant, end: Instant) -> Option<Summary> {
+    let all = Window { start: started, end: end + Duration::from_millis(1) };
+    let (mut per_chunk, mut per_token) = (Samples::new(), Samples::new());
+    for s in samples {
+        push_gaps(s, &all, &mut per_chunk, &mut per_token);
+    }
+    per_token.summary()
+}
+
 fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, samples: Vec<RequestSample>) -> BurstAttempt {
     let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
     let st = summarize(&samples, started, None, spec.conc, end);
     let makespan = end.saturating_duration_since(started).as_secs_f64();
     let output_tokens: u64 = samples.iter().map(|s| s.output_tokens).sum();
+    // Errors and not one token: nothing was measured (docs/reports.md §1.5).
+    let measured = st.completed > 0 && !(st.error_count > 0 && output_tokens == 0);
     BurstAttempt {
         attempt: spec.attempt,
-        status: if st.completed > 0 { AttemptStatus::Measured } else { AttemptStatus::Errored },
+        status: if measured { AttemptStatus::Measured } else { AttemptStatus::Errored },
         started_s: env.since_start(started),
         requests: samples.len() as u64,
         success: st.completed,
@@ -72,6 +86,8 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
         errors: st.errors,
         e2e_ms: st.latency_ms,
         ttft_ms: st.ttft_ms,
+        itl_token_ms: itl_per_token(&samples, started, end),
+        tpot_ms: st.tpot_ms,
         output_tokens,
         output_tps: if makespan > 0.0 { output_tokens as f64 / makespan } else { 0.0 },
         makespan_s: makespan,

@@ -11,6 +11,8 @@ pub fn headline(b: &BurstAttempt) -> Headline {
         errors: b.error_count,
         ttft_p50_ms: b.ttft_ms.map(|s| s.p50),
         ttft_p95_ms: b.ttft_ms.map(|s| s.p95),
+        itl_p50_ms: b.itl_token_ms.map(|s| s.p50),
+        tpot_p50_ms: b.tpot_ms.map(|s| s.p50),
         status: b.status,
         ..Headline::default()
     }

@@ -2,19 +2,25 @@
 //!
 //! Admitted in full: every requested stream has its first token. Admitted at capacity: the
 //! server keeps requests waiting while its running count has stopped growing and every
-//! running request already streams (checked on Prometheus: `running` unchanged for
-//! [`STABLE_POLLS`] polls, `waiting > 0`); without Prometheus, the count of streaming requests
-//! has not grown for [`STABLE_WITHOUT_METRICS`] while all streams are in flight. A stream
-//! that is still prefilling counts as running but not as streaming, so a long prefill never
-//! looks like a plateau.
+//! running request already streams, and that plateau has held for longer than a prefill
+//! takes. A fixed number of polls is not enough: with long prompts an engine prefills one
+//! prompt at a time under its token budget (running rises 1, 2, 3 one prefill apart, the rest
+//! wait; docs/protocol.md §8.6), and its running gauge is written after each step,
+//! so during a long prefill step it still shows the streams that already decode. The plateau
+//! must therefore outlast the longest TTFT observed so far times [`PLATEAU_MARGIN`] (and at
+//! least [`STABLE_POLLS`] polls). On Prometheus: `running` unchanged, `waiting > 0`; without
+//! Prometheus, the count of streaming requests has not grown for [`STABLE_WITHOUT_METRICS`]
+//! (or the same TTFT-based hold) while all streams are in flight.
 
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// Polls of an unchanged running count that make a plateau.
+/// Polls of an unchanged running count that make a plateau, at least.
 pub const STABLE_POLLS: u32 = 4;
-/// How long the streaming count must stay flat without Prometheus.
+/// How long the streaming count must stay flat without Prometheus, at least.
 pub const STABLE_WITHOUT_METRICS: Duration = Duration::from_secs(2);
+/// A plateau must last this many times the longest TTFT seen (a prefill takes at most that).
+pub const PLATEAU_MARGIN: f64 = 1.5;
 
 /// Outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,10 +42,19 @@ pub struct Observation {
     pub in_flight: i64,
     /// Client streams that have their first token.
     pub streaming: i64,
+    /// Longest time to first token among the attempt's requests so far (None before any).
+    pub max_ttft: Option<Duration>,
     /// The latest metrics round: (sequence number, running sum, waiting sum), when any.
     pub metrics: Option<(u64, f64, f64)>,
     /// Now.
     pub now: Instant,
+}
+
+impl Observation {
+    /// How long a plateau must hold, at least `floor`: the longest TTFT x [`PLATEAU_MARGIN`].
+    fn hold(&self, floor: Duration) -> Duration {
+        self.max_ttft.map_or(floor, |t| t.mul_f64(PLATEAU_MARGIN).max(floor))
+    }
 }
 
 /// Remembers what earlier checks saw.
@@ -48,6 +63,7 @@ pub struct AdmissionTracker {
     last_seq: Option<u64>,
     last_running: Option<f64>,
     stable_polls: u32,
+    plateau_since: Option<Instant>,
     last_streaming: i64,
     streaming_since: Option<Instant>,
 }
@@ -67,11 +83,16 @@ impl AdmissionTracker {
     fn check_metrics(&mut self, o: &Observation, seq: u64, running: f64, waiting: f64) -> Admission {
         if self.last_seq != Some(seq) {
             self.last_seq = Some(seq);
-            self.stable_polls = if self.last_running == Some(running) { self.stable_polls + 1 } else { 0 };
+            let same = self.last_running == Some(running) && waiting > 0.0;
+            self.stable_polls = if same { self.stable_polls + 1 } else { 0 };
+            if !same {
+                self.plateau_since = Some(o.now);
+            }
             self.last_running = Some(running);
         }
         let all_running_stream = o.streaming as f64 >= running - 0.5;
-        if waiting > 0.0 && running >= 1.0 && all_running_stream && self.stable_polls >= STABLE_POLLS {
+        let held = self.plateau_since.is_some_and(|t| o.now.saturating_duration_since(t) >= o.hold(Duration::ZERO));
+        if waiting > 0.0 && running >= 1.0 && all_running_stream && self.stable_polls >= STABLE_POLLS && held {
             Admission::AtCapacity
         } else {
             Admission::NotYet
@@ -84,7 +105,8 @@ impl AdmissionTracker {
             self.streaming_since = Some(o.now);
             return Admission::NotYet;
         }
-        let flat = self.streaming_since.is_some_and(|t| o.now.saturating_duration_since(t) >= STABLE_WITHOUT_METRICS);
+        let hold = o.hold(STABLE_WITHOUT_METRICS);
+        let flat = self.streaming_since.is_some_and(|t| o.now.saturating_duration_since(t) >= hold);
         if flat && o.streaming >= 1 && o.in_flight >= i64::from(o.requested) {
             Admission::AtCapacity
         } else {
@@ -98,7 +120,7 @@ mod tests {
     use super::*;
 
     fn obs(streaming: i64, metrics: Option<(u64, f64, f64)>, now: Instant) -> Observation {
-        Observation { requested: 16, in_flight: 16, streaming, metrics, now }
+        Observation { requested: 16, in_flight: 16, streaming, max_ttft: None, metrics, now }
     }
 
     #[test]
@@ -106,7 +128,7 @@ mod tests {
         let mut t = AdmissionTracker::default();
         let now = Instant::now();
         assert_eq!(
-            t.check(&Observation { requested: 4, in_flight: 4, streaming: 4, metrics: None, now }),
+            t.check(&Observation { requested: 4, in_flight: 4, streaming: 4, max_ttft: None, metrics: None, now }),
             Admission::Full
         );
     }
@@ -151,5 +173,57 @@ mod tests {
         assert_eq!(t.check(&obs(8, None, t0)), Admission::NotYet);
         assert_eq!(t.check(&obs(8, None, t0 + Duration::from_secs(1))), Admission::NotYet);
         assert_eq!(t.check(&obs(8, None, t0 + Duration::from_secs(3))), Admission::AtCapacity);
+    }
+
+    #[test]
+    fn a_plateau_shorter_than_a_prefill_is_not_capacity() {
+        // docs/protocol.md §8.6: 8k prompts at conc 4, one prefill about 16 s. The second
+        // stream streams after 32 s; while the third prefills, the gauge still says running 2,
+        // waiting 2. Polls every 250 ms for the 16 s of that prefill never make a plateau.
+        let mut t = AdmissionTracker::default();
+        let t0 = Instant::now();
+        let ttft = Some(Duration::from_secs(32));
+        let o = |seq: u64, at: Duration, streaming: i64, running: f64, waiting: f64| Observation {
+            requested: 4,
+            in_flight: 4,
+            streaming,
+            max_ttft: ttft,
+            metrics: Some((seq, running, waiting)),
+            now: t0 + at,
+        };
+        for seq in 0..64 {
+            let at = Duration::from_millis(250 * seq);
+            assert_eq!(t.check(&o(seq, at, 2, 2.0, 2.0)), Admission::NotYet, "{at:?} into the prefill");
+        }
+        // A plateau that outlasts 1.5 x the longest TTFT (48 s) is a limit.
+        let mut seq = 64;
+        let mut last = Admission::NotYet;
+        while seq < 250 {
+            last = t.check(&o(seq, Duration::from_millis(250 * seq), 2, 2.0, 2.0));
+            if last == Admission::AtCapacity {
+                break;
+            }
+            seq += 1;
+        }
+        assert_eq!(last, Admission::AtCapacity);
+        assert!(Duration::from_millis(250 * seq) >= Duration::from_secs(48), "opened at poll {seq}");
+    }
+
+    #[test]
+    fn without_metrics_the_hold_follows_the_ttft() {
+        let mut t = AdmissionTracker::default();
+        let t0 = Instant::now();
+        let o = |at: u64| Observation {
+            requested: 4,
+            in_flight: 4,
+            streaming: 1,
+            max_ttft: Some(Duration::from_secs(16)),
+            metrics: None,
+            now: t0 + Duration::from_secs(at),
+        };
+        assert_eq!(t.check(&o(0)), Admission::NotYet);
+        assert_eq!(t.check(&o(3)), Admission::NotYet, "2 s is shorter than a 16 s prefill");
+        assert_eq!(t.check(&o(20)), Admission::NotYet);
+        assert_eq!(t.check(&o(24)), Admission::AtCapacity);
     }
 }

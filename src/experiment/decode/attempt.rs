@@ -69,10 +69,12 @@ impl Run<'_> {
         let t = self.lp.live().totals();
         let metrics =
             self.env.metrics().and_then(|m| Some((m.seq, m.running_total()?, m.waiting_total().unwrap_or(0.0))));
+        let max_ttft = self.lp.live().ttfts().into_iter().filter(|ms| ms.is_finite()).reduce(f64::max);
         tracker.check(&Observation {
             requested: self.spec.conc,
             in_flight: t.in_flight,
             streaming: t.streaming,
+            max_ttft: max_ttft.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1e3)),
             metrics,
             now,
         })

@@ -14,6 +14,7 @@ pub fn headline(d: &DecodeAttempt) -> Headline {
         ttft_p50_ms: d.ttft_ms.map(|s| s.p50),
         ttft_p95_ms: d.ttft_ms.map(|s| s.p95),
         itl_p50_ms: d.itl_ms.map(|s| s.p50),
+        tpot_p50_ms: d.tpot_ms.map(|s| s.p50),
         status: d.status,
         ..Headline::default()
     }

@@ -8,6 +8,7 @@ pub mod headline;
 pub mod report;
 pub mod section;
 pub mod spec;
+pub mod verdict;
 
 pub use attempt::run_decode_attempt;
 pub use section::Decode;

@@ -1,6 +1,7 @@
 //! Turning a finished decode attempt (samples, window, metrics rounds) into its report entry.
 
 use super::spec::DecodeCellSpec;
+use super::verdict::{Evidence, capacity, counts_disagree};
 use crate::cell::context::CellEnv;
 use crate::cell::sample_window::Window;
 use crate::cell::summarize::summarize;
@@ -74,6 +75,7 @@ fn validation(start: &MetricsSnapshot, end: &MetricsSnapshot, window_s: f64, cli
         prefix_queries_delta: None,
         preemptions_delta: None,
         kv_usage_peak: None,
+        counts_disagree: false,
     };
     let add = |slot: &mut Option<f64>, x: Option<f64>| {
         if let Some(x) = x {
@@ -97,8 +99,9 @@ fn validation(start: &MetricsSnapshot, end: &MetricsSnapshot, window_s: f64, cli
     v
 }
 
-/// Builds the report entry of an attempt. The status is `measured` when a window ran,
-/// `errored` otherwise; the runner overrides it for interrupted attempts.
+/// Builds the report entry of an attempt. The status is `measured` when a window ran and
+/// received tokens or had no errors, `errored` otherwise; the runner overrides it for
+/// interrupted attempts.
 pub fn build_attempt(
     env: &CellEnv,
     spec: &DecodeCellSpec,
@@ -112,19 +115,28 @@ pub fn build_attempt(
         (Some(a), Some(b)) => Some(validation(a, b, window_s, st.aggregate_tps)),
         _ => None,
     };
-    let (mut running_avg, mut waiting_avg) = (None, None);
+    let mut ev = Evidence {
+        requested: spec.conc,
+        streaming_at_start: end.streaming_at_start,
+        warmup_timed_out: end.warmup_timed_out,
+        completed: st.completed,
+        ..Evidence::default()
+    };
     if let (Some(poller), Some(w)) = (&env.poller, end.window) {
         let ws = window_stats(&poller.history(), w.start, w.end);
-        (running_avg, waiting_avg) = (ws.running_avg_total, ws.waiting_avg_total);
-        if let Some(p) = prom.as_mut() {
-            p.kv_usage_peak = ws.replicas.iter().filter_map(|r| r.kv_usage_peak).reduce(f64::max);
-        }
+        (ev.running_avg, ev.waiting_avg) = (ws.running_avg_total, ws.waiting_avg_total);
+        ev.running_peak = ws.replicas.iter().filter_map(|r| r.running_peak).reduce(|a, b| a + b);
+        ev.kv_usage_peak = ws.replicas.iter().filter_map(|r| r.kv_usage_peak).reduce(f64::max);
     }
-    let conc = f64::from(spec.conc);
-    let below = |x: f64| x < conc - 0.5 && x < 0.95 * conc;
-    let capacity_limited = end.window.is_some()
-        && (end.warmup_timed_out || running_avg.map_or(below(f64::from(end.streaming_at_start)), below));
-    let status = if end.window.is_some() { AttemptStatus::Measured } else { AttemptStatus::Errored };
+    if let Some(p) = prom.as_mut() {
+        p.kv_usage_peak = ev.kv_usage_peak;
+        p.counts_disagree = counts_disagree(st.window_tokens, p.generation_tokens_delta);
+        ev.preemptions = p.preemptions_delta;
+    }
+    let verdict = end.window.map(|_| capacity(&ev)).unwrap_or_default();
+    // Errors and not one token: nothing was measured (docs/reports.md §1.5).
+    let measured = end.window.is_some() && !(st.error_count > 0 && st.window_tokens == 0);
+    let status = if measured { AttemptStatus::Measured } else { AttemptStatus::Errored };
     let source = st.sources.first().copied().unwrap_or(TokenSource::None);
     DecodeAttempt {
         attempt: spec.attempt,
@@ -139,10 +151,12 @@ pub fn build_attempt(
         per_request_tps: st.per_request_tps,
         user_tps: st.user_tps,
         requested: spec.conc,
-        running_avg,
-        waiting_avg,
+        running_avg: ev.running_avg,
+        waiting_avg: ev.waiting_avg,
         streaming_at_start: end.streaming_at_start,
-        capacity_limited,
+        capacity_limited: verdict.capacity_limited,
+        capacity_limit: verdict.limit,
+        turnover: verdict.turnover,
         ttft_ms: st.ttft_ms,
         itl_ms: st.itl_ms,
         itl_token_ms: st.itl_token_ms,

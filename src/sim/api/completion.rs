@@ -38,6 +38,11 @@ async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Respo
     if let Some(resp) = fault.and_then(|f| early_fault(f.kind)) {
         return resp;
     }
+    let delay = st.params.wall(st.params.frontend_delay);
+    if !delay.is_zero() {
+        // On the engine's clock: tokio time follows a paused test clock (sim/engine/mod.rs).
+        tokio::time::sleep(delay).await;
+    }
     let (tx, rx) = unbounded_channel();
     let req = EngineRequest {
         prompt: prep.prompt.clone(),

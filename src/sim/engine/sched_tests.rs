@@ -173,3 +173,29 @@ fn step_cost_grows_with_batch_and_prefill() {
     assert!(prefill.modelled > single.modelled);
     assert!(both.modelled > single.modelled);
 }
+
+#[test]
+fn long_prompts_are_admitted_one_prefill_at_a_time() {
+    // docs/protocol.md §8.6: at concurrency 4 with prompts four budgets long, running rises
+    // 1, 2, 3, 4 one prefill apart while the rest wait; the gauges after each step show it.
+    let (mut s, stats) = sched(params(1024, 8));
+    let mut rxs = Vec::new();
+    for i in 0..4u32 {
+        let (req, rx) = request((i * 1000..i * 1000 + 64).collect(), 1000);
+        s.submit(req);
+        rxs.push(rx);
+    }
+    let mut seen = Vec::new();
+    for _ in 0..20 {
+        if s.schedule().is_some() {
+            s.complete(Instant::now());
+        }
+        let st = stats.lock().unwrap();
+        seen.push((st.running, st.waiting));
+    }
+    // 64 tokens in chunks of 16: a prompt takes 4 steps; the next starts in the step after.
+    assert_eq!(&seen[..4], [(1, 3); 4]);
+    assert_eq!(&seen[4..8], [(2, 2); 4], "{seen:?}");
+    assert_eq!(&seen[8..12], [(3, 1); 4], "{seen:?}");
+    assert_eq!(&seen[12..16], [(4, 0); 4], "{seen:?}");
+}

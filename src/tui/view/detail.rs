@@ -71,7 +71,12 @@ fn decode(d: &DecodeAttempt) -> Lines {
             d.requested,
             d.warmup_s,
             if d.warmup_timed_out { " (timed out)" } else { "" },
-            if d.capacity_limited { "yes" } else { "no" }
+            match (d.capacity_limit, d.capacity_limited, d.turnover) {
+                (Some(l), _, _) => format!("yes ({})", l.as_str()),
+                (None, true, _) => "yes".into(),
+                (None, false, true) => "no (turnover)".into(),
+                (None, false, false) => "no".into(),
+            }
         )),
         dist_header(),
         dist("TTFT ms", d.ttft_ms.as_ref()),
@@ -83,7 +88,10 @@ fn decode(d: &DecodeAttempt) -> Lines {
         dist("client lag ms", d.client_lag_ms.as_ref()),
     ];
     if let Some(p) = &d.prometheus {
-        let ratio = p.client_over_server.map_or_else(|| "—".into(), |r| format!("{r:.3}"));
+        let mut ratio = p.client_over_server.map_or_else(|| "—".into(), |r| format!("{r:.3}"));
+        if p.counts_disagree {
+            ratio += " (disagree >5%)";
+        }
         let hits = p.prefix_hits_delta.zip(p.prefix_queries_delta).filter(|(_, q)| *q > 0.0).map(|(h, q)| h / q);
         out.push(Line::from(format!(
             "server {} tok/s · client/server {ratio} · prefix hits {} · preemptions {} · KV peak {}",
@@ -114,6 +122,8 @@ fn burst(b: &BurstAttempt) -> Lines {
         )),
         dist_header(),
         dist("TTFT ms", b.ttft_ms.as_ref()),
+        dist("ITL ms", b.itl_token_ms.as_ref()),
+        dist("TPOT ms", b.tpot_ms.as_ref()),
         dist("E2E ms", b.e2e_ms.as_ref()),
         errors_line(&b.errors),
     ]
