@@ -82,6 +82,18 @@ pub fn push_gaps(s: &RequestSample, w: &Window, per_chunk: &mut Samples, per_tok
     }
 }
 
+/// Per-token gaps of whole streams (every chunk after a stream's first), ms: [`push_gaps`]
+/// over each sample's own span. Bursts and routing phases summarise these as their ITL.
+pub fn per_token_gaps<'a>(samples: impl IntoIterator<Item = &'a RequestSample>) -> Samples {
+    let (mut per_chunk, mut per_token) = (Samples::new(), Samples::new());
+    for s in samples {
+        let Some(last) = s.marks.last() else { continue };
+        let all = Window { start: s.sent_at, end: s.mark_at(last) + Duration::from_micros(1) };
+        push_gaps(s, &all, &mut per_chunk, &mut per_token);
+    }
+    per_token
+}
+
 /// Token sources that contributed tokens to the window, by tokens, most first.
 pub fn sources_by_tokens<'a>(items: impl Iterator<Item = (&'a RequestSample, u64)>) -> Vec<TokenSource> {
     let mut by: BTreeMap<TokenSource, u64> = BTreeMap::new();
@@ -160,6 +172,18 @@ mod tests {
         assert_eq!(token.len(), 8);
         assert_eq!(token.percentile(50.0), Some(10.0));
         assert_eq!(chunk.percentile(50.0), Some(40.0));
+    }
+
+    #[test]
+    fn per_token_gaps_cover_whole_streams_one_gap_per_token() {
+        let o = Instant::now();
+        let a = sample(o, &[(10, 1), (50, 5), (90, 9)]);
+        let b = sample(o + Duration::from_secs(1), &[(20, 1), (40, 2)]);
+        let mut g = per_token_gaps([&a, &b, &sample(o, &[])]);
+        assert_eq!(g.len(), 9, "8 tokens after a's first chunk, 1 after b's");
+        assert_eq!(g.min(), Some(10.0));
+        assert_eq!(g.max(), Some(20.0));
+        assert_eq!(g.percentile(50.0), Some(10.0));
     }
 
     #[test]

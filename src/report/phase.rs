@@ -1,6 +1,6 @@
 //! The typed record of one routing phase: every field name and nesting of a phase of the
 //! reference routing report (`tests/fixtures/seed_002.json`), then the fields this tool adds (status, attribution,
-//! errors by kind, schedule lag, token sources, cache resets). Times are seconds (as in the
+//! errors by kind, schedule lag, token sources, per-token ITL, cache resets). Times are seconds (as in the
 //! seed), not milliseconds, unless a name ends in `_ms`. Prompt families are keyed by their
 //! number, which JSON writes as a string (`"0"`, `"1"`, ...).
 
@@ -75,6 +75,11 @@ pub struct RoutingPhase {
     pub schedule_lag_ms: Option<Summary>,
     /// Token sources of the phase's requests, by name.
     pub token_sources: Vec<TokenSource>,
+    /// Per-token ITL (`vllm bench serve`'s ITL): gaps between output tokens of completed
+    /// requests, a chunk of k tokens counting k gaps of a k-th of its wait, seconds. TPOT
+    /// (`tpot` above) is per request. Nulls in reports that predate it.
+    #[serde(default)]
+    pub itl: PhaseLatency,
     /// Per replica name, how its prefix cache was reset (`reset_prefix_cache`, `flush_cache`,
     /// `unsupported` when the server has no reset, `failed: ...`).
     pub cache_reset: BTreeMap<String, String>,

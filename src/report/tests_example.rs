@@ -180,6 +180,7 @@ pub(crate) fn full_phase() -> RoutingPhase {
         errors_by_kind: [(ErrorKind::Overloaded, 1)].into(),
         schedule_lag_ms: Some(summary(0.5)),
         token_sources: vec![TokenSource::OpenaiContinuousUsage],
+        itl: latency(0.03125, 0.0625, 0.09375),
         cache_reset: [("L20-A".to_string(), "reset_prefix_cache".to_string())].into(),
         caches_reset: Some(true),
         prefix_set: Some("0a1b2c3d-5".into()),

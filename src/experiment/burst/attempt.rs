@@ -4,7 +4,7 @@ use crate::cell::attempt_loop::{AttemptLoop, PlainTally};
 use crate::cell::context::CellEnv;
 use crate::cell::control::Phase;
 use crate::cell::publisher::LivePublisher;
-use crate::cell::sample_window::{Window, push_gaps};
+use crate::cell::sample_window::per_token_gaps;
 use crate::cell::summarize::summarize;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
@@ -12,7 +12,6 @@ use crate::load::sample::RequestSample;
 use crate::load::worker::{Planned, run_open_loop};
 use crate::report::json::BurstAttempt;
 use crate::report::status::AttemptStatus;
-use crate::stats::{Samples, Summary};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -59,16 +58,6 @@ pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &Can
     summarize_burst(env, spec, started, samples)
 }
 
-/// Per-token ITL over every request of the burst, first token to last, ms.
-fn itl_per_token(samples: &[RequestSample], started: Instant, end: Instant) -> Option<Summary> {
-    let all = Window { start: started, end: end + Duration::from_millis(1) };
-    let (mut per_chunk, mut per_token) = (Samples::new(), Samples::new());
-    for s in samples {
-        push_gaps(s, &all, &mut per_chunk, &mut per_token);
-    }
-    per_token.summary()
-}
-
 fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, samples: Vec<RequestSample>) -> BurstAttempt {
     let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
     let st = summarize(&samples, started, None, spec.conc, end);
@@ -86,7 +75,7 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
         errors: st.errors,
         e2e_ms: st.latency_ms,
         ttft_ms: st.ttft_ms,
-        itl_token_ms: itl_per_token(&samples, started, end),
+        itl_token_ms: per_token_gaps(&samples).summary(),
         tpot_ms: st.tpot_ms,
         output_tokens,
         output_tps: if makespan > 0.0 { output_tokens as f64 / makespan } else { 0.0 },

@@ -11,7 +11,8 @@ pub fn headline(p: &RoutingPhase) -> Headline {
         errors: p.errors,
         ttft_p50_ms: p.ttft.p50.map(|s| s * 1e3),
         ttft_p95_ms: p.ttft.p95.map(|s| s * 1e3),
-        // The phase keeps TPOT per request (seconds), not a per-token ITL.
+        // Per-token ITL and per-request TPOT, as `vllm bench serve` names them (seconds in the phase).
+        itl_p50_ms: p.itl.p50.map(|s| s * 1e3),
         tpot_p50_ms: p.tpot.p50.map(|s| s * 1e3),
         good: Some((p.good, p.requests)),
         replica_split: p.replicas.iter().map(|(k, r)| (k.clone(), r.requests.unwrap_or(0))).collect(),

@@ -4,6 +4,7 @@
 
 use super::attribution::attribute;
 pub use super::measured::{PhaseData, Setup};
+use crate::cell::sample_window::per_token_gaps;
 use crate::load::sample::{ErrorKind, RequestSample, TokenSource};
 use crate::report::phase::{Attribution, FamilyRecord, PhaseConfig, PhaseLatency, RoutingPhase};
 use crate::report::status::AttemptStatus;
@@ -88,6 +89,15 @@ fn client_side(d: &PhaseData<'_>, slo: &Slo, p: &mut RoutingPhase) {
     (p.dropped, p.good) = (dropped, good);
     p.output_tokens_per_second = if elapsed > 0.0 { tokens as f64 / elapsed } else { 0.0 };
     (p.ttft, p.tpot, p.e2e) = (pcts(&mut ttft), pcts(&mut tpot), pcts(&mut e2e));
+    p.itl = itl_secs(d.samples);
+}
+
+/// Per-token ITL of the completed requests (the gaps bursts summarise), seconds.
+fn itl_secs(samples: &[RequestSample]) -> PhaseLatency {
+    let mut gaps_ms = per_token_gaps(samples.iter().filter(|s| s.completed()));
+    let l = pcts(&mut gaps_ms);
+    let s = |ms: Option<f64>| ms.map(|ms| ms / 1e3);
+    PhaseLatency { p50: s(l.p50), p95: s(l.p95), p99: s(l.p99) }
 }
 
 /// The phase entry. `status` is `measured` unless the runner says otherwise.

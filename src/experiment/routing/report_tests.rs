@@ -125,6 +125,34 @@ fn only_failures_make_an_errored_phase() {
     assert_eq!(entry(&[], 2).status, AttemptStatus::Measured, "nothing failed");
 }
 
+#[test]
+fn itl_is_per_token_over_completed_requests_in_seconds_beside_per_request_tpot() {
+    let o = Instant::now();
+    // 10 tokens in one chunk 100 ms after the first: ten 10 ms gaps.
+    let chunked = sample(o, 10, 0, Some("a"));
+    // One token per chunk, 40 ms apart: ten 40 ms gaps.
+    let mut steady = sample(o, 10, 1, Some("b"));
+    steady.marks = (0..11).map(|i| Mark { at_us: 10_000 + i * 40_000, tokens: i + 1 }).collect();
+    steady.ended_at = o + Duration::from_millis(410);
+    // A failed stream's gaps (1 s) are not counted.
+    let mut failed = sample(o, 10, 2, None);
+    failed.marks[1].at_us = 1_010_000;
+    failed.outcome = Outcome::Failed { kind: ErrorKind::Overloaded, detail: "503".into() };
+    let v = entry(&[chunked.clone(), steady, failed], 3);
+    let (p50, p99) = (v.itl.p50.unwrap(), v.itl.p99.unwrap());
+    assert!((0.01..=0.04).contains(&p50), "p50 {p50} s between the two streams' gaps");
+    assert!((p99 - 0.04).abs() < 1e-9, "p99 {p99} s: the steady stream, not the failed one's 1 s");
+    assert!((v.tpot.p50.unwrap() - 0.025).abs() < 1e-9, "TPOT per request: 10 ms and 40 ms");
+    let one = entry(&[chunked], 1);
+    assert!((one.itl.p50.unwrap() - 0.01).abs() < 1e-9, "a chunk of k tokens counts k gaps of a k-th");
+    let h = super::super::headline::headline(&one);
+    assert!((h.itl_p50_ms.unwrap() - 10.0).abs() < 1e-6, "the headline's ITL in ms");
+    assert!(crate::cell::headline::attempt_line(&h).contains("ITL p50 10 ms  TPOT p50 10 ms"));
+    assert_eq!(entry(&[], 1).itl, PhaseLatency::default(), "no tokens, null percentiles");
+    let json = serde_json::to_value(&one).unwrap();
+    assert!(json["itl"]["p50"].as_f64().is_some_and(|x| x > 0.0));
+}
+
 fn hot_setup() -> Setup {
     let owners = BTreeMap::from([("a".to_string(), vec![0, 2, 4, 6]), ("b".to_string(), vec![1, 3, 5, 7])]);
     Setup { attempt: 2, family_map: vec![1, 0, 2, 3, 4, 5, 6, 7], owners, balanced: true }
@@ -160,7 +188,7 @@ const SEED_LAYOUT: &str = "cache_hit_ratio config config/count config/family_map
     ttft/p95 ttft/p99";
 /// The paths this tool writes beyond the seed's.
 const EXTRA_LAYOUT: &str = "attribution cache_reset cache_reset/* caches_reset config/balanced errors_by_kind \
-    errors_by_kind/* family_attribution_available schedule_lag_ms schedule_lag_ms/count schedule_lag_ms/max \
+    errors_by_kind/* family_attribution_available itl itl/p50 itl/p95 itl/p99 schedule_lag_ms schedule_lag_ms/count schedule_lag_ms/max \
     schedule_lag_ms/mean schedule_lag_ms/min schedule_lag_ms/p50 schedule_lag_ms/p90 schedule_lag_ms/p95 \
     schedule_lag_ms/p99 status token_sources";
 

@@ -143,7 +143,9 @@ fn routing(v: &RoutingPhase) -> Lines {
         v.errors,
         pct(v.cache_hit_ratio)
     ))];
-    out.extend([("ttft", &v.ttft), ("tpot", &v.tpot), ("e2e", &v.e2e)].map(|(k, l)| Line::from(secs_ms(k, l))));
+    // ITL per token and TPOT per request, as `vllm bench serve` names them.
+    let rows = [("ttft", &v.ttft), ("itl", &v.itl), ("tpot", &v.tpot), ("e2e", &v.e2e)];
+    out.extend(rows.map(|(k, l)| Line::from(secs_ms(k, l))));
     let head =
         format!("{:<12}{:>6}{:>6}{:>6}{:>6}{:>7}{:>6}  families", "replica", "reqs", "hit", "wait", "run", "KV", "pre");
     out.push(Line::styled(head, theme::dim()));
