@@ -2,7 +2,7 @@
 //! renders, the configuration, what preflight found, and the session clock.
 
 use super::control::{LiveAttempt, RunnerEvent};
-use super::facts::Facts;
+use super::facts::{Facts, ReplicaFacts};
 use crate::config::RunConfig;
 use crate::load::backend::SharedBackend;
 use crate::load::live::LiveCounters;
@@ -52,6 +52,21 @@ impl CellEnv {
     /// The latest metrics round, if polling.
     pub fn metrics(&self) -> Option<Arc<MetricsSnapshot>> {
         self.poller.as_ref().map(|p| p.latest())
+    }
+
+    /// KV capacity of replica `r`, tokens: what preflight read, else (preflight could not read
+    /// its metrics) what a later poll in `latest` detected.
+    pub fn replica_kv_capacity(&self, r: &ReplicaFacts, latest: Option<&MetricsSnapshot>) -> Option<u64> {
+        let polled = latest.and_then(|m| m.replica(&r.name)).and_then(|v| v.sample.as_ref());
+        let polled = polled.and_then(|s| s.kv_capacity_tokens).filter(|c| c.is_finite() && *c > 0.0);
+        r.kv_capacity.or(polled.map(|c| c as u64))
+    }
+
+    /// KV capacity summed over the replicas as known now (see [`Self::replica_kv_capacity`]),
+    /// tokens; None while any replica's is unknown.
+    pub fn kv_capacity_now(&self) -> Option<u64> {
+        let latest = self.metrics();
+        self.facts.replicas.iter().map(|r| self.replica_kv_capacity(r, latest.as_deref())).sum()
     }
 
     /// A fresh metrics round taken now (for window boundaries), if polling.

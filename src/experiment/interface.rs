@@ -44,6 +44,13 @@ pub trait Experiment: Send + Sync {
     /// True if `spec` is one of its cells.
     fn owns(&self, spec: &CellSpec) -> bool;
 
+    /// Why `spec` is to be skipped now, just before an attempt would start, from what the
+    /// session knows by then (e.g. a KV capacity a poll detected after preflight could not
+    /// read it); None runs it. The runner marks the cell skipped with this reason.
+    fn skip_now(&self, _env: &CellEnv, _spec: &CellSpec) -> Option<String> {
+        None
+    }
+
     /// Runs one attempt of `cell` until it ends or `cancel` fires.
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt>;
 

@@ -75,12 +75,11 @@ fn replica_info(env: &CellEnv, r: &ReplicaFacts) -> ReplicaInfo {
         (EngineDialect::Unknown, Some(polled)) => polled,
         (d, _) => d,
     };
-    let polled_kv = view.and_then(|v| v.sample.as_ref()).and_then(|s| s.kv_capacity_tokens).map(|c| c as u64);
     ReplicaInfo {
         name: r.name.clone(),
         metrics_url: r.url.clone(),
         dialect: dialect.as_str().into(),
-        kv_capacity_tokens: r.kv_capacity.or(polled_kv),
+        kv_capacity_tokens: env.replica_kv_capacity(r, latest.as_deref()),
     }
 }
 

@@ -209,13 +209,20 @@ pub fn saved_event(outcome: &SaveOutcome) -> RunnerEvent {
 }
 
 async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Control, id: CellId) {
-    let cell = &mut ctl.state.cells[id];
-    cell.status = CellStatus::Running;
+    let cell = &ctl.state.cells[id];
     let (spec, label, attempt) = (cell.spec.clone(), cell.label.clone(), cell.attempts.len() as u32 + 1);
+    let experiment = experiments.iter().find(|e| e.owns(&spec));
+    if let Some(reason) = experiment.and_then(|e| e.skip_now(env, &spec)) {
+        env.emit(RunnerEvent::Log(format!("{label}: skipped, {reason}")));
+        ctl.state.cells[id].status = CellStatus::Skipped(reason);
+        ctl.publish(env);
+        return;
+    }
+    ctl.state.cells[id].status = CellStatus::Running;
     ctl.state.current = Some(id);
     env.emit(RunnerEvent::CellStarted { cell: id, attempt });
     ctl.publish(env);
-    let Some(experiment) = experiments.iter().find(|e| e.owns(&spec)) else {
+    let Some(experiment) = experiment else {
         // Every planned cell comes from an experiment of the plan (session/plan.rs).
         ctl.state.cells[id].status = CellStatus::Errored;
         ctl.state.current = None;

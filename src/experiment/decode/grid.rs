@@ -1,6 +1,6 @@
 //! The ctx x conc grid shared by the decode and burst experiments, with the KV-fit rule.
 
-use crate::cell::spec::CellSpec;
+use crate::cell::spec::{CellKey, CellSpec};
 use crate::experiment::interface::PlannedCell;
 use crate::units::format_size;
 
@@ -47,6 +47,16 @@ impl Grid {
         cells
     }
 
+    /// Why grid cell `spec` cannot fit in `capacity_now` (the KV capacity known now), when the
+    /// plan could not tell (capacity unknown at preflight); the plan's reason text.
+    pub fn skip_now(&self, spec: &CellSpec, capacity_now: Option<u64>) -> Option<String> {
+        let CellKey::Grid { ctx, conc } = spec.key else { return None };
+        match self.kv_capacity {
+            Some(_) => None,
+            None => kv_skip_reason(ctx, conc, capacity_now, self.oversubscribe),
+        }
+    }
+
     /// Row labels (`16k`, ...).
     pub fn ctx_labels(&self) -> Vec<String> {
         self.ctx.iter().map(|c| format_size(*c)).collect()
@@ -79,5 +89,18 @@ mod tests {
         );
         assert_eq!(cells.iter().filter(|c| c.skip.is_some()).count(), 1);
         assert_eq!(cells[3].spec, CellSpec::grid("burst", 131_072, 16));
+    }
+
+    #[test]
+    fn a_capacity_learned_later_skips_with_the_plan_reason() {
+        let unknown = Grid { ctx: vec![131_072], conc: vec![16], kv_capacity: None, oversubscribe: 4.0 };
+        let big = CellSpec::grid("decode", 131_072, 16);
+        assert!(unknown.cells("", |c, n| CellSpec::grid("decode", c, n))[0].skip.is_none(), "planned to run");
+        assert_eq!(unknown.skip_now(&big, Some(360_448)), kv_skip_reason(131_072, 16, Some(360_448), 4.0));
+        assert!(unknown.skip_now(&big, Some(360_448)).is_some_and(|r| r.contains("deficit 655360 tokens")));
+        assert_eq!(unknown.skip_now(&big, None), None, "still unknown: runs");
+        assert_eq!(unknown.skip_now(&CellSpec::grid("decode", 131_072, 1), Some(360_448)), None, "fits");
+        let known = Grid { kv_capacity: Some(360_448), ..unknown };
+        assert_eq!(known.skip_now(&big, Some(1)), None, "the plan already decided");
     }
 }

@@ -55,6 +55,10 @@ impl Experiment for Decode {
         spec.kind == KIND
     }
 
+    fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
+        self.grid.skip_now(spec, env.kv_capacity_now())
+    }
+
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             let CellKey::Grid { ctx, conc } = cell.spec.key else { unreachable!("decode cells are grid cells") };
