@@ -96,7 +96,9 @@ pub struct RunArgs {
     /// Report file (default: sessions/<timestamp>.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Routing strategies to compare, sent as the `routing-strategy` header.
+    /// Routing strategies to compare, sent as the `routing-strategy` header; `deployed` runs one
+    /// route named after the policy a fixed-policy router (vllm-router, sglang-router) applies,
+    /// which is also what happens behind such a router whatever is asked.
     #[arg(long, value_delimiter = ',', default_value = "random,least-request,prefix-cache")]
     pub routes: Vec<String>,
     /// Cache scenarios: cold-uniform, warm-uniform, hotNN (NN% of requests to one family).
