@@ -35,7 +35,7 @@ pub fn check_out(out: Option<&Path>) -> Result<(), String> {
         Some(p) => crate::report::fallback::check_writable(p, "--out"),
         None => {
             let probe = Path::new(crate::report::writer::DEFAULT_DIR).join("report.json");
-            crate::report::fallback::check_writable(&probe, "the report directory")
+            crate::report::fallback::check_writable(&probe, "the default report file")
         }
     }
 }
