@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod net;
 pub mod report;
 pub mod session;
+pub mod signal;
 pub mod sim;
 pub mod stats;
 pub mod tui;

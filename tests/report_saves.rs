@@ -1,5 +1,6 @@
-//! End-to-end: the report writer thread. A save asked for mid-cell lands on disk while the cell
-//! keeps measuring; the final report is written, returned and announced before the end.
+//! End-to-end: the report writer thread. The report is written once at the start; a save asked
+//! for mid-cell lands on disk while the cell keeps measuring; the final report is written,
+//! returned and announced before the end.
 
 mod common;
 
@@ -17,12 +18,21 @@ async fn a_save_mid_cell_is_written_without_ending_the_cell() {
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0], vec![1]);
     cfg.window = Duration::from_secs(30);
     let mut h = start(cfg).await.expect("preflight");
-    while let Some(ev) = h.events.recv().await {
-        if matches!(ev, RunnerEvent::Phase { phase: Phase::Measuring, .. }) {
-            break;
+    let (mut started_write, mut measuring) = (false, false);
+    while !(started_write && measuring) {
+        match h.events.recv().await.expect("runner alive") {
+            RunnerEvent::Phase { phase: Phase::Measuring, .. } => measuring = true,
+            RunnerEvent::Saved(path) => {
+                assert!(!started_write, "one write at the start, then none until a cell ends or a save");
+                assert_eq!(path, out.display().to_string());
+                started_write = true;
+            }
+            _ => {}
         }
     }
-    assert!(!out.exists(), "nothing is written before a cell ends or a save is asked for");
+    let first = validate(&out);
+    let actions: Vec<&str> = first.actions.iter().map(|a| a.action.as_str()).collect();
+    assert_eq!((first.complete, actions), (false, vec!["start"]), "the report written at the start");
     h.commands.send(Command::Save).expect("runner listens");
     // The window is 30 s long: the only write before it ends is the one asked for.
     let saved = loop {

@@ -116,10 +116,11 @@ fn the_binary_exits_non_zero_with_one_line_on_bad_input() {
     let port = listener.local_addr().unwrap().port();
     drop(listener);
     let out = std::process::Command::new(bin)
-        .args(["run", "--headless", "--base-url", &format!("http://127.0.0.1:{port}"), "--out", "/dev/null/x.json"])
+        .args(["run", "--headless", "--base-url", &format!("http://127.0.0.1:{port}"), "--out"])
+        .arg(std::env::temp_dir().join("never-written.json"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3), "preflight failure (src/cmd/exit.rs)");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("error: preflight:"), "{stderr}");

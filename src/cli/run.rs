@@ -93,7 +93,7 @@ pub struct RunArgs {
     /// Response header naming the serving replica (checked before target-pod and x-worker-url).
     #[arg(long)]
     pub served_by_header: Option<String>,
-    /// Report file (default: sessions/<timestamp>.json).
+    /// Report file (default: sessions/<timestamp>.json); checked before any load is sent.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Routing strategies to compare, sent as the `routing-strategy` header; `deployed` runs one
@@ -146,6 +146,9 @@ pub struct RunArgs {
     /// Also write the monitor's log lines to this file.
     #[arg(long)]
     pub log_file: Option<PathBuf>,
+    /// Exit 0 even when cells errored (every request of theirs failed); by default such a run exits 4.
+    #[arg(long)]
+    pub allow_errors: bool,
 }
 
 impl RunArgs {

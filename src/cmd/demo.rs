@@ -2,15 +2,15 @@
 //! session against it (a small decode matrix, then a routing comparison with a hot scenario),
 //! shown in the live monitor or, headless, as the final tables.
 
-use super::run::{drive, print_tables};
+use super::session;
 use crate::cli::demo::DemoArgs;
 use crate::config::MetricsEndpoint;
 use crate::config::{PlanKind, RunConfig};
 use crate::experiment::routing::{Arrival, RoutingConfig};
 use crate::session::start;
+use crate::signal::Signals;
 use crate::sim::params::EngineParams;
 use crate::sim::{Cluster, ClusterInfo, SimConfig};
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -67,25 +67,35 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
     }
 }
 
-/// Runs the demo in the monitor (on a terminal) or headless.
+/// Runs the demo in the monitor (on a terminal) or headless. Its context-overflow column errors
+/// by design, so errored cells do not fail it; the other exit codes are `run`'s.
 pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(args.demo_speed.is_finite() && args.demo_speed > 0.0, "--demo-speed must be a positive number");
+    if !(args.demo_speed.is_finite() && args.demo_speed > 0.0) {
+        return Ok(session::usage("--demo-speed must be a positive number"));
+    }
+    if let Err(e) = session::check_out(args.out.as_deref()) {
+        return Ok(session::usage(&e));
+    }
     let cluster = Cluster::start(demo_cluster(args.demo_speed)).await?;
     let cfg = demo_config(cluster.info(), args.demo_speed, args.demo_window, args.out.clone());
-    let handles = start(cfg).await?;
-    let (report, interrupted) = if args.headless || !std::io::stdout().is_terminal() {
-        eprintln!(
-            "demo: simulated cluster at {} (speed {}x); report: {}",
-            cluster.info().gateway.url,
-            args.demo_speed,
-            handles.report_path.display()
-        );
-        drive(handles).await?
-    } else {
-        let opts = crate::tui::TuiOptions { log_file: args.log_file.clone(), ..crate::tui::TuiOptions::default() };
-        crate::tui::run_tui(handles, opts).await?
+    let mut signals = Signals::new()?;
+    let handles = match session::preflight(start(cfg), &mut signals).await {
+        Ok(h) => h,
+        Err(code) => return Ok(code),
     };
-    print_tables(&report, args.ascii);
+    let banner = format!(
+        "demo: simulated cluster at {} (speed {}x); report: {}",
+        cluster.info().gateway.url,
+        args.demo_speed,
+        handles.report_path.display()
+    );
+    let display = session::Display {
+        headless: args.headless,
+        log_file: args.log_file.clone(),
+        ascii: args.ascii,
+        allow_errors: true,
+    };
+    let code = session::finish(handles, signals, display, banner).await;
     cluster.shutdown();
-    Ok(if interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    Ok(code)
 }

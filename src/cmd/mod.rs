@@ -1,7 +1,9 @@
 //! Subcommand implementations: each turns parsed flags into a call into the library.
 
 pub mod demo;
+pub mod exit;
 pub mod run;
+pub mod session;
 pub mod sim;
 
 use crate::cli::{Cli, Command};
@@ -10,7 +12,7 @@ use std::process::ExitCode;
 /// Runs the parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Some(_) if cli.demo.demo => anyhow::bail!("--demo runs on its own; drop the subcommand or --demo"),
+        Some(_) if cli.demo.demo => Ok(session::usage("--demo runs on its own; drop the subcommand or --demo")),
         Some(Command::Sim(args)) => sim::run(*args).await,
         Some(Command::Run(args)) => run::run(*args).await,
         None => demo::run_demo(cli.demo).await,

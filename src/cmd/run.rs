@@ -1,12 +1,15 @@
 //! `llm-decode-bench run`: the live monitor on a terminal, or headless progress on stderr; the
-//! tables of `tests/fixtures/seed_000.txt` on stdout at the end.
+//! tables of `tests/fixtures/seed_000.txt` on stdout at the end; the exit code of
+//! `src/cmd/exit.rs`.
 
+use super::session;
 use crate::cell::control::{Command, RunnerEvent};
 use crate::cli::run::RunArgs;
 use crate::report::formats::{RenderSettings, ReportFormat};
 use crate::report::json::SessionReport;
 use crate::session::snapshot::SessionSnapshot;
 use crate::session::{SessionHandles, start};
+use crate::signal::{Signal, Signals};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -14,19 +17,29 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// Runs a session: in the live monitor when stdout is a terminal (unless `--headless`),
-/// otherwise with progress on stderr; prints the final tables either way.
+/// otherwise with progress on stderr; prints the final tables either way. Bad flags and an
+/// unwritable `--out` exit 2 and a failed preflight 3, before any load is sent.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let cfg = args.to_config().map_err(anyhow::Error::msg)?;
-    let handles = start(cfg).await?;
-    let (report, interrupted) = if args.headless || !std::io::stdout().is_terminal() {
-        eprintln!("report: {}", handles.report_path.display());
-        drive(handles).await?
-    } else {
-        let opts = crate::tui::TuiOptions { log_file: args.log_file.clone(), ..crate::tui::TuiOptions::default() };
-        crate::tui::run_tui(handles, opts).await?
+    let cfg = match args.to_config() {
+        Ok(cfg) => cfg,
+        Err(e) => return Ok(session::usage(&e)),
     };
-    print_tables(&report, args.ascii);
-    Ok(if interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    if let Err(e) = session::check_out(cfg.out.as_deref()) {
+        return Ok(session::usage(&e));
+    }
+    let mut signals = Signals::new()?;
+    let handles = match session::preflight(start(cfg), &mut signals).await {
+        Ok(h) => h,
+        Err(code) => return Ok(code),
+    };
+    let banner = format!("report: {}", handles.report_path.display());
+    let display = session::Display {
+        headless: args.headless,
+        log_file: args.log_file.clone(),
+        ascii: args.ascii,
+        allow_errors: args.allow_errors,
+    };
+    Ok(session::finish(handles, signals, display, banner).await)
 }
 
 /// Prints the final tables of a report on stdout.
@@ -39,23 +52,27 @@ pub fn print_tables(report: &SessionReport, ascii: bool) {
     }
 }
 
-/// Prints progress until the session ends; the first Ctrl-C stops it (the report is kept),
-/// the second exits at once. Returns the report and whether it was interrupted.
-pub async fn drive(mut h: SessionHandles) -> anyhow::Result<(SessionReport, bool)> {
+/// Prints progress until the session ends; the first signal (SIGINT, SIGTERM, SIGHUP) stops it
+/// (the running cell is recorded, the report kept), the second exits at once with the first
+/// one's code. Returns the report and whether it was interrupted.
+pub async fn drive(mut h: SessionHandles, mut signals: Signals) -> anyhow::Result<(SessionReport, bool)> {
     let started = Instant::now();
-    let mut interrupted = false;
+    let mut first: Option<Signal> = None;
     let mut join = h.join;
     loop {
         tokio::select! {
-            report = &mut join => return Ok((report?, interrupted)),
+            report = &mut join => return Ok((report?, first.is_some())),
             Some(ev) = h.events.recv() => progress(&ev, &h.snapshot, started),
-            _ = tokio::signal::ctrl_c() => {
-                if interrupted {
-                    eprintln!("interrupted again: exiting; the report holds every finished cell");
-                    std::process::exit(130);
+            s = signals.recv() => {
+                if let Some(f) = first {
+                    eprintln!("{}: exiting now; the report holds every finished cell", s.name());
+                    std::process::exit(i32::from(f.exit_code()));
                 }
-                interrupted = true;
-                eprintln!("stopping: recording the running cell and writing the report (Ctrl-C again to exit now)");
+                first = Some(s);
+                eprintln!(
+                    "{}: stopping: recording the running cell and writing the report (again to exit now)",
+                    s.name()
+                );
                 let _ = h.commands.send(Command::Stop);
             }
         }

@@ -2,6 +2,7 @@
 //! now, behind [`formats::ReportFormat`]), the atomic write and the writer thread.
 
 pub mod atomic;
+pub mod fallback;
 pub mod formats;
 pub mod json;
 pub mod phase;

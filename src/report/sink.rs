@@ -5,6 +5,7 @@
 //! A plain thread rather than `spawn_blocking`: a blocking task that lives as long as the
 //! session would stop tokio's paused clock from advancing on its own in tests.
 
+use super::fallback::SaveLog;
 use super::json::SessionReport;
 use super::writer::ReportWriter;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -28,6 +29,8 @@ pub struct SaveOutcome {
     pub path: PathBuf,
     /// Whether the file was written (an error names what failed).
     pub result: std::io::Result<()>,
+    /// When it was not: where the report went instead (its fallback file), or why not.
+    pub fallback: Option<std::io::Result<PathBuf>>,
     /// Time spent building the report (the job), wall clock.
     pub build: Duration,
     /// Time spent serialising and writing it (with fsyncs), wall clock.
@@ -77,6 +80,7 @@ pub struct SinkStats {
 pub struct ReportSink {
     writer: ReportWriter,
     shared: Arc<Shared>,
+    log: Arc<SaveLog>,
 }
 
 impl ReportSink {
@@ -85,11 +89,18 @@ impl ReportSink {
     pub fn spawn(writer: ReportWriter, on_write: impl FnMut(&SaveOutcome) + Send + 'static) -> std::io::Result<Self> {
         let shared =
             Arc::new(Shared { slot: Mutex::new(Slot { open: true, ..Slot::default() }), wake: Condvar::new() });
-        let (thread_shared, thread_writer) = (Arc::clone(&shared), writer.clone());
+        let log = Arc::new(SaveLog::default());
+        let out = Output { writer: writer.clone(), log: Arc::clone(&log) };
+        let thread_shared = Arc::clone(&shared);
         std::thread::Builder::new()
             .name("report-writer".into())
-            .spawn(move || writer_loop(&thread_shared, &thread_writer, Box::new(on_write)))?;
-        Ok(ReportSink { writer, shared })
+            .spawn(move || writer_loop(&thread_shared, &out, Box::new(on_write)))?;
+        Ok(ReportSink { writer, shared, log })
+    }
+
+    /// How the writes went so far (shared: it keeps counting after this call).
+    pub fn log(&self) -> Arc<SaveLog> {
+        Arc::clone(&self.log)
     }
 
     /// The writer of the report file.
@@ -183,15 +194,22 @@ fn next(shared: &Shared) -> Next {
     }
 }
 
-fn writer_loop(shared: &Shared, writer: &ReportWriter, mut on_write: OnWrite) {
+/// Where the thread writes, and its record of how that went.
+struct Output {
+    writer: ReportWriter,
+    log: Arc<SaveLog>,
+}
+
+fn writer_loop(shared: &Shared, out: &Output, mut on_write: OnWrite) {
     loop {
         match next(shared) {
             Next::Job(job) => {
-                let outcome = match build_and_write(writer, job) {
+                let outcome = match build_and_write(out, job) {
                     Ok((_, outcome)) => outcome,
                     Err(_) => SaveOutcome {
-                        path: writer.path().to_path_buf(),
+                        path: out.writer.path().to_path_buf(),
                         result: Err(std::io::Error::other("building the report panicked")),
+                        fallback: None,
                         build: Duration::ZERO,
                         write: Duration::ZERO,
                     },
@@ -199,7 +217,7 @@ fn writer_loop(shared: &Shared, writer: &ReportWriter, mut on_write: OnWrite) {
                 on_write(&outcome);
             }
             Next::Last(job, tx) => {
-                let _ = tx.send(build_and_write(writer, job));
+                let _ = tx.send(build_and_write(out, job));
                 return;
             }
             Next::Done => return,
@@ -207,13 +225,17 @@ fn writer_loop(shared: &Shared, writer: &ReportWriter, mut on_write: OnWrite) {
     }
 }
 
-/// Runs `job` and writes its report, timing both; a panic of the job is caught.
-fn build_and_write(writer: &ReportWriter, job: ReportJob) -> FinalResult {
+/// Runs `job` and writes its report (to the fallback file when its path fails), timing both;
+/// a panic of the job is caught.
+fn build_and_write(out: &Output, job: ReportJob) -> FinalResult {
     let t0 = Instant::now();
     let report = catch_unwind(AssertUnwindSafe(job))?;
     let t1 = Instant::now();
-    let result = writer.write(&report);
-    let outcome = SaveOutcome { path: writer.path().to_path_buf(), result, build: t1 - t0, write: t1.elapsed() };
+    let (result, fallback) = out.writer.write_or_fallback(&report);
+    let fell_back = fallback.as_ref().and_then(|f| f.as_ref().ok());
+    out.log.note(result.as_ref().err(), fell_back.map(PathBuf::as_path));
+    let path = out.writer.path().to_path_buf();
+    let outcome = SaveOutcome { path, result, fallback, build: t1 - t0, write: t1.elapsed() };
     Ok((report, outcome))
 }
 
@@ -264,6 +286,10 @@ mod tests {
             let copy = SaveOutcome {
                 path: o.path.clone(),
                 result: o.result.as_ref().map(|_| ()).map_err(|e| std::io::Error::new(e.kind(), e.to_string())),
+                fallback: o
+                    .fallback
+                    .as_ref()
+                    .map(|f| f.as_ref().cloned().map_err(|e| std::io::Error::other(e.to_string()))),
                 build: o.build,
                 write: o.write,
             };
@@ -334,11 +360,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let blocker = dir.path().join("file");
         std::fs::write(&blocker, "x").expect("seeded");
-        let (sink, outcomes) = sink_at(blocker.join("r.json"));
+        let (sink, outcomes) = sink_at(blocker.join("sink-errors.json"));
         sink.submit(Box::new(|| tagged("a")));
         let failed = outcomes.recv().expect("an outcome");
         assert!(failed.result.is_err(), "a write under a file fails");
-        assert_eq!(failed.path, blocker.join("r.json"));
+        assert_eq!(failed.path, blocker.join("sink-errors.json"));
+        let fallback = failed.fallback.expect("a failed write falls back").expect("to the temp dir");
+        assert_eq!(tag_on_disk(&fallback), "a");
         sink.submit(Box::new(|| panic!("assembly bug")));
         let panicked = outcomes.recv().expect("an outcome");
         let message = panicked.result.expect_err("a panic is an error").to_string();
@@ -346,7 +374,13 @@ mod tests {
         let (report, outcome) = sink.finish(Box::new(|| tagged("b"))).await;
         assert_eq!(report, tagged("b"), "the thread outlived the panic");
         assert!(outcome.result.is_err());
+        assert_eq!(outcome.fallback.expect("fell back").expect("written"), fallback);
+        assert_eq!(tag_on_disk(&fallback), "b", "the final report is in the fallback file");
+        let record = sink.log().get();
+        assert_eq!((record.writes, record.failures, record.last_failed), (2, 2, true), "the panic wrote nothing");
+        assert_eq!(record.fallback.as_deref(), Some(fallback.as_path()));
         assert_eq!(names_in(dir.path()), ["file"]);
+        std::fs::remove_file(fallback).expect("removed");
     }
 
     #[tokio::test]

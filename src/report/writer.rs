@@ -49,10 +49,29 @@ impl ReportWriter {
     /// Writes `report` as pretty JSON (with a final newline), replacing the previous version
     /// atomically; parent directories are created as needed.
     pub fn write(&self, report: &SessionReport) -> std::io::Result<()> {
-        let mut bytes = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
-        bytes.push(b'\n');
-        write_atomic(&self.path, &bytes)
+        write_atomic(&self.path, &to_bytes(report)?)
     }
+
+    /// [`ReportWriter::write`]; when that fails, writes the report to its fallback file
+    /// ([`super::fallback::fallback_path`]) instead. Returns the error at the report's path and,
+    /// when there was one, how the fallback went (where it was written, or why not).
+    pub fn write_or_fallback(&self, report: &SessionReport) -> (std::io::Result<()>, Option<std::io::Result<PathBuf>>) {
+        let bytes = match to_bytes(report) {
+            Ok(b) => b,
+            Err(e) => return (Err(e), None),
+        };
+        match write_atomic(&self.path, &bytes) {
+            Ok(()) => (Ok(()), None),
+            Err(e) => (Err(e), Some(super::fallback::write_fallback(&self.path, &bytes))),
+        }
+    }
+}
+
+/// The report as pretty JSON with a final newline.
+fn to_bytes(report: &SessionReport) -> std::io::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    Ok(bytes)
 }
 
 /// The current time as RFC 3339 UTC with whole seconds, e.g. `2026-11-29T17:30:15Z`.

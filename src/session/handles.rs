@@ -3,6 +3,7 @@
 use super::snapshot::SessionSnapshot;
 use crate::cell::control::{Command, LiveAttempt, RunnerEvent};
 use crate::metrics::poller::MetricsSnapshot;
+use crate::report::fallback::SaveLog;
 use crate::report::json::SessionReport;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +24,8 @@ pub struct SessionHandles {
     pub metrics: Option<watch::Receiver<Arc<MetricsSnapshot>>>,
     /// Where the report is written.
     pub report_path: PathBuf,
+    /// How the report's writes went (a failed one names its fallback file).
+    pub saves: Arc<SaveLog>,
     /// The runner; yields the final report.
     pub join: JoinHandle<SessionReport>,
 }

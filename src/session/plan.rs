@@ -170,10 +170,20 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let sink = ReportSink::spawn(writer, move |outcome| {
         let _ = events.send(saved_event(outcome));
     })?;
+    let saves = sink.log();
     let runner =
         Runner { env: Arc::new(env), experiments, ctl: Control { state, sink, commands: cmd_rx, snapshot: snap_tx } };
     let join = tokio::spawn(runner.run());
-    Ok(SessionHandles { commands: cmd_tx, events: ev_rx, live: live_rx, snapshot: snap_rx, metrics, report_path, join })
+    Ok(SessionHandles {
+        commands: cmd_tx,
+        events: ev_rx,
+        live: live_rx,
+        snapshot: snap_rx,
+        metrics,
+        report_path,
+        saves,
+        join,
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The session runner: walks the cells, runs each attempt, obeys commands (pause, skip,
-//! re-run, save, stop) and writes the report after every cell.
+//! re-run, save, stop) and writes the report at the start and after every cell.
 
 use super::assemble::{assemble, snapshot};
 use super::snapshot::{SessionSnapshot, attempt_line};
@@ -63,6 +63,8 @@ impl Runner {
         let Runner { env, experiments, mut ctl } = self;
         ctl.state.act("start", None);
         ctl.publish(&env);
+        // Written before any load, so that even a killed process leaves a report.
+        ctl.save(&env, &experiments);
         while !ctl.state.stopped {
             if ctl.state.paused {
                 ctl.wait_while_paused(&env, &experiments).await;
@@ -204,7 +206,14 @@ impl Control {
 pub fn saved_event(outcome: &SaveOutcome) -> RunnerEvent {
     match &outcome.result {
         Ok(()) => RunnerEvent::Saved(outcome.path.display().to_string()),
-        Err(e) => RunnerEvent::Log(format!("cannot write {}: {e}", outcome.path.display())),
+        Err(e) => {
+            let instead = match &outcome.fallback {
+                Some(Ok(p)) => format!("; saved to {} instead", p.display()),
+                Some(Err(f)) => format!("; the fallback file failed too: {f}"),
+                None => String::new(),
+            };
+            RunnerEvent::Log(format!("cannot write {}: {e}{instead}", outcome.path.display()))
+        }
     }
 }
 

@@ -22,6 +22,7 @@ pub use terminal::{CrosstermTerminal, TerminalControl, TerminalGuard};
 use crate::cell::control::Command;
 use crate::report::json::SessionReport;
 use crate::session::SessionHandles;
+use crate::signal::Signals;
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::stream::{self, Stream, StreamExt};
 use std::path::PathBuf;
@@ -41,23 +42,29 @@ impl Default for TuiOptions {
     }
 }
 
-/// Key events from the terminal, with SIGINT delivered as Ctrl-C (raw mode turns a typed Ctrl-C
-/// into a key; a signal from elsewhere must stop the session the same way).
-fn terminal_input() -> impl Stream<Item = Event> + Unpin {
+/// Key events from the terminal, with SIGINT, SIGTERM and SIGHUP delivered as Ctrl-C (raw mode
+/// turns a typed Ctrl-C into a key; a signal from elsewhere must stop the session the same way,
+/// and `crate::signal::first_received` keeps which one it was for the exit code).
+fn terminal_input(signals: Signals) -> impl Stream<Item = Event> + Unpin {
     let keys = EventStream::new().filter_map(|r| std::future::ready(r.ok()));
-    let sigint = stream::unfold((), |()| async {
-        tokio::signal::ctrl_c().await.ok()?;
-        Some((Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), ()))
+    let signalled = stream::unfold(signals, |mut signals| async {
+        signals.recv().await;
+        Some((Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), signals))
     });
-    stream::select(keys, Box::pin(sigint))
+    stream::select(keys, Box::pin(signalled))
 }
 
 /// Runs the monitor over a started session until the operator quits and the runner has written
-/// the report. Returns the final report and whether the session was interrupted (Ctrl-C).
+/// the report. Returns the final report and whether the session was interrupted (Ctrl-C or one
+/// of `signals`).
 ///
 /// Owns the terminal for its whole life: raw mode, alternate screen and a hidden cursor, restored
 /// on every exit path (errors and panics included). Logs go to the log panel and `log_file`.
-pub async fn run_tui(handles: SessionHandles, opts: TuiOptions) -> anyhow::Result<(SessionReport, bool)> {
+pub async fn run_tui(
+    handles: SessionHandles,
+    opts: TuiOptions,
+    signals: Signals,
+) -> anyhow::Result<(SessionReport, bool)> {
     let commands = handles.commands.clone();
     let logs = logging::install(opts.log_file.as_deref())?;
     let guard = TerminalGuard::enter(CrosstermTerminal)?;
@@ -65,7 +72,7 @@ pub async fn run_tui(handles: SessionHandles, opts: TuiOptions) -> anyhow::Resul
     let result = match ratatui::Terminal::new(backend) {
         Ok(mut terminal) => {
             let lopts = LoopOptions { fps: opts.fps, log_widget: true };
-            run_loop(&mut terminal, handles, terminal_input(), lopts).await
+            run_loop(&mut terminal, handles, terminal_input(signals), lopts).await
         }
         Err(e) => Err(e.into()),
     };

@@ -1,0 +1,89 @@
+//! The process's exit codes, in one place (README "Exit codes"), and how a finished session
+//! maps to one.
+
+use crate::session::snapshot::SessionSnapshot;
+use crate::session::state::CellStatus;
+use crate::signal::Signal;
+use std::process::ExitCode;
+
+/// The session finished, every cell measured or skipped, and the report is at its path.
+pub const SUCCESS: u8 = 0;
+/// An unexpected internal error (e.g. the async runtime could not start).
+pub const FAILURE: u8 = 1;
+/// Bad command line: an unknown or invalid flag (clap's own code), or an `--out` that cannot
+/// be written. Nothing was sent.
+pub const USAGE: u8 = 2;
+/// Preflight failed (target unreachable, no model, unusable plan): no load was sent.
+pub const PREFLIGHT: u8 = 3;
+/// The session finished but some cells errored (every request of theirs failed);
+/// `run --allow-errors` turns this into [`SUCCESS`].
+pub const CELLS_ERRORED: u8 = 4;
+/// The report could not be written to its path; its last version went to the fallback file
+/// named on stderr.
+pub const REPORT_NOT_SAVED: u8 = 5;
+/// Interrupted by SIGHUP (128 + 1): the running cell recorded, the report has `complete: false`.
+pub const HANGUP: u8 = 129;
+/// Interrupted by SIGINT or Ctrl-C (128 + 2).
+pub const INTERRUPTED: u8 = 130;
+/// Interrupted by SIGTERM (128 + 15).
+pub const TERMINATED: u8 = 143;
+
+/// How a session ended, as far as its exit code cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionEnd {
+    /// Stopped by a signal (or Ctrl-C typed in the monitor, as [`Signal::Interrupt`]).
+    pub interrupted: Option<Signal>,
+    /// The final report is not at its path.
+    pub report_lost: bool,
+    /// Cells that errored.
+    pub errored_cells: usize,
+    /// `--allow-errors`: errored cells do not fail the run.
+    pub allow_errors: bool,
+}
+
+impl SessionEnd {
+    /// The exit code: an interruption first, then a report not saved, then errored cells.
+    pub fn code(&self) -> u8 {
+        match *self {
+            Self { interrupted: Some(s), .. } => s.exit_code(),
+            Self { report_lost: true, .. } => REPORT_NOT_SAVED,
+            Self { errored_cells: 1.., allow_errors: false, .. } => CELLS_ERRORED,
+            _ => SUCCESS,
+        }
+    }
+
+    /// As a process exit code.
+    pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(self.code())
+    }
+}
+
+/// The number of cells of `snap` whose last attempt errored.
+pub fn errored_cells(snap: &SessionSnapshot) -> usize {
+    snap.cells.iter().filter(|c| c.status == CellStatus::Errored).count()
+}
+
+/// The signal that stopped a session the caller saw interrupted: the process's first one, or
+/// SIGINT for a Ctrl-C typed in the monitor (raw mode makes it a key, not a signal).
+pub fn interruption(interrupted: bool) -> Option<Signal> {
+    interrupted.then(|| crate::signal::first_received().unwrap_or(Signal::Interrupt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interruption_wins_then_the_lost_report_then_errored_cells() {
+        let end = |interrupted, report_lost, errored_cells, allow_errors| {
+            SessionEnd { interrupted, report_lost, errored_cells, allow_errors }.code()
+        };
+        assert_eq!(end(None, false, 0, false), SUCCESS);
+        assert_eq!(end(None, false, 2, false), CELLS_ERRORED);
+        assert_eq!(end(None, false, 2, true), SUCCESS);
+        assert_eq!(end(None, true, 2, true), REPORT_NOT_SAVED);
+        assert_eq!(end(Some(Signal::Terminate), true, 2, false), TERMINATED);
+        assert_eq!(end(Some(Signal::Hangup), false, 0, false), HANGUP);
+        assert_eq!(end(Some(Signal::Interrupt), false, 0, false), INTERRUPTED);
+    }
+}

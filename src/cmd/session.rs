@@ -1,0 +1,110 @@
+//! What `run` and the demo share around a session: the `--out` check and preflight under
+//! signals, the monitor or headless progress until the end, the final tables, and the exit code
+//! (`src/cmd/exit.rs`).
+
+use super::exit::{self, SessionEnd};
+use super::run::{drive, print_tables};
+use crate::session::SessionHandles;
+use crate::signal::Signals;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// How the session is shown.
+#[derive(Debug, Clone, Default)]
+pub struct Display {
+    /// No monitor, even on a terminal (`--headless`).
+    pub headless: bool,
+    /// The monitor's `--log-file`.
+    pub log_file: Option<PathBuf>,
+    /// Plain ASCII tables (`--ascii`).
+    pub ascii: bool,
+    /// Errored cells do not fail the run (`--allow-errors`).
+    pub allow_errors: bool,
+}
+
+/// A usage error: its one line on stderr, exit 2.
+pub fn usage(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(exit::USAGE)
+}
+
+/// Checks that the report can be written (`--out`, or the default `sessions/` directory).
+pub fn check_out(out: Option<&Path>) -> Result<(), String> {
+    match out {
+        Some(p) => crate::report::fallback::check_writable(p, "--out"),
+        None => {
+            let probe = Path::new(crate::report::writer::DEFAULT_DIR).join("report.json");
+            crate::report::fallback::check_writable(&probe, "the default report file")
+        }
+    }
+}
+
+/// Waits for preflight (`starting`) unless a signal comes first. A failed preflight prints its
+/// one line and gives exit 3; a signal gives its own code; no load was sent either way.
+pub async fn preflight(
+    starting: impl Future<Output = anyhow::Result<SessionHandles>>,
+    signals: &mut Signals,
+) -> Result<SessionHandles, ExitCode> {
+    tokio::select! {
+        started = starting => started.map_err(|e| {
+            eprintln!("error: {e:#}");
+            ExitCode::from(exit::PREFLIGHT)
+        }),
+        s = signals.recv() => {
+            eprintln!("interrupted ({}) during preflight: no load was sent, no report written", s.name());
+            Err(ExitCode::from(s.exit_code()))
+        }
+    }
+}
+
+/// Runs a started session to its end, in the monitor on a terminal (unless headless) or with
+/// progress on stderr after `banner`; prints the final tables; says on stderr when the report
+/// is not at its path or cells errored; returns the exit code.
+pub async fn finish(handles: SessionHandles, signals: Signals, display: Display, banner: String) -> ExitCode {
+    let snapshot = handles.snapshot.clone();
+    let saves = handles.saves.clone();
+    let path = handles.report_path.clone();
+    let ended = if display.headless || !std::io::stdout().is_terminal() {
+        eprintln!("{banner}");
+        drive(handles, signals).await
+    } else {
+        let opts = crate::tui::TuiOptions { log_file: display.log_file.clone(), ..crate::tui::TuiOptions::default() };
+        crate::tui::run_tui(handles, opts, signals).await
+    };
+    let (report, interrupted) = match ended {
+        Ok(done) => done,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            let code = crate::signal::first_received().map_or(exit::FAILURE, |s| s.exit_code());
+            return ExitCode::from(code);
+        }
+    };
+    print_tables(&report, display.ascii);
+    let record = saves.get();
+    if record.last_failed {
+        let err = record.last_error.as_deref().unwrap_or("unknown error");
+        match &record.fallback {
+            Some(f) => {
+                eprintln!("error: cannot write {} ({err}); the report was saved to {}", path.display(), f.display())
+            }
+            None => {
+                eprintln!("error: cannot write {} ({err}), nor its fallback file: the report is lost", path.display())
+            }
+        }
+    }
+    let end = SessionEnd {
+        interrupted: exit::interruption(interrupted),
+        report_lost: record.last_failed,
+        errored_cells: exit::errored_cells(&snapshot.borrow()),
+        allow_errors: display.allow_errors,
+    };
+    if end.interrupted.is_none() && end.errored_cells > 0 && !end.allow_errors {
+        eprintln!(
+            "{} cell(s) errored (every request failed): exit {} (--allow-errors accepts them)",
+            end.errored_cells,
+            exit::CELLS_ERRORED
+        );
+    }
+    end.exit_code()
+}
