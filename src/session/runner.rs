@@ -195,6 +195,7 @@ impl Control {
             self.state.requeue_front(id);
         }
         self.state.current = None;
+        self.state.timing.finish(tokio::time::Instant::now(), interrupt.is_none());
         env.emit(RunnerEvent::CellFinished { cell: id, summary });
         self.publish(env);
     }
@@ -220,6 +221,7 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
     }
     ctl.state.cells[id].status = CellStatus::Running;
     ctl.state.current = Some(id);
+    ctl.state.timing.start(id, tokio::time::Instant::now());
     env.emit(RunnerEvent::CellStarted { cell: id, attempt });
     ctl.publish(env);
     let Some(experiment) = experiment else {
