@@ -72,15 +72,17 @@ pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.demo_speed.is_finite() && args.demo_speed > 0.0, "--demo-speed must be a positive number");
     let cluster = Cluster::start(demo_cluster(args.demo_speed)).await?;
     let cfg = demo_config(cluster.info(), args.demo_speed, args.demo_window, args.out.clone());
+    let headless = args.headless || !std::io::stdout().is_terminal();
+    let printer = if headless { Some(super::headless::Printer::stderr(args.log_file.as_deref())?) } else { None };
     let handles = start(cfg).await?;
-    let (report, interrupted) = if args.headless || !std::io::stdout().is_terminal() {
+    let (report, interrupted) = if let Some(printer) = printer {
         eprintln!(
             "demo: simulated cluster at {} (speed {}x); report: {}",
             cluster.info().gateway.url,
             args.demo_speed,
             handles.report_path.display()
         );
-        drive(handles).await?
+        drive(handles, printer).await?
     } else {
         let opts = crate::tui::TuiOptions { log_file: args.log_file.clone(), ..crate::tui::TuiOptions::default() };
         crate::tui::run_tui(handles, opts).await?

@@ -1,6 +1,7 @@
 //! Subcommand implementations: each turns parsed flags into a call into the library.
 
 pub mod demo;
+pub mod headless;
 pub mod run;
 pub mod sim;
 

@@ -1,29 +1,32 @@
 //! `llm-decode-bench run`: the live monitor on a terminal, or headless progress on stderr; the
 //! tables of `tests/fixtures/seed_000.txt` on stdout at the end.
 
-use crate::cell::control::{Command, RunnerEvent};
+use super::headless::{Printer, current, heartbeat_ticks};
+use crate::cell::control::Command;
 use crate::cli::run::RunArgs;
 use crate::report::formats::{RenderSettings, ReportFormat};
 use crate::report::json::SessionReport;
-use crate::session::snapshot::SessionSnapshot;
 use crate::session::{SessionHandles, start};
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Arc;
-use tokio::sync::watch;
-use tokio::time::Instant;
 
 /// Runs a session: in the live monitor when stdout is a terminal (unless `--headless`),
-/// otherwise with progress on stderr; prints the final tables either way.
+/// otherwise with progress on stderr (and `--log-file`); prints the final tables either way.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = args.to_config().map_err(anyhow::Error::msg)?;
+    let headless = args.headless || !std::io::stdout().is_terminal();
+    // The log file is opened before preflight, so a bad path fails before any load is sent.
+    let printer = if headless { Some(Printer::stderr(args.log_file.as_deref())?) } else { None };
     let handles = start(cfg).await?;
-    let (report, interrupted) = if args.headless || !std::io::stdout().is_terminal() {
-        eprintln!("report: {}", handles.report_path.display());
-        drive(handles).await?
-    } else {
-        let opts = crate::tui::TuiOptions { log_file: args.log_file.clone(), ..crate::tui::TuiOptions::default() };
-        crate::tui::run_tui(handles, opts).await?
+    let (report, interrupted) = match printer {
+        Some(printer) => {
+            eprintln!("report: {}", handles.report_path.display());
+            drive(handles, printer).await?
+        }
+        None => {
+            let opts = crate::tui::TuiOptions { log_file: args.log_file.clone(), ..crate::tui::TuiOptions::default() };
+            crate::tui::run_tui(handles, opts).await?
+        }
     };
     print_tables(&report, args.ascii);
     Ok(if interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
@@ -39,16 +42,26 @@ pub fn print_tables(report: &SessionReport, ascii: bool) {
     }
 }
 
-/// Prints progress until the session ends; the first Ctrl-C stops it (the report is kept),
-/// the second exits at once. Returns the report and whether it was interrupted.
-pub async fn drive(mut h: SessionHandles) -> anyhow::Result<(SessionReport, bool)> {
-    let started = Instant::now();
+/// Prints progress with `out` until the session ends: every event, warnings as they happen, a
+/// heartbeat every [`HEARTBEAT`](super::headless::HEARTBEAT). The first Ctrl-C stops the
+/// session (the report is kept), the second exits at once. Returns the report and whether it
+/// was interrupted.
+pub async fn drive(mut h: SessionHandles, mut out: Printer) -> anyhow::Result<(SessionReport, bool)> {
+    out.reset_clock();
     let mut interrupted = false;
     let mut join = h.join;
+    let mut beat = heartbeat_ticks();
     loop {
         tokio::select! {
-            report = &mut join => return Ok((report?, interrupted)),
-            Some(ev) = h.events.recv() => progress(&ev, &h.snapshot, started),
+            report = &mut join => {
+                // Events sent just before the end (the final warnings) are still printed.
+                while let Ok(ev) = h.events.try_recv() {
+                    out.event(&ev, &current(&h.snapshot));
+                }
+                return Ok((report?, interrupted));
+            }
+            Some(ev) = h.events.recv() => out.event(&ev, &current(&h.snapshot)),
+            _ = beat.tick() => out.heartbeat(&current(&h.snapshot), &h.live.borrow()),
             _ = tokio::signal::ctrl_c() => {
                 if interrupted {
                     eprintln!("interrupted again: exiting; the report holds every finished cell");
@@ -59,23 +72,5 @@ pub async fn drive(mut h: SessionHandles) -> anyhow::Result<(SessionReport, bool
                 let _ = h.commands.send(Command::Stop);
             }
         }
-    }
-}
-
-fn label(snap: &watch::Receiver<Arc<SessionSnapshot>>, cell: usize) -> String {
-    snap.borrow().cells.get(cell).map(|c| c.label.clone()).unwrap_or_else(|| format!("cell {cell}"))
-}
-
-fn progress(ev: &RunnerEvent, snap: &watch::Receiver<Arc<SessionSnapshot>>, started: Instant) {
-    let t = started.elapsed().as_secs_f64();
-    match ev {
-        RunnerEvent::CellStarted { cell, attempt } => {
-            let again = if *attempt > 1 { format!(" (attempt {attempt})") } else { String::new() };
-            eprintln!("[{t:7.1}s] {}{again}: start", label(snap, *cell));
-        }
-        RunnerEvent::Phase { cell, phase } => eprintln!("[{t:7.1}s] {}: {}", label(snap, *cell), phase.as_str()),
-        RunnerEvent::CellFinished { cell, summary } => eprintln!("[{t:7.1}s] {}: {summary}", label(snap, *cell)),
-        RunnerEvent::Log(msg) => eprintln!("[{t:7.1}s] {msg}"),
-        RunnerEvent::Saved(_) | RunnerEvent::Finished => {}
     }
 }

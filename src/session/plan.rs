@@ -170,10 +170,12 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         facts: Arc::new(facts),
         started_wall: now_rfc3339(),
         notes: std::sync::Mutex::new(Vec::new()),
+        announced: Default::default(),
     };
     let snap = super::assemble::snapshot(&env, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
+    env.announce(&env.facts.warnings);
     let events = env.events.clone();
     let sink = ReportSink::spawn(writer, move |outcome| {
         let _ = events.send(saved_event(outcome));

@@ -94,7 +94,11 @@ impl Control {
     /// state is cloned, its attempts are shared).
     fn report_job(&self, env: &Arc<CellEnv>, experiments: &Experiments) -> ReportJob {
         let (env, experiments, state) = (Arc::clone(env), experiments.clone(), self.state.clone());
-        Box::new(move || assemble(&env, &experiments, &state))
+        Box::new(move || {
+            let report = assemble(&env, &experiments, &state);
+            env.announce(&report.warnings);
+            report
+        })
     }
 
     fn publish(&self, env: &CellEnv) {
