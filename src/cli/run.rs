@@ -141,7 +141,7 @@ pub struct RunArgs {
     /// Run without the live monitor: progress on stderr, tables on stdout.
     #[arg(long)]
     pub headless: bool,
-    /// Also write the monitor's log lines to this file.
+    /// Also append the log lines to this file (the monitor's log panel, or headless progress).
     #[arg(long)]
     pub log_file: Option<PathBuf>,
 }

@@ -1,8 +1,8 @@
 //! Session progress for the monitor header and the headless heartbeat: cell i of N, the time
 //! so far and an ETA. The ETA is the planned length of every cell still to run (decode: settle
-//! + window; routing: count / rps; see `Experiment::planned`), scaled by how long the finished
-//! cells of the same kind took against their plan; a kind without a plan (bursts) counts its
-//! finished cells' mean length, and until one has finished the ETA is a lower bound.
+//! plus window; routing: count / rps; see `Experiment::planned`), scaled by how long the
+//! finished cells of the same kind took against their plan; a kind without a plan (bursts)
+//! counts its finished cells' mean length, and until one has finished the ETA is a lower bound.
 
 use crate::cell::control::CellId;
 use std::collections::BTreeMap;
