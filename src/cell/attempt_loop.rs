@@ -202,6 +202,7 @@ mod tests {
             facts: Arc::new(facts),
             started_wall: String::new(),
             notes: Default::default(),
+            announced: Default::default(),
         };
         (env, live_rx)
     }

@@ -46,6 +46,8 @@ pub struct CellEnv {
     pub started_wall: String,
     /// Things the report reader should know, collected as the session runs.
     pub notes: std::sync::Mutex<Vec<String>>,
+    /// Warnings already told to the listeners (log panel, headless stderr).
+    pub announced: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl CellEnv {
@@ -111,7 +113,19 @@ impl CellEnv {
             && !n.contains(&msg)
         {
             n.push(msg.clone());
-            self.emit(RunnerEvent::Log(msg));
+            drop(n);
+            self.announce(std::slice::from_ref(&msg));
+        }
+    }
+
+    /// Tells the listeners of every warning in `warnings` not told yet, as a `warning: …` log
+    /// line: preflight's at the start, the report's as each save finds them.
+    pub fn announce(&self, warnings: &[String]) {
+        let Ok(mut told) = self.announced.lock() else { return };
+        for w in warnings {
+            if told.insert(w.clone()) {
+                self.emit(RunnerEvent::Log(format!("warning: {w}")));
+            }
         }
     }
 

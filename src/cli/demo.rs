@@ -23,7 +23,7 @@ pub struct DemoArgs {
     /// Report file of the demo session (default: sessions/<timestamp>.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Also write the monitor's log lines to this file.
+    /// Also append the log lines to this file (the monitor's log panel, or headless progress).
     #[arg(long)]
     pub log_file: Option<PathBuf>,
     /// Plain ASCII tables in headless output.

@@ -143,7 +143,7 @@ pub struct RunArgs {
     /// Run without the live monitor: progress on stderr, tables on stdout.
     #[arg(long)]
     pub headless: bool,
-    /// Also write the monitor's log lines to this file.
+    /// Also append the log lines to this file (the monitor's log panel, or headless progress).
     #[arg(long)]
     pub log_file: Option<PathBuf>,
     /// Exit 0 even when cells errored (every request of theirs failed); by default such a run exits 4.

@@ -78,6 +78,7 @@ pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     }
     let cluster = Cluster::start(demo_cluster(args.demo_speed)).await?;
     let cfg = demo_config(cluster.info(), args.demo_speed, args.demo_window, args.out.clone());
+    let printer = session::printer(args.headless, args.log_file.as_deref())?;
     let mut signals = Signals::new()?;
     let handles = match session::preflight(start(cfg), &mut signals).await {
         Ok(h) => h,
@@ -95,7 +96,7 @@ pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         ascii: args.ascii,
         allow_errors: true,
     };
-    let code = session::finish(handles, signals, display, banner).await;
+    let code = session::finish(handles, signals, display, printer, banner).await;
     cluster.shutdown();
     Ok(code)
 }

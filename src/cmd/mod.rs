@@ -2,6 +2,7 @@
 
 pub mod demo;
 pub mod exit;
+pub mod headless;
 pub mod run;
 pub mod session;
 pub mod sim;

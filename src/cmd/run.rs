@@ -2,22 +2,19 @@
 //! tables of `tests/fixtures/seed_000.txt` on stdout at the end; the exit code of
 //! `src/cmd/exit.rs`.
 
+use super::headless::{Printer, current, heartbeat_ticks};
 use super::session;
-use crate::cell::control::{Command, RunnerEvent};
+use crate::cell::control::Command;
 use crate::cli::run::RunArgs;
 use crate::report::formats::{RenderSettings, ReportFormat};
 use crate::report::json::SessionReport;
-use crate::session::snapshot::SessionSnapshot;
 use crate::session::{SessionHandles, start};
 use crate::signal::{Signal, Signals};
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Arc;
-use tokio::sync::watch;
-use tokio::time::Instant;
 
 /// Runs a session: in the live monitor when stdout is a terminal (unless `--headless`),
-/// otherwise with progress on stderr; prints the final tables either way. Bad flags and an
+/// otherwise with progress on stderr (and `--log-file`); prints the final tables either way. Bad flags and an
 /// unwritable `--out` exit 2 and a failed preflight 3, before any load is sent.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = match args.to_config() {
@@ -27,6 +24,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = session::check_out(cfg.out.as_deref()) {
         return Ok(session::usage(&e));
     }
+    // The log file is opened before preflight, so a bad path fails before any load is sent.
+    let printer = session::printer(args.headless, args.log_file.as_deref())?;
     let mut signals = Signals::new()?;
     let handles = match session::preflight(start(cfg), &mut signals).await {
         Ok(h) => h,
@@ -39,7 +38,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         ascii: args.ascii,
         allow_errors: args.allow_errors,
     };
-    Ok(session::finish(handles, signals, display, banner).await)
+    Ok(session::finish(handles, signals, display, printer, banner).await)
 }
 
 /// Prints the final tables of a report on stdout.
@@ -52,17 +51,30 @@ pub fn print_tables(report: &SessionReport, ascii: bool) {
     }
 }
 
-/// Prints progress until the session ends; the first signal (SIGINT, SIGTERM, SIGHUP) stops it
-/// (the running cell is recorded, the report kept), the second exits at once with the first
-/// one's code. Returns the report and whether it was interrupted.
-pub async fn drive(mut h: SessionHandles, mut signals: Signals) -> anyhow::Result<(SessionReport, bool)> {
-    let started = Instant::now();
+/// Prints progress with `out` until the session ends: every event, warnings as they happen, a
+/// heartbeat every [`HEARTBEAT`](super::headless::HEARTBEAT). The first signal (SIGINT, SIGTERM,
+/// SIGHUP) stops it (the running cell is recorded, the report kept), the second exits at once
+/// with the first one's code. Returns the report and whether it was interrupted.
+pub async fn drive(
+    mut h: SessionHandles,
+    mut signals: Signals,
+    mut out: Printer,
+) -> anyhow::Result<(SessionReport, bool)> {
+    out.reset_clock();
     let mut first: Option<Signal> = None;
     let mut join = h.join;
+    let mut beat = heartbeat_ticks();
     loop {
         tokio::select! {
-            report = &mut join => return Ok((report?, first.is_some())),
-            Some(ev) = h.events.recv() => progress(&ev, &h.snapshot, started),
+            report = &mut join => {
+                // Events sent just before the end (the final warnings) are still printed.
+                while let Ok(ev) = h.events.try_recv() {
+                    out.event(&ev, &current(&h.snapshot));
+                }
+                return Ok((report?, first.is_some()));
+            }
+            Some(ev) = h.events.recv() => out.event(&ev, &current(&h.snapshot)),
+            _ = beat.tick() => out.heartbeat(&current(&h.snapshot), &h.live.borrow()),
             s = signals.recv() => {
                 if let Some(f) = first {
                     eprintln!("{}: exiting now; the report holds every finished cell", s.name());
@@ -76,23 +88,5 @@ pub async fn drive(mut h: SessionHandles, mut signals: Signals) -> anyhow::Resul
                 let _ = h.commands.send(Command::Stop);
             }
         }
-    }
-}
-
-fn label(snap: &watch::Receiver<Arc<SessionSnapshot>>, cell: usize) -> String {
-    snap.borrow().cells.get(cell).map(|c| c.label.clone()).unwrap_or_else(|| format!("cell {cell}"))
-}
-
-fn progress(ev: &RunnerEvent, snap: &watch::Receiver<Arc<SessionSnapshot>>, started: Instant) {
-    let t = started.elapsed().as_secs_f64();
-    match ev {
-        RunnerEvent::CellStarted { cell, attempt } => {
-            let again = if *attempt > 1 { format!(" (attempt {attempt})") } else { String::new() };
-            eprintln!("[{t:7.1}s] {}{again}: start", label(snap, *cell));
-        }
-        RunnerEvent::Phase { cell, phase } => eprintln!("[{t:7.1}s] {}: {}", label(snap, *cell), phase.as_str()),
-        RunnerEvent::CellFinished { cell, summary } => eprintln!("[{t:7.1}s] {}: {summary}", label(snap, *cell)),
-        RunnerEvent::Log(msg) => eprintln!("[{t:7.1}s] {msg}"),
-        RunnerEvent::Saved(_) | RunnerEvent::Finished => {}
     }
 }

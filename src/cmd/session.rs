@@ -3,6 +3,7 @@
 //! (`src/cmd/exit.rs`).
 
 use super::exit::{self, SessionEnd};
+use super::headless::Printer;
 use super::run::{drive, print_tables};
 use crate::session::SessionHandles;
 use crate::signal::Signals;
@@ -40,6 +41,16 @@ pub fn check_out(out: Option<&Path>) -> Result<(), String> {
     }
 }
 
+/// The headless printer (with `log_file`) when the session runs without the monitor:
+/// `--headless`, or stdout is not a terminal. Opened before preflight, so a bad `--log-file`
+/// fails before any load is sent.
+pub fn printer(headless: bool, log_file: Option<&Path>) -> anyhow::Result<Option<Printer>> {
+    match headless || !std::io::stdout().is_terminal() {
+        true => Ok(Some(Printer::stderr(log_file)?)),
+        false => Ok(None),
+    }
+}
+
 /// Waits for preflight (`starting`) unless a signal comes first. A failed preflight prints its
 /// one line and gives exit 3; a signal gives its own code; no load was sent either way.
 pub async fn preflight(
@@ -61,13 +72,19 @@ pub async fn preflight(
 /// Runs a started session to its end, in the monitor on a terminal (unless headless) or with
 /// progress on stderr after `banner`; prints the final tables; says on stderr when the report
 /// is not at its path or cells errored; returns the exit code.
-pub async fn finish(handles: SessionHandles, signals: Signals, display: Display, banner: String) -> ExitCode {
+pub async fn finish(
+    handles: SessionHandles,
+    signals: Signals,
+    display: Display,
+    printer: Option<Printer>,
+    banner: String,
+) -> ExitCode {
     let snapshot = handles.snapshot.clone();
     let saves = handles.saves.clone();
     let path = handles.report_path.clone();
-    let ended = if display.headless || !std::io::stdout().is_terminal() {
+    let ended = if let Some(printer) = printer {
         eprintln!("{banner}");
-        drive(handles, signals).await
+        drive(handles, signals, printer).await
     } else {
         let opts = crate::tui::TuiOptions { log_file: display.log_file.clone(), ..crate::tui::TuiOptions::default() };
         crate::tui::run_tui(handles, opts, signals).await

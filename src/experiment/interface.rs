@@ -4,9 +4,11 @@ use super::record::{Attempt, CellEntry};
 use crate::cell::context::CellEnv;
 use crate::cell::control::CellId;
 use crate::cell::spec::CellSpec;
+use crate::config::RunConfig;
 use crate::report::json::SessionReport;
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// A cell an experiment contributes to the plan.
@@ -48,6 +50,12 @@ pub trait Experiment: Send + Sync {
     /// session knows by then (e.g. a KV capacity a poll detected after preflight could not
     /// read it); None runs it. The runner marks the cell skipped with this reason.
     fn skip_now(&self, _env: &CellEnv, _spec: &CellSpec) -> Option<String> {
+        None
+    }
+
+    /// How long an attempt of `spec` is planned to take under `cfg` (for the session's ETA);
+    /// None when it cannot be told in advance.
+    fn planned(&self, _cfg: &RunConfig, _spec: &CellSpec) -> Option<Duration> {
         None
     }
 

@@ -2,6 +2,7 @@
 
 use super::backend::{Exchange, SharedBackend};
 use super::request::{ApiKey, Endpoint};
+use super::scrub::Scrubber;
 use bytes::Bytes;
 use reqwest::Method;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
@@ -102,6 +103,8 @@ impl ApiClient {
         let status = resp.status().as_u16();
         let body =
             resp.bytes().await.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: e.describe() })?;
+        // Server text is scrubbed of the key here, before any of it is parsed, stored or shown.
+        let body = Scrubber::new(self.key.as_ref()).bytes(body);
         if !(200..300).contains(&status) {
             let text = String::from_utf8_lossy(&body[..body.len().min(300)]).replace('\n', " ");
             return Err(ClientError::Status { url, status, body: text });

@@ -11,6 +11,7 @@ pub mod filler;
 pub mod live;
 pub mod request;
 pub mod sample;
+pub mod scrub;
 pub mod sse;
 pub mod stream;
 pub mod worker;

@@ -48,6 +48,12 @@ impl ApiKey {
     pub fn bearer(&self) -> String {
         format!("Bearer {}", self.0)
     }
+
+    /// The key itself: only for the `Authorization` header and for scrubbing it out of
+    /// server text (`load::scrub`).
+    pub fn secret(&self) -> &str {
+        &self.0
+    }
 }
 
 impl std::str::FromStr for ApiKey {

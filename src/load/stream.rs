@@ -9,6 +9,7 @@ use super::chunk::{ChunkInfo, FinishReason, parse_chunk};
 use super::classify::{classify_status, failure};
 use super::live::LiveCounters;
 use super::sample::{ErrorKind, Mark, Outcome, RequestSample, TokenSource};
+use super::scrub::Scrubber;
 use super::sse::{SseDecoder, SseEvent};
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName};
@@ -37,6 +38,8 @@ pub struct StreamSpec<'a> {
 struct StreamState<'a> {
     sample: RequestSample,
     live: &'a LiveCounters,
+    /// Server text (error events) is scrubbed of the request's bearer token as it is read.
+    scrub: Scrubber<'a>,
     continuous: bool,
     last_usage: u64,
     final_usage: Option<u64>,
@@ -49,7 +52,8 @@ impl StreamState<'_> {
     fn on_chunk(&mut self, info: ChunkInfo, at_us: u64) {
         if let Some(err) = info.error {
             let code = err.code.map(|c| format!(" (code {c})")).unwrap_or_default();
-            self.error = Some((ErrorKind::StreamError, format!("{}{code}", err.message)));
+            let msg = self.scrub.text(&err.message).into_owned();
+            self.error = Some((ErrorKind::StreamError, format!("{msg}{code}")));
             return;
         }
         if info.prompt_tokens.is_some() {
@@ -103,8 +107,10 @@ impl StreamState<'_> {
             },
             SseEvent::Error(d) => {
                 let msg = parse_chunk(d).ok().and_then(|c| c.error).map(|e| e.message);
-                let msg = msg.unwrap_or_else(|| String::from_utf8_lossy(&d[..d.len().min(300)]).into_owned());
-                self.error = Some((ErrorKind::StreamError, msg));
+                let msg = msg.unwrap_or_else(|| String::from_utf8_lossy(d).into_owned());
+                let msg = self.scrub.text(&msg);
+                let cut = msg.char_indices().nth(300).map_or(msg.len(), |(i, _)| i);
+                self.error = Some((ErrorKind::StreamError, msg[..cut].to_string()));
             }
         }
     }
@@ -201,11 +207,12 @@ async fn read_response(
     cancel: &CancellationToken,
     live: &LiveCounters,
 ) -> RequestSample {
+    let scrub = Scrubber::from_headers(spec.headers);
     sample.status = Some(resp.status().as_u16());
-    sample.served_by = served_by(resp.headers(), spec.served_by);
+    sample.served_by = served_by(resp.headers(), spec.served_by).map(|s| scrub.text(&s).into_owned());
     if !resp.status().is_success() {
         let status = resp.status().as_u16();
-        let body = resp.bytes().await.unwrap_or_default();
+        let body = scrub.bytes(resp.bytes().await.unwrap_or_default());
         sample.ended_at = Instant::now();
         sample.outcome = classify_status(status, &body);
         return sample;
@@ -214,6 +221,7 @@ async fn read_response(
     let mut st = StreamState {
         sample,
         live,
+        scrub,
         continuous: false,
         last_usage: 0,
         final_usage: None,

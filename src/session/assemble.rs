@@ -110,5 +110,6 @@ pub fn snapshot(env: &CellEnv, state: &SessionState, writer: &ReportWriter) -> S
         finished: state.stopped || state.all_final(),
         report_path: writer.path().display().to_string(),
         actions: state.actions.len(),
+        timing: state.timing.clone(),
     }
 }

@@ -9,6 +9,7 @@ pub mod assemble;
 pub mod handles;
 pub mod plan;
 pub mod preflight;
+pub mod progress;
 pub mod runner;
 pub mod series;
 pub mod snapshot;

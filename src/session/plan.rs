@@ -2,6 +2,7 @@
 
 use super::handles::SessionHandles;
 use super::preflight::{self, default_metrics};
+use super::progress::Timing;
 use super::runner::{Control, Runner, saved_event};
 use super::state::{CellEntry, CellStatus, SessionState};
 use crate::cell::context::{CellEnv, Target};
@@ -112,6 +113,12 @@ fn build_state(experiments: &Experiments, started: Instant) -> SessionState {
     state
 }
 
+/// Each cell's planned length, seconds, from the experiment that owns it.
+fn planned_lengths(experiments: &Experiments, cfg: &RunConfig, state: &SessionState) -> Vec<Option<f64>> {
+    let planned = |spec| experiments.iter().find(|e| e.owns(spec)).and_then(|e| e.planned(cfg, spec));
+    state.cells.iter().map(|c| planned(&c.spec).map(|d| d.as_secs_f64())).collect()
+}
+
 /// Runs preflight and starts the session runner over HTTP (reqwest). An unreachable target or
 /// an unusable plan is an error here, before any load is sent.
 pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
@@ -140,7 +147,8 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let writer = ReportWriter::new(cfg.out.clone());
     let report_path = writer.path().to_path_buf();
     let experiments = crate::experiment::plan(&cfg, Prepared { kv_capacity: facts.kv_capacity(), routing });
-    let state = build_state(&experiments, started);
+    let mut state = build_state(&experiments, started);
+    state.timing = Timing::new(planned_lengths(&experiments, &cfg, &state));
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let (live_tx, live_rx) = watch::channel(LiveAttempt::default());
@@ -162,10 +170,12 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         facts: Arc::new(facts),
         started_wall: now_rfc3339(),
         notes: std::sync::Mutex::new(Vec::new()),
+        announced: Default::default(),
     };
     let snap = super::assemble::snapshot(&env, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
+    env.announce(&env.facts.warnings);
     let events = env.events.clone();
     let sink = ReportSink::spawn(writer, move |outcome| {
         let _ = events.send(saved_event(outcome));

@@ -96,7 +96,11 @@ impl Control {
     /// state is cloned, its attempts are shared).
     fn report_job(&self, env: &Arc<CellEnv>, experiments: &Experiments) -> ReportJob {
         let (env, experiments, state) = (Arc::clone(env), experiments.clone(), self.state.clone());
-        Box::new(move || assemble(&env, &experiments, &state))
+        Box::new(move || {
+            let report = assemble(&env, &experiments, &state);
+            env.announce(&report.warnings);
+            report
+        })
     }
 
     fn publish(&self, env: &CellEnv) {
@@ -197,6 +201,7 @@ impl Control {
             self.state.requeue_front(id);
         }
         self.state.current = None;
+        self.state.timing.finish(tokio::time::Instant::now(), interrupt.is_none());
         env.emit(RunnerEvent::CellFinished { cell: id, summary });
         self.publish(env);
     }
@@ -229,6 +234,7 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
     }
     ctl.state.cells[id].status = CellStatus::Running;
     ctl.state.current = Some(id);
+    ctl.state.timing.start(id, tokio::time::Instant::now());
     env.emit(RunnerEvent::CellStarted { cell: id, attempt });
     ctl.publish(env);
     let Some(experiment) = experiment else {

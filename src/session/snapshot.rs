@@ -1,6 +1,7 @@
 //! The session as the monitor and the progress printer see it: an immutable snapshot of every
 //! cell with its headline figures.
 
+use super::progress::{CellView, Progress, Timing};
 use super::state::{Attempt, CellSpec, CellStatus};
 use crate::cell::control::CellId;
 pub use crate::cell::headline::{Headline, attempt_line};
@@ -48,6 +49,17 @@ pub struct SessionSnapshot {
     pub report_path: String,
     /// Actions so far.
     pub actions: usize,
+    /// Planned and actual cell lengths.
+    pub timing: Timing,
+}
+
+impl SessionSnapshot {
+    /// Cell i of N and the ETA at `now`.
+    pub fn progress(&self, now: Instant) -> Progress {
+        let views: Vec<CellView<'_>> =
+            self.cells.iter().map(|c| CellView { kind: c.spec.kind, done: c.status.is_final() }).collect();
+        self.timing.progress(&views, now)
+    }
 }
 
 impl CellSummary {

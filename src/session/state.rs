@@ -24,6 +24,8 @@ pub struct SessionState {
     pub stopped: bool,
     /// The running cell.
     pub current: Option<CellId>,
+    /// Planned and actual cell lengths, for the progress and ETA.
+    pub timing: super::progress::Timing,
 }
 
 impl SessionState {
@@ -34,7 +36,8 @@ impl SessionState {
             .map(|(spec, label)| CellEntry { spec, label, status: CellStatus::Pending, attempts: Vec::new() })
             .collect();
         let queue = (0..cells.len()).collect();
-        Self { cells, queue, actions: Vec::new(), started, paused: false, stopped: false, current: None }
+        let timing = super::progress::Timing::new(vec![None; cells.len()]);
+        Self { cells, queue, actions: Vec::new(), started, paused: false, stopped: false, current: None, timing }
     }
 
     /// The next cell to run (pending ones only), removed from the queue.

@@ -195,7 +195,7 @@ impl App {
     /// Records a runner event in the log; returns the line for other sinks (None: not logged).
     pub fn on_runner_event(&mut self, ev: &RunnerEvent) -> Option<String> {
         let line = super::logging::event_line(ev, &self.session)?;
-        let warn = matches!(ev, RunnerEvent::Log(m) if m.contains("cannot") || m.contains("unavailable"));
+        let warn = matches!(ev, RunnerEvent::Log(m) if m.starts_with("warning: ") || m.contains("cannot") || m.contains("unavailable"));
         self.log(line.clone(), warn);
         Some(line)
     }

@@ -59,6 +59,11 @@ impl Experiment for Decode {
         self.grid.skip_now(spec, env.kv_capacity_now())
     }
 
+    /// Warmup (the settle time after admission) plus the window.
+    fn planned(&self, cfg: &RunConfig, _spec: &CellSpec) -> Option<std::time::Duration> {
+        Some(cfg.settle + cfg.window)
+    }
+
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             let CellKey::Grid { ctx, conc } = cell.spec.key else { unreachable!("decode cells are grid cells") };

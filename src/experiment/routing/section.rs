@@ -42,6 +42,12 @@ impl Experiment for Routing {
         spec.kind == KIND
     }
 
+    /// The schedule: `count` arrivals at `rps`.
+    fn planned(&self, cfg: &crate::config::RunConfig, _spec: &CellSpec) -> Option<std::time::Duration> {
+        let r = &cfg.routing;
+        (r.rps > 0.0).then(|| std::time::Duration::from_secs_f64(f64::from(r.count) / r.rps))
+    }
+
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             let phase = match self.env.phase(cell.label) {

@@ -1,4 +1,5 @@
-//! Header: target, model, engine dialect, plan, session clock, state, report path, warnings.
+//! Header: target, model, engine dialect, plan, session clock, state, progress (cell i of N,
+//! ETA: `session::progress`), report path, warnings.
 
 use super::super::app::{App, RunState};
 use super::super::theme;
@@ -75,6 +76,10 @@ fn second_line(app: &App) -> Line<'static> {
     for w in warnings(app) {
         spans.push(sep());
         spans.push(Span::styled(format!("⚠ {w}"), theme::warn()));
+    }
+    if state != RunState::Done {
+        spans.push(sep());
+        spans.push(Span::styled(app.session.progress(app.now).to_string(), theme::value()));
     }
     spans.push(sep());
     spans.push(Span::styled("report ", theme::label()));

@@ -1,0 +1,108 @@
+//! The headless progress printer: every runner event (warnings included, as `warning: …`) as
+//! one line on stderr, a heartbeat with the session's progress and ETA at least every
+//! [`HEARTBEAT`], and, with `--log-file`, the same lines in that file with a wall-clock stamp.
+
+use crate::cell::control::{LiveAttempt, Phase, RunnerEvent};
+use crate::report::writer::now_rfc3339;
+use crate::session::progress::short_duration;
+use crate::session::snapshot::SessionSnapshot;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Longest silence of the headless printer while a session runs.
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
+
+/// Where headless progress goes: a terminal stream (stderr) and an optional log file.
+pub struct Printer {
+    out: Box<dyn Write + Send>,
+    log: Option<std::fs::File>,
+    started: Instant,
+}
+
+impl Printer {
+    /// Progress on stderr and, when given, appended to `log_file` (opened now, so a bad path
+    /// fails before any load is sent).
+    pub fn stderr(log_file: Option<&Path>) -> anyhow::Result<Self> {
+        Self::new(Box::new(std::io::stderr()), log_file)
+    }
+
+    /// Progress on `out` and, when given, appended to `log_file`.
+    pub fn new(out: Box<dyn Write + Send>, log_file: Option<&Path>) -> anyhow::Result<Self> {
+        let log = log_file
+            .map(|p| {
+                let open = std::fs::OpenOptions::new().create(true).append(true).open(p);
+                open.map_err(|e| anyhow::anyhow!("cannot open log file {}: {e}", p.display()))
+            })
+            .transpose()?;
+        Ok(Self { out, log, started: Instant::now() })
+    }
+
+    /// Restarts the clock of the `[  12.3s]` stamps (at the session start).
+    pub fn reset_clock(&mut self) {
+        self.started = Instant::now();
+    }
+
+    /// Prints one line, stamped with the time since the session start.
+    pub fn line(&mut self, msg: &str) {
+        let t = self.started.elapsed().as_secs_f64();
+        let _ = writeln!(self.out, "[{t:7.1}s] {msg}");
+        if let Some(f) = &mut self.log {
+            // A log file that fails mid-run must not stop the session; stderr still has it.
+            let _ = writeln!(f, "{} [{t:7.1}s] {msg}", now_rfc3339());
+        }
+    }
+
+    /// Prints the line of a runner event, if it has one.
+    pub fn event(&mut self, ev: &RunnerEvent, snap: &SessionSnapshot) {
+        let label = |cell: &usize| snap.cells.get(*cell).map_or_else(|| format!("cell {cell}"), |c| c.label.clone());
+        let line = match ev {
+            RunnerEvent::CellStarted { cell, attempt } if *attempt > 1 => {
+                format!("{} (attempt {attempt}): start", label(cell))
+            }
+            RunnerEvent::CellStarted { cell, .. } => format!("{}: start", label(cell)),
+            RunnerEvent::Phase { cell, phase } => format!("{}: {}", label(cell), phase.as_str()),
+            RunnerEvent::CellFinished { cell, summary } => format!("{}: {summary}", label(cell)),
+            RunnerEvent::Log(msg) => msg.clone(),
+            RunnerEvent::Saved(_) | RunnerEvent::Finished => return,
+        };
+        self.line(&line);
+    }
+
+    /// Prints the heartbeat: `progress: cell 3/12, ETA 4m10s; elapsed 1m20s; <cell> <phase>: …`.
+    pub fn heartbeat(&mut self, snap: &SessionSnapshot, live: &LiveAttempt) {
+        let now = Instant::now();
+        let elapsed = short_duration(now.saturating_duration_since(snap.started));
+        let mut line = format!("progress: {}; elapsed {elapsed}", snap.progress(now));
+        if snap.paused {
+            line.push_str("; paused");
+        } else if live.cell.is_some() && live.phase != Phase::Idle {
+            let t = &live.totals;
+            line.push_str(&format!(
+                "; {} {}: {} in flight, {} done, {} failed, {} tokens",
+                live.label,
+                live.phase.as_str(),
+                t.in_flight,
+                t.completed,
+                t.failed,
+                t.tokens
+            ));
+        }
+        self.line(&line);
+    }
+}
+
+/// The heartbeat ticks of a session: the first one [`HEARTBEAT`] from now.
+pub fn heartbeat_ticks() -> tokio::time::Interval {
+    let mut i = tokio::time::interval_at(Instant::now() + HEARTBEAT, HEARTBEAT);
+    i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    i
+}
+
+/// The snapshot as it stands (a cheap `Arc` clone).
+pub fn current(snap: &watch::Receiver<Arc<SessionSnapshot>>) -> Arc<SessionSnapshot> {
+    snap.borrow().clone()
+}

@@ -1,0 +1,186 @@
+//! Session progress for the monitor header and the headless heartbeat: cell i of N, the time
+//! so far and an ETA. The ETA is the planned length of every cell still to run (decode: settle
+//! plus window; routing: count / rps; see `Experiment::planned`), scaled by how long the
+//! finished cells of the same kind took against their plan; a kind without a plan (bursts)
+//! counts its finished cells' mean length, and until one has finished the ETA is a lower bound.
+
+use crate::cell::control::CellId;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How long cells are planned to take and took.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timing {
+    /// Planned length of each cell, seconds (None: no plan).
+    pub planned: Vec<Option<f64>>,
+    /// Length of each cell's last attempt that ran to its end, seconds.
+    pub actual: Vec<Option<f64>>,
+    /// The running cell and when its attempt started.
+    pub running: Option<(CellId, Instant)>,
+}
+
+/// Where the session stands, for display.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// 1-based position of the running cell (finished cells + 1), or the finished count.
+    pub position: usize,
+    /// Cells in the plan.
+    pub total: usize,
+    /// Time left, when any of it can be estimated.
+    pub eta: Option<Duration>,
+    /// True when some remaining cell could not be estimated: the ETA is a lower bound.
+    pub lower_bound: bool,
+}
+
+/// One cell as the estimate sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct CellView<'a> {
+    /// Experiment kind.
+    pub kind: &'a str,
+    /// True once the cell has an outcome.
+    pub done: bool,
+}
+
+impl Timing {
+    /// Timing of cells planned to take `planned` seconds each.
+    pub fn new(planned: Vec<Option<f64>>) -> Self {
+        let actual = vec![None; planned.len()];
+        Self { planned, actual, running: None }
+    }
+
+    /// Cell `id` starts an attempt at `at`.
+    pub fn start(&mut self, id: CellId, at: Instant) {
+        self.running = Some((id, at));
+    }
+
+    /// The running attempt ends at `at`; `ran_to_end` is false for one paused, skipped or
+    /// stopped, whose length says nothing about the plan.
+    pub fn finish(&mut self, at: Instant, ran_to_end: bool) {
+        if let Some((id, since)) = self.running.take()
+            && ran_to_end
+            && let Some(slot) = self.actual.get_mut(id)
+        {
+            *slot = Some(at.saturating_duration_since(since).as_secs_f64());
+        }
+    }
+
+    /// Progress of `cells` at `now`.
+    pub fn progress(&self, cells: &[CellView<'_>], now: Instant) -> Progress {
+        let done = cells.iter().filter(|c| c.done).count();
+        let running = self.running.filter(|(id, _)| cells.get(*id).is_some_and(|c| !c.done));
+        let position = (done + usize::from(running.is_some())).min(cells.len());
+        let scale = self.scales(cells);
+        let (mut left, mut unknown, mut any) = (0.0, false, false);
+        for (id, c) in cells.iter().enumerate().filter(|(_, c)| !c.done) {
+            let Some(&(ratio, mean)) = scale.get(c.kind) else { continue };
+            let est = match self.planned.get(id).copied().flatten() {
+                Some(p) => Some(p * ratio),
+                None => mean,
+            };
+            let Some(mut est) = est else {
+                unknown = true;
+                continue;
+            };
+            if let Some((_, since)) = running.filter(|(r, _)| *r == id) {
+                est = (est - now.saturating_duration_since(since).as_secs_f64()).max(0.0);
+            }
+            (left, any) = (left + est, true);
+        }
+        let eta = (any || !unknown).then(|| Duration::from_secs_f64(left));
+        Progress { position, total: cells.len(), eta, lower_bound: unknown }
+    }
+
+    /// Per kind: actual / planned over its finished cells (1 when none), and their mean length.
+    fn scales<'a>(&self, cells: &[CellView<'a>]) -> BTreeMap<&'a str, (f64, Option<f64>)> {
+        let mut sums: BTreeMap<&str, (f64, f64, f64, u32)> = BTreeMap::new();
+        for (id, c) in cells.iter().enumerate() {
+            let s = sums.entry(c.kind).or_default();
+            let Some(a) = self.actual.get(id).copied().flatten() else { continue };
+            if let Some(p) = self.planned.get(id).copied().flatten().filter(|p| *p > 0.0) {
+                (s.0, s.1) = (s.0 + a, s.1 + p);
+            }
+            (s.2, s.3) = (s.2 + a, s.3 + 1);
+        }
+        let scale = |(a, p, total, n): (f64, f64, f64, u32)| {
+            let ratio = if p > 0.0 { a / p } else { 1.0 };
+            (ratio, (n > 0).then(|| total / f64::from(n)))
+        };
+        sums.into_iter().map(|(k, s)| (k, scale(s))).collect()
+    }
+}
+
+/// `1h02m`, `4m10s`, `12s`.
+pub fn short_duration(d: Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
+    }
+}
+
+impl fmt::Display for Progress {
+    /// `cell 3/12, ETA 4m10s` (`ETA ≥ …` for a lower bound, `ETA ?` when unknown).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cell {}/{}, ETA ", self.position, self.total)?;
+        match self.eta {
+            Some(d) if self.lower_bound => write!(f, "≥ {}", short_duration(d)),
+            Some(d) => f.write_str(&short_duration(d)),
+            None => f.write_str("?"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn views<'a>(kinds: &[&'a str], done: usize) -> Vec<CellView<'a>> {
+        kinds.iter().enumerate().map(|(i, k)| CellView { kind: k, done: i < done }).collect()
+    }
+
+    #[test]
+    fn the_plan_is_scaled_by_what_finished_cells_took() {
+        let t0 = Instant::now();
+        let mut t = Timing::new(vec![Some(10.0); 4]);
+        let cells = views(&["decode"; 4], 0);
+        let p = t.progress(&cells, t0);
+        assert_eq!((p.position, p.total, p.eta, p.lower_bound), (0, 4, Some(Duration::from_secs(40)), false));
+        t.start(0, t0);
+        t.finish(t0 + Duration::from_secs(15), true);
+        t.start(1, t0 + Duration::from_secs(15));
+        // Cell 0 took 1.5x its plan: 15 s each; cell 1 has run 5 s of its 15.
+        let p = t.progress(&views(&["decode"; 4], 1), t0 + Duration::from_secs(20));
+        assert_eq!((p.position, p.eta), (2, Some(Duration::from_secs(40))));
+        assert_eq!(p.to_string(), "cell 2/4, ETA 40s");
+    }
+
+    #[test]
+    fn kinds_without_a_plan_use_their_mean_or_make_a_lower_bound() {
+        let t0 = Instant::now();
+        let mut t = Timing::new(vec![Some(60.0), None, None]);
+        let kinds = ["decode", "burst", "burst"];
+        let p = t.progress(&views(&kinds, 0), t0);
+        assert_eq!((p.eta, p.lower_bound), (Some(Duration::from_secs(60)), true));
+        assert_eq!(p.to_string(), "cell 0/3, ETA ≥ 1m00s");
+        t.actual = vec![Some(60.0), Some(8.0), None];
+        let p = t.progress(&views(&kinds, 2), t0);
+        assert_eq!((p.position, p.eta, p.lower_bound), (2, Some(Duration::from_secs(8)), false));
+        let p = t.progress(&views(&kinds, 3), t0);
+        assert_eq!((p.position, p.eta), (3, Some(Duration::ZERO)));
+    }
+
+    #[test]
+    fn interrupted_attempts_do_not_count_and_unknown_is_a_question_mark() {
+        let t0 = Instant::now();
+        let mut t = Timing::new(vec![None]);
+        t.start(0, t0);
+        t.finish(t0 + Duration::from_secs(3), false);
+        assert_eq!(t.actual, vec![None]);
+        let p = t.progress(&views(&["burst"], 0), t0);
+        assert_eq!(p.to_string(), "cell 0/1, ETA ?");
+        assert_eq!(short_duration(Duration::from_secs(3725)), "1h02m");
+    }
+}
