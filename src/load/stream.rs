@@ -11,7 +11,8 @@ use super::live::LiveCounters;
 use super::sample::{ErrorKind, Mark, Outcome, RequestSample, TokenSource};
 use super::sse::{SseDecoder, SseEvent};
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName};
+use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderMap, HeaderName};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -25,8 +26,11 @@ pub struct StreamSpec<'a> {
     pub headers: &'a HeaderMap,
     /// Response headers that name the serving replica, in order of preference.
     pub served_by: &'a [HeaderName],
-    /// Longest wait for the first token; None waits until cancelled (a queued request).
+    /// Longest wait for the first token, from the send; None waits until cancelled.
     pub first_token_timeout: Option<Duration>,
+    /// While other requests sharing the live counters receive tokens, a request still waiting
+    /// for its first token is queued, not failed: its first-token clock restarts.
+    pub queued_waits: bool,
     /// Longest silence between chunks once tokens flow.
     pub idle_timeout: Duration,
     /// Expected chunks, to size the token timeline once.
@@ -43,6 +47,10 @@ struct StreamState<'a> {
     finish: Option<FinishReason>,
     done: bool,
     error: Option<(ErrorKind, String)>,
+    /// Server-sent events decoded so far.
+    events: u64,
+    /// Why the answer may not be an event stream (its headers say another type or encoding).
+    doubt: Option<String>,
 }
 
 impl StreamState<'_> {
@@ -95,6 +103,7 @@ impl StreamState<'_> {
     }
 
     fn on_event(&mut self, ev: SseEvent<'_>, at_us: u64) {
+        self.events += 1;
         match ev {
             SseEvent::Done => self.done = true,
             SseEvent::Data(d) => match parse_chunk(d) {
@@ -123,7 +132,11 @@ impl StreamState<'_> {
         } else {
             TokenSource::ChunkCount
         };
+        let unread = matches!(ended, Outcome::Completed(_) | Outcome::Failed { kind: ErrorKind::StreamError, .. });
         s.outcome = match (self.error, ended) {
+            (None, _) if unread && self.events == 0 && self.doubt.is_some() => {
+                failure(ErrorKind::NotEventStream, &format!("not an event stream ({})", self.doubt.unwrap_or_default()))
+            }
             (Some((kind, detail)), _) => Outcome::Failed { kind, detail },
             (None, Outcome::Completed(_)) if self.done || self.finish.is_some() => Outcome::Completed(self.finish),
             (None, Outcome::Completed(_)) => failure(ErrorKind::Incomplete, "stream ended without [DONE]"),
@@ -143,6 +156,18 @@ fn rescale(marks: &mut [Mark], total: u64) {
     for (i, m) in marks.iter_mut().enumerate() {
         m.tokens = ((i as u64 + 1) * total).div_ceil(n);
     }
+}
+
+/// What the headers of a success answer say against it being an event stream: another
+/// content type (HTML, JSON) or a content encoding the client did not decode. None when they
+/// say nothing (a missing content type is accepted).
+fn event_stream_doubt(headers: &HeaderMap) -> Option<String> {
+    let text = |name| headers.get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::trim);
+    if let Some(enc) = text(CONTENT_ENCODING).filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity")) {
+        return Some(format!("content-encoding {enc}"));
+    }
+    let ct = text(CONTENT_TYPE).filter(|c| !c.is_empty())?;
+    (!ct.to_ascii_lowercase().starts_with("text/event-stream")).then(|| format!("content-type {ct}"))
 }
 
 fn served_by(headers: &HeaderMap, names: &[HeaderName]) -> Option<String> {
@@ -220,11 +245,51 @@ async fn read_response(
         finish: None,
         done: false,
         error: None,
+        events: 0,
+        doubt: event_stream_doubt(resp.headers()),
     };
     let mut dec = SseDecoder::new();
     let ended = pump(&mut resp, spec, &mut st, &mut dec, cancel).await;
     st.sample.ended_at = Instant::now();
     st.finish(ended)
+}
+
+/// When a request still waiting for its first token started waiting, and the attempt's token
+/// count then (to tell a queued request from a silent server).
+struct FirstTokenClock {
+    since: Instant,
+    tokens: u64,
+}
+
+/// The request's next deadline once its timer fired at `now`, or the failure it ran into:
+/// stalled (silent past the idle timeout once tokens flow) or no first token in time.
+fn next_deadline(
+    st: &StreamState<'_>,
+    spec: &StreamSpec<'_>,
+    last_data: Instant,
+    clock: &mut FirstTokenClock,
+    now: Instant,
+) -> Result<Option<Instant>, Outcome> {
+    if !st.sample.marks.is_empty() {
+        let due = last_data + spec.idle_timeout;
+        if due > now {
+            return Ok(Some(due));
+        }
+        let quiet = now.saturating_duration_since(last_data).as_secs_f64();
+        return Err(failure(ErrorKind::Stalled, &format!("no data for {quiet:.1} s")));
+    }
+    let Some(limit) = spec.first_token_timeout else { return Ok(None) };
+    if clock.since + limit > now {
+        return Ok(Some(clock.since + limit));
+    }
+    let tokens = st.live.tokens.load(Ordering::Relaxed);
+    if spec.queued_waits && tokens != clock.tokens {
+        // Other streams received tokens meanwhile: this one is queued behind them.
+        *clock = FirstTokenClock { since: now, tokens };
+        return Ok(Some(now + limit));
+    }
+    let waited = now.saturating_duration_since(st.sample.sent_at).as_secs_f64();
+    Err(failure(ErrorKind::FirstTokenTimeout, &format!("no first token after {waited:.1} s")))
 }
 
 /// Reads the body until it ends; returns `Completed(None)` at a clean end of body.
@@ -237,6 +302,7 @@ async fn pump(
 ) -> Outcome {
     let sent = st.sample.sent_at;
     let mut last_data = sent;
+    let mut clock = FirstTokenClock { since: sent, tokens: st.live.tokens.load(Ordering::Relaxed) };
     // One timer per request, re-armed only when it fires: no timer work per chunk.
     let mut armed = spec.first_token_timeout.map(|l| sent + l);
     let timer = tokio::time::sleep_until(armed.unwrap_or(sent));
@@ -246,21 +312,14 @@ async fn pump(
             biased;
             _ = cancel.cancelled() => return Outcome::Cut,
             _ = &mut timer, if armed.is_some() => {
-                let limit = if st.sample.marks.is_empty() { spec.first_token_timeout } else { Some(spec.idle_timeout) };
-                let now = Instant::now();
-                match limit.map(|l| last_data + l) {
-                    Some(due) if due <= now => {
-                        let quiet = now.saturating_duration_since(last_data).as_secs_f64();
-                        return failure(ErrorKind::Stalled, &format!("no data for {quiet:.1} s"));
-                    }
-                    next => {
-                        armed = next;
-                        if let Some(d) = next {
-                            timer.as_mut().reset(d);
-                        }
-                        continue;
-                    }
+                armed = match next_deadline(st, spec, last_data, &mut clock, Instant::now()) {
+                    Ok(next) => next,
+                    Err(failed) => return failed,
+                };
+                if let Some(d) = armed {
+                    timer.as_mut().reset(d);
                 }
+                continue;
             }
             r = resp.chunk() => r,
         };
