@@ -120,7 +120,8 @@ impl ApiClient {
     /// The body as JSON, or a one-line reason naming what came instead.
     fn json_of(&self, path: &str, body: &[u8], ct: &str) -> Result<Value, ClientError> {
         serde_json::from_slice(body).map_err(|e| {
-            let start: String = String::from_utf8_lossy(&body[..body.len().min(40)]).split_whitespace().collect::<Vec<_>>().join(" ");
+            let start: String =
+                String::from_utf8_lossy(&body[..body.len().min(40)]).split_whitespace().collect::<Vec<_>>().join(" ");
             let detail = match ct {
                 _ if body.is_empty() => "an empty body, not JSON".to_string(),
                 "" => format!("not JSON ({e}); the body starts `{start}`"),

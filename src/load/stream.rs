@@ -186,25 +186,47 @@ pub async fn run_stream(
     LiveCounters::add(&live.started, 1);
     LiveCounters::shift(&live.in_flight, 1);
     sample.sent_at = Instant::now();
-    let send = backend.send(Exchange::post(spec.url, spec.headers, Some(body)));
-    let resp = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => Err(None),
-        r = send => r.map_err(Some),
-    };
-    let sample = match resp {
-        Ok(resp) => read_response(resp, spec, sample, cancel, live).await,
-        Err(e) => {
+    let mut clock = FirstTokenClock::new(sample.sent_at, live);
+    let sample = match await_head(backend, spec, body, cancel, live, &mut clock).await {
+        Ok(resp) => read_response(resp, spec, sample, cancel, live, clock).await,
+        Err(outcome) => {
             sample.ended_at = Instant::now();
-            sample.outcome = match e {
-                None => Outcome::Cut,
-                Some(e) => failure(ErrorKind::Connect, &e.describe()),
-            };
+            sample.outcome = outcome;
             sample
         }
     };
     settle(live, &sample);
     sample
+}
+
+/// Sends the request and waits for the response head, within the first-token timeout: a
+/// server that never answers fails as one that answers and then sends nothing.
+async fn await_head(
+    backend: &dyn Backend,
+    spec: &StreamSpec<'_>,
+    body: Bytes,
+    cancel: &CancellationToken,
+    live: &LiveCounters,
+    clock: &mut FirstTokenClock,
+) -> Result<BackendResponse, Outcome> {
+    let send = backend.send(Exchange::post(spec.url, spec.headers, Some(body)));
+    tokio::pin!(send);
+    let mut armed = clock.first(spec);
+    let timer = tokio::time::sleep_until(armed.unwrap_or_else(Instant::now));
+    tokio::pin!(timer);
+    loop {
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(Outcome::Cut),
+            r = &mut send => return r.map_err(|e| failure(ErrorKind::Connect, &e.describe())),
+            _ = &mut timer, if armed.is_some() => {
+                armed = clock.check(spec, live, Instant::now())?;
+                if let Some(d) = armed {
+                    timer.as_mut().reset(d);
+                }
+            }
+        }
+    }
 }
 
 fn settle(live: &LiveCounters, sample: &RequestSample) {
@@ -225,6 +247,7 @@ async fn read_response(
     mut sample: RequestSample,
     cancel: &CancellationToken,
     live: &LiveCounters,
+    clock: FirstTokenClock,
 ) -> RequestSample {
     sample.status = Some(resp.status().as_u16());
     sample.served_by = served_by(resp.headers(), spec.served_by);
@@ -249,16 +272,44 @@ async fn read_response(
         doubt: event_stream_doubt(resp.headers()),
     };
     let mut dec = SseDecoder::new();
-    let ended = pump(&mut resp, spec, &mut st, &mut dec, cancel).await;
+    let ended = pump(&mut resp, spec, &mut st, &mut dec, cancel, clock).await;
     st.sample.ended_at = Instant::now();
     st.finish(ended)
 }
 
-/// When a request still waiting for its first token started waiting, and the attempt's token
-/// count then (to tell a queued request from a silent server).
+/// The wait of a request for its first token (response head included): since when it counts,
+/// and the attempt's token count then, to tell a queued request from a silent server.
 struct FirstTokenClock {
+    sent: Instant,
     since: Instant,
     tokens: u64,
+}
+
+impl FirstTokenClock {
+    fn new(sent: Instant, live: &LiveCounters) -> Self {
+        Self { sent, since: sent, tokens: live.tokens.load(Ordering::Relaxed) }
+    }
+
+    /// The first deadline, if the wait is bounded.
+    fn first(&self, spec: &StreamSpec<'_>) -> Option<Instant> {
+        spec.first_token_timeout.map(|l| self.since + l)
+    }
+
+    /// At `now`, still without a first token: the next deadline, or the timeout.
+    fn check(&mut self, spec: &StreamSpec<'_>, live: &LiveCounters, now: Instant) -> Result<Option<Instant>, Outcome> {
+        let Some(limit) = spec.first_token_timeout else { return Ok(None) };
+        if self.since + limit > now {
+            return Ok(Some(self.since + limit));
+        }
+        let tokens = live.tokens.load(Ordering::Relaxed);
+        if spec.queued_waits && tokens != self.tokens {
+            // Other streams received tokens meanwhile: this one is queued behind them.
+            (self.since, self.tokens) = (now, tokens);
+            return Ok(Some(now + limit));
+        }
+        let waited = now.saturating_duration_since(self.sent).as_secs_f64();
+        Err(failure(ErrorKind::FirstTokenTimeout, &format!("no first token after {waited:.1} s")))
+    }
 }
 
 /// The request's next deadline once its timer fired at `now`, or the failure it ran into:
@@ -270,26 +321,15 @@ fn next_deadline(
     clock: &mut FirstTokenClock,
     now: Instant,
 ) -> Result<Option<Instant>, Outcome> {
-    if !st.sample.marks.is_empty() {
-        let due = last_data + spec.idle_timeout;
-        if due > now {
-            return Ok(Some(due));
-        }
-        let quiet = now.saturating_duration_since(last_data).as_secs_f64();
-        return Err(failure(ErrorKind::Stalled, &format!("no data for {quiet:.1} s")));
+    if st.sample.marks.is_empty() {
+        return clock.check(spec, st.live, now);
     }
-    let Some(limit) = spec.first_token_timeout else { return Ok(None) };
-    if clock.since + limit > now {
-        return Ok(Some(clock.since + limit));
+    let due = last_data + spec.idle_timeout;
+    if due > now {
+        return Ok(Some(due));
     }
-    let tokens = st.live.tokens.load(Ordering::Relaxed);
-    if spec.queued_waits && tokens != clock.tokens {
-        // Other streams received tokens meanwhile: this one is queued behind them.
-        *clock = FirstTokenClock { since: now, tokens };
-        return Ok(Some(now + limit));
-    }
-    let waited = now.saturating_duration_since(st.sample.sent_at).as_secs_f64();
-    Err(failure(ErrorKind::FirstTokenTimeout, &format!("no first token after {waited:.1} s")))
+    let quiet = now.saturating_duration_since(last_data).as_secs_f64();
+    Err(failure(ErrorKind::Stalled, &format!("no data for {quiet:.1} s")))
 }
 
 /// Reads the body until it ends; returns `Completed(None)` at a clean end of body.
@@ -299,12 +339,12 @@ async fn pump(
     st: &mut StreamState<'_>,
     dec: &mut SseDecoder,
     cancel: &CancellationToken,
+    mut clock: FirstTokenClock,
 ) -> Outcome {
     let sent = st.sample.sent_at;
     let mut last_data = sent;
-    let mut clock = FirstTokenClock { since: sent, tokens: st.live.tokens.load(Ordering::Relaxed) };
     // One timer per request, re-armed only when it fires: no timer work per chunk.
-    let mut armed = spec.first_token_timeout.map(|l| sent + l);
+    let mut armed = clock.first(spec);
     let timer = tokio::time::sleep_until(armed.unwrap_or(sent));
     tokio::pin!(timer);
     loop {
