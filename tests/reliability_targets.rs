@@ -124,7 +124,7 @@ async fn a_server_silent_after_its_headers_errors_the_cell_with_first_token_time
 async fn a_server_that_never_answers_times_out_the_same_way() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let never = post(|| std::future::pending::<&'static str>());
+    let never = post(std::future::pending::<&'static str>);
     let mut c = cfg(&out, vec![0], vec![1]);
     c.first_token_timeout = Some(Duration::from_secs(5));
     let (report, _) = run(c, backend(target(never))).await;
