@@ -92,6 +92,7 @@ fn config(sim: &Cluster, out: &Path) -> RunConfig {
         max_tokens: Some(128),
         min_stream_tokens: 128,
         idle_timeout: Duration::from_secs(30),
+        first_token_timeout: None,
         poll_interval: Duration::from_millis(50),
         served_by_header: None,
         out: Some(out.to_path_buf()),

@@ -27,6 +27,7 @@ async fn main() -> anyhow::Result<()> {
         headers: &headers,
         served_by: &served_by,
         first_token_timeout: Some(Duration::from_secs(30)),
+        queued_waits: false,
         idle_timeout: Duration::from_secs(30),
         expected_chunks: 64,
     };

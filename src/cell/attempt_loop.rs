@@ -10,7 +10,7 @@ use super::context::CellEnv;
 use super::control::{LiveAttempt, Phase};
 use super::publisher::LivePublisher;
 use crate::load::live::LiveCounters;
-use crate::load::sample::RequestSample;
+use crate::load::sample::{ErrorKind, RequestSample};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -32,6 +32,18 @@ pub trait Tally: Send {
 
     /// Experiment-specific counting, after errors and the replica were tallied.
     fn extra(&mut self, _s: &RequestSample, _replica: Option<&str>, _live: &mut LiveAttempt) {}
+}
+
+/// Halts the session on a refused request: every other request would be refused too. The line
+/// names the status only: the server's text may echo the key.
+fn halt_unauthorized(env: &CellEnv, status: Option<u16>) {
+    let status = status.map_or_else(|| "401/403".to_string(), |s| s.to_string());
+    let line = format!(
+        "stopping the session: the server refused the credentials (HTTP {status}); retrying cannot help, check the key (--api-key-env, --api-key)"
+    );
+    if env.halt.raise(line.clone()) {
+        env.warn(line);
+    }
 }
 
 /// The common tally only.
@@ -100,6 +112,9 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
     }
 
     fn take(&mut self, s: RequestSample) {
+        if s.error_kind() == Some(ErrorKind::Unauthorized) {
+            halt_unauthorized(self.env, s.status);
+        }
         let replica = self.tally.replica(&s);
         self.publisher.tally(&s, replica.as_deref());
         self.tally.extra(&s, replica.as_deref(), self.publisher.live_mut());
@@ -203,6 +218,7 @@ mod tests {
             started_wall: String::new(),
             notes: Default::default(),
             announced: Default::default(),
+            halt: Default::default(),
         };
         (env, live_rx)
     }

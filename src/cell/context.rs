@@ -48,6 +48,8 @@ pub struct CellEnv {
     pub notes: std::sync::Mutex<Vec<String>>,
     /// Warnings already told to the listeners (log panel, headless stderr).
     pub announced: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// Raised to end the session at once (the runner stops after the running attempt).
+    pub halt: super::halt::Halt,
 }
 
 impl CellEnv {
@@ -65,10 +67,10 @@ impl CellEnv {
     }
 
     /// KV capacity summed over the replicas as known now (see [`Self::replica_kv_capacity`]),
-    /// tokens; None while any replica's is unknown.
+    /// tokens; None while any replica's is unknown, or without replicas.
     pub fn kv_capacity_now(&self) -> Option<u64> {
         let latest = self.metrics();
-        self.facts.replicas.iter().map(|r| self.replica_kv_capacity(r, latest.as_deref())).sum()
+        super::facts::known_sum(self.facts.replicas.iter().map(|r| self.replica_kv_capacity(r, latest.as_deref())))
     }
 
     /// A fresh metrics round taken now (for window boundaries), if polling.
@@ -95,6 +97,7 @@ impl CellEnv {
             headers: headers.unwrap_or_else(|| self.target.headers.clone()),
             served_by: self.target.served_by.clone(),
             first_token_timeout,
+            queued_waits: false,
             idle_timeout: self.cfg.idle_timeout,
             expected_chunks: expected_chunks.min(4096) as usize,
             live,

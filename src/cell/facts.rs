@@ -3,6 +3,16 @@
 use crate::metrics::EngineDialect;
 use std::sync::Arc;
 
+/// The sum of `parts` when every one is known and there is at least one: an empty sum is
+/// an unknown capacity, not a capacity of 0.
+pub fn known_sum(parts: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+    let mut total: Option<u64> = None;
+    for p in parts {
+        total = Some(total.unwrap_or(0) + p?);
+    }
+    total
+}
+
 /// What preflight learned about one replica.
 #[derive(Debug, Clone)]
 pub struct ReplicaFacts {
@@ -51,9 +61,10 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// KV capacity summed over replicas, when every replica reports one.
+    /// KV capacity summed over replicas, when every replica reports one; None (unknown, the
+    /// KV-fit rule is off) without any replica, e.g. under `--no-metrics`.
     pub fn kv_capacity(&self) -> Option<u64> {
-        self.replicas.iter().map(|r| r.kv_capacity).sum()
+        known_sum(self.replicas.iter().map(|r| r.kv_capacity))
     }
 
     /// Dialect of the first readable replica.
@@ -64,5 +75,17 @@ impl Facts {
     /// The prompt calibrated for `ctx`.
     pub fn prompt(&self, ctx: u64) -> Option<&Prompt> {
         self.prompts.iter().find(|p| p.ctx == ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::known_sum;
+
+    #[test]
+    fn an_empty_or_partial_sum_is_unknown() {
+        assert_eq!(known_sum(std::iter::empty()), None, "no replica: unknown, not 0");
+        assert_eq!(known_sum([Some(3), None].into_iter()), None);
+        assert_eq!(known_sum([Some(3), Some(4)].into_iter()), Some(7));
     }
 }

@@ -87,6 +87,9 @@ pub struct RunArgs {
     /// A stream silent this long after its first token counts as stalled.
     #[arg(long, value_parser = parse_duration, default_value = "120s")]
     pub idle_timeout: Duration,
+    /// A request without its first token this long, while no stream of the cell gets one, fails (first_token_timeout) [default: 120s + 2ms per prompt token].
+    #[arg(long, value_parser = parse_duration)]
+    pub first_token_timeout: Option<Duration>,
     /// Prometheus poll interval.
     #[arg(long, value_parser = parse_duration, default_value = "250ms")]
     pub poll_interval: Duration,
@@ -160,6 +163,12 @@ impl RunArgs {
         if !(self.kv_oversubscribe.is_finite() && self.kv_oversubscribe > 0.0) {
             return Err("--kv-oversubscribe must be a positive number".into());
         }
+        if self.first_token_timeout.is_some_and(|t| t.is_zero()) {
+            return Err("--first-token-timeout must be longer than 0".into());
+        }
+        if self.idle_timeout.is_zero() {
+            return Err("--idle-timeout must be longer than 0".into());
+        }
         if self.poll_interval < Duration::from_millis(50) {
             return Err("--poll-interval must be at least 50ms".into());
         }
@@ -186,6 +195,7 @@ impl RunArgs {
             max_tokens: self.max_tokens,
             min_stream_tokens: self.min_stream_tokens.max(1),
             idle_timeout: self.idle_timeout,
+            first_token_timeout: self.first_token_timeout,
             poll_interval: self.poll_interval,
             served_by_header: self.served_by_header.clone(),
             out: self.out.clone(),
@@ -272,7 +282,7 @@ pub mod tests_support {
             Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config().map(|_| ()))
         };
         // Each bad command line, and what its message must name (the flag, the value or the bound).
-        let cases: [(&[&str], &[&str]); 7] = [
+        let cases: [(&[&str], &[&str]); 8] = [
             (&["--ctx", "16q"], &["--ctx", "'16q'"]),
             (&["--conc", "0"], &["--conc", "'0'", "at least 1"]),
             (&["--window", "0s"], &["--window", "longer than 0"]),
@@ -280,6 +290,7 @@ pub mod tests_support {
             (&["--scenarios", "lukewarm"], &["--scenarios", "'lukewarm'", "hot90"]),
             (&["--rps=-1"], &["--rps", "positive"]),
             (&["--poll-interval", "10ms"], &["--poll-interval", "50ms"]),
+            (&["--first-token-timeout", "0s"], &["--first-token-timeout", "longer than 0"]),
         ];
         for (args, names) in cases {
             let Err(msg) = parse(args) else { panic!("{args:?} accepted") };

@@ -51,6 +51,7 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
         max_tokens: None,
         min_stream_tokens: 4096,
         idle_timeout: Duration::from_secs(60),
+        first_token_timeout: None,
         poll_interval: Duration::from_millis(250),
         served_by_header: None,
         out,
@@ -75,6 +76,9 @@ pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     }
     if let Err(e) = session::check_out(args.out.as_deref()) {
         return Ok(session::usage(&e));
+    }
+    if args.demo_window.is_zero() {
+        return Ok(session::usage("--demo-window must be longer than 0"));
     }
     let cluster = Cluster::start(demo_cluster(args.demo_speed)).await?;
     let cfg = demo_config(cluster.info(), args.demo_speed, args.demo_window, args.out.clone());

@@ -73,6 +73,9 @@ pub struct RunConfig {
     pub min_stream_tokens: u64,
     /// Longest silence of a stream once tokens flow.
     pub idle_timeout: Duration,
+    /// Longest wait for a first token while no stream of the attempt gets one (None: scaled
+    /// with the prompt, see [`RunConfig::first_token_limit`]).
+    pub first_token_timeout: Option<Duration>,
     /// Prometheus poll interval.
     pub poll_interval: Duration,
     /// Response header that names the serving replica (besides `target-pod`, `x-worker-url`).
@@ -81,4 +84,22 @@ pub struct RunConfig {
     pub out: Option<PathBuf>,
     /// The routing experiment, when planned.
     pub routing: routing::RoutingConfig,
+}
+
+/// The first-token timeout when none is given: a floor, plus an allowance per prompt token
+/// for slow long prefills (docs/protocol.md §8.6: 8k tokens take about 16 s on a CPU build).
+pub const FIRST_TOKEN_FLOOR: Duration = Duration::from_secs(120);
+/// Allowance per prompt token of the default first-token timeout.
+pub const FIRST_TOKEN_PER_PROMPT_TOKEN: Duration = Duration::from_millis(2);
+
+impl RunConfig {
+    /// How long a request of a `prompt_tokens` prompt may wait for its first token while no
+    /// stream of the attempt receives any: `--first-token-timeout`, else
+    /// [`FIRST_TOKEN_FLOOR`] + [`FIRST_TOKEN_PER_PROMPT_TOKEN`] per prompt token.
+    pub fn first_token_limit(&self, prompt_tokens: u64) -> Duration {
+        self.first_token_timeout.unwrap_or_else(|| {
+            let per = FIRST_TOKEN_PER_PROMPT_TOKEN.saturating_mul(u32::try_from(prompt_tokens).unwrap_or(u32::MAX));
+            FIRST_TOKEN_FLOOR.saturating_add(per)
+        })
+    }
 }

@@ -40,6 +40,7 @@ pub fn classify_status(status: u16, body: &[u8]) -> Outcome {
     let (message, param) = error_fields(body);
     let kind = match status {
         _ if is_context_overflow(status, &message, param.as_deref()) => ErrorKind::ContextOverflow,
+        401 | 403 => ErrorKind::Unauthorized,
         429 => ErrorKind::RateLimited,
         503 => ErrorKind::Overloaded,
         400..=499 => ErrorKind::BadRequest,
@@ -75,6 +76,8 @@ mod tests {
     fn statuses_map_to_kinds() {
         assert_eq!(kind(400, r#"{"error":{"message":"bad n"}}"#), ErrorKind::BadRequest);
         assert_eq!(kind(404, "not found"), ErrorKind::BadRequest);
+        assert_eq!(kind(401, r#"{"error":{"message":"Incorrect API key"}}"#), ErrorKind::Unauthorized);
+        assert_eq!(kind(403, "forbidden"), ErrorKind::Unauthorized);
         assert_eq!(kind(429, "{}"), ErrorKind::RateLimited);
         assert_eq!(kind(503, "{}"), ErrorKind::Overloaded);
         assert_eq!(kind(500, "<html>oops</html>"), ErrorKind::ServerError);

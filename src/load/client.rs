@@ -5,7 +5,7 @@ use super::request::{ApiKey, Endpoint};
 use super::scrub::Scrubber;
 use bytes::Bytes;
 use reqwest::Method;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT_ENCODING, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -39,6 +39,9 @@ pub enum ClientError {
         detail: String,
     },
 }
+
+/// Longest wait for one answer of the API (discovery, tokenization, probes).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A served model as `/v1/models` lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,23 +87,28 @@ impl ApiClient {
         format!("{}{path}", self.base)
     }
 
-    /// Headers every request carries: JSON content type and the bearer token.
+    /// Headers every request carries: JSON content type, the bearer token, and
+    /// `accept-encoding: identity` (a compressed stream may be held back for whole blocks,
+    /// which would move token times; one sent compressed anyway is decoded).
     pub fn headers(&self) -> HeaderMap {
         let mut h = HeaderMap::new();
         h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        h.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
         if let Some(v) = self.key.as_ref().and_then(|k| HeaderValue::from_str(&k.bearer()).ok()) {
             h.insert(AUTHORIZATION, v);
         }
         h
     }
 
-    async fn send(&self, method: Method, path: &str, body: Option<Bytes>) -> Result<(u16, Bytes), ClientError> {
+    /// Status, body and content type of one exchange.
+    async fn send(&self, method: Method, path: &str, body: Option<Bytes>) -> Result<(u16, Bytes, String), ClientError> {
         let (full, headers) = (self.url(path), self.headers());
         let url = redact_url(&full);
-        let ex = Exchange { method, url: &full, headers: &headers, body, timeout: Some(Duration::from_secs(60)) };
+        let ex = Exchange { method, url: &full, headers: &headers, body, timeout: Some(REQUEST_TIMEOUT) };
         let resp = self.backend.send(ex).await;
         let resp = resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: e.describe() })?;
         let status = resp.status().as_u16();
+        let ct = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
         let body =
             resp.bytes().await.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: e.describe() })?;
         // Server text is scrubbed of the key here, before any of it is parsed, stored or shown.
@@ -109,19 +117,31 @@ impl ApiClient {
             let text = String::from_utf8_lossy(&body[..body.len().min(300)]).replace('\n', " ");
             return Err(ClientError::Status { url, status, body: text });
         }
-        Ok((status, body))
+        Ok((status, body, ct))
+    }
+
+    /// The body as JSON, or a one-line reason naming what came instead.
+    fn json_of(&self, path: &str, body: &[u8], ct: &str) -> Result<Value, ClientError> {
+        serde_json::from_slice(body).map_err(|e| {
+            let start: String =
+                String::from_utf8_lossy(&body[..body.len().min(40)]).split_whitespace().collect::<Vec<_>>().join(" ");
+            let detail = match ct {
+                _ if body.is_empty() => "an empty body, not JSON".to_string(),
+                "" => format!("not JSON ({e}); the body starts `{start}`"),
+                ct => format!("not JSON (content-type {ct}); the body starts `{start}`"),
+            };
+            ClientError::Shape { url: redact_url(&self.url(path)), detail }
+        })
     }
 
     async fn get_json(&self, path: &str) -> Result<Value, ClientError> {
-        let (_, body) = self.send(Method::GET, path, None).await?;
-        serde_json::from_slice(&body)
-            .map_err(|e| ClientError::Shape { url: redact_url(&self.url(path)), detail: e.to_string() })
+        let (_, body, ct) = self.send(Method::GET, path, None).await?;
+        self.json_of(path, &body, &ct)
     }
 
     async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
-        let (_, resp) = self.send(Method::POST, path, Some(body.to_string().into())).await?;
-        serde_json::from_slice(&resp)
-            .map_err(|e| ClientError::Shape { url: redact_url(&self.url(path)), detail: e.to_string() })
+        let (_, resp, ct) = self.send(Method::POST, path, Some(body.to_string().into())).await?;
+        self.json_of(path, &resp, &ct)
     }
 
     /// `GET /v1/models`.
@@ -175,7 +195,7 @@ impl ApiClient {
 
     /// `POST` to a cache-control path such as `/reset_prefix_cache`; the HTTP status.
     pub async fn post_empty(&self, path: &str) -> Result<u16, ClientError> {
-        self.send(Method::POST, path, None).await.map(|(s, _)| s)
+        self.send(Method::POST, path, None).await.map(|(s, _, _)| s)
     }
 }
 

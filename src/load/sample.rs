@@ -57,12 +57,25 @@ pub enum ErrorKind {
     Incomplete,
     /// A chunk was not valid JSON (the request may still have finished).
     MalformedChunk,
+    /// No first token within the first-token timeout while the attempt received none.
+    FirstTokenTimeout,
+    /// HTTP 401 or 403: the server refused the credentials (the session stops).
+    Unauthorized,
+    /// A success answer whose body is not an event stream (HTML, JSON, an undecoded encoding).
+    NotEventStream,
 }
 
 impl ErrorKind {
     /// True when retrying the same request cannot succeed (the closed loop stops that stream).
     pub fn is_permanent(self) -> bool {
-        matches!(self, Self::ContextOverflow | Self::BadRequest)
+        matches!(
+            self,
+            Self::ContextOverflow
+                | Self::BadRequest
+                | Self::FirstTokenTimeout
+                | Self::Unauthorized
+                | Self::NotEventStream
+        )
     }
 
     /// The report name.
@@ -79,6 +92,9 @@ impl ErrorKind {
             Self::StreamError => "stream_error",
             Self::Incomplete => "incomplete",
             Self::MalformedChunk => "malformed_chunk",
+            Self::FirstTokenTimeout => "first_token_timeout",
+            Self::Unauthorized => "unauthorized",
+            Self::NotEventStream => "not_event_stream",
         }
     }
 }

@@ -12,7 +12,8 @@ use super::sample::{ErrorKind, Mark, Outcome, RequestSample, TokenSource};
 use super::scrub::Scrubber;
 use super::sse::{SseDecoder, SseEvent};
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName};
+use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderMap, HeaderName};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -26,8 +27,11 @@ pub struct StreamSpec<'a> {
     pub headers: &'a HeaderMap,
     /// Response headers that name the serving replica, in order of preference.
     pub served_by: &'a [HeaderName],
-    /// Longest wait for the first token; None waits until cancelled (a queued request).
+    /// Longest wait for the first token, from the send; None waits until cancelled.
     pub first_token_timeout: Option<Duration>,
+    /// While other requests sharing the live counters receive tokens, a request still waiting
+    /// for its first token is queued, not failed: its first-token clock restarts.
+    pub queued_waits: bool,
     /// Longest silence between chunks once tokens flow.
     pub idle_timeout: Duration,
     /// Expected chunks, to size the token timeline once.
@@ -46,6 +50,10 @@ struct StreamState<'a> {
     finish: Option<FinishReason>,
     done: bool,
     error: Option<(ErrorKind, String)>,
+    /// Server-sent events decoded so far.
+    events: u64,
+    /// Why the answer may not be an event stream (its headers say another type or encoding).
+    doubt: Option<String>,
 }
 
 impl StreamState<'_> {
@@ -99,6 +107,7 @@ impl StreamState<'_> {
     }
 
     fn on_event(&mut self, ev: SseEvent<'_>, at_us: u64) {
+        self.events += 1;
         match ev {
             SseEvent::Done => self.done = true,
             SseEvent::Data(d) => match parse_chunk(d) {
@@ -129,7 +138,11 @@ impl StreamState<'_> {
         } else {
             TokenSource::ChunkCount
         };
+        let unread = matches!(ended, Outcome::Completed(_) | Outcome::Failed { kind: ErrorKind::StreamError, .. });
         s.outcome = match (self.error, ended) {
+            (None, _) if unread && self.events == 0 && self.doubt.is_some() => {
+                failure(ErrorKind::NotEventStream, &format!("not an event stream ({})", self.doubt.unwrap_or_default()))
+            }
             (Some((kind, detail)), _) => Outcome::Failed { kind, detail },
             (None, Outcome::Completed(_)) if self.done || self.finish.is_some() => Outcome::Completed(self.finish),
             (None, Outcome::Completed(_)) => failure(ErrorKind::Incomplete, "stream ended without [DONE]"),
@@ -151,6 +164,18 @@ fn rescale(marks: &mut [Mark], total: u64) {
     }
 }
 
+/// What the headers of a success answer say against it being an event stream: another
+/// content type (HTML, JSON) or a content encoding the client did not decode. None when they
+/// say nothing (a missing content type is accepted).
+fn event_stream_doubt(headers: &HeaderMap) -> Option<String> {
+    let text = |name| headers.get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::trim);
+    if let Some(enc) = text(CONTENT_ENCODING).filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity")) {
+        return Some(format!("content-encoding {enc}"));
+    }
+    let ct = text(CONTENT_TYPE).filter(|c| !c.is_empty())?;
+    (!ct.to_ascii_lowercase().starts_with("text/event-stream")).then(|| format!("content-type {ct}"))
+}
+
 fn served_by(headers: &HeaderMap, names: &[HeaderName]) -> Option<String> {
     names.iter().find_map(|n| headers.get(n)).and_then(|v| v.to_str().ok()).map(str::to_string)
 }
@@ -167,25 +192,47 @@ pub async fn run_stream(
     LiveCounters::add(&live.started, 1);
     LiveCounters::shift(&live.in_flight, 1);
     sample.sent_at = Instant::now();
-    let send = backend.send(Exchange::post(spec.url, spec.headers, Some(body)));
-    let resp = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => Err(None),
-        r = send => r.map_err(Some),
-    };
-    let sample = match resp {
-        Ok(resp) => read_response(resp, spec, sample, cancel, live).await,
-        Err(e) => {
+    let mut clock = FirstTokenClock::new(sample.sent_at, live);
+    let sample = match await_head(backend, spec, body, cancel, live, &mut clock).await {
+        Ok(resp) => read_response(resp, spec, sample, cancel, live, clock).await,
+        Err(outcome) => {
             sample.ended_at = Instant::now();
-            sample.outcome = match e {
-                None => Outcome::Cut,
-                Some(e) => failure(ErrorKind::Connect, &e.describe()),
-            };
+            sample.outcome = outcome;
             sample
         }
     };
     settle(live, &sample);
     sample
+}
+
+/// Sends the request and waits for the response head, within the first-token timeout: a
+/// server that never answers fails as one that answers and then sends nothing.
+async fn await_head(
+    backend: &dyn Backend,
+    spec: &StreamSpec<'_>,
+    body: Bytes,
+    cancel: &CancellationToken,
+    live: &LiveCounters,
+    clock: &mut FirstTokenClock,
+) -> Result<BackendResponse, Outcome> {
+    let send = backend.send(Exchange::post(spec.url, spec.headers, Some(body)));
+    tokio::pin!(send);
+    let mut armed = clock.first(spec);
+    let timer = tokio::time::sleep_until(armed.unwrap_or_else(Instant::now));
+    tokio::pin!(timer);
+    loop {
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(Outcome::Cut),
+            r = &mut send => return r.map_err(|e| failure(ErrorKind::Connect, &e.describe())),
+            _ = &mut timer, if armed.is_some() => {
+                armed = clock.check(spec, live, Instant::now())?;
+                if let Some(d) = armed {
+                    timer.as_mut().reset(d);
+                }
+            }
+        }
+    }
 }
 
 fn settle(live: &LiveCounters, sample: &RequestSample) {
@@ -206,6 +253,7 @@ async fn read_response(
     mut sample: RequestSample,
     cancel: &CancellationToken,
     live: &LiveCounters,
+    clock: FirstTokenClock,
 ) -> RequestSample {
     let scrub = Scrubber::from_headers(spec.headers);
     sample.status = Some(resp.status().as_u16());
@@ -228,11 +276,68 @@ async fn read_response(
         finish: None,
         done: false,
         error: None,
+        events: 0,
+        doubt: event_stream_doubt(resp.headers()),
     };
     let mut dec = SseDecoder::new();
-    let ended = pump(&mut resp, spec, &mut st, &mut dec, cancel).await;
+    let ended = pump(&mut resp, spec, &mut st, &mut dec, cancel, clock).await;
     st.sample.ended_at = Instant::now();
     st.finish(ended)
+}
+
+/// The wait of a request for its first token (response head included): since when it counts,
+/// and the attempt's token count then, to tell a queued request from a silent server.
+struct FirstTokenClock {
+    sent: Instant,
+    since: Instant,
+    tokens: u64,
+}
+
+impl FirstTokenClock {
+    fn new(sent: Instant, live: &LiveCounters) -> Self {
+        Self { sent, since: sent, tokens: live.tokens.load(Ordering::Relaxed) }
+    }
+
+    /// The first deadline, if the wait is bounded.
+    fn first(&self, spec: &StreamSpec<'_>) -> Option<Instant> {
+        spec.first_token_timeout.map(|l| self.since + l)
+    }
+
+    /// At `now`, still without a first token: the next deadline, or the timeout.
+    fn check(&mut self, spec: &StreamSpec<'_>, live: &LiveCounters, now: Instant) -> Result<Option<Instant>, Outcome> {
+        let Some(limit) = spec.first_token_timeout else { return Ok(None) };
+        if self.since + limit > now {
+            return Ok(Some(self.since + limit));
+        }
+        let tokens = live.tokens.load(Ordering::Relaxed);
+        if spec.queued_waits && tokens != self.tokens {
+            // Other streams received tokens meanwhile: this one is queued behind them.
+            (self.since, self.tokens) = (now, tokens);
+            return Ok(Some(now + limit));
+        }
+        let waited = now.saturating_duration_since(self.sent).as_secs_f64();
+        Err(failure(ErrorKind::FirstTokenTimeout, &format!("no first token after {waited:.1} s")))
+    }
+}
+
+/// The request's next deadline once its timer fired at `now`, or the failure it ran into:
+/// stalled (silent past the idle timeout once tokens flow) or no first token in time.
+fn next_deadline(
+    st: &StreamState<'_>,
+    spec: &StreamSpec<'_>,
+    last_data: Instant,
+    clock: &mut FirstTokenClock,
+    now: Instant,
+) -> Result<Option<Instant>, Outcome> {
+    if st.sample.marks.is_empty() {
+        return clock.check(spec, st.live, now);
+    }
+    let due = last_data + spec.idle_timeout;
+    if due > now {
+        return Ok(Some(due));
+    }
+    let quiet = now.saturating_duration_since(last_data).as_secs_f64();
+    Err(failure(ErrorKind::Stalled, &format!("no data for {quiet:.1} s")))
 }
 
 /// Reads the body until it ends; returns `Completed(None)` at a clean end of body.
@@ -242,11 +347,12 @@ async fn pump(
     st: &mut StreamState<'_>,
     dec: &mut SseDecoder,
     cancel: &CancellationToken,
+    mut clock: FirstTokenClock,
 ) -> Outcome {
     let sent = st.sample.sent_at;
     let mut last_data = sent;
     // One timer per request, re-armed only when it fires: no timer work per chunk.
-    let mut armed = spec.first_token_timeout.map(|l| sent + l);
+    let mut armed = clock.first(spec);
     let timer = tokio::time::sleep_until(armed.unwrap_or(sent));
     tokio::pin!(timer);
     loop {
@@ -254,21 +360,14 @@ async fn pump(
             biased;
             _ = cancel.cancelled() => return Outcome::Cut,
             _ = &mut timer, if armed.is_some() => {
-                let limit = if st.sample.marks.is_empty() { spec.first_token_timeout } else { Some(spec.idle_timeout) };
-                let now = Instant::now();
-                match limit.map(|l| last_data + l) {
-                    Some(due) if due <= now => {
-                        let quiet = now.saturating_duration_since(last_data).as_secs_f64();
-                        return failure(ErrorKind::Stalled, &format!("no data for {quiet:.1} s"));
-                    }
-                    next => {
-                        armed = next;
-                        if let Some(d) = next {
-                            timer.as_mut().reset(d);
-                        }
-                        continue;
-                    }
+                armed = match next_deadline(st, spec, last_data, &mut clock, Instant::now()) {
+                    Ok(next) => next,
+                    Err(failed) => return failed,
+                };
+                if let Some(d) = armed {
+                    timer.as_mut().reset(d);
                 }
+                continue;
             }
             r = resp.chunk() => r,
         };

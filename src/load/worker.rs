@@ -29,6 +29,9 @@ pub struct WorkerCtx {
     pub served_by: Vec<HeaderName>,
     /// Longest wait for a first token (None: until cancelled).
     pub first_token_timeout: Option<Duration>,
+    /// A request queued behind streams that receive tokens keeps waiting (see
+    /// [`StreamSpec::queued_waits`]).
+    pub queued_waits: bool,
     /// Longest silence once tokens flow.
     pub idle_timeout: Duration,
     /// Expected output chunks per request, to size timelines once.
@@ -46,6 +49,7 @@ impl WorkerCtx {
             headers: &self.headers,
             served_by: &self.served_by,
             first_token_timeout: self.first_token_timeout,
+            queued_waits: self.queued_waits,
             idle_timeout: self.idle_timeout,
             expected_chunks: self.expected_chunks,
         }

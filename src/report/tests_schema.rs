@@ -15,7 +15,7 @@ const EXAMPLE: &str = include_str!("../../tests/fixtures/report_example.json");
 
 const CELL_STATUSES: [&str; 5] = ["pending", "measured", "errored", "skipped", "skipped_by_operator"];
 const ATTEMPT_STATUSES: [&str; 5] = ["measured", "errored", "paused", "stopped", "skipped_by_operator"];
-const ERROR_KINDS: [&str; 11] = [
+const ERROR_KINDS: [&str; 14] = [
     "context_overflow",
     "bad_request",
     "rate_limited",
@@ -27,6 +27,9 @@ const ERROR_KINDS: [&str; 11] = [
     "stream_error",
     "incomplete",
     "malformed_chunk",
+    "first_token_timeout",
+    "unauthorized",
+    "not_event_stream",
 ];
 
 /// The compiled schema; panics (failing the test) when the schema is broken.

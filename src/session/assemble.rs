@@ -54,7 +54,7 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
 fn target_info(env: &CellEnv) -> TargetInfo {
     let facts = &env.facts;
     let replica_info: Vec<ReplicaInfo> = facts.replicas.iter().map(|r| replica_info(env, r)).collect();
-    let kv_capacity_tokens = replica_info.iter().map(|r| r.kv_capacity_tokens).sum();
+    let kv_capacity_tokens = crate::cell::facts::known_sum(replica_info.iter().map(|r| r.kv_capacity_tokens));
     let dialect = replica_info.iter().map(|r| r.dialect.as_str()).find(|d| *d != EngineDialect::Unknown.as_str());
     TargetInfo {
         base_url: redact_url(&env.target.base),

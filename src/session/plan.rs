@@ -23,7 +23,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Facts> {
+/// What preflight found, and the lines to say as the session starts.
+async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Facts, Vec<String>)> {
     let replica_clients: Vec<ApiClient> = metrics_endpoints(cfg)
         .iter()
         .map(|m| crate::experiment::routing::setup::replica_base(&m.url))
@@ -50,12 +51,15 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<Fac
         replicas.push(r);
     }
     let mut prompts = Vec::new();
+    let mut notes = Vec::new();
     if cfg.plans.contains(&PlanKind::Decode) {
-        let (p, w) = preflight::calibrate_prompts(client, &model, cfg.endpoint, &cfg.ctx).await?;
+        let (fit, too_long) = preflight::split_ctx(&cfg.ctx, max_model_len);
+        notes.extend(preflight::too_long_note(&too_long, max_model_len));
+        let (p, w) = preflight::calibrate_prompts(client, &model, cfg.endpoint, &fit).await?;
         prompts = p;
         warnings.extend(w);
     }
-    Ok(Facts { model, max_model_len, runtime, gateway_version: None, replicas, prompts, warnings })
+    Ok((Facts { model, max_model_len, runtime, gateway_version: None, replicas, prompts, warnings }, notes))
 }
 
 /// The replicas' metrics pages: as given, else `<base>/metrics` for a decode-only session (a
@@ -130,7 +134,7 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
 /// goes through it, e.g. the simulator in process (`crate::sim::inproc`) in tests.
 pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Result<SessionHandles> {
     let client = ApiClient::new(backend.clone(), &cfg.base_url, cfg.api_key.clone());
-    let mut facts = gather_facts(&cfg, &client).await?;
+    let (mut facts, notes) = gather_facts(&cfg, &client).await?;
     let (routing, gateway_version) = match cfg.plans.contains(&PlanKind::Routing) {
         true => {
             let (env, notes) =
@@ -171,11 +175,13 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         started_wall: now_rfc3339(),
         notes: std::sync::Mutex::new(Vec::new()),
         announced: Default::default(),
+        halt: Default::default(),
     };
     let snap = super::assemble::snapshot(&env, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
     env.announce(&env.facts.warnings);
+    notes.into_iter().for_each(|n| env.warn(n));
     let events = env.events.clone();
     let sink = ReportSink::spawn(writer, move |outcome| {
         let _ = events.send(saved_event(outcome));

@@ -5,7 +5,7 @@ use crate::cell::facts::{Prompt, ReplicaFacts};
 use crate::config::MetricsEndpoint;
 use crate::load::backend::{Backend, Exchange};
 use crate::load::calibrate::{CalibrateOptions, calibrate_many};
-use crate::load::client::{ApiClient, redact_url};
+use crate::load::client::{ApiClient, ClientError, REQUEST_TIMEOUT, redact_url};
 use crate::load::counters::ServerCounter;
 use crate::load::request::Endpoint;
 use crate::metrics::prom::Scrape;
@@ -31,6 +31,33 @@ async fn replica_models(replicas: &[ApiClient]) -> Vec<crate::load::client::Mode
     Vec::new()
 }
 
+/// After this long without an answer, preflight says on stderr what it waits for.
+pub const WAIT_NOTICE: Duration = Duration::from_secs(3);
+
+/// Awaits `fut`; past [`WAIT_NOTICE`] says once on stderr that it waits for `what` (and how
+/// long at most), so a silent server is not a silent benchmark. Runs before any monitor opens.
+async fn say_while_waiting<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    tokio::pin!(fut);
+    tokio::select! {
+        r = &mut fut => return r,
+        _ = tokio::time::sleep(WAIT_NOTICE) => {
+            eprintln!("preflight: waiting for {what} to answer (up to {} s)", REQUEST_TIMEOUT.as_secs());
+        }
+    }
+    fut.await
+}
+
+/// The one preflight line of a failed discovery: refused credentials are named as such (the
+/// server's text is left out, it may echo the key).
+fn preflight_error(e: &ClientError) -> anyhow::Error {
+    match e {
+        ClientError::Status { url, status: status @ (401 | 403), .. } => anyhow::anyhow!(
+            "preflight: {url} refused the credentials (HTTP {status}); set the key with --api-key-env or --api-key"
+        ),
+        e => anyhow::anyhow!("preflight: {e}"),
+    }
+}
+
 /// Finds the model: the one asked for (which must be served), or the first served. When the
 /// gateway names no usable model, the replicas' own `/v1/models` do.
 pub async fn discover(
@@ -38,7 +65,8 @@ pub async fn discover(
     wanted: Option<&str>,
     replicas: &[ApiClient],
 ) -> anyhow::Result<(String, Option<u64>)> {
-    let mut models = client.models().await.map_err(|e| anyhow::anyhow!("preflight: {e}"))?;
+    let what = redact_url(&client.url("/v1/models"));
+    let mut models = say_while_waiting(&what, client.models()).await.map_err(|e| preflight_error(&e))?;
     models.retain(|m| usable(&m.id));
     if models.is_empty() && wanted.is_none() {
         models = replica_models(replicas).await;
@@ -55,6 +83,21 @@ pub async fn discover(
             Ok((first.id.clone(), first.max_model_len))
         }
     }
+}
+
+/// The context sizes whose prompt fits `max_model_len` (all when it is unknown), and those
+/// whose prompt alone is longer: these are neither calibrated nor run.
+pub fn split_ctx(ctx: &[u64], max_model_len: Option<u64>) -> (Vec<u64>, Vec<u64>) {
+    ctx.iter().partition(|c| max_model_len.is_none_or(|len| **c <= len))
+}
+
+/// The one preflight line naming the context sizes over `max_model_len`, if any.
+pub fn too_long_note(too_long: &[u64], max_model_len: Option<u64>) -> Option<String> {
+    let len = max_model_len?;
+    let sizes: Vec<String> = too_long.iter().map(|c| crate::units::format_size(*c)).collect();
+    (!sizes.is_empty()).then(|| {
+        format!("preflight: --ctx {} exceeds the model's max_model_len {len}: those cells are skipped", sizes.join(","))
+    })
 }
 
 /// Attempts at reading a replica's metrics page at preflight.

@@ -72,6 +72,10 @@ impl Runner {
             }
             let Some(id) = ctl.state.next_cell() else { break };
             run_cell(&env, &experiments, &mut ctl, id).await;
+            if env.halt.is_raised() && !ctl.state.stopped {
+                ctl.state.stopped = true;
+                ctl.state.act("halt", Some(id));
+            }
             ctl.save(&env, &experiments);
         }
         let reason = if ctl.state.stopped { "stopped" } else { "finished" };
@@ -246,11 +250,16 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
     };
     let cancel = CancellationToken::new();
     let mut interrupt = None;
+    let mut halted = false;
     let fut = experiment.run(env, CellRun { id, spec: &spec, label: &label, attempt }, &cancel);
     tokio::pin!(fut);
     let result = loop {
         tokio::select! {
             a = &mut fut => break a,
+            _ = env.halt.raised(), if !halted => {
+                halted = true;
+                cancel.cancel();
+            }
             Some(cmd) = ctl.commands.recv() => {
                 if let Some(i) = ctl.command_during(env, experiments, cmd, id) {
                     interrupt.get_or_insert(i);
@@ -259,6 +268,11 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
             }
         }
     };
+    let mut result = result;
+    if env.halt.is_raised() && interrupt.is_none() {
+        // Cut short because every request is refused: the cell failed, it was not stopped.
+        result.set_status(AttemptStatus::Errored);
+    }
     ctl.finish_cell(env, id, result, interrupt);
 }
 

@@ -191,6 +191,7 @@ mod tests {
             headers: &headers,
             served_by: &served_by,
             first_token_timeout: None,
+            queued_waits: false,
             idle_timeout: std::time::Duration::from_secs(5),
             expected_chunks: 32,
         };

@@ -219,6 +219,14 @@ fn set_down(powers: &[Arc<faults::Power>], engines: &[EngineHandle], i: usize, d
 fn check(cfg: &SimConfig) -> anyhow::Result<()> {
     cfg.engine.validate().map_err(anyhow::Error::msg)?;
     anyhow::ensure!(cfg.replicas >= 1 && cfg.replicas <= 64, "--replicas must be within 1..64");
+    let top = usize::from(cfg.port) + cfg.replicas;
+    anyhow::ensure!(
+        cfg.port == 0 || top <= usize::from(u16::MAX),
+        "--port {} with --replicas {} needs ports {}..={top}, past the highest port 65535",
+        cfg.port,
+        cfg.replicas,
+        cfg.port
+    );
     Ok(())
 }
 

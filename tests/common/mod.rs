@@ -159,6 +159,7 @@ pub fn config(base: &str, metrics: &str, out: &Path, ctx: Vec<u64>, conc: Vec<u3
         max_tokens: None,
         min_stream_tokens: 1024,
         idle_timeout: Duration::from_secs(30),
+        first_token_timeout: None,
         poll_interval: Duration::from_millis(100),
         served_by_header: None,
         out: Some(out.to_path_buf()),

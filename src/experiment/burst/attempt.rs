@@ -35,7 +35,9 @@ pub struct BurstCellSpec {
 /// Sends `conc` requests at once and waits for all of them (or `cancel`).
 pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &CancellationToken) -> BurstAttempt {
     let started = Instant::now();
-    let text = env.facts.prompt(spec.ctx).map(|p| p.text.clone()).unwrap_or_default();
+    let prompt = env.facts.prompt(spec.ctx);
+    let text = prompt.map(|p| p.text.clone()).unwrap_or_default();
+    let first_token = env.cfg.first_token_limit(prompt.map_or(spec.ctx, |p| p.tokens));
     let opts = BodyOptions {
         endpoint: env.cfg.endpoint,
         model: env.facts.model.clone(),
@@ -44,7 +46,10 @@ pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &Can
     };
     let body = BodyTemplate::new(&opts, &text);
     let live = Arc::new(LiveCounters::default());
-    let ctx = Arc::new(env.worker_ctx(live.clone(), env.cfg.burst_tokens, None, None, 0));
+    let mut ctx = env.worker_ctx(live.clone(), env.cfg.burst_tokens, None, Some(first_token), 0);
+    // Requests of a burst queue behind each other; only a burst that gets no token fails.
+    ctx.queued_waits = true;
+    let ctx = Arc::new(ctx);
     let nonce = (env.since_start(started) * 1e6) as u64;
     let plan = (0..spec.conc)
         .map(|i| Planned { offset: Duration::ZERO, body: body.render(&format!("[b{nonce:x}.{i}] ")), tag: i })

@@ -46,7 +46,8 @@ impl Experiment for Burst {
     }
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
-        self.grid.skip_now(spec, env.kv_capacity_now())
+        let too_long = crate::experiment::decode::grid::ctx_skip_reason(spec, env.facts.max_model_len);
+        too_long.or_else(|| self.grid.skip_now(spec, env.kv_capacity_now()))
     }
 
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {

@@ -6,7 +6,7 @@ use super::report::{AttemptEnd, build_attempt};
 use super::spec::{DecodeCellSpec, sustained_max_tokens};
 use crate::cell::attempt_loop::{AttemptLoop, PlainTally, Wake};
 use crate::cell::context::CellEnv;
-use crate::cell::control::Phase;
+use crate::cell::control::{Phase, RunnerEvent};
 use crate::cell::publisher::LivePublisher;
 use crate::cell::sample_window::Window;
 use crate::load::live::LiveCounters;
@@ -25,8 +25,11 @@ const STOP_GRACE: Duration = Duration::from_secs(10);
 struct Run<'a> {
     env: &'a CellEnv,
     spec: &'a DecodeCellSpec,
+    /// Longest wait of a stream for its first token while none of the cell has one.
+    first_token: Duration,
     lp: AttemptLoop<'a>,
     workers: JoinSet<()>,
+    told_silent: bool,
 }
 
 impl Run<'_> {
@@ -56,13 +59,34 @@ impl Run<'_> {
                 admitted_at = Some(now);
                 continue;
             }
-            if now.saturating_duration_since(start) >= timeout {
+            if now.saturating_duration_since(start) >= timeout && !self.still_silent(start, now, timeout) {
                 return Some(true);
             }
             if self.lp.wait(cancel, None).await == Wake::Cancelled {
                 return None;
             }
         }
+    }
+
+    /// True while no stream has a token yet, streams still wait for one and their first-token
+    /// timeout has not passed: opening a window then would measure a silent server as 0 tok/s,
+    /// so the warmup waits on until a token arrives or the streams fail.
+    fn still_silent(&mut self, start: Instant, now: Instant, timeout: Duration) -> bool {
+        let t = self.lp.live().totals();
+        let waiting = t.tokens == 0 && t.in_flight > 0;
+        let limit = self.first_token + Duration::from_secs(1);
+        if !waiting || now.saturating_duration_since(start) >= limit {
+            return false;
+        }
+        if !self.told_silent {
+            self.told_silent = true;
+            let (label, wait) = (&self.spec.label, self.first_token.as_secs_f64());
+            self.env.emit(RunnerEvent::Log(format!(
+                "{label}: no first token after {:.0} s; waiting up to {wait:.0} s (--first-token-timeout)",
+                timeout.as_secs_f64()
+            )));
+        }
+        true
     }
 
     fn admission(&self, tracker: &mut AdmissionTracker, now: Instant) -> Admission {
@@ -121,14 +145,17 @@ pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &C
     );
     let live = Arc::new(LiveCounters::default());
     let nonce_base = (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40);
-    let ctx = env.worker_ctx(live.clone(), max_tokens, None, None, nonce_base);
+    let first_token = env.cfg.first_token_limit(prompt.tokens);
+    let mut ctx = env.worker_ctx(live.clone(), max_tokens, None, Some(first_token), nonce_base);
+    // Streams beyond what the engine runs at once queue behind the running ones: they wait.
+    ctx.queued_waits = true;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let stop = cancel.child_token();
     let workers = spawn_closed_loop(Arc::new(ctx), body, spec.conc, tx, stop.clone());
     let lag = crate::cell::lag::spawn(Duration::from_millis(10), stop.clone(), live.clone());
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
     let lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
-    let mut run = Run { env, spec, lp, workers };
+    let mut run = Run { env, spec, first_token, lp, workers, told_silent: false };
     let mut end = AttemptEnd::new(started, prompt.tokens);
     if let Some(timed_out) = run.warmup(cancel).await {
         end.warmup_timed_out = timed_out;

@@ -17,6 +17,14 @@ pub fn kv_skip_reason(ctx: u64, conc: u32, capacity: Option<u64>, oversubscribe:
     })
 }
 
+/// Why grid cell `spec` cannot run on a model of `max_model_len` tokens, if it cannot: its
+/// prompt alone is longer (such contexts are not calibrated either, session/plan.rs).
+pub fn ctx_skip_reason(spec: &CellSpec, max_model_len: Option<u64>) -> Option<String> {
+    let CellKey::Grid { ctx, .. } = spec.key else { return None };
+    let len = max_model_len?;
+    (ctx > len).then(|| format!("a {}-token prompt exceeds max_model_len {len}", format_size(ctx)))
+}
+
 /// The axes of a ctx x conc grid and its KV-fit rule.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
@@ -76,6 +84,14 @@ mod tests {
         let r = kv_skip_reason(131_072, 16, cap, 4.0).unwrap();
         assert!(r.contains("deficit 655360 tokens"), "{r}");
         assert!(kv_skip_reason(131_072, 16, None, 4.0).is_none(), "unknown capacity never skips");
+    }
+
+    #[test]
+    fn a_context_over_max_model_len_is_skipped() {
+        let big = CellSpec::grid("decode", 1 << 30, 1);
+        assert!(ctx_skip_reason(&big, Some(131_072)).is_some_and(|r| r.contains("exceeds max_model_len 131072")));
+        assert_eq!(ctx_skip_reason(&CellSpec::grid("decode", 131_072, 1), Some(131_072)), None, "sent, refused");
+        assert_eq!(ctx_skip_reason(&big, None), None, "unknown length: runs");
     }
 
     #[test]

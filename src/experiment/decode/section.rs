@@ -56,7 +56,8 @@ impl Experiment for Decode {
     }
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
-        self.grid.skip_now(spec, env.kv_capacity_now())
+        let too_long = crate::experiment::decode::grid::ctx_skip_reason(spec, env.facts.max_model_len);
+        too_long.or_else(|| self.grid.skip_now(spec, env.kv_capacity_now()))
     }
 
     /// Warmup (the settle time after admission) plus the window.

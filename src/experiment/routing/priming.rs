@@ -106,6 +106,7 @@ async fn prime_attributed(
         headers: route_headers,
         served_by: &env.target.served_by,
         first_token_timeout: Some(env.cfg.idle_timeout),
+        queued_waits: false,
         idle_timeout: env.cfg.idle_timeout,
         expected_chunks: 4,
     };

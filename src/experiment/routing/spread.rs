@@ -84,6 +84,7 @@ fn spawn_one(
             headers: &headers,
             served_by: &served_by,
             first_token_timeout: Some(idle),
+            queued_waits: false,
             idle_timeout: idle,
             expected_chunks: 16,
         };
