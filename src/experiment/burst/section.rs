@@ -26,9 +26,7 @@ pub struct Burst {
 impl Burst {
     /// The burst cells of `cfg` (the decode matrix's axes and KV-fit rule).
     pub fn new(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
-        let grid =
-            Grid { ctx: cfg.ctx.clone(), conc: cfg.conc.clone(), kv_capacity, oversubscribe: cfg.kv_oversubscribe };
-        Self { grid }
+        Self { grid: Grid::of(cfg, kv_capacity) }
     }
 }
 
@@ -46,8 +44,7 @@ impl Experiment for Burst {
     }
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
-        let too_long = crate::experiment::decode::grid::ctx_skip_reason(spec, env.facts.max_model_len);
-        too_long.or_else(|| self.grid.skip_now(spec, env.kv_capacity_now()))
+        self.grid.skip_before_run(env, spec)
     }
 
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {

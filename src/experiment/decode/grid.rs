@@ -1,6 +1,8 @@
 //! The ctx x conc grid shared by the decode and burst experiments, with the KV-fit rule.
 
+use crate::cell::context::CellEnv;
 use crate::cell::spec::{CellKey, CellSpec};
+use crate::config::RunConfig;
 use crate::experiment::interface::PlannedCell;
 use crate::units::format_size;
 
@@ -39,6 +41,17 @@ pub struct Grid {
 }
 
 impl Grid {
+    /// The ctx x conc grid of `cfg`, skipping cells that cannot fit in `kv_capacity` tokens.
+    pub fn of(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
+        Grid { ctx: cfg.ctx.clone(), conc: cfg.conc.clone(), kv_capacity, oversubscribe: cfg.kv_oversubscribe }
+    }
+
+    /// Why `spec` must be skipped just before it runs, if it must: a context longer than the
+    /// model's, or a KV capacity learned since the plan that it does not fit.
+    pub fn skip_before_run(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
+        ctx_skip_reason(spec, env.facts.max_model_len).or_else(|| self.skip_now(spec, env.kv_capacity_now()))
+    }
+
     /// The cells, row-major over ctx then conc; `spec` makes each cell's spec, `prefix` goes
     /// in front of its label.
     pub fn cells(&self, prefix: &str, spec: impl Fn(u64, u32) -> CellSpec) -> Vec<PlannedCell> {

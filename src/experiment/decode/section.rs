@@ -28,9 +28,7 @@ pub struct Decode {
 impl Decode {
     /// The matrix of `cfg`, skipping cells that cannot fit in `kv_capacity` tokens.
     pub fn new(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
-        let grid =
-            Grid { ctx: cfg.ctx.clone(), conc: cfg.conc.clone(), kv_capacity, oversubscribe: cfg.kv_oversubscribe };
-        Self { grid }
+        Self { grid: Grid::of(cfg, kv_capacity) }
     }
 }
 
@@ -56,8 +54,7 @@ impl Experiment for Decode {
     }
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
-        let too_long = crate::experiment::decode::grid::ctx_skip_reason(spec, env.facts.max_model_len);
-        too_long.or_else(|| self.grid.skip_now(spec, env.kv_capacity_now()))
+        self.grid.skip_before_run(env, spec)
     }
 
     /// Warmup (the settle time after admission) plus the window.
