@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod fallback;
 pub mod formats;
 pub mod json;
+pub mod load;
 pub mod phase;
 pub mod sink;
 pub mod status;
