@@ -97,6 +97,7 @@ fn config(sim: &Cluster, out: &Path) -> RunConfig {
         served_by_header: None,
         out: Some(out.to_path_buf()),
         routing: Default::default(),
+        resume: None,
     }
 }
 

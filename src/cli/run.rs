@@ -149,6 +149,11 @@ pub struct RunArgs {
     /// Also append the log lines to this file (the monitor's log panel, or headless progress).
     #[arg(long)]
     pub log_file: Option<PathBuf>,
+    /// Continue the interrupted session saved in this report: its finished cells are kept, the
+    /// rest run, and the report is written back to it (unless --out is given). Give the flags
+    /// of the original run; a report from other settings is refused before any load is sent.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
     /// Exit 0 even when cells errored (every request of theirs failed); by default such a run exits 4.
     #[arg(long)]
     pub allow_errors: bool,
@@ -175,7 +180,7 @@ impl RunArgs {
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());
         let routing = self.routing_config()?;
-        Ok(RunConfig {
+        let mut cfg = RunConfig {
             routing,
             base_url: self.base_url.clone(),
             model: self.model.clone(),
@@ -199,7 +204,13 @@ impl RunArgs {
             poll_interval: self.poll_interval,
             served_by_header: self.served_by_header.clone(),
             out: self.out.clone(),
-        })
+            resume: None,
+        };
+        if let Some(path) = &self.resume {
+            cfg.resume = Some(crate::session::resume::open(path, &cfg)?);
+            cfg.out.get_or_insert_with(|| path.clone());
+        }
+        Ok(cfg)
     }
 }
 

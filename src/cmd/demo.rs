@@ -65,6 +65,7 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
             gateway_metrics: Some(info.gateway.metrics_url.clone()),
             ..RoutingConfig::default()
         },
+        resume: None,
     }
 }
 

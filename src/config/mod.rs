@@ -1,6 +1,7 @@
 //! What a session is asked to run: the validated run configuration and the experiments' settings.
 
 pub mod routing;
+pub mod settings;
 
 use crate::load::request::{ApiKey, Endpoint};
 use std::path::PathBuf;
@@ -84,6 +85,17 @@ pub struct RunConfig {
     pub out: Option<PathBuf>,
     /// The routing experiment, when planned.
     pub routing: routing::RoutingConfig,
+    /// The saved session this run continues (`--resume`), checked before any load is sent.
+    pub resume: Option<ResumeFrom>,
+}
+
+/// A saved session to continue (`run --resume FILE`).
+#[derive(Debug, Clone)]
+pub struct ResumeFrom {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// Its report.
+    pub report: std::sync::Arc<crate::report::json::SessionReport>,
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token

@@ -59,6 +59,12 @@ pub trait Experiment: Send + Sync {
         None
     }
 
+    /// The attempts a saved `report` holds for `spec` (labelled `label`), oldest first, so a
+    /// session can go on from it (`run --resume`); none by default.
+    fn recover(&self, _report: &SessionReport, _spec: &CellSpec, _label: &str) -> Vec<Attempt> {
+        Vec::new()
+    }
+
     /// Runs one attempt of `cell` until it ends or `cancel` fires.
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt>;
 

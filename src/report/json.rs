@@ -125,6 +125,10 @@ pub struct PlanInfo {
     pub kv_oversubscribe: f64,
     /// Phase 3 (burst) requested.
     pub run_burst: bool,
+    /// Every setting that decides what the cells measure, by flag name (see
+    /// `RunConfig::settings`); `--resume` refuses a report whose settings differ.
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
 }
 
 /// How the prompt of one context size was built.

@@ -316,6 +316,7 @@ pub(crate) fn minimal_report() -> SessionReport {
             warmup_timeout_s: 120.0,
             kv_oversubscribe: 1.0,
             run_burst: false,
+            settings: BTreeMap::new(),
         },
         calibration: Vec::new(),
         decode: None,

@@ -48,6 +48,9 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
         e.report(env, &cells, &mut report);
     }
     super::series::add_poll_facts(env, &mut report);
+    if let Some(r) = &env.cfg.resume {
+        super::resume::merge_history(&r.report, &mut report);
+    }
     report
 }
 
@@ -93,6 +96,7 @@ fn plan_info(env: &CellEnv) -> PlanInfo {
         warmup_timeout_s: cfg.warmup_timeout.as_secs_f64(),
         kv_oversubscribe: cfg.kv_oversubscribe,
         run_burst: cfg.run_burst,
+        settings: cfg.settings(),
     }
 }
 

@@ -135,6 +135,9 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
 pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Result<SessionHandles> {
     let client = ApiClient::new(backend.clone(), &cfg.base_url, cfg.api_key.clone());
     let (mut facts, notes) = gather_facts(&cfg, &client).await?;
+    if let Some(r) = &cfg.resume {
+        super::resume::check_model(r, &facts.model)?;
+    }
     let (routing, gateway_version) = match cfg.plans.contains(&PlanKind::Routing) {
         true => {
             let (env, notes) =
@@ -146,12 +149,22 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         }
         false => (None, None),
     };
-    let started = Instant::now();
+    let (started, started_wall, origin_note) = match &cfg.resume {
+        Some(r) => {
+            let (at, note) = super::resume::origin(&r.report, Instant::now());
+            (at, r.report.started_at.clone(), note)
+        }
+        None => (Instant::now(), now_rfc3339(), None),
+    };
     let poller = spawn_poller(&cfg, &backend, &facts);
     let writer = ReportWriter::new(cfg.out.clone());
     let report_path = writer.path().to_path_buf();
     let experiments = crate::experiment::plan(&cfg, Prepared { kv_capacity: facts.kv_capacity(), routing });
     let mut state = build_state(&experiments, started);
+    if let Some(r) = &cfg.resume {
+        let kept = super::resume::apply(&r.report, &experiments, &mut state);
+        state.act(&super::resume::action(r, kept), None);
+    }
     state.timing = Timing::new(planned_lengths(&experiments, &cfg, &state));
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
@@ -172,7 +185,7 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         started,
         cfg: Arc::new(cfg),
         facts: Arc::new(facts),
-        started_wall: now_rfc3339(),
+        started_wall,
         notes: std::sync::Mutex::new(Vec::new()),
         announced: Default::default(),
         halt: Default::default(),
@@ -181,7 +194,7 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
     env.announce(&env.facts.warnings);
-    notes.into_iter().for_each(|n| env.warn(n));
+    notes.into_iter().chain(origin_note).for_each(|n| env.warn(n));
     let events = env.events.clone();
     let sink = ReportSink::spawn(writer, move |outcome| {
         let _ = events.send(saved_event(outcome));

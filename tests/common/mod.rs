@@ -164,6 +164,7 @@ pub fn config(base: &str, metrics: &str, out: &Path, ctx: Vec<u64>, conc: Vec<u3
         served_by_header: None,
         out: Some(out.to_path_buf()),
         routing: Default::default(),
+        resume: None,
     }
 }
 

@@ -47,6 +47,13 @@ impl Experiment for Burst {
         self.grid.skip_before_run(env, spec)
     }
 
+    fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
+        let CellKey::Grid { ctx, conc } = spec.key else { return Vec::new() };
+        let cells = report.burst.iter().flat_map(|b| b.cells.iter());
+        let own = cells.filter(|c| (c.ctx, c.conc) == (ctx, conc)).flat_map(|c| c.attempts.iter());
+        own.map(|a| Attempt::Burst(Box::new(a.clone()))).collect()
+    }
+
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             let CellKey::Grid { ctx, conc } = cell.spec.key else { unreachable!("burst cells are grid cells") };

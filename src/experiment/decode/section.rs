@@ -62,6 +62,13 @@ impl Experiment for Decode {
         Some(cfg.settle + cfg.window)
     }
 
+    fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
+        let CellKey::Grid { ctx, conc } = spec.key else { return Vec::new() };
+        let cells = report.decode.iter().flat_map(|d| d.cells.iter());
+        let own = cells.filter(|c| (c.ctx, c.conc) == (ctx, conc)).flat_map(|c| c.attempts.iter());
+        own.map(|a| Attempt::Decode(Box::new(a.clone()))).collect()
+    }
+
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             let CellKey::Grid { ctx, conc } = cell.spec.key else { unreachable!("decode cells are grid cells") };

@@ -48,6 +48,11 @@ impl Experiment for Routing {
         (r.rps > 0.0).then(|| std::time::Duration::from_secs_f64(f64::from(r.count) / r.rps))
     }
 
+    fn recover(&self, report: &SessionReport, _spec: &CellSpec, label: &str) -> Vec<Attempt> {
+        let own = report.phase_history.iter().filter(|p| p.phase == label);
+        own.map(|p| Attempt::Routing(Box::new(p.clone()))).collect()
+    }
+
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             let phase = match self.env.phase(cell.label) {

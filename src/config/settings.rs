@@ -1,0 +1,125 @@
+//! The settings that decide what a session measures, by flag name, as saved in the report's
+//! `plan.settings`: `--resume` continues a session only under the same ones.
+
+use super::{PlanKind, RunConfig};
+use crate::load::client::redact_url;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A duration as the flags accept it back (`30s`, `0.25s`).
+fn secs(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
+}
+
+fn list<T: ToString>(v: &[T]) -> String {
+    v.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "default".into(), |v| v.to_string())
+}
+
+impl RunConfig {
+    /// Every setting that changes what a cell measures, keyed by its flag (without `--`).
+    /// Metrics pages, the poll interval, the report path and the display are left out: they
+    /// change how a session is watched, not what it measures.
+    pub fn settings(&self) -> BTreeMap<String, String> {
+        let mut s = BTreeMap::new();
+        let mut put = |k: &str, v: String| {
+            s.insert(k.to_string(), v);
+        };
+        put("base-url", redact_url(&self.base_url));
+        put("model", opt(self.model.as_ref()));
+        put("endpoint", self.endpoint.as_str().into());
+        put("plan", self.plans.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(","));
+        put("first-token-timeout", opt(self.first_token_timeout.map(secs)));
+        put("idle-timeout", secs(self.idle_timeout));
+        if self.plans.contains(&PlanKind::Decode) {
+            put("ctx", list(&self.ctx));
+            put("conc", list(&self.conc));
+            put("window", secs(self.window));
+            put("warmup-timeout", secs(self.warmup_timeout));
+            put("settle", secs(self.settle));
+            put("kv-oversubscribe", self.kv_oversubscribe.to_string());
+            put("run-burst", self.run_burst.to_string());
+            put("burst-tokens", self.burst_tokens.to_string());
+            put("max-tokens", opt(self.max_tokens));
+            put("min-stream-tokens", self.min_stream_tokens.to_string());
+        }
+        if self.plans.contains(&PlanKind::Routing) {
+            self.routing_settings(&mut put);
+        }
+        s
+    }
+
+    fn routing_settings(&self, put: &mut impl FnMut(&str, String)) {
+        let r = &self.routing;
+        put("routes", list(&r.routes));
+        put("scenarios", list(&r.scenarios));
+        put("rounds", r.rounds.to_string());
+        put("count", r.count.to_string());
+        put("rps", r.rps.to_string());
+        put("arrival", format!("{:?}", r.arrival).to_ascii_lowercase());
+        put("output", r.output.to_string());
+        put("prompt-tokens", r.prompt_tokens.to_string());
+        put("families", r.families.to_string());
+        put("priming-candidates", r.priming_candidates.to_string());
+        put("slo-ttft", opt(r.slo.ttft.map(secs)));
+        put("slo-tpot", opt(r.slo.tpot.map(secs)));
+        put("seed", r.seed.to_string());
+    }
+}
+
+/// The first setting where `saved` and `now` differ, as one line naming the flag and both
+/// values; None when they agree.
+pub fn first_difference(saved: &BTreeMap<String, String>, now: &BTreeMap<String, String>) -> Option<String> {
+    let keys = saved.keys().chain(now.keys().filter(|k| !saved.contains_key(*k)));
+    keys.map(|k| (k, saved.get(k), now.get(k))).find(|(_, a, b)| a != b).map(|(k, a, b)| {
+        let show = |v: Option<&String>| v.map_or_else(|| "(not set)".to_string(), |v| v.clone());
+        format!("it was run with --{k} {}, this run has --{k} {}", show(a), show(b))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::run::tests_support::config;
+
+    #[test]
+    fn the_same_flags_agree_and_a_changed_one_is_named() {
+        let a = config();
+        assert_eq!(first_difference(&a.settings(), &a.settings()), None);
+        let mut b = config();
+        b.window = Duration::from_secs(10);
+        let d = first_difference(&a.settings(), &b.settings()).unwrap();
+        assert_eq!(d, "it was run with --window 30s, this run has --window 10s");
+        let mut c = config();
+        c.conc = vec![1, 2];
+        assert!(first_difference(&a.settings(), &c.settings()).unwrap().contains("--conc 1,2,4,8,16"));
+    }
+
+    #[test]
+    fn routing_settings_appear_only_with_the_routing_plan() {
+        let mut a = config();
+        assert!(!a.settings().contains_key("rps"));
+        a.plans.push(PlanKind::Routing);
+        let before = a.settings();
+        a.routing.rps = 3.2;
+        let d = first_difference(&before, &a.settings()).unwrap();
+        assert!(d.contains("--plan decode") || d.contains("--rps 1.6"), "{d}");
+        assert_eq!(before["rps"], "1.6");
+    }
+
+    #[test]
+    fn watching_settings_do_not_count_and_the_key_is_never_saved() {
+        let a = config();
+        let mut b = config();
+        b.poll_interval = Duration::from_secs(1);
+        b.out = Some("x.json".into());
+        b.api_key = Some(crate::load::request::ApiKey::new("sk-secret".into()));
+        b.base_url = "http://user:pw@127.0.0.1:9".into();
+        assert_eq!(first_difference(&a.settings(), &b.settings()), None);
+        let text = format!("{:?}", b.settings());
+        assert!(!text.contains("sk-secret") && !text.contains("pw@"), "{text}");
+    }
+}

@@ -1,0 +1,133 @@
+//! `run --resume FILE`: continue an interrupted session. The saved report is checked before
+//! any load is sent (ours, this schema, the same settings, not complete); its finished cells
+//! are kept with their attempts, the rest run, and the report goes on on one timeline.
+
+use super::state::{Attempt, CellStatus, SessionState};
+use crate::config::settings::first_difference;
+use crate::config::{ResumeFrom, RunConfig};
+use crate::experiment::Experiments;
+use crate::report::json::SessionReport;
+use crate::report::load::load_report;
+use crate::report::status::AttemptStatus;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::time::Instant;
+
+/// Reads `path` and checks it can be continued under `cfg`; the error is one line.
+pub fn open(path: &Path, cfg: &RunConfig) -> Result<ResumeFrom, String> {
+    let why = |reason: String| format!("--resume {}: {reason}", path.display());
+    let report = load_report(path).map_err(|e| why(e.to_string()))?;
+    if report.plan.settings.is_empty() {
+        return Err(why("the report does not record its settings (written before --resume existed)".into()));
+    }
+    if let Some(d) = first_difference(&report.plan.settings, &cfg.settings()) {
+        return Err(why(format!("{d}; resume with the flags of the original run")));
+    }
+    if report.complete {
+        return Err(why("nothing to resume: every cell of that session has an outcome".into()));
+    }
+    Ok(ResumeFrom { path: path.to_path_buf(), report: Arc::new(report) })
+}
+
+/// Refuses a target that serves another model than the saved session measured.
+pub fn check_model(resume: &ResumeFrom, model: &str) -> anyhow::Result<()> {
+    match resume.report.model == model {
+        true => Ok(()),
+        false => anyhow::bail!(
+            "--resume {}: it was run against model {}, this target serves {model}",
+            resume.path.display(),
+            resume.report.model
+        ),
+    }
+}
+
+/// The session start to measure from: the saved session's, so attempt and action times of the
+/// resumed run follow on from the saved ones; `now` with a note when the gap cannot be told.
+pub fn origin(report: &SessionReport, now: Instant) -> (Instant, Option<String>) {
+    match age(report).and_then(|g| now.checked_sub(g)) {
+        Some(start) => (start, None),
+        None => (now, Some("resumed: times of the resumed run count from its own start, not the saved one's".into())),
+    }
+}
+
+/// What [`apply`] kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Kept {
+    /// Cells kept with an outcome.
+    pub finished: usize,
+    /// Cells left to run (interrupted ones keep their earlier attempts).
+    pub to_run: usize,
+}
+
+/// The cell status a saved cell continues with: its outcome when its last attempt finished,
+/// pending (to run again) when it was interrupted or never ran.
+fn continued(last: Option<&Attempt>) -> CellStatus {
+    match last.map(Attempt::status) {
+        Some(AttemptStatus::Measured) => CellStatus::Measured,
+        Some(AttemptStatus::Errored) => CellStatus::Errored,
+        Some(AttemptStatus::SkippedByOperator) => CellStatus::SkippedByOperator,
+        Some(AttemptStatus::Paused | AttemptStatus::Stopped) | None => CellStatus::Pending,
+    }
+}
+
+/// Gives every planned cell the attempts `report` holds for it; finished cells leave the
+/// queue, and the saved actions come first in the action log.
+pub fn apply(report: &SessionReport, experiments: &Experiments, state: &mut SessionState) -> Kept {
+    let mut kept = Kept::default();
+    for (id, cell) in state.cells.iter_mut().enumerate() {
+        let Some(e) = experiments.iter().find(|e| e.owns(&cell.spec)) else { continue };
+        let attempts = e.recover(report, &cell.spec, &cell.label);
+        let status = continued(attempts.last());
+        cell.attempts = attempts.into_iter().map(Arc::new).collect();
+        if cell.status != CellStatus::Pending {
+            continue; // skipped by the plan (KV fit) as before
+        }
+        cell.status = status;
+        match cell.status.is_final() {
+            true => {
+                kept.finished += 1;
+                state.queue.retain(|q| *q != id);
+            }
+            false => kept.to_run += 1,
+        }
+    }
+    let mut actions = report.actions.clone();
+    actions.append(&mut state.actions);
+    state.actions = actions;
+    kept
+}
+
+/// The saved series, stale stretches and warnings put before the resumed run's own.
+pub fn merge_history(saved: &SessionReport, report: &mut SessionReport) {
+    let series = std::mem::take(&mut report.replica_series);
+    report.replica_series = join_maps(&saved.replica_series, series);
+    let stale = std::mem::take(&mut report.replica_stale);
+    report.replica_stale = join_maps(&saved.replica_stale, stale);
+    let mut warnings = saved.warnings.clone();
+    for w in std::mem::take(&mut report.warnings) {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
+    report.warnings = warnings;
+}
+
+fn join_maps<T: Clone>(saved: &BTreeMap<String, Vec<T>>, now: BTreeMap<String, Vec<T>>) -> BTreeMap<String, Vec<T>> {
+    let mut out = saved.clone();
+    for (k, mut v) in now {
+        out.entry(k).or_default().append(&mut v);
+    }
+    out
+}
+
+/// The action logged when a session is resumed.
+pub fn action(resume: &ResumeFrom, kept: Kept) -> String {
+    format!("resume from {}: {} cell(s) kept, {} to run", resume.path.display(), kept.finished, kept.to_run)
+}
+
+/// How long ago `report`'s session started, when it can be told.
+fn age(report: &SessionReport) -> Option<Duration> {
+    humantime::parse_rfc3339(&report.started_at).ok().and_then(|t| SystemTime::now().duration_since(t).ok())
+}
