@@ -1,9 +1,9 @@
 //! Reliability (issue 10, part I): exit codes, signals and lost sessions, driving the binary
 //! against a simulated cluster on loopback. Codes as in README "Exit codes" (src/cmd/exit.rs).
 
-mod common;
+use crate::common;
 
-use common::{cluster, validate};
+use crate::common::{cluster, validate};
 use llm_decode_bench::report::status::AttemptStatus;
 use llm_decode_bench::sim::Cluster;
 use std::io::{BufRead, BufReader};
