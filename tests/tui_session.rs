@@ -1,17 +1,19 @@
 //! The monitor's loop drives a real session against the simulator with scripted keys: pause,
-//! resume, skip, re-run, save, quit; the report then holds every attempt and action.
+//! resume, skip, re-run, save, quit; the report then holds every attempt and action. Ctrl-C
+//! once stops the session with the report saved, twice leaves at once; both exit 130.
 
 mod common;
 
 use common::{cluster, config};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use llm_decode_bench::cell::control::{LiveAttempt, Phase};
+use llm_decode_bench::cmd::exit::{self, SessionEnd};
 use llm_decode_bench::config::RunConfig;
 use llm_decode_bench::report::json::SessionReport;
 use llm_decode_bench::session::snapshot::SessionSnapshot;
 use llm_decode_bench::session::start;
 use llm_decode_bench::session::state::CellStatus;
-use llm_decode_bench::tui::{ChannelInput, LoopOptions, run_loop};
+use llm_decode_bench::tui::{Abandoned, ChannelInput, LoopOptions, run_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::path::Path;
@@ -136,4 +138,63 @@ async fn scripted_keys_pause_resume_skip_rerun_save_and_quit() {
     for needle in ["DONE", "skip", "Sustained decode", "Replicas (session ended)", "report written"] {
         assert!(screen.contains(needle), "{needle} missing from the last frame:\n{screen}");
     }
+}
+
+fn ctrl_c(keys: &mpsc::UnboundedSender<Event>) {
+    let key = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    keys.send(Event::Key(key)).expect("the loop reads keys");
+}
+
+type Ui = tokio::task::JoinHandle<anyhow::Result<(SessionReport, bool)>>;
+
+/// A one-cell session (60 s window) in the loop, its keys, and the report path once it measures.
+async fn measuring_session(c: &llm_decode_bench::sim::Cluster, out: &Path) -> (mpsc::UnboundedSender<Event>, Ui) {
+    let r = &c.info().replicas[0];
+    let mut cfg = session_config(&r.url, &r.metrics_url, out);
+    cfg.conc = vec![2];
+    cfg.window = Duration::from_secs(60);
+    let h = start(cfg).await.expect("preflight passes");
+    let mut live = h.live.clone();
+    let (keys, rx) = mpsc::unbounded_channel();
+    let ui = tokio::spawn(async move {
+        let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        run_loop(&mut terminal, h, ChannelInput(rx), LoopOptions { fps: 30, log_widget: false }).await
+    });
+    until(&mut live, "cell 0 measuring", |l| l.cell == Some(0) && l.phase == Phase::Measuring).await;
+    (keys, ui)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_ctrl_c_stops_the_session_with_the_report_saved_and_exit_130() {
+    let c = cluster(1, 25.0, |_| {}).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tui.json");
+    let (keys, ui) = measuring_session(&c, &out).await;
+    ctrl_c(&keys);
+    let result = tokio::time::timeout(Duration::from_secs(20), ui).await.expect("stops").unwrap();
+    let (report, interrupted) = result.expect("the loop waits for the report");
+    assert!(interrupted && !report.complete);
+    assert_eq!(common::validate(&out), report, "the file holds the final report");
+    let attempts = &report.decode.as_ref().unwrap().cells[0].attempts;
+    assert_eq!(attempts.iter().map(|a| a.status.as_str()).collect::<Vec<_>>(), ["stopped"]);
+    let end = SessionEnd { interrupted: exit::interruption(interrupted), ..SessionEnd::default() };
+    assert_eq!(end.code(), exit::INTERRUPTED);
+}
+
+/// On one thread, so both key presses are queued before the loop reads the first: the second
+/// always comes while the session is stopping.
+#[tokio::test(flavor = "current_thread")]
+async fn a_second_ctrl_c_while_stopping_leaves_at_once_with_the_report_and_exit_130() {
+    let c = cluster(1, 25.0, |_| {}).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tui.json");
+    let (keys, ui) = measuring_session(&c, &out).await;
+    ctrl_c(&keys);
+    ctrl_c(&keys);
+    let result = tokio::time::timeout(Duration::from_secs(20), ui).await.expect("leaves").unwrap();
+    let err = result.expect_err("left without waiting for the runner");
+    assert!(err.is::<Abandoned>(), "{err:#}");
+    assert_eq!(exit::after_error(&err), exit::INTERRUPTED, "Ctrl-C's code, never 1");
+    let left = common::validate(&out);
+    assert!(!left.complete, "the report written so far stays, incomplete");
 }

@@ -4,6 +4,7 @@
 use crate::session::snapshot::SessionSnapshot;
 use crate::session::state::CellStatus;
 use crate::signal::Signal;
+use crate::tui::Abandoned;
 use std::process::ExitCode;
 
 /// The session finished, every cell measured or skipped, and the report is at its path.
@@ -69,6 +70,17 @@ pub fn interruption(interrupted: bool) -> Option<Signal> {
     interrupted.then(|| crate::signal::first_received().unwrap_or(Signal::Interrupt))
 }
 
+/// The exit code of a session whose monitor or progress ended in `err`: a second Ctrl-C that
+/// left at once ([`Abandoned`]) is an interruption (the first signal's code, or 130 for a typed
+/// Ctrl-C); any other error is [`FAILURE`] unless a signal came first.
+pub fn after_error(err: &anyhow::Error) -> u8 {
+    let stopped_by = match err.is::<Abandoned>() {
+        true => interruption(true),
+        false => crate::signal::first_received(),
+    };
+    stopped_by.map_or(FAILURE, Signal::exit_code)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +97,12 @@ mod tests {
         assert_eq!(end(Some(Signal::Terminate), true, 2, false), TERMINATED);
         assert_eq!(end(Some(Signal::Hangup), false, 0, false), HANGUP);
         assert_eq!(end(Some(Signal::Interrupt), false, 0, false), INTERRUPTED);
+    }
+
+    #[test]
+    fn a_second_ctrl_c_is_an_interruption_and_other_errors_a_failure() {
+        // No signal reaches the unit tests' process: a typed Ctrl-C counts as SIGINT.
+        assert_eq!(after_error(&Abandoned.into()), INTERRUPTED);
+        assert_eq!(after_error(&anyhow::anyhow!("cannot draw")), FAILURE);
     }
 }

@@ -91,10 +91,13 @@ pub async fn finish(
     };
     let (report, interrupted) = match ended {
         Ok(done) => done,
+        Err(e) if e.is::<crate::tui::Abandoned>() => {
+            eprintln!("{e}: {}", path.display());
+            return ExitCode::from(exit::after_error(&e));
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
-            let code = crate::signal::first_received().map_or(exit::FAILURE, |s| s.exit_code());
-            return ExitCode::from(code);
+            return ExitCode::from(exit::after_error(&e));
         }
     };
     print_tables(&report, display.ascii);

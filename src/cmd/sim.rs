@@ -2,21 +2,26 @@
 
 use crate::cli::sim::SimArgs;
 use crate::report::atomic::write_atomic;
+use crate::signal::Signals;
 use crate::sim::{Cluster, ClusterInfo};
 use std::process::ExitCode;
 
-/// Serves the cluster the flags describe until SIGINT or SIGTERM.
+/// Serves the cluster the flags describe until SIGINT, SIGTERM or SIGHUP, then stops it and
+/// exits with that signal's code (README "Exit codes": 130, 143, 129).
 pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let cfg = args.to_config().map_err(anyhow::Error::msg)?;
+    // Listening before the cluster starts: a signal from then on stops it the same way.
+    let mut signals = Signals::new()?;
     let cluster = Cluster::start(cfg).await?;
     print_endpoints(cluster.info());
     if let Some(path) = &args.ready_file {
         let json = serde_json::to_vec_pretty(cluster.info())?;
         write_atomic(path, &json)?;
     }
-    wait_for_signal().await;
+    let got = signals.recv().await;
+    eprintln!("{}: stopping the simulated cluster", got.name());
     cluster.shutdown();
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(got.exit_code()))
 }
 
 /// Prints one line per endpoint.
@@ -29,26 +34,4 @@ pub fn print_endpoints(info: &ClusterInfo) {
         println!("{:<8} {}  metrics {}", r.name, r.url, r.metrics_url);
     }
     println!("model    {}  (max_model_len {})", info.model, info.max_model_len);
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -50,6 +50,14 @@ impl Stream for ChannelInput {
     }
 }
 
+/// Why [`run_loop`] ended without a report: a second Ctrl-C while the session was stopping
+/// left at once. The report file holds what the runner last wrote (at the start and after every
+/// cell, `complete: false`); the exit code is still the interruption's
+/// ([`crate::cmd::exit::after_error`]), never a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("interrupted twice: left without waiting for the runner; the report file holds every finished cell")]
+pub struct Abandoned;
+
 /// Time between frames at `fps` (clamped to 1..=30).
 pub fn frame_period(fps: u16) -> Duration {
     Duration::from_secs(1) / u32::from(fps.clamp(1, 30))
@@ -165,7 +173,8 @@ impl Sources {
 }
 
 /// Runs the monitor until the operator quits and the runner has returned its report; returns
-/// the report and whether the session was interrupted (Ctrl-C).
+/// the report and whether the session was interrupted (Ctrl-C). A second Ctrl-C while stopping
+/// returns [`Abandoned`] at once.
 pub async fn run_loop<B, S>(
     terminal: &mut Terminal<B>,
     handles: SessionHandles,
@@ -187,9 +196,7 @@ where
     draw(terminal, &mut app)?;
     loop {
         if app.abandoned() {
-            anyhow::bail!(
-                "interrupted twice: left without waiting for the runner; the report file holds every finished cell"
-            );
+            return Err(Abandoned.into());
         }
         if (app.should_exit() || !src.open.input)
             && let Some(r) = src.report.take()

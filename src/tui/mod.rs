@@ -16,7 +16,7 @@ pub mod theme;
 pub mod view;
 
 pub use app::{Action, App, Mode, RunState};
-pub use event_loop::{ChannelInput, LoopOptions, run_loop};
+pub use event_loop::{Abandoned, ChannelInput, LoopOptions, run_loop};
 pub use terminal::{CrosstermTerminal, TerminalControl, TerminalGuard};
 
 use crate::cell::control::Command;

@@ -4,14 +4,12 @@
 //! In process on tokio's paused clock where the target allows, on loopback where the transport
 //! itself is under test (gzip).
 
-mod common;
-
+use crate::common::{config, inproc_cluster, validate};
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::Bytes;
-use common::{config, inproc_cluster, validate};
 use futures_util::StreamExt;
 use llm_decode_bench::cell::control::RunnerEvent;
 use llm_decode_bench::config::RunConfig;

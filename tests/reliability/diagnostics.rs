@@ -4,14 +4,12 @@
 //! report's warnings as they happen, honour `--log-file`, and print a heartbeat with the
 //! session's progress at least every 10 s; the monitor header shows the same progress.
 
-mod common;
-
+use crate::common::{config, inproc_cluster};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use common::{config, inproc_cluster};
 use llm_decode_bench::cmd::headless::Printer;
 use llm_decode_bench::cmd::run::drive;
 use llm_decode_bench::session::start_with;

@@ -1,9 +1,9 @@
 //! Reliability (issue 10, part I): exit codes, signals and lost sessions, driving the binary
 //! against a simulated cluster on loopback. Codes as in README "Exit codes" (src/cmd/exit.rs).
 
-mod common;
+use crate::common;
 
-use common::{cluster, validate};
+use crate::common::{cluster, validate};
 use llm_decode_bench::report::status::AttemptStatus;
 use llm_decode_bench::sim::Cluster;
 use std::io::{BufRead, BufReader};
@@ -216,4 +216,42 @@ async fn a_save_that_fails_later_goes_to_a_named_fallback_and_exits_5() {
     std::fs::remove_file(&fallback).expect("fallback removed");
     assert!(report.complete, "the final report is in the fallback file");
     assert_eq!(attempt_statuses(&report), [AttemptStatus::Measured]);
+}
+
+/// `sim` on free ports until `name` arrives: it stops the cluster and exits 128 + the signal.
+fn sim_stops_on(name: &str, code: i32) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ready = dir.path().join("ready.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_llm-decode-bench"));
+    cmd.args(["sim", "--port", "0", "--replicas", "1", "--ready-file"])
+        .arg(&ready)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let run = Running::spawn(cmd);
+    let deadline = Instant::now() + PATIENCE;
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "the simulator never wrote its ready file");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let info: llm_decode_bench::sim::ClusterInfo =
+        serde_json::from_slice(&std::fs::read(&ready).expect("ready file")).expect("endpoints as JSON");
+    let gateway = info.gateway.url.trim_start_matches("http://").to_string();
+    assert!(std::net::TcpStream::connect(&gateway).is_ok(), "the gateway serves at {gateway}");
+    run.signal(name);
+    let (status, stderr) = run.wait();
+    assert_eq!(status.code(), Some(code), "exits with its code, not killed by SIG{name}: {status:?} {stderr}");
+    assert_eq!(stderr.trim(), format!("SIG{name}: stopping the simulated cluster"), "one line, no panic");
+    assert!(std::net::TcpStream::connect(&gateway).is_err(), "the gateway is closed");
+}
+
+#[test]
+fn sim_stops_cleanly_on_sighup_and_exits_129() {
+    sim_stops_on("HUP", 129);
+}
+
+#[test]
+fn sim_stops_cleanly_on_sigint_and_sigterm_with_their_codes() {
+    sim_stops_on("INT", 130);
+    sim_stops_on("TERM", 143);
 }

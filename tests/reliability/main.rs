@@ -1,0 +1,12 @@
+//! The `reliability` suite (issue 10's proof; `cargo test --test reliability`): exit codes,
+//! signals and lost sessions ([`exits`]), bad targets ([`targets`]), secrets and hidden
+//! diagnostics ([`diagnostics`]), and a replica taken down and back mid-session ([`replica`]),
+//! against the simulator and small servers of the tests' own, all on loopback or in process.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod diagnostics;
+mod exits;
+mod replica;
+mod targets;
