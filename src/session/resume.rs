@@ -124,10 +124,71 @@ fn join_maps<T: Clone>(saved: &BTreeMap<String, Vec<T>>, now: BTreeMap<String, V
 
 /// The action logged when a session is resumed.
 pub fn action(resume: &ResumeFrom, kept: Kept) -> String {
-    format!("resume from {}: {} cell(s) kept, {} to run", resume.path.display(), kept.finished, kept.to_run)
+    format!("resumed session from {}: {} cell(s) kept, {} to run", resume.path.display(), kept.finished, kept.to_run)
 }
 
 /// How long ago `report`'s session started, when it can be told.
 fn age(report: &SessionReport) -> Option<Duration> {
     humantime::parse_rfc3339(&report.started_at).ok().and_then(|t| SystemTime::now().duration_since(t).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::json::{SeriesPoint, StaleInterval};
+
+    fn point(t_s: f64) -> SeriesPoint {
+        SeriesPoint {
+            t_s,
+            running: None,
+            waiting: None,
+            kv_usage: None,
+            generation_tokens: None,
+            prefix_hits_tokens: None,
+            preemptions: None,
+        }
+    }
+
+    #[test]
+    fn interrupted_cells_run_again_and_finished_ones_keep_their_outcome() {
+        let decode = |s| Attempt::Decode(Box::new(crate::report::tests_schema::full_attempt(1, s)));
+        assert_eq!(continued(None), CellStatus::Pending);
+        assert_eq!(continued(Some(&decode(AttemptStatus::Measured))), CellStatus::Measured);
+        assert_eq!(continued(Some(&decode(AttemptStatus::Errored))), CellStatus::Errored);
+        assert_eq!(continued(Some(&decode(AttemptStatus::SkippedByOperator))), CellStatus::SkippedByOperator);
+        assert_eq!(continued(Some(&decode(AttemptStatus::Paused))), CellStatus::Pending);
+        assert_eq!(continued(Some(&decode(AttemptStatus::Stopped))), CellStatus::Pending);
+    }
+
+    #[test]
+    fn saved_history_comes_first_and_warnings_are_not_repeated() {
+        let mut saved = crate::report::tests_schema::minimal_report();
+        saved.replica_series.insert("a".into(), vec![point(1.0)]);
+        saved.replica_stale.insert("a".into(), vec![StaleInterval { from_s: 1.0, to_s: Some(2.0), error: "x".into() }]);
+        saved.warnings = vec!["w1".into()];
+        let mut now = crate::report::tests_schema::minimal_report();
+        now.replica_series.insert("a".into(), vec![point(9.0)]);
+        now.replica_series.insert("b".into(), vec![point(9.5)]);
+        now.warnings = vec!["w1".into(), "w2".into()];
+        merge_history(&saved, &mut now);
+        let times: Vec<f64> = now.replica_series["a"].iter().map(|p| p.t_s).collect();
+        assert_eq!(times, [1.0, 9.0]);
+        assert_eq!(now.replica_series["b"].len(), 1);
+        assert_eq!(now.replica_stale["a"].len(), 1);
+        assert_eq!(now.warnings, ["w1", "w2"]);
+    }
+
+    #[test]
+    fn the_origin_follows_the_saved_start() {
+        let mut r = crate::report::tests_schema::minimal_report();
+        let ten_ago = SystemTime::now() - Duration::from_secs(10);
+        r.started_at = crate::report::writer::rfc3339_seconds(ten_ago);
+        let now = Instant::now() + Duration::from_secs(3600);
+        let (start, note) = origin(&r, now);
+        let gap = now - start;
+        assert!(note.is_none() && gap >= Duration::from_secs(10) && gap < Duration::from_secs(12), "{gap:?}");
+        r.started_at = "yesterday".into();
+        let (start, note) = origin(&r, now);
+        assert!(start == now && note.is_some());
+    }
 }

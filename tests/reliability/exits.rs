@@ -33,14 +33,14 @@ fn run_cmd(c: &Cluster, out: &Path, window: &str, extra: &[&str]) -> Command {
 }
 
 /// A running binary: its stderr lines arrive on a channel (and are kept for messages).
-struct Running {
+pub(crate) struct Running {
     child: Child,
     lines: mpsc::Receiver<String>,
     seen: Vec<String>,
 }
 
 impl Running {
-    fn spawn(mut cmd: Command) -> Running {
+    pub(crate) fn spawn(mut cmd: Command) -> Running {
         let mut child = cmd.spawn().expect("binary starts");
         let stderr = child.stderr.take().expect("stderr piped");
         let stdout = child.stdout.take().expect("stdout piped");
@@ -51,7 +51,7 @@ impl Running {
     }
 
     /// Waits for a stderr line containing `needle`.
-    fn wait_line(&mut self, needle: &str) -> String {
+    pub(crate) fn wait_line(&mut self, needle: &str) -> String {
         let deadline = Instant::now() + PATIENCE;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -67,13 +67,13 @@ impl Running {
         }
     }
 
-    fn signal(&self, name: &str) {
+    pub(crate) fn signal(&self, name: &str) {
         let ok = Command::new("kill").args([&format!("-{name}"), &self.child.id().to_string()]).status();
         assert!(ok.expect("kill runs").success(), "kill -{name}");
     }
 
     /// Waits for the exit (bounded); returns the status and every stderr line.
-    fn wait(mut self) -> (ExitStatus, String) {
+    pub(crate) fn wait(mut self) -> (ExitStatus, String) {
         let deadline = Instant::now() + PATIENCE;
         let status = loop {
             if let Some(s) = self.child.try_wait().expect("wait") {

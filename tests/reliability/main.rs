@@ -1,6 +1,7 @@
 //! The `reliability` suite (issue 10's proof; `cargo test --test reliability`): exit codes,
 //! signals and lost sessions ([`exits`]), bad targets ([`targets`]), secrets and hidden
-//! diagnostics ([`diagnostics`]), and a replica taken down and back mid-session ([`replica`]),
+//! diagnostics ([`diagnostics`]), a replica taken down and back mid-session ([`replica`]),
+//! `--resume` ([`resume`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
@@ -9,4 +10,5 @@ mod common;
 mod diagnostics;
 mod exits;
 mod replica;
+mod resume;
 mod targets;
