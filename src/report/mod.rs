@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod fallback;
 pub mod formats;
+pub mod html;
 pub mod json;
 pub mod load;
 pub mod phase;
