@@ -1,11 +1,19 @@
 //! The `llm-decode-bench` binary: parse the command line and hand over to the library.
 
-use clap::Parser;
-use llm_decode_bench::cli::Cli;
+use clap::{CommandFactory, Parser};
+use llm_decode_bench::cli::{Cli, config_file};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `run --config FILE` becomes the flags it holds, before clap checks them.
+    let argv = match config_file::expand(&Cli::command(), std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(llm_decode_bench::cmd::exit::USAGE);
+        }
+    };
+    let cli = Cli::parse_from(argv);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -1,15 +1,20 @@
 //! Command-line interface: clap derive definitions of every subcommand and flag.
 
+pub mod config_file;
 pub mod demo;
+pub mod extras;
 pub mod run;
 pub mod sim;
 
 use clap::{Parser, Subcommand};
 
+/// `--version`: the crate version and the git commit it was built from (src/build.rs).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("LLM_DECODE_BENCH_COMMIT"), ")");
+
 /// Live benchmark and monitor for LLM serving: sustained-decode matrices and prefix-cache
 /// routing experiments against OpenAI-compatible servers and gateways.
 #[derive(Debug, Parser)]
-#[command(name = "llm-decode-bench", version, about, long_about = None)]
+#[command(name = "llm-decode-bench", version = VERSION, about, long_about = None)]
 pub struct Cli {
     /// What to do (default: the demo, on an embedded simulated cluster).
     #[command(subcommand)]
@@ -26,6 +31,12 @@ pub enum Command {
     Sim(Box<sim::SimArgs>),
     /// Run a benchmark session (decode matrix, routing experiment) against a server or gateway.
     Run(Box<run::RunArgs>),
+    /// Print a `run --config` file (`--print-default`: every flag at its default, commented).
+    Config(extras::ConfigArgs),
+    /// Print a shell completion script (bash, zsh, fish, ...) on stdout.
+    Completions(extras::CompletionsArgs),
+    /// Print the man page (roff) on stdout, e.g. `llm-decode-bench man > llm-decode-bench.1`.
+    Man,
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use crate::config::MetricsEndpoint;
 use crate::config::{PlanKind, RunConfig};
 use crate::experiment::routing::{Arrival, RoutingConfig, Scenario};
 use crate::load::request::{ApiKey, Endpoint};
+use crate::report::writer::ReportWriter;
 use crate::session::preflight::{check_url, parse_metrics_arg};
 use crate::stats::Slo;
 use crate::units::{parse_duration, parse_size};
@@ -46,10 +47,10 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "decode")]
     pub plan: Vec<PlanKind>,
     /// Context sizes of the decode matrix, tokens (k = 1024).
-    #[arg(long, value_delimiter = ',', value_parser = size, default_value = "0,16k,32k,64k,128k")]
+    #[arg(long, visible_alias = "random-input-len", value_delimiter = ',', value_parser = size, default_value = "0,16k,32k,64k,128k")]
     pub ctx: Vec<u64>,
     /// Concurrencies of the decode matrix, streams.
-    #[arg(long, value_delimiter = ',', value_parser = conc, default_value = "1,2,4,8,16")]
+    #[arg(long, visible_alias = "max-concurrency", value_delimiter = ',', value_parser = conc, default_value = "1,2,4,8,16")]
     pub conc: Vec<u32>,
     /// Measurement window of each cell.
     #[arg(long, value_parser = parse_duration, default_value = "30s")]
@@ -99,6 +100,20 @@ pub struct RunArgs {
     /// Report file (default: sessions/<timestamp>.json); checked before any load is sent.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Directory for the report when --out is not given (`vllm bench serve --result-dir`):
+    /// DIR/<timestamp>.json, or DIR/<--result-filename>.
+    #[arg(long, value_name = "DIR")]
+    pub result_dir: Option<PathBuf>,
+    /// File name of the report inside --result-dir (or the current directory).
+    #[arg(long, value_name = "NAME")]
+    pub result_filename: Option<String>,
+    /// Accepted for `vllm bench serve` habits: the report is always saved.
+    #[arg(long)]
+    pub save_result: bool,
+    /// A TOML file holding any of these flags by long name; flags given here win over it
+    /// (`llm-decode-bench config --print-default` prints a full one).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Routing strategies to compare, sent as the `routing-strategy` header; `deployed` runs one
     /// route named after the policy a fixed-policy router (vllm-router, sglang-router) applies,
     /// which is also what happens behind such a router whatever is asked.
@@ -111,16 +126,16 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 2)]
     pub rounds: u32,
     /// Requests per routing phase.
-    #[arg(long, default_value_t = 96)]
+    #[arg(long, visible_alias = "num-prompts", default_value_t = 96)]
     pub count: u32,
     /// Mean arrival rate of a routing phase, requests/s.
-    #[arg(long, default_value_t = 1.6)]
+    #[arg(long, visible_alias = "request-rate", default_value_t = 1.6)]
     pub rps: f64,
     /// Arrival process of a routing phase.
     #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
     pub arrival: Arrival,
     /// Output tokens per routing request.
-    #[arg(long, value_parser = size, default_value = "128")]
+    #[arg(long, visible_alias = "random-output-len", value_parser = size, default_value = "128")]
     pub output: u64,
     /// Length of a family prefix, tokens.
     #[arg(long, value_parser = size, default_value = "5000")]
@@ -137,6 +152,10 @@ pub struct RunArgs {
     /// ... and its TPOT at most this, when given.
     #[arg(long, value_parser = parse_duration)]
     pub slo_tpot: Option<Duration>,
+    /// Goodput SLO as `vllm bench serve` takes it: `KEY:MS` pairs, KEY one of ttft, tpot, e2el
+    /// (e.g. `--goodput ttft:2000 tpot:50`); replaces --slo-ttft / --slo-tpot.
+    #[arg(long, num_args = 1.., value_name = "KEY:MS")]
+    pub goodput: Vec<String>,
     /// Base seed of the routing experiment (round r uses seed + r).
     #[arg(long, default_value_t = 101)]
     pub seed: u64,
@@ -203,7 +222,7 @@ impl RunArgs {
             first_token_timeout: self.first_token_timeout,
             poll_interval: self.poll_interval,
             served_by_header: self.served_by_header.clone(),
-            out: self.out.clone(),
+            out: self.out_path(),
             resume: None,
         };
         if let Some(path) = &self.resume {
@@ -239,11 +258,34 @@ impl RunArgs {
             prompt_tokens: self.prompt_tokens.max(1),
             families: self.families,
             priming_candidates: self.priming_candidates,
-            slo: Slo { ttft: Some(self.slo_ttft), tpot: self.slo_tpot, e2e: None },
+            slo: self.slo()?,
             seed: self.seed,
             gateway_metrics: self.gateway_metrics.clone(),
             max_setup_attempts: 3,
         })
+    }
+}
+
+impl RunArgs {
+    /// `--out`, else `--result-dir` / `--result-filename`, else None (the default name).
+    fn out_path(&self) -> Option<PathBuf> {
+        if self.out.is_some() {
+            return self.out.clone();
+        }
+        let dir = self.result_dir.clone();
+        match (&self.result_filename, dir) {
+            (Some(name), dir) => Some(dir.unwrap_or_default().join(name)),
+            (None, Some(dir)) => Some(ReportWriter::in_dir(&dir, std::time::SystemTime::now()).path().to_path_buf()),
+            (None, None) => None,
+        }
+    }
+
+    /// `--goodput` when given, else `--slo-ttft` and `--slo-tpot`.
+    fn slo(&self) -> Result<Slo, String> {
+        match self.goodput.is_empty() {
+            true => Ok(Slo { ttft: Some(self.slo_ttft), tpot: self.slo_tpot, e2e: None }),
+            false => Slo::from_goodput(&self.goodput).map_err(|e| format!("--goodput: {e}")),
+        }
     }
 }
 
@@ -263,6 +305,8 @@ pub mod tests_support {
     use super::RunArgs;
     use crate::config::RunConfig;
     use clap::Parser;
+    use std::path::PathBuf;
+    use std::time::Duration;
 
     #[derive(Parser)]
     struct Wrapper {
@@ -283,6 +327,51 @@ pub mod tests_support {
         assert_eq!((c.routing.count, c.routing.rps, c.routing.rounds, c.routing.families), (96, 1.6, 2, 8));
         assert_eq!(c.routing.scenarios.len(), 4);
         assert_eq!(c.kv_oversubscribe, 4.0);
+    }
+
+    #[test]
+    fn vllm_bench_serve_flags_map_onto_ours() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+            all.extend_from_slice(args);
+            Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
+        };
+        let c = parse(&[
+            "--max-concurrency",
+            "8",
+            "--request-rate",
+            "4",
+            "--num-prompts",
+            "64",
+            "--random-input-len",
+            "256",
+            "--random-output-len",
+            "128",
+            "--goodput",
+            "ttft:500",
+            "tpot:50",
+            "--save-result",
+        ])
+        .unwrap();
+        assert_eq!(
+            (c.conc, c.ctx, c.routing.count, c.routing.rps, c.routing.output),
+            (vec![8], vec![256], 64, 4.0, 128)
+        );
+        let slo = c.routing.slo;
+        assert_eq!(
+            (slo.ttft, slo.tpot, slo.e2e),
+            (Some(Duration::from_millis(500)), Some(Duration::from_millis(50)), None)
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let c = parse(&["--result-dir", d, "--result-filename", "r.json"]).unwrap();
+        assert_eq!(c.out, Some(dir.path().join("r.json")));
+        let c = parse(&["--result-dir", d]).unwrap();
+        let out = c.out.unwrap();
+        assert!(out.starts_with(dir.path()) && out.extension().is_some_and(|e| e == "json"), "{out:?}");
+        let c = parse(&["--result-dir", d, "--out", "x.json"]).unwrap();
+        assert_eq!(c.out, Some(PathBuf::from("x.json")), "--out wins");
+        assert!(parse(&["--goodput", "itl:5"]).unwrap_err().starts_with("--goodput: "));
     }
 
     #[test]

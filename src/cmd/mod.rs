@@ -2,6 +2,7 @@
 
 pub mod demo;
 pub mod exit;
+pub mod extras;
 pub mod headless;
 pub mod run;
 pub mod session;
@@ -16,6 +17,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(_) if cli.demo.demo => Ok(session::usage("--demo runs on its own; drop the subcommand or --demo")),
         Some(Command::Sim(args)) => sim::run(*args).await,
         Some(Command::Run(args)) => run::run(*args).await,
+        Some(Command::Config(args)) => Ok(extras::config(&args)),
+        Some(Command::Completions(args)) => Ok(extras::completions(args.shell)),
+        Some(Command::Man) => extras::man(),
         None => demo::run_demo(cli.demo).await,
     }
 }

@@ -78,6 +78,27 @@ impl Slo {
     pub fn is_unbounded(&self) -> bool {
         self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
     }
+
+    /// Parses `vllm bench serve --goodput` pairs, `KEY:MS` with KEY one of `ttft`, `tpot`,
+    /// `e2el` and MS milliseconds (`ttft:2000 tpot:50`); bounds not named are unset.
+    pub fn from_goodput(pairs: &[String]) -> Result<Slo, String> {
+        let mut slo = Slo { ttft: None, tpot: None, e2e: None };
+        for pair in pairs.iter().flat_map(|p| p.split_whitespace()) {
+            let (key, ms) = pair.split_once(':').ok_or_else(|| format!("`{pair}` is not KEY:MS (e.g. ttft:2000)"))?;
+            let ms: f64 = ms.trim().parse().map_err(|_| format!("`{pair}`: `{ms}` is not milliseconds"))?;
+            if !(ms.is_finite() && ms > 0.0) {
+                return Err(format!("`{pair}`: the bound must be a positive number of milliseconds"));
+            }
+            let bound = Some(Duration::from_secs_f64(ms / 1000.0));
+            match key.trim().to_ascii_lowercase().as_str() {
+                "ttft" => slo.ttft = bound,
+                "tpot" => slo.tpot = bound,
+                "e2el" => slo.e2e = bound,
+                other => return Err(format!("`{other}` is not a goodput key (ttft, tpot, e2el)")),
+            }
+        }
+        Ok(slo)
+    }
 }
 
 fn within(bound: Option<Duration>, measured: Option<Duration>) -> bool {
@@ -94,6 +115,17 @@ mod unit {
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
+    }
+
+    #[test]
+    fn goodput_pairs_parse_as_vllm_writes_them() {
+        let slo = Slo::from_goodput(&["ttft:2000".into(), "tpot:50".into()]).unwrap();
+        assert_eq!((slo.ttft, slo.tpot, slo.e2e), (Some(ms(2000)), Some(ms(50)), None));
+        let slo = Slo::from_goodput(&["e2el:1500.5".into()]).unwrap();
+        assert_eq!((slo.ttft, slo.e2e), (None, Some(Duration::from_secs_f64(1.5005))));
+        for bad in ["ttft", "ttft:fast", "itl:5", "tpot:-1", "tpot:0"] {
+            assert!(Slo::from_goodput(&[bad.into()]).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,0 +1,44 @@
+//! The helper subcommands: a default config file, shell completions and the man page, all
+//! generated from the clap definition of the command line (src/cli/).
+
+use super::session;
+use crate::cli::extras::ConfigArgs;
+use crate::cli::{Cli, config_file};
+use clap::CommandFactory;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// `config --print-default`: a commented config holding every flag of `run`.
+pub fn config(args: &ConfigArgs) -> ExitCode {
+    if !args.print_default {
+        return session::usage("config: nothing to do; `config --print-default` prints a full config");
+    }
+    let cli = Cli::command();
+    match cli.find_subcommand("run") {
+        Some(run) => print!("{}", config_file::print_default(run)),
+        None => return ExitCode::FAILURE,
+    }
+    ExitCode::SUCCESS
+}
+
+/// `completions SHELL`: the completion script on stdout.
+pub fn completions(shell: clap_complete::Shell) -> ExitCode {
+    let mut cli = Cli::command();
+    clap_complete::generate(shell, &mut cli, "llm-decode-bench", &mut std::io::stdout());
+    ExitCode::SUCCESS
+}
+
+/// `man`: the man page of the command and its subcommands (roff) on stdout.
+pub fn man() -> anyhow::Result<ExitCode> {
+    let cli = Cli::command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cli.clone()).render(&mut out)?;
+    for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("llm-decode-bench-{}", sub.get_name());
+        let page = sub.clone().name(name).version(crate::cli::VERSION);
+        out.extend_from_slice(b"\n");
+        clap_mangen::Man::new(page).render(&mut out)?;
+    }
+    std::io::stdout().write_all(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
