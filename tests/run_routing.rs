@@ -26,7 +26,7 @@ const PHASE_FIELDS: &[&str] = &[
     "ttft",
     "tpot",
     "e2e",
-    "itl",
+    "itl_s",
     "families",
     "replicas",
     "cache_hit_ratio",
@@ -111,7 +111,7 @@ async fn routing_experiment_against_the_sim_gateway() {
         assert_eq!(n("requests"), n("success") + n("errors") + n("dropped"));
         assert_eq!(n("gateway_verified_requests"), n("success"), "every answered request names its pod");
         assert_eq!(p["attribution"], "response_header");
-        let itl = p["itl"]["p50"].as_f64().unwrap_or(0.0);
+        let itl = p["itl_s"]["p50"].as_f64().unwrap_or(0.0);
         assert!(itl > 0.0, "{}: per-token ITL p50 {itl} s", p["phase"]);
     }
     let hot_prefix = phases.iter().find(|p| p["phase"] == "r1-hot90-prefix-cache").unwrap();

@@ -77,8 +77,9 @@ pub struct RoutingPhase {
     pub token_sources: Vec<TokenSource>,
     /// Per-token ITL (`vllm bench serve`'s ITL): gaps between output tokens of completed
     /// requests, a chunk of k tokens counting k gaps of a k-th of its wait, seconds. TPOT
-    /// (`tpot` above) is per request. Nulls in reports that predate it.
-    #[serde(default)]
+    /// (`tpot` above) is per request. Nulls in reports that predate it. Written `itl_s`: the
+    /// unit is in the name of every field the reference report lacks (read as `itl` too).
+    #[serde(default, rename = "itl_s", alias = "itl")]
     pub itl: PhaseLatency,
     /// Per replica name, how its prefix cache was reset (`reset_prefix_cache`, `flush_cache`,
     /// `unsupported` when the server has no reset, `failed: ...`).

@@ -225,3 +225,26 @@ proptest! {
         prop_assert_eq!(back, report);
     }
 }
+
+/// The seed's routing phase (`tests/fixtures/seed_002.json`), the one layout whose names
+/// carry no unit.
+const SEED_ROUTING: &str = include_str!("../../tests/fixtures/seed_002.json");
+
+#[test]
+fn fields_the_seed_lacks_say_their_unit() {
+    let seed: Value = serde_json::from_str(SEED_ROUTING).expect("seed is JSON");
+    let example: Value = serde_json::from_str(EXAMPLE).expect("fixture is JSON");
+    let seed_phase = seed["phases"][0].as_object().expect("a seed phase");
+    let phase = example["phases"][0].as_object().expect("an example phase");
+    for (key, value) in phase {
+        let latency = value.get("p50").is_some();
+        if latency && !seed_phase.contains_key(key) {
+            assert!(key.ends_with("_s") || key.ends_with("_ms"), "phase field `{key}` is new and has no unit");
+        }
+    }
+    for (key, value) in example["decode"]["cells"][0]["attempts"][0].as_object().expect("an attempt") {
+        if value.get("p50").is_some() {
+            assert!(key.ends_with("_ms"), "attempt field `{key}` is a latency without `_ms`");
+        }
+    }
+}

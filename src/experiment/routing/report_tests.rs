@@ -150,7 +150,7 @@ fn itl_is_per_token_over_completed_requests_in_seconds_beside_per_request_tpot()
     assert!(crate::cell::headline::attempt_line(&h).contains("ITL p50 10 ms  TPOT p50 10 ms"));
     assert_eq!(entry(&[], 1).itl, PhaseLatency::default(), "no tokens, null percentiles");
     let json = serde_json::to_value(&one).unwrap();
-    assert!(json["itl"]["p50"].as_f64().is_some_and(|x| x > 0.0));
+    assert!(json["itl_s"]["p50"].as_f64().is_some_and(|x| x > 0.0));
 }
 
 fn hot_setup() -> Setup {
@@ -188,7 +188,7 @@ const SEED_LAYOUT: &str = "cache_hit_ratio config config/count config/family_map
     ttft/p95 ttft/p99";
 /// The paths this tool writes beyond the seed's.
 const EXTRA_LAYOUT: &str = "attribution cache_reset cache_reset/* caches_reset config/balanced errors_by_kind \
-    errors_by_kind/* family_attribution_available itl itl/p50 itl/p95 itl/p99 schedule_lag_ms schedule_lag_ms/count schedule_lag_ms/max \
+    errors_by_kind/* family_attribution_available itl_s itl_s/p50 itl_s/p95 itl_s/p99 schedule_lag_ms schedule_lag_ms/count schedule_lag_ms/max \
     schedule_lag_ms/mean schedule_lag_ms/min schedule_lag_ms/p50 schedule_lag_ms/p90 schedule_lag_ms/p95 \
     schedule_lag_ms/p99 status token_sources";
 
