@@ -1,6 +1,7 @@
 //! Command-line interface: clap derive definitions of every subcommand and flag.
 
 pub mod demo;
+pub mod report;
 pub mod run;
 pub mod sim;
 
@@ -26,6 +27,8 @@ pub enum Command {
     Sim(Box<sim::SimArgs>),
     /// Run a benchmark session (decode matrix, routing experiment) against a server or gateway.
     Run(Box<run::RunArgs>),
+    /// Render a saved session report again: text, markdown, html or csv.
+    Report(Box<report::ReportArgs>),
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 pub mod demo;
 pub mod exit;
 pub mod headless;
+pub mod report;
 pub mod run;
 pub mod session;
 pub mod sim;
@@ -16,6 +17,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(_) if cli.demo.demo => Ok(session::usage("--demo runs on its own; drop the subcommand or --demo")),
         Some(Command::Sim(args)) => sim::run(*args).await,
         Some(Command::Run(args)) => run::run(*args).await,
+        Some(Command::Report(args)) => Ok(report::run(&args)),
         None => demo::run_demo(cli.demo).await,
     }
 }

@@ -178,3 +178,9 @@ fn every_column_a_row_fills_is_a_column() {
     assert_eq!(ms(Some(0.07)), "70");
     assert_eq!((num(f64::NAN), opt(None)), (String::new(), String::new()));
 }
+
+#[test]
+fn snapshot_of_the_full_report() {
+    let text = format!("{}\n{}", render(&full_report()), render_requests(&full_report()));
+    insta::assert_snapshot!("csv_full_report", text.replace("\r\n", "\n"));
+}

@@ -101,3 +101,8 @@ fn text_is_escaped_where_markdown_would_read_markup() {
     assert_eq!(inline("∅ = skipped"), "∅ = skipped");
     assert_eq!(cell("two\nlines"), "two lines");
 }
+
+#[test]
+fn snapshot_of_the_full_report() {
+    insta::assert_snapshot!("markdown_full_report", render(&full_report()));
+}
