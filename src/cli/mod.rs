@@ -3,6 +3,7 @@
 pub mod config_file;
 pub mod demo;
 pub mod extras;
+pub mod report;
 pub mod run;
 pub mod sim;
 
@@ -31,6 +32,8 @@ pub enum Command {
     Sim(Box<sim::SimArgs>),
     /// Run a benchmark session (decode matrix, routing experiment) against a server or gateway.
     Run(Box<run::RunArgs>),
+    /// Render a saved session report again: text, markdown, html or csv.
+    Report(Box<report::ReportArgs>),
     /// Print a `run --config` file (`--print-default`: every flag at its default, commented).
     Config(extras::ConfigArgs),
     /// Print a shell completion script (bash, zsh, fish, ...) on stdout.

@@ -4,6 +4,7 @@ pub mod demo;
 pub mod exit;
 pub mod extras;
 pub mod headless;
+pub mod report;
 pub mod run;
 pub mod session;
 pub mod sim;
@@ -20,6 +21,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Config(args)) => Ok(extras::config(&args)),
         Some(Command::Completions(args)) => Ok(extras::completions(args.shell)),
         Some(Command::Man) => extras::man(),
+        Some(Command::Report(args)) => Ok(report::run(&args)),
         None => demo::run_demo(cli.demo).await,
     }
 }

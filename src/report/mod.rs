@@ -1,12 +1,15 @@
-//! Session reports: the versioned JSON types, the formats a report renders to (text tables
-//! now, behind [`formats::ReportFormat`]), the atomic write and the writer thread.
+//! Session reports: the versioned JSON types, the formats a report renders to (text,
+//! markdown, HTML and CSV, behind [`formats::ReportFormat`]), the atomic write and the writer
+//! thread.
 
 pub mod atomic;
+pub mod csv;
 pub mod fallback;
 pub mod formats;
 pub mod html;
 pub mod json;
 pub mod load;
+pub mod markdown;
 pub mod phase;
 pub mod sink;
 pub mod status;
@@ -18,3 +21,5 @@ pub mod writer;
 mod tests_example;
 #[cfg(test)]
 pub(crate) mod tests_schema;
+#[cfg(test)]
+pub(crate) mod tests_shapes;

@@ -3,8 +3,8 @@
 use super::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
 use super::status::CellOutcome;
 use super::text::{
-    BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, MeasuredCell, RenderOptions, render_decode,
-    render_routing,
+    Block, BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, MeasuredCell, RenderOptions,
+    decode_blocks, render_text_blocks, routing_blocks,
 };
 
 /// The decode matrix of `report` as the text renderer's view, or `None` without a decode section.
@@ -57,14 +57,19 @@ pub fn burst_view(report: &SessionReport) -> Option<BurstView> {
 /// dim detail lines in ANSI dim escapes (for colour terminals only).
 pub fn render_text(report: &SessionReport, ascii: bool, dim_ansi: bool) -> String {
     let style = if ascii { BoxStyle::Ascii } else { BoxStyle::Unicode };
-    let opts = RenderOptions { style, dim_ansi };
-    let decode = decode_view(report).map(|view| render_decode(&view, opts)).unwrap_or_default();
-    let routing = render_routing(&report.phases, opts);
-    match (decode.is_empty(), routing.is_empty()) {
-        (false, false) => format!("{decode}\n\n{routing}"),
-        (true, _) => routing,
-        (false, true) => decode,
+    render_text_blocks(&report_blocks(report), RenderOptions { style, dim_ansi })
+}
+
+/// The blocks of the report's tables: the decode report, a blank line, the routing summary
+/// (each only when the report has it); the text and markdown formats draw these.
+pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
+    let mut blocks = decode_view(report).map(|view| decode_blocks(&view)).unwrap_or_default();
+    let routing = routing_blocks(&report.phases);
+    if !blocks.is_empty() && !routing.is_empty() {
+        blocks.push(Block::Blank);
     }
+    blocks.extend(routing);
+    blocks
 }
 
 /// The section's cells as a `[ctx][conc]` grid; unfilled positions are not run.

@@ -2,12 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::blocks::Block;
 use super::format::CORNER;
 use super::format::{
     MISSING, NOT_RUN, NOT_RUN_LEGEND, SKIPPED, SKIPPED_LEGEND, fmt_error_suffix, fmt_latency_pair, fmt_tps,
 };
-use super::panel::{PANEL_WIDTH, Panel, wrap_paragraphs};
-use super::table::{RenderOptions, Row, Table};
+use super::panel::Panel;
+use super::table::{Row, Table};
 
 /// Results of the opt-in finite request burst, as a ctx x conc matrix.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -60,10 +61,8 @@ const BURST_LEGEND: &str = "Burst cells show output tok/s over the whole burst, 
 static MISSING_CELL: BurstCellView = BurstCellView::NotRun;
 
 /// The Phase 3 panel followed by the burst table and its legend.
-pub fn burst_lines(burst: &BurstView, opts: RenderOptions) -> Vec<String> {
+pub fn burst_blocks(burst: &BurstView) -> Vec<Block> {
     let panel = Panel::new("Phase 3", &[BURST_HEAD, BURST_BODY]);
-    let mut out = panel.render_lines(PANEL_WIDTH, opts.style);
-    out.extend(burst_table(burst).render_lines(opts));
     let mut legend = vec![BURST_LEGEND];
     let cells = || displayed_cells(burst);
     if cells().any(|c| matches!(c, BurstCellView::Skipped)) {
@@ -72,8 +71,7 @@ pub fn burst_lines(burst: &BurstView, opts: RenderOptions) -> Vec<String> {
     if cells().any(|c| matches!(c, BurstCellView::NotRun)) {
         legend.push(NOT_RUN_LEGEND);
     }
-    out.extend(wrap_paragraphs(&legend));
-    out
+    vec![Block::Panel(panel), Block::Table(burst_table(burst)), Block::legend(&legend)]
 }
 
 /// The cell at (`ctx`, `conc`) index, or a not-run stand-in when missing.

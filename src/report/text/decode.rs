@@ -2,13 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::burst::{BurstView, burst_lines};
+use super::blocks::{Block, render_text_blocks};
+use super::burst::{BurstView, burst_blocks};
 use super::format::CORNER;
 use super::format::{
     NOT_APPLICABLE, NOT_RUN, NOT_RUN_LEGEND, SKIPPED, SKIPPED_LEGEND, fmt_error_suffix, fmt_errored, fmt_latency_pair,
     fmt_opt_tps, fmt_running_suffix, fmt_tps, fmt_ttft_itl,
 };
-use super::panel::{PANEL_WIDTH, Panel, wrap_paragraphs};
+use super::panel::Panel;
 use super::table::{RenderOptions, Row, Table};
 
 /// Everything the decode report shows, as plain owned data (no link to the rest of the crate).
@@ -107,29 +108,27 @@ static MISSING_CELL: CellView = CellView::NotRun;
 /// aggregate (with dim TTFT/ITL), per-request and latency matrices with their legends,
 /// the Phase 3 panel (plus burst table when run), then the Primary Summary.
 pub fn render_decode(view: &DecodeView, opts: RenderOptions) -> String {
-    let style = opts.style;
-    let mut out = vec![format!("llm-decode-bench v{}", view.tool_version)];
-    let phase2 = Panel::new("Phase 2", &[SUSTAINED_HEAD, SUSTAINED_BODY]);
-    out.extend(phase2.render_lines(PANEL_WIDTH, style));
-    out.extend(matrix(view, AGGREGATE_TITLE, aggregate_cell).render_lines(opts));
-    out.extend(aggregate_legend(view));
-    out.extend(matrix(view, PER_REQUEST_TITLE, per_request_cell).render_lines(opts));
-    out.extend(matrix(view, LATENCY_TITLE, latency_cell).render_lines(opts));
-    out.extend(wrap_paragraphs(&[DETAIL_LEGEND, MODE_LEGEND]));
-    out.push(String::new());
+    render_text_blocks(&decode_blocks(view), opts)
+}
+
+/// The decode report as blocks, in the order [`render_decode`] draws them.
+pub fn decode_blocks(view: &DecodeView) -> Vec<Block> {
+    let mut out = vec![Block::Heading(format!("llm-decode-bench v{}", view.tool_version))];
+    out.push(Block::Panel(Panel::new("Phase 2", &[SUSTAINED_HEAD, SUSTAINED_BODY])));
+    out.push(Block::Table(matrix(view, AGGREGATE_TITLE, aggregate_cell)));
+    out.push(Block::Legend(aggregate_legend(view)));
+    out.push(Block::Table(matrix(view, PER_REQUEST_TITLE, per_request_cell)));
+    out.push(Block::Table(matrix(view, LATENCY_TITLE, latency_cell)));
+    out.push(Block::legend(&[DETAIL_LEGEND, MODE_LEGEND]));
+    out.push(Block::Blank);
     match &view.burst {
-        Some(burst) => out.extend(burst_lines(burst, opts)),
-        None => {
-            let phase3 = Panel::new("Phase 3", &["Burst / E2E Decode", BURST_NOT_RUN]);
-            out.extend(phase3.render_lines(PANEL_WIDTH, style));
-        }
+        Some(burst) => out.extend(burst_blocks(burst)),
+        None => out.push(Block::Panel(Panel::new("Phase 3", &["Burst / E2E Decode", BURST_NOT_RUN]))),
     }
-    out.push(String::new());
-    let summary = Panel::new("Primary Summary", &[SUMMARY_BODY]);
-    out.extend(summary.render_lines(PANEL_WIDTH, style));
-    let summary_table = matrix(view, SUMMARY_TITLE, |c| (aggregate_cell(c).0, None));
-    out.extend(summary_table.render_lines(opts));
-    out.join("\n")
+    out.push(Block::Blank);
+    out.push(Block::Panel(Panel::new("Primary Summary", &[SUMMARY_BODY])));
+    out.push(Block::Table(matrix(view, SUMMARY_TITLE, |c| (aggregate_cell(c).0, None))));
+    out
 }
 
 /// The cell at (`ctx`, `conc`) index, or a not-run stand-in when missing.
@@ -208,7 +207,7 @@ fn latency_cell(cell: &CellView) -> (String, Option<String>) {
     (text, None)
 }
 
-/// Legend under the aggregate matrix; notation lines appear only when used.
+/// Legend paragraphs under the aggregate matrix; notation lines appear only when used.
 fn aggregate_legend(view: &DecodeView) -> Vec<String> {
     let mut paragraphs = vec![AGGREGATE_LEGEND.to_string()];
     if !view.aggregate_sources.is_empty() {
@@ -228,6 +227,5 @@ fn aggregate_legend(view: &DecodeView) -> Vec<String> {
     if any_suffix {
         paragraphs.push(RUNNING_LEGEND.to_string());
     }
-    let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
-    wrap_paragraphs(&refs)
+    paragraphs
 }

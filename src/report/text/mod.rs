@@ -4,6 +4,7 @@
 //! Notation: `(X/Y)*` running/requested and capacity flag, `(Ne)` errors, `∅` skipped
 //! (does not fit in KV cache), `-` not applicable, `—` missing value, `·` not run.
 
+pub mod blocks;
 pub mod burst;
 pub mod decode;
 pub mod format;
@@ -16,8 +17,9 @@ mod wrap;
 #[cfg(test)]
 mod tests;
 
+pub use blocks::{Block, render_text_blocks};
 pub use burst::{BurstCell, BurstCellView, BurstView};
-pub use decode::{CellView, DecodeView, MeasuredCell, render_decode};
+pub use decode::{CellView, DecodeView, MeasuredCell, decode_blocks, render_decode};
 pub use panel::{PANEL_WIDTH, Panel, wrap};
-pub use routing::render_routing;
+pub use routing::{render_routing, routing_blocks};
 pub use table::{BoxStyle, RenderOptions, Row, Table};

@@ -1,7 +1,8 @@
 //! Headless summary of a routing experiment: one table per scenario, the routes (per round)
 //! side by side with goodput, TTFT, throughput, the per-replica request split and hit ratio.
 
-use super::panel::{PANEL_WIDTH, Panel};
+use super::blocks::{Block, render_text_blocks};
+use super::panel::Panel;
 use super::table::{RenderOptions, Row, Table};
 use crate::report::phase::RoutingPhase;
 use crate::report::status::AttemptStatus;
@@ -47,8 +48,13 @@ fn row(phase: &RoutingPhase, rounds: bool) -> Row {
 
 /// The routing summary of a report's phases (empty without phases).
 pub fn render_routing(phases: &[RoutingPhase], opts: RenderOptions) -> String {
+    render_text_blocks(&routing_blocks(phases), opts)
+}
+
+/// The routing summary as blocks: its panel, then one table per scenario (none without phases).
+pub fn routing_blocks(phases: &[RoutingPhase]) -> Vec<Block> {
     if phases.is_empty() {
-        return String::new();
+        return Vec::new();
     }
     let rounds = phases.iter().any(|p| !p.phase.starts_with("r1-"));
     let mut scenarios: Vec<&str> = Vec::new();
@@ -57,14 +63,14 @@ pub fn render_routing(phases: &[RoutingPhase], opts: RenderOptions) -> String {
             scenarios.push(&p.scenario);
         }
     }
-    let mut lines = Panel::new(HEAD, &[BODY]).render_lines(PANEL_WIDTH, opts.style);
+    let mut blocks = vec![Block::Panel(Panel::new(HEAD, &[BODY]))];
     for sc in scenarios {
         let header = ["route", "good/req", "TTFT p50/p95 s", "tok/s", "split", "hit"].map(String::from).to_vec();
         let mut t = Table::new(format!("Scenario {sc}"), header);
         t.rows = phases.iter().filter(|p| p.scenario == sc).map(|p| row(p, rounds)).collect();
-        lines.extend(t.render_lines(opts));
+        blocks.push(Block::Table(t));
     }
-    lines.join("\n")
+    blocks
 }
 
 #[cfg(test)]

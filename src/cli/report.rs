@@ -1,0 +1,26 @@
+//! `llm-decode-bench report`: flags of re-rendering a saved session report.
+
+use crate::report::formats::ReportFormat;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags of `llm-decode-bench report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The session report to render (the JSON a run wrote).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Output format: text (the tables the run printed), markdown (the same as GitHub tables),
+    /// html (one self-contained page), csv (one row per cell or phase).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Write the output to this file (atomically) instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// With --format csv: one row per request (decode and burst attempts) instead of per cell.
+    #[arg(long)]
+    pub per_request: bool,
+    /// Plain ASCII tables (text format).
+    #[arg(long)]
+    pub ascii: bool,
+}

@@ -1,0 +1,323 @@
+//! The `csv` report format: one row per decode cell, burst cell and routing phase
+//! ([`CELL_COLUMNS`]), or with `--per-request` one row per request of every decode and burst
+//! attempt ([`REQUEST_COLUMNS`]). Fields are quoted per RFC 4180 (a field holding a comma, a
+//! quote or a line break is quoted, its quotes doubled; lines end in CRLF); an absent value is
+//! an empty field. Units are in the column names; routing phases, which the report keeps in
+//! seconds (docs/reports.md §3), are converted to the `_ms` columns here.
+//!
+//! A row's figures are those of its last attempt when that attempt was measured or errored
+//! (the attempt the tables show); for a cell or phase still pending, stopped or paused they
+//! are empty and `last_attempt_status` says why. `itl_*` is the ITL the tables show: per
+//! stream for decode cells, per token for bursts and routing phases.
+
+use super::json::{BurstAttempt, BurstCellReport, DecodeAttempt, DecodeCell, RequestRecord, SessionReport};
+use super::phase::{PhaseLatency, RoutingPhase};
+use super::status::{AttemptStatus, CellOutcome};
+use crate::stats::Summary;
+
+/// The columns of the per-cell CSV, in order.
+pub const CELL_COLUMNS: [&str; 40] = [
+    "kind",
+    "label",
+    "ctx",
+    "ctx_label",
+    "conc",
+    "scenario",
+    "route",
+    "round",
+    "status",
+    "attempts",
+    "last_attempt_status",
+    "requests",
+    "success",
+    "errors",
+    "good",
+    "duration_s",
+    "output_tokens",
+    "aggregate_tps",
+    "per_request_tps",
+    "output_tps",
+    "running_avg",
+    "capacity_limited",
+    "capacity_limit",
+    "ttft_p50_ms",
+    "ttft_p90_ms",
+    "ttft_p95_ms",
+    "ttft_p99_ms",
+    "itl_p50_ms",
+    "itl_p90_ms",
+    "itl_p95_ms",
+    "itl_p99_ms",
+    "tpot_p50_ms",
+    "tpot_p90_ms",
+    "tpot_p95_ms",
+    "tpot_p99_ms",
+    "e2e_p50_ms",
+    "e2e_p90_ms",
+    "e2e_p95_ms",
+    "e2e_p99_ms",
+    "cache_hit_ratio",
+];
+
+/// The columns of the per-request CSV, in order.
+pub const REQUEST_COLUMNS: [&str; 16] = [
+    "kind",
+    "label",
+    "ctx",
+    "conc",
+    "attempt",
+    "attempt_status",
+    "worker",
+    "sent_ms",
+    "ttft_ms",
+    "e2e_ms",
+    "itl_ms",
+    "output_tokens",
+    "window_tokens",
+    "outcome",
+    "http_status",
+    "served_by",
+];
+
+/// One row: values by column name (columns it does not name are empty).
+type Row = Vec<(&'static str, String)>;
+
+/// One row per decode cell, burst cell and routing phase, after a header line.
+pub fn render(report: &SessionReport) -> String {
+    let mut rows: Vec<Row> = Vec::new();
+    if let Some(decode) = &report.decode {
+        rows.extend(decode.cells.iter().map(decode_row));
+    }
+    if let Some(burst) = &report.burst {
+        rows.extend(burst.cells.iter().map(burst_row));
+    }
+    rows.extend(routing_rows(report));
+    table(&CELL_COLUMNS, &rows)
+}
+
+/// One row per request of every decode and burst attempt, after a header line. Routing
+/// phases keep no per-request records in the report, so they have no rows here.
+pub fn render_requests(report: &SessionReport) -> String {
+    let mut rows: Vec<Row> = Vec::new();
+    for cell in report.decode.iter().flat_map(|d| &d.cells) {
+        for a in &cell.attempts {
+            let head = request_head("decode", &cell.ctx_label, cell.ctx, cell.conc, a.attempt, a.status);
+            rows.extend(a.request_samples.iter().map(|r| request_row(head.clone(), r)));
+        }
+    }
+    for cell in report.burst.iter().flat_map(|b| &b.cells) {
+        for a in &cell.attempts {
+            let head = request_head("burst", &cell.ctx_label, cell.ctx, cell.conc, a.attempt, a.status);
+            rows.extend(a.request_samples.iter().map(|r| request_row(head.clone(), r)));
+        }
+    }
+    table(&REQUEST_COLUMNS, &rows)
+}
+
+/// The header line, then each row in `columns` order; every line ends in CRLF.
+fn table(columns: &[&str], rows: &[Row]) -> String {
+    let mut out = line(columns.iter().map(|c| c.to_string()));
+    for row in rows {
+        let value = |col: &&str| row.iter().find(|(k, _)| k == col).map(|(_, v)| v.clone()).unwrap_or_default();
+        out.push_str(&line(columns.iter().map(value)));
+    }
+    out
+}
+
+/// Fields joined by commas, each quoted when it needs to be, and CRLF.
+fn line(fields: impl Iterator<Item = String>) -> String {
+    let mut out = fields.map(|f| quote(&f)).collect::<Vec<_>>().join(",");
+    out.push_str("\r\n");
+    out
+}
+
+/// RFC 4180 quoting: a field holding `,`, `"`, CR or LF goes in quotes, its quotes doubled.
+pub fn quote(field: &str) -> String {
+    match field.contains([',', '"', '\r', '\n']) {
+        true => format!("\"{}\"", field.replace('"', "\"\"")),
+        false => field.to_string(),
+    }
+}
+
+/// A number as Rust writes it (shortest exact form); empty when not finite.
+fn num(x: f64) -> String {
+    if x.is_finite() { x.to_string() } else { String::new() }
+}
+
+/// An optional number; empty when absent.
+fn opt(x: Option<f64>) -> String {
+    x.map_or(String::new(), num)
+}
+
+/// Seconds as milliseconds, rounded to the microsecond (so `0.07 s` is `70`, not `70.00000000000001`).
+fn ms(seconds: Option<f64>) -> String {
+    opt(seconds.map(|s| (s * 1e6).round() / 1e3))
+}
+
+/// The p50, p90, p95 and p99 columns of one distribution.
+type Percentiles = [&'static str; 4];
+const TTFT: Percentiles = ["ttft_p50_ms", "ttft_p90_ms", "ttft_p95_ms", "ttft_p99_ms"];
+const ITL: Percentiles = ["itl_p50_ms", "itl_p90_ms", "itl_p95_ms", "itl_p99_ms"];
+const TPOT: Percentiles = ["tpot_p50_ms", "tpot_p90_ms", "tpot_p95_ms", "tpot_p99_ms"];
+const E2E: Percentiles = ["e2e_p50_ms", "e2e_p90_ms", "e2e_p95_ms", "e2e_p99_ms"];
+
+/// The percentile columns of a summary in ms.
+fn summary(row: &mut Row, [p50, p90, p95, p99]: Percentiles, s: Option<&Summary>) {
+    row.extend([
+        (p50, opt(s.map(|s| s.p50))),
+        (p90, opt(s.map(|s| s.p90))),
+        (p95, opt(s.map(|s| s.p95))),
+        (p99, opt(s.map(|s| s.p99))),
+    ]);
+}
+
+/// The same for a routing phase's latency in seconds (which has no p90).
+fn latency(row: &mut Row, [p50, _, p95, p99]: Percentiles, l: &PhaseLatency) {
+    row.extend([(p50, ms(l.p50)), (p95, ms(l.p95)), (p99, ms(l.p99))]);
+}
+
+/// Whether an attempt's figures are shown: it was measured or errored.
+fn shown(status: AttemptStatus) -> bool {
+    matches!(status, AttemptStatus::Measured | AttemptStatus::Errored)
+}
+
+/// The columns every decode or burst cell row starts with.
+fn grid_head(kind: &str, ctx: u64, label: &str, conc: u32, status: CellOutcome, attempts: usize) -> Row {
+    vec![
+        ("kind", kind.to_string()),
+        ("label", format!("ctx={label} conc={conc}")),
+        ("ctx", ctx.to_string()),
+        ("ctx_label", label.to_string()),
+        ("conc", conc.to_string()),
+        ("status", status.to_string()),
+        ("attempts", attempts.to_string()),
+    ]
+}
+
+fn decode_row(cell: &DecodeCell) -> Row {
+    let mut row = grid_head("decode", cell.ctx, &cell.ctx_label, cell.conc, cell.status, cell.attempts.len());
+    let Some(a) = cell.attempts.last() else { return row };
+    row.push(("last_attempt_status", a.status.to_string()));
+    if shown(a.status) {
+        decode_figures(&mut row, a);
+    }
+    row
+}
+
+fn decode_figures(row: &mut Row, a: &DecodeAttempt) {
+    let by_kind = a.errors.values().fold(0_u64, |sum, n| sum.saturating_add(*n));
+    row.extend([
+        ("requests", a.request_samples.len().to_string()),
+        ("errors", a.error_count.max(by_kind).to_string()),
+        ("duration_s", num(a.window_s)),
+        ("output_tokens", a.window_tokens.to_string()),
+        ("aggregate_tps", num(a.aggregate_tps)),
+        ("per_request_tps", num(a.per_request_tps)),
+        ("running_avg", opt(a.running_avg)),
+        ("capacity_limited", a.capacity_limited.to_string()),
+        ("capacity_limit", a.capacity_limit.map_or("", |c| c.as_str()).to_string()),
+    ]);
+    summary(row, TTFT, a.ttft_ms.as_ref());
+    summary(row, ITL, a.itl_ms.as_ref());
+    summary(row, TPOT, a.tpot_ms.as_ref());
+    summary(row, E2E, a.latency_ms.as_ref());
+}
+
+fn burst_row(cell: &BurstCellReport) -> Row {
+    let mut row = grid_head("burst", cell.ctx, &cell.ctx_label, cell.conc, cell.status, cell.attempts.len());
+    let Some(a) = cell.attempts.last() else { return row };
+    row.push(("last_attempt_status", a.status.to_string()));
+    if shown(a.status) {
+        burst_figures(&mut row, a);
+    }
+    row
+}
+
+fn burst_figures(row: &mut Row, a: &BurstAttempt) {
+    row.extend([
+        ("requests", a.requests.to_string()),
+        ("success", a.success.to_string()),
+        ("errors", a.error_count.to_string()),
+        ("duration_s", num(a.makespan_s)),
+        ("output_tokens", a.output_tokens.to_string()),
+        ("output_tps", num(a.output_tps)),
+    ]);
+    summary(row, TTFT, a.ttft_ms.as_ref());
+    summary(row, ITL, a.itl_token_ms.as_ref());
+    summary(row, TPOT, a.tpot_ms.as_ref());
+    summary(row, E2E, a.e2e_ms.as_ref());
+}
+
+/// The report's phases, then phases only the history has (stopped or paused ones), each with
+/// its number of attempts in the history.
+fn routing_rows(report: &SessionReport) -> Vec<Row> {
+    let attempts = |name: &str| report.phase_history.iter().filter(|p| p.phase == name).count();
+    let mut phases: Vec<&RoutingPhase> = report.phases.iter().collect();
+    for p in report.phase_history.iter().rev() {
+        if !phases.iter().any(|q| q.phase == p.phase) {
+            phases.push(p);
+        }
+    }
+    phases.iter().map(|p| phase_row(p, attempts(&p.phase).max(1))).collect()
+}
+
+fn phase_row(p: &RoutingPhase, attempts: usize) -> Row {
+    let mut row = vec![
+        ("kind", "routing".to_string()),
+        ("label", p.phase.clone()),
+        ("scenario", p.scenario.clone()),
+        ("route", p.route.clone()),
+        ("round", p.round().to_string()),
+        ("status", p.status.to_string()),
+        ("attempts", attempts.to_string()),
+        ("last_attempt_status", p.status.to_string()),
+    ];
+    if shown(p.status) {
+        row.extend([
+            ("requests", p.requests.to_string()),
+            ("success", p.success.to_string()),
+            ("errors", p.errors.to_string()),
+            ("good", p.good.to_string()),
+            ("duration_s", num(p.elapsed)),
+            ("output_tps", num(p.output_tokens_per_second)),
+            ("cache_hit_ratio", opt(p.cache_hit_ratio)),
+        ]);
+        latency(&mut row, TTFT, &p.ttft);
+        latency(&mut row, ITL, &p.itl);
+        latency(&mut row, TPOT, &p.tpot);
+        latency(&mut row, E2E, &p.e2e);
+    }
+    row
+}
+
+/// The columns every per-request row of one attempt starts with.
+fn request_head(kind: &str, label: &str, ctx: u64, conc: u32, attempt: u32, status: AttemptStatus) -> Row {
+    vec![
+        ("kind", kind.to_string()),
+        ("label", format!("ctx={label} conc={conc}")),
+        ("ctx", ctx.to_string()),
+        ("conc", conc.to_string()),
+        ("attempt", attempt.to_string()),
+        ("attempt_status", status.to_string()),
+    ]
+}
+
+fn request_row(mut row: Row, r: &RequestRecord) -> Row {
+    row.extend([
+        ("worker", r.worker.to_string()),
+        ("sent_ms", num(r.sent_ms)),
+        ("ttft_ms", opt(r.ttft_ms)),
+        ("e2e_ms", num(r.e2e_ms)),
+        ("itl_ms", opt(r.itl_ms)),
+        ("output_tokens", r.output_tokens.to_string()),
+        ("window_tokens", r.window_tokens.to_string()),
+        ("outcome", r.outcome.clone()),
+        ("http_status", r.status.map_or(String::new(), |s| s.to_string())),
+        ("served_by", r.served_by.clone().unwrap_or_default()),
+    ]);
+    row
+}
+
+#[cfg(test)]
+#[path = "csv_tests.rs"]
+mod tests;

@@ -1,0 +1,107 @@
+//! Every shape a session report comes in, for the format tests: decode only, decode with
+//! bursts, routing only, an interrupted session (`complete: false`, stopped and paused
+//! attempts), re-run cells (several attempts), the full example and the empty report.
+
+use super::json::{BurstCellReport, DecodeCell, SessionReport};
+use super::status::{AttemptStatus as A, CellOutcome as C};
+use super::tests_example::{full_attempt, full_phase, full_report, minimal_report};
+use crate::report::phase::RoutingPhase;
+
+/// A `16k` decode cell at `conc` with attempts of the given statuses.
+fn cell(conc: u32, status: C, attempts: &[A]) -> DecodeCell {
+    let attempts = attempts.iter().zip(1..).map(|(s, n)| full_attempt(n, *s)).collect();
+    DecodeCell { ctx: 16_384, ctx_label: "16k".into(), conc, status, timeout_reason: None, attempts }
+}
+
+/// The full report's routing phase renamed to `round`-`scenario`-`route`, with `status`.
+fn phase(round: u32, scenario: &str, route: &str, status: A) -> RoutingPhase {
+    let name = format!("r{round}-{scenario}-{route}");
+    RoutingPhase { phase: name, scenario: scenario.into(), route: route.into(), status, ..full_phase() }
+}
+
+/// A decode matrix only (one errored and one measured cell).
+pub(crate) fn decode_only() -> SessionReport {
+    let full = full_report();
+    SessionReport { decode: full.decode, complete: true, ..minimal_report() }
+}
+
+/// Decode with Phase 3: a measured burst cell and a KV-skipped one.
+pub(crate) fn with_burst() -> SessionReport {
+    let mut report = full_report();
+    report.phases.clear();
+    report.phase_history.clear();
+    if let Some(burst) = report.burst.as_mut() {
+        burst.conc.push(8);
+        let skipped = BurstCellReport { conc: 8, status: C::Skipped, attempts: Vec::new(), ..burst.cells[0].clone() };
+        burst.cells.push(skipped);
+    }
+    report
+}
+
+/// Routing phases only: two scenarios, two routes.
+pub(crate) fn routing_only() -> SessionReport {
+    let phases = vec![
+        phase(1, "cold-uniform", "random", A::Measured),
+        phase(1, "cold-uniform", "prefix-cache", A::Measured),
+        phase(1, "hot90", "random", A::Measured),
+        phase(1, "hot90", "prefix-cache", A::Measured),
+    ];
+    SessionReport {
+        phase_history: phases.clone(),
+        measured_phases: phases.len(),
+        planned_phases: phases.len(),
+        phases,
+        complete: true,
+        ..minimal_report()
+    }
+}
+
+/// A session stopped mid-way: a measured cell, the cell it stopped in (pending, a paused then
+/// a stopped attempt), a cell never run; a routing phase stopped (in the history only).
+pub(crate) fn interrupted() -> SessionReport {
+    let mut report = decode_only();
+    report.complete = false;
+    if let Some(d) = report.decode.as_mut() {
+        d.conc = vec![4, 8, 16];
+        d.cells = vec![
+            cell(4, C::Measured, &[A::Measured]),
+            cell(8, C::Pending, &[A::Paused, A::Stopped]),
+            cell(16, C::Pending, &[]),
+        ];
+    }
+    let done = phase(1, "hot90", "random", A::Measured);
+    report.phases = vec![done.clone()];
+    report.phase_history = vec![done, phase(1, "hot90", "prefix-cache", A::Stopped)];
+    report.measured_phases = 1;
+    report.planned_phases = 2;
+    report
+}
+
+/// Re-run cells: a decode cell measured three times, one skipped by the operator, and a
+/// routing phase run twice (both attempts in the history, the latest in `phases`).
+pub(crate) fn rerun() -> SessionReport {
+    let mut report = decode_only();
+    if let Some(d) = report.decode.as_mut() {
+        let mut again = cell(4, C::Measured, &[A::Measured, A::Measured, A::Measured]);
+        again.attempts[2].aggregate_tps = 600.25;
+        d.cells = vec![again, cell(8, C::SkippedByOperator, &[A::SkippedByOperator])];
+    }
+    let first = phase(1, "hot90", "prefix-cache", A::Measured);
+    let latest = RoutingPhase { good: 70, ..first.clone() };
+    report.phases = vec![latest.clone()];
+    report.phase_history = vec![first, latest];
+    report
+}
+
+/// Every shape, named.
+pub(crate) fn shapes() -> Vec<(&'static str, SessionReport)> {
+    vec![
+        ("decode", decode_only()),
+        ("burst", with_burst()),
+        ("routing", routing_only()),
+        ("interrupted", interrupted()),
+        ("rerun", rerun()),
+        ("full", full_report()),
+        ("empty", minimal_report()),
+    ]
+}

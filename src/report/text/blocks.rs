@@ -1,0 +1,79 @@
+//! The report as a list of blocks (a heading line, panels, tables, legend paragraphs): built
+//! once by the decode and routing renderers, drawn as boxed text here and as GitHub markdown by
+//! `report::markdown`, so both formats show the same tables with the same markers.
+
+use super::panel::{PANEL_WIDTH, Panel, wrap_paragraphs};
+use super::table::{RenderOptions, Table};
+
+/// One block of a rendered report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Block {
+    /// A line of its own at the top (`llm-decode-bench v0.1.0`).
+    Heading(String),
+    /// A bordered panel: a section title and its paragraphs.
+    Panel(Panel),
+    /// A titled table.
+    Table(Table),
+    /// Legend paragraphs, wrapped to the panel width in text.
+    Legend(Vec<String>),
+    /// An empty line between sections (text only).
+    Blank,
+}
+
+impl Block {
+    /// Legend paragraphs from string slices.
+    pub fn legend(paragraphs: &[&str]) -> Self {
+        Block::Legend(paragraphs.iter().map(|p| p.to_string()).collect())
+    }
+}
+
+/// The text lines of `blocks`, without newlines.
+pub fn text_lines(blocks: &[Block], opts: RenderOptions) -> Vec<String> {
+    let mut out = Vec::new();
+    for block in blocks {
+        match block {
+            Block::Heading(line) => out.push(line.clone()),
+            Block::Panel(panel) => out.extend(panel.render_lines(PANEL_WIDTH, opts.style)),
+            Block::Table(table) => out.extend(table.render_lines(opts)),
+            Block::Legend(paragraphs) => {
+                let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
+                out.extend(wrap_paragraphs(&refs));
+            }
+            Block::Blank => out.push(String::new()),
+        }
+    }
+    out
+}
+
+/// The text of `blocks`: their lines joined by `\n`, without a trailing newline.
+pub fn render_text_blocks(blocks: &[Block], opts: RenderOptions) -> String {
+    text_lines(blocks, opts).join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::text::Row;
+
+    #[test]
+    fn each_block_draws_as_its_renderer_does() {
+        let panel = Panel::new("T", &["hello"]);
+        let mut table = Table::new("Demo", vec!["k".into(), "v".into()]);
+        table.rows.push(Row::new(vec!["a".into(), "1".into()]));
+        let blocks = vec![
+            Block::Heading("top".into()),
+            Block::Panel(panel.clone()),
+            Block::Table(table.clone()),
+            Block::legend(&["legend"]),
+            Block::Blank,
+        ];
+        let opts = RenderOptions::default();
+        let mut want = vec!["top".to_string()];
+        want.extend(panel.render_lines(PANEL_WIDTH, opts.style));
+        want.extend(table.render_lines(opts));
+        want.extend(["legend".to_string(), String::new()]);
+        assert_eq!(text_lines(&blocks, opts), want);
+        assert_eq!(render_text_blocks(&blocks, opts), want.join("\n"));
+        assert_eq!(render_text_blocks(&[], opts), "");
+    }
+}
