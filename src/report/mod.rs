@@ -2,6 +2,8 @@
 //! now, behind [`formats::ReportFormat`]), the atomic write and the writer thread.
 
 pub mod atomic;
+pub mod compare;
+pub mod dist;
 pub mod fallback;
 pub mod formats;
 pub mod html;
@@ -12,6 +14,7 @@ pub mod sink;
 pub mod status;
 pub mod tables;
 pub mod text;
+pub mod vllm;
 pub mod writer;
 
 #[cfg(test)]
