@@ -1,5 +1,6 @@
 //! Command-line interface: clap derive definitions of every subcommand and flag.
 
+pub mod compare;
 pub mod demo;
 pub mod run;
 pub mod sim;
@@ -26,6 +27,8 @@ pub enum Command {
     Sim(Box<sim::SimArgs>),
     /// Run a benchmark session (decode matrix, routing experiment) against a server or gateway.
     Run(Box<run::RunArgs>),
+    /// Compare two session reports cell by cell; exit 1 when a headline figure regressed.
+    Compare(Box<compare::CompareArgs>),
 }
 
 #[cfg(test)]

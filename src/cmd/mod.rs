@@ -1,5 +1,6 @@
 //! Subcommand implementations: each turns parsed flags into a call into the library.
 
+pub mod compare;
 pub mod demo;
 pub mod exit;
 pub mod headless;
@@ -16,6 +17,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(_) if cli.demo.demo => Ok(session::usage("--demo runs on its own; drop the subcommand or --demo")),
         Some(Command::Sim(args)) => sim::run(*args).await,
         Some(Command::Run(args)) => run::run(*args).await,
+        Some(Command::Compare(args)) => Ok(compare::run(*args)),
         None => demo::run_demo(cli.demo).await,
     }
 }
