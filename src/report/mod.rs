@@ -1,5 +1,6 @@
 //! Session reports: the versioned JSON types, the formats a report renders to (text tables
 //! now, behind [`formats::ReportFormat`]), the atomic write and the writer thread.
+//! [`compare`] sets two reports side by side; [`vllm`] exports one in `vllm bench serve`'s shape.
 
 pub mod atomic;
 pub mod compare;
