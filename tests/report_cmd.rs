@@ -111,7 +111,9 @@ async fn text_is_byte_for_byte_what_the_run_printed() {
 #[test]
 fn every_format_renders_the_example_to_stdout_and_to_out() {
     let dir = tempfile::tempdir().expect("tempdir");
-    for (format, first) in [("markdown", "# llm-decode-bench v"), ("html", "<!doctype html"), ("csv", "kind,label,")] {
+    let formats =
+        [("markdown", "# llm-decode-bench v"), ("html", "<!doctype html"), ("csv", "kind,label,"), ("vllm", "[")];
+    for (format, first) in formats {
         let shown = report(&[EXAMPLE, "--format", format]);
         assert_eq!(shown.status.code(), Some(0), "{format}: {}", text(&shown.stderr));
         let body = text(&shown.stdout);
@@ -130,6 +132,11 @@ fn every_format_renders_the_example_to_stdout_and_to_out() {
     let requests = text(&report(&[EXAMPLE, "--format", "csv", "--per-request"]).stdout);
     assert!(requests.starts_with("kind,label,ctx,conc,attempt,attempt_status,worker,"), "{requests}");
     assert_eq!(requests.lines().count(), 11, "ten requests:\n{requests}");
+    let vllm = report(&[EXAMPLE, "--format", "vllm", "--percentiles", "50,99.9"]);
+    let rows: serde_json::Value = serde_json::from_slice(&vllm.stdout).expect("JSON");
+    assert!(rows[0]["p99.9_ttft_ms"].is_number() || rows[0]["p99.9_ttft_ms"].is_null(), "{}", rows[0]);
+    assert!(rows[0].get("p99.9_ttft_ms").is_some() && rows[0].get("median_ttft_ms").is_some(), "{}", rows[0]);
+    assert_eq!(report(&[EXAMPLE, "--format", "vllm", "--percentiles", "101"]).status.code(), Some(2));
 }
 
 #[test]

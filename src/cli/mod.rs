@@ -1,5 +1,6 @@
 //! Command-line interface: clap derive definitions of every subcommand and flag.
 
+pub mod compare;
 pub mod config_file;
 pub mod demo;
 pub mod extras;
@@ -34,6 +35,8 @@ pub enum Command {
     Run(Box<run::RunArgs>),
     /// Render a saved session report again: text, markdown, html or csv.
     Report(Box<report::ReportArgs>),
+    /// Compare two session reports cell by cell; exit 1 when a headline figure regressed.
+    Compare(Box<compare::CompareArgs>),
     /// Print a `run --config` file (`--print-default`: every flag at its default, commented).
     Config(extras::ConfigArgs),
     /// Print a shell completion script (bash, zsh, fish, ...) on stdout.

@@ -1,6 +1,7 @@
 //! `llm-decode-bench report`: flags of re-rendering a saved session report.
 
 use crate::report::formats::ReportFormat;
+use crate::stats::{PercentileList, percentile_list};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -11,7 +12,8 @@ pub struct ReportArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Output format: text (the tables the run printed), markdown (the same as GitHub tables),
-    /// html (one self-contained page), csv (one row per cell or phase).
+    /// html (one self-contained page), csv (one row per cell or phase), vllm (`vllm bench
+    /// serve`'s result fields per cell and phase, JSON).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
     /// Write the output to this file (atomically) instead of stdout.
@@ -23,4 +25,8 @@ pub struct ReportArgs {
     /// Plain ASCII tables (text format).
     #[arg(long)]
     pub ascii: bool,
+    /// With --format vllm: the latency percentiles exported, comma-separated, e.g.
+    /// 50,90,99,99.9 (vLLM's `--metric-percentiles`; its default is 99).
+    #[arg(long, value_parser = percentile_list, default_value = "99")]
+    pub percentiles: PercentileList,
 }

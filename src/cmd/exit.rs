@@ -11,6 +11,8 @@ use std::process::ExitCode;
 pub const SUCCESS: u8 = 0;
 /// An unexpected internal error (e.g. the async runtime could not start).
 pub const FAILURE: u8 = 1;
+/// `compare` only: a headline figure of NEW regressed beyond the threshold against BASE.
+pub const REGRESSION: u8 = 1;
 /// Bad command line: an unknown or invalid flag (clap's own code), or an `--out` that cannot
 /// be written. Nothing was sent.
 pub const USAGE: u8 = 2;

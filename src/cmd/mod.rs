@@ -1,5 +1,6 @@
 //! Subcommand implementations: each turns parsed flags into a call into the library.
 
+pub mod compare;
 pub mod demo;
 pub mod exit;
 pub mod extras;
@@ -22,6 +23,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Completions(args)) => Ok(extras::completions(args.shell)),
         Some(Command::Man) => extras::man(),
         Some(Command::Report(args)) => Ok(report::run(&args)),
+        Some(Command::Compare(args)) => Ok(compare::run(*args)),
         None => demo::run_demo(cli.demo).await,
     }
 }

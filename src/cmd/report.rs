@@ -56,6 +56,9 @@ fn body(report: &SessionReport, args: &ReportArgs) -> String {
     if args.per_request {
         return crate::report::csv::render_requests(report);
     }
+    if args.format == ReportFormat::Vllm {
+        return crate::report::formats::vllm_json(report, &args.percentiles);
+    }
     let settings = RenderSettings { ascii: args.ascii, dim_ansi: false };
     let out = args.format.render(report, settings);
     match args.format {

@@ -18,6 +18,9 @@ pub enum ReportFormat {
     Html,
     /// One row per decode cell, burst cell and routing phase (RFC 4180).
     Csv,
+    /// `vllm bench serve`'s result fields for every cell and phase, as one JSON array
+    /// (docs/reports.md §5), to lay beside vLLM's own figures.
+    Vllm,
 }
 
 /// Presentation settings shared by the formats.
@@ -37,6 +40,7 @@ impl ReportFormat {
             Self::Markdown => "markdown",
             Self::Html => "html",
             Self::Csv => "csv",
+            Self::Vllm => "vllm",
         }
     }
 
@@ -49,8 +53,15 @@ impl ReportFormat {
             Self::Markdown => super::markdown::render(report),
             Self::Html => super::html::render(report),
             Self::Csv => super::csv::render(report),
+            Self::Vllm => vllm_json(report, &crate::stats::PercentileList::vllm_default()),
         }
     }
+}
+
+/// The `vllm` format with `percentiles` (`report --percentiles`): pretty JSON, one line end.
+pub fn vllm_json(report: &SessionReport, percentiles: &crate::stats::PercentileList) -> String {
+    let value = super::vllm::export(report, percentiles);
+    format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_else(|_| "[]".into()))
 }
 
 #[cfg(test)]
@@ -78,7 +89,7 @@ mod tests {
                 let out = format.render(&report, settings);
                 let shown = match format {
                     ReportFormat::Text | ReportFormat::Markdown => has_tables,
-                    ReportFormat::Html | ReportFormat::Csv => true,
+                    ReportFormat::Html | ReportFormat::Csv | ReportFormat::Vllm => true,
                 };
                 assert_eq!(!out.is_empty(), shown, "{name} as {}:\n{out}", format.as_str());
             }
@@ -89,12 +100,25 @@ mod tests {
     }
 
     #[test]
+    fn the_vllm_format_is_vllm_field_names_per_cell() {
+        let out = ReportFormat::Vllm.render(&full_report(), RenderSettings::default());
+        let rows: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let first = &rows[0];
+        for key in ["completed", "request_throughput", "output_throughput", "median_ttft_ms", "p99_ttft_ms"] {
+            assert!(first.get(key).is_some(), "no {key} in {first}");
+        }
+        let p = crate::stats::percentile_list("50,99.9").unwrap();
+        let rows: serde_json::Value = serde_json::from_str(&vllm_json(&full_report(), &p)).unwrap();
+        assert!(rows[0].get("p99.9_ttft_ms").is_some() && rows[0].get("p99_ttft_ms").is_none(), "{}", rows[0]);
+    }
+
+    #[test]
     fn names_are_the_flag_values() {
         use clap::ValueEnum;
         for format in ReportFormat::value_variants() {
             let value = format.to_possible_value().map(|v| v.get_name().to_string());
             assert_eq!(value.as_deref(), Some(format.as_str()));
         }
-        assert_eq!(ReportFormat::value_variants().len(), 4);
+        assert_eq!(ReportFormat::value_variants().len(), 5);
     }
 }

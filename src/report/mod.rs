@@ -1,9 +1,12 @@
 //! Session reports: the versioned JSON types, the formats a report renders to (text,
 //! markdown, HTML and CSV, behind [`formats::ReportFormat`]), the atomic write and the writer
-//! thread.
+//! thread. [`compare`] sets two reports side by side; [`vllm`] exports one in `vllm bench
+//! serve`'s shape.
 
 pub mod atomic;
+pub mod compare;
 pub mod csv;
+pub mod dist;
 pub mod fallback;
 pub mod formats;
 pub mod html;
@@ -15,6 +18,7 @@ pub mod sink;
 pub mod status;
 pub mod tables;
 pub mod text;
+pub mod vllm;
 pub mod writer;
 
 #[cfg(test)]

@@ -3,11 +3,13 @@
 //! Nothing in here does I/O or depends on an async runtime; everything is plain data
 //! so it can be unit- and property-tested in isolation.
 
+pub mod percentile_list;
 pub mod quantile;
 pub mod rate;
 pub mod ring;
 pub mod timing;
 
+pub use percentile_list::{PercentileList, percentile_list};
 pub use quantile::{Percentiles, Samples, Summary};
 pub use rate::WindowCounter;
 pub use ring::Ring;

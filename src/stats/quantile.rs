@@ -151,6 +151,27 @@ impl Samples {
         Some(percentile_of_sorted(&self.values, q))
     }
 
+    /// As [`Samples::percentile`] without `&mut`: sorts a copy when the set is not sorted yet.
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        if self.values.is_empty() || !(0.0..=100.0).contains(&q) {
+            return None;
+        }
+        if self.sorted {
+            return Some(percentile_of_sorted(&self.values, q));
+        }
+        let mut copy = self.values.clone();
+        copy.sort_unstable_by(f64::total_cmp);
+        Some(percentile_of_sorted(&copy, q))
+    }
+
+    /// Population standard deviation (numpy's default `np.std`, `ddof=0`), or `None` when empty.
+    pub fn std_dev(&self) -> Option<f64> {
+        let mean = self.mean()?;
+        let n = self.values.len() as f64;
+        let var = self.values.iter().map(|v| (v - mean) * (v - mean) / n).sum::<f64>();
+        Some(var.sqrt())
+    }
+
     /// p50, p95 and p99 in one call, or `None` when empty.
     pub fn p50_p95_p99(&mut self) -> Option<Percentiles> {
         Some(Percentiles { p50: self.percentile(50.0)?, p95: self.percentile(95.0)?, p99: self.percentile(99.0)? })
@@ -236,6 +257,18 @@ mod unit {
         // np.percentile(range(1, 101), 99) == 99.01
         let mut s: Samples = (1..=100).map(f64::from).collect();
         assert!(close(s.percentile(99.0).unwrap(), 99.01));
+    }
+
+    #[test]
+    fn quantile_and_std_dev_match_numpy() {
+        let s: Samples = [4.0, 1.0, 3.0, 2.0].into_iter().collect();
+        // np.percentile([1, 2, 3, 4], 90) == 3.7; np.std([1, 2, 3, 4]) == 1.118033988749895
+        assert!(close(s.quantile(90.0).unwrap(), 3.7));
+        assert!(close(s.std_dev().unwrap(), 1.118_033_988_749_895));
+        assert_eq!(s.quantile(101.0), None);
+        assert_eq!(Samples::new().std_dev(), None);
+        let sorted: Samples = [1.0, 2.0].into_iter().collect();
+        assert_eq!(sorted.quantile(50.0), Some(1.5));
     }
 
     #[test]

@@ -1,0 +1,162 @@
+//! The figures `compare` reads from one report, cell by cell (docs/reports.md §4): for each
+//! decode cell, burst cell and routing phase, the figures of its result attempt and their
+//! values in every measured attempt (the repeats the noise band comes from).
+
+use super::{Better, CellKey};
+use crate::report::dist::{self, Dist};
+use crate::report::json::{BurstAttempt, DecodeAttempt, SessionReport};
+use crate::report::phase::RoutingPhase;
+use crate::report::status::AttemptStatus;
+use crate::report::vllm::result_attempt;
+use crate::stats::PercentileList;
+use crate::stats::percentile_list::{percentile_key, percentile_word};
+
+/// What a figure is; the same for every cell of a kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    /// Stable machine name with its unit (`aggregate_tok_s`, `p99_ttft_ms`).
+    pub name: String,
+    /// What a person reads (`aggregate tok/s`, `TTFT p99 ms`).
+    pub title: String,
+    /// `tok/s`, `ms` or `fraction`.
+    pub unit: &'static str,
+    /// Which way is better.
+    pub better: Better,
+    /// A headline figure: regressing beyond the threshold fails `compare` (exit 1).
+    pub headline: bool,
+}
+
+/// One figure of one cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// What it is.
+    pub spec: Spec,
+    /// Its value in the cell's result attempt.
+    pub value: Option<f64>,
+    /// Its value in every measured attempt of the cell, oldest first.
+    pub repeats: Vec<f64>,
+}
+
+/// One cell (or phase) of a report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellFigures {
+    /// How cells are matched across reports.
+    pub key: CellKey,
+    /// `decode ctx=16k conc=4`, `routing r1-hot90-prefix-cache`.
+    pub label: String,
+    /// The cell's status in the report.
+    pub status: String,
+    /// Measured attempts.
+    pub measured: usize,
+    /// Empty when the cell has no result (skipped, pending).
+    pub figures: Vec<Figure>,
+}
+
+fn spec(name: String, title: String, unit: &'static str, better: Better, headline: bool) -> Spec {
+    Spec { name, title, unit, better, headline }
+}
+
+fn throughput(name: &str, title: &str, headline: bool) -> Spec {
+    spec(format!("{name}_tok_s"), format!("{title} tok/s"), "tok/s", Better::Higher, headline)
+}
+
+/// `p50_ttft_ms` ... for every percentile asked for.
+fn latency(metric: &str, title: &str, dist: &Dist, pcts: &PercentileList) -> Vec<(Spec, Option<f64>)> {
+    let spec = |q: f64| {
+        let name = format!("{}_{metric}_ms", percentile_key(q));
+        spec(name, format!("{title} p{} ms", percentile_word(q)), "ms", Better::Lower, false)
+    };
+    pcts.values().iter().map(|&q| (spec(q), dist.percentile(q))).collect()
+}
+
+fn decode_attempt(a: &DecodeAttempt, pcts: &PercentileList) -> Vec<(Spec, Option<f64>)> {
+    let r = &a.request_samples;
+    let mut out = vec![
+        (throughput("aggregate", "aggregate", true), Some(a.aggregate_tps)),
+        (throughput("per_request", "per-request", false), Some(a.per_request_tps)),
+    ];
+    out.extend(latency("ttft", "TTFT", &Dist::samples_or(dist::ttft_values(r), a.ttft_ms.as_ref()), pcts));
+    out.extend(latency("itl", "ITL", &Dist::samples_or(dist::itl_values(r), a.itl_ms.as_ref()), pcts));
+    out
+}
+
+fn burst_attempt(a: &BurstAttempt, pcts: &PercentileList) -> Vec<(Spec, Option<f64>)> {
+    let r = &a.request_samples;
+    let mut out = vec![(throughput("output", "output", true), Some(a.output_tps))];
+    out.extend(latency("ttft", "TTFT", &Dist::samples_or(dist::ttft_values(r), a.ttft_ms.as_ref()), pcts));
+    out.extend(latency("itl", "ITL", &Dist::samples_or(dist::itl_values(r), a.itl_token_ms.as_ref()), pcts));
+    out
+}
+
+fn phase_attempt(p: &RoutingPhase, pcts: &PercentileList) -> Vec<(Spec, Option<f64>)> {
+    let goodput = (p.requests > 0).then(|| p.good as f64 / p.requests as f64);
+    let mut out = vec![
+        (throughput("output", "output", true), Some(p.output_tokens_per_second)),
+        (spec("goodput_ratio".into(), "goodput".into(), "fraction", Better::Higher, true), goodput),
+    ];
+    out.extend(latency("ttft", "TTFT", &Dist::phase(&p.ttft), pcts));
+    out.extend(latency("itl", "ITL", &Dist::phase(&p.itl), pcts));
+    out
+}
+
+/// The result's figures with every measured attempt's values beside them.
+fn assemble(result: Vec<(Spec, Option<f64>)>, measured: &[Vec<(Spec, Option<f64>)>]) -> Vec<Figure> {
+    result
+        .into_iter()
+        .enumerate()
+        .map(|(i, (spec, value))| {
+            let repeats = measured.iter().filter_map(|a| a.get(i).and_then(|(_, v)| *v)).collect();
+            Figure { spec, value, repeats }
+        })
+        .collect()
+}
+
+/// Every decode cell, burst cell and routing phase of `report`, in report order.
+pub fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures> {
+    let mut out = Vec::new();
+    for cell in report.decode.iter().flat_map(|d| &d.cells) {
+        let measured: Vec<_> = cell
+            .attempts
+            .iter()
+            .filter(|a| a.status == AttemptStatus::Measured)
+            .map(|a| decode_attempt(a, pcts))
+            .collect();
+        let result = result_attempt(cell.status, cell.attempts.last()).map(|a| decode_attempt(a, pcts));
+        let key = CellKey::cell("decode", cell.ctx, cell.conc);
+        out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
+    }
+    for cell in report.burst.iter().flat_map(|b| &b.cells) {
+        let measured: Vec<_> = cell
+            .attempts
+            .iter()
+            .filter(|a| a.status == AttemptStatus::Measured)
+            .map(|a| burst_attempt(a, pcts))
+            .collect();
+        let result = result_attempt(cell.status, cell.attempts.last()).map(|a| burst_attempt(a, pcts));
+        let key = CellKey::cell("burst", cell.ctx, cell.conc);
+        out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
+    }
+    for phase in &report.phases {
+        let same = |p: &&RoutingPhase| p.phase == phase.phase && p.status == AttemptStatus::Measured;
+        let mut measured: Vec<_> = report.phase_history.iter().filter(same).map(|p| phase_attempt(p, pcts)).collect();
+        if measured.is_empty() && phase.status == AttemptStatus::Measured {
+            measured.push(phase_attempt(phase, pcts));
+        }
+        let figures = assemble(phase_attempt(phase, pcts), &measured);
+        let (key, label) = (CellKey::phase(&phase.phase), format!("routing {}", phase.phase));
+        out.push(CellFigures { key, label, status: phase.status.as_str().into(), measured: measured.len(), figures });
+    }
+    out
+}
+
+fn entry(
+    key: CellKey,
+    ctx_label: &str,
+    status: &str,
+    result: Option<Vec<(Spec, Option<f64>)>>,
+    measured: &[Vec<(Spec, Option<f64>)>],
+) -> CellFigures {
+    let label = format!("{} ctx={ctx_label} conc={}", key.kind, key.conc.unwrap_or(0));
+    let figures = result.map(|r| assemble(r, measured)).unwrap_or_default();
+    CellFigures { key, label, status: status.into(), measured: measured.len(), figures }
+}
