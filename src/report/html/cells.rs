@@ -3,6 +3,7 @@
 
 use super::page::{escape, table};
 use crate::report::json::{DecodeCell, SessionReport};
+use crate::report::status::CellOutcome;
 use crate::report::text::format::fmt_tps;
 
 /// One row per decode cell, in the report's order; empty without a decode section.
@@ -60,7 +61,7 @@ fn row(cell: &DecodeCell) -> Vec<String> {
             None => format!("{n} {}", kind.as_str()),
         })
         .collect();
-    let measured = a.window_s > 0.0;
+    let measured = cell.status == CellOutcome::Measured && a.window_s > 0.0;
     row.extend([
         cell.attempts.len().to_string(),
         if measured { fmt_tps(a.aggregate_tps) } else { "—".into() },

@@ -8,7 +8,6 @@ use crate::report::json::{RequestRecord, SessionReport};
 use crate::report::tables::decode_view;
 use crate::report::text::CellView;
 use crate::stats::Summary;
-use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 /// The spread of one distribution, ms.
@@ -96,19 +95,18 @@ fn draw_lines(area: &Area, conc: &[u32], lines: &[CtxLine]) -> Drawn {
         .disable_x_mesh()
         .light_line_style(WHITE)
         .bold_line_style(GRID)
-        .x_labels(1)
-        .x_label_formatter(&|_| String::new())
+        .x_labels(0)
         .y_label_formatter(&|v| svg::compact(*v))
         .x_desc("concurrency (streams)")
         .y_desc("aggregate tok/s")
         .label_style(svg::text(13, INK))
         .axis_desc_style(svg::text(13, MUTED))
         .draw()?;
-    let x_at = |c: usize| chart.backend_coord(&(SegmentValue::CenterOf(c as u32), 0.0));
+    let x_at = |c: usize| chart.backend_coord(&(svg::mid(c), 0.0));
     svg::x_slot_labels(area, conc.iter().enumerate().map(|(c, v)| (v.to_string(), x_at(c))), false)?;
     for (i, (ctx, points)) in lines.iter().enumerate() {
         let color = svg::series(i);
-        let at = |p: &(u32, f64, bool)| (SegmentValue::CenterOf(p.0), p.1);
+        let at = |p: &(u32, f64, bool)| (svg::mid(p.0 as usize), p.1);
         chart
             .draw_series(LineSeries::new(points.iter().map(at), color.stroke_width(2)))?
             .label(format!("ctx {ctx}"))
@@ -200,18 +198,17 @@ fn draw_dists(area: &Area, dists: &[(String, Dist)]) -> Drawn {
         .disable_x_mesh()
         .light_line_style(WHITE)
         .bold_line_style(GRID)
-        .x_labels(1)
-        .x_label_formatter(&|_| String::new())
+        .x_labels(0)
         .y_label_formatter(&|v| svg::compact(*v))
         .y_desc("ms")
         .label_style(svg::text(12, INK))
         .axis_desc_style(svg::text(13, MUTED))
         .draw()?;
-    let x_at = |c: usize| chart.backend_coord(&(SegmentValue::CenterOf(c as u32), y0));
+    let x_at = |c: usize| chart.backend_coord(&(svg::mid(c), y0));
     svg::x_slot_labels(area, dists.iter().enumerate().map(|(c, d)| (d.0.clone(), x_at(c))), n > 14)?;
     let half = (380 / n.max(1)).clamp(4, 20) as i32;
     for (i, (_, d)) in dists.iter().enumerate() {
-        let at = |y: f64| chart.backend_coord(&(SegmentValue::CenterOf(i as u32), y));
+        let at = |y: f64| chart.backend_coord(&(svg::mid(i), y));
         let ((x, y_min), (_, y50), (_, y90), (_, y99)) = (at(d.min), at(d.p50), at(d.p90), at(d.p99));
         area.draw(&PathElement::new([(x, y_min), (x, y99)], INK.stroke_width(1)))?;
         for y in [y_min, y99] {

@@ -8,7 +8,6 @@ use crate::report::json::SessionReport;
 use crate::report::tables::{burst_view, decode_view};
 use crate::report::text::format::{NOT_RUN, SKIPPED, fmt_error_suffix, fmt_errored, fmt_running_suffix, fmt_tps};
 use crate::report::text::{BurstCellView, CellView};
-use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 /// One cell of a heatmap.
@@ -150,19 +149,17 @@ fn draw(area: &Area, m: &Matrix) -> Drawn {
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_labels(1)
-        .x_label_formatter(&|_| String::new())
-        .y_labels(1)
-        .y_label_formatter(&|_| String::new())
+        .x_labels(0)
+        .y_labels(0)
         .x_desc("concurrency (streams)")
         .y_desc("context")
         .label_style(svg::text(13, INK))
         .axis_desc_style(svg::text(13, MUTED))
         .axis_style(svg::GRID)
         .draw()?;
-    let x_at = |c: usize| chart.backend_coord(&(SegmentValue::CenterOf(c as u32), SegmentValue::Exact(0)));
+    let x_at = |c: usize| chart.backend_coord(&(svg::mid(c), 0.0));
     svg::x_slot_labels(area, m.cols.iter().enumerate().map(|(c, v)| (v.to_string(), x_at(c))), false)?;
-    let y_at = |r: usize| chart.backend_coord(&(SegmentValue::Exact(0), SegmentValue::CenterOf(nr - 1 - r as u32)));
+    let y_at = |r: usize| chart.backend_coord(&(0.0, svg::mid((nr - 1) as usize - r)));
     svg::y_slot_labels(area, m.rows.iter().enumerate().map(|(r, v)| (v.clone(), y_at(r))))?;
     let max =
         m.cells.iter().flatten().filter_map(|c| if let Heat::Value { value, .. } = c { Some(*value) } else { None });
@@ -171,14 +168,14 @@ fn draw(area: &Area, m: &Matrix) -> Drawn {
         let y = nr - 1 - r as u32;
         for (c, cell) in row.iter().enumerate().take(nc as usize) {
             let (fill, ink, label, detail) = look(cell, max);
-            let (x0, y0) = (SegmentValue::Exact(c as u32), SegmentValue::Exact(y));
-            let (x1, y1) = (SegmentValue::Exact(c as u32 + 1), SegmentValue::Exact(y + 1));
-            chart.draw_series([Rectangle::new([(x0.clone(), y0.clone()), (x1.clone(), y1.clone())], fill.filled())])?;
+            let (x0, y0) = (c as f64, f64::from(y));
+            let (x1, y1) = (x0 + 1.0, y0 + 1.0);
+            chart.draw_series([Rectangle::new([(x0, y0), (x1, y1)], fill.filled())])?;
             chart.draw_series([Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(2))])?;
-            let center = (SegmentValue::CenterOf(c as u32), SegmentValue::CenterOf(y));
+            let center = (svg::mid(c), svg::mid(y as usize));
             let centred = |size: u32| svg::anchored(size, ink, HPos::Center, VPos::Center);
             let dy = if detail.is_empty() { 0 } else { -7 };
-            let main = EmptyElement::at(center.clone()) + Text::new(label, (0, dy), centred(15));
+            let main = EmptyElement::at(center) + Text::new(label, (0, dy), centred(15));
             chart.plotting_area().draw(&main)?;
             if !detail.is_empty() {
                 let under = EmptyElement::at(center) + Text::new(detail, (0, 11), centred(11));
@@ -220,6 +217,21 @@ mod tests {
         let out = heatmap("m", &m);
         assert!(out.contains("\n∅\n") && out.contains("\n·\n") && out.contains("\n32k\n"), "{out}");
         assert!(heatmap("empty", &Matrix { rows: vec![], cols: vec![1], cells: vec![] }).contains("no cells"));
+    }
+
+    #[test]
+    fn a_single_cell_fills_the_plot() {
+        let cell = Heat::Value { value: 1.0, label: "1.0".into(), detail: String::new() };
+        let out = heatmap("one", &Matrix { rows: vec!["0".into()], cols: vec![1], cells: vec![vec![cell]] });
+        let widths = out
+            .split("<rect ")
+            .skip(1)
+            .filter_map(|r| r.split("width=\"").nth(1)?.split('"').next()?.parse::<u32>().ok());
+        assert!(
+            widths.clone().any(|w| (200..520).contains(&w)),
+            "cell rectangle collapsed: {:?}",
+            widths.collect::<Vec<_>>()
+        );
     }
 
     #[test]

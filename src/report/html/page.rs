@@ -114,7 +114,9 @@ pub(super) fn header(report: &SessionReport, toc: &[(&str, &str)]) -> String {
     let tokens = |v: Option<u64>| v.map_or_else(|| "—".to_string(), |n| format!("{n} tokens"));
     let replicas: Vec<&str> = t.replica_info.iter().map(|r| r.name.as_str()).collect();
     let replicas = if replicas.is_empty() { report.replicas.to_string() } else { replicas.join(", ") };
-    let plan = format!("{} · window {} s", report.plan.kinds.join(" + "), report.plan.window_s);
+    let window = format!("window {} s", report.plan.window_s);
+    let plan =
+        if report.plan.kinds.is_empty() { window } else { format!("{} · {window}", report.plan.kinds.join(" + ")) };
     let mut items = vec![
         meta("Target", &format!("{} ({})", t.base_url, t.endpoint)),
         meta("Runtime", &or_dash(report.runtime.as_deref())),

@@ -5,7 +5,6 @@ use super::page::{escape, table};
 use super::svg::{self, Area, Drawn, GRID, HPos, INK, MUTED, VPos};
 use crate::report::json::SessionReport;
 use crate::report::phase::{Attribution, PhaseLatency, RoutingPhase};
-use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 /// Every replica name of the phases, sorted: its index picks its colour on every chart.
@@ -77,21 +76,20 @@ fn draw_split(area: &Area, split: &[(&RoutingPhase, Vec<(usize, u64)>)]) -> Draw
         .disable_y_mesh()
         .light_line_style(WHITE)
         .bold_line_style(GRID)
-        .y_labels(1)
-        .y_label_formatter(&|_| String::new())
+        .y_labels(0)
         .x_label_formatter(&|v| svg::compact(*v))
         .x_desc("requests")
         .label_style(svg::text(12, INK))
         .axis_desc_style(svg::text(13, MUTED))
         .draw()?;
-    let y_at = |r: usize| chart.backend_coord(&(0.0, SegmentValue::CenterOf(n - 1 - r as u32)));
+    let y_at = |r: usize| chart.backend_coord(&(0.0, svg::mid((n - 1) as usize - r)));
     svg::y_slot_labels(area, split.iter().enumerate().map(|(r, (p, _))| (p.phase.clone(), y_at(r))))?;
     for (row, (_, counts)) in split.iter().enumerate() {
-        let y = SegmentValue::CenterOf(n - 1 - row as u32);
+        let y = svg::mid((n - 1) as usize - row);
         let mut from = 0_u64;
         for &(replica, count) in counts {
-            let (x0, yc) = chart.backend_coord(&(from as f64, y.clone()));
-            let (x1, _) = chart.backend_coord(&((from + count) as f64, y.clone()));
+            let (x0, yc) = chart.backend_coord(&(from as f64, y));
+            let (x1, _) = chart.backend_coord(&((from + count) as f64, y));
             area.draw(&Rectangle::new([(x0, yc - 11), (x1, yc + 11)], svg::series(replica).filled()))?;
             if x1 - x0 > 34 {
                 let white = svg::anchored(12, WHITE, HPos::Center, VPos::Center);

@@ -3,8 +3,6 @@
 
 use super::page::escape;
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::SegmentedCoord;
-use plotters::coord::types::RangedCoordu32;
 use plotters::prelude::*;
 pub(super) use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::error::Error;
@@ -80,10 +78,15 @@ fn inline(svg: &str, label: &str) -> String {
     body.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1).replacen("<svg ", &format!("<svg {attrs} "), 1)
 }
 
-/// `n` categorical slots (`CenterOf(0)` .. `CenterOf(n - 1)`; plotters' integer ranges include
-/// their end, so `0..n - 1`).
-pub(super) fn slots(n: u32) -> SegmentedCoord<RangedCoordu32> {
-    (0..n.saturating_sub(1)).into_segmented()
+/// The axis of `n` categorical slots: slot `i` spans `i..i + 1` (at least one slot; plotters'
+/// segmented integer axes collapse when they hold one value, so slots are plain numbers).
+pub(super) fn slots(n: u32) -> std::ops::Range<f64> {
+    0.0..f64::from(n.max(1))
+}
+
+/// The centre of slot `i`.
+pub(super) fn mid(i: usize) -> f64 {
+    i as f64 + 0.5
 }
 
 /// Writes the name of each categorical slot under the x axis; `at` is the slot's centre on the
