@@ -18,15 +18,18 @@ pub use page::escape;
 
 use super::json::SessionReport;
 
-/// Renders `report` as one self-contained HTML page.
-pub fn render(report: &SessionReport) -> String {
+/// One section of the page: anchor id, title, introduction and content (empty: not shown).
+type Part = (&'static str, &'static str, &'static str, String);
+
+/// Every section the page can have, in page order.
+fn parts(report: &SessionReport) -> [Part; 5] {
     let decode = [
         heatmap::heatmaps(report),
         charts::tps_by_conc(report),
         charts::decode_distributions(report),
         cells::cell_table(report),
     ];
-    let parts: [(&str, &str, &str, String); 5] = [
+    [
         (
             "decode",
             "Sustained decode",
@@ -58,8 +61,13 @@ pub fn render(report: &SessionReport) -> String {
             "What the operator did and what happened to the session, in order.",
             timelines::actions(report),
         ),
-    ];
-    let present: Vec<&(&str, &str, &str, String)> = parts.iter().filter(|p| !p.3.is_empty()).collect();
+    ]
+}
+
+/// Renders `report` as one self-contained HTML page.
+pub fn render(report: &SessionReport) -> String {
+    let parts = parts(report);
+    let present: Vec<&Part> = parts.iter().filter(|p| !p.3.is_empty()).collect();
     let toc: Vec<(&str, &str)> = present.iter().map(|p| (p.0, p.1)).collect();
     let mut body = page::header(report, &toc);
     if present.is_empty() {
