@@ -1,0 +1,133 @@
+//! Pages for every report shape (decode, burst, routing, interrupted, nothing measured, the
+//! committed example), checked to be self-contained and to escape what the report says.
+
+use super::render;
+use crate::report::json::{ActionRecord, SessionReport};
+use crate::report::phase::RoutingPhase;
+use crate::report::tests_schema::{full_report, minimal_report};
+
+/// The committed example report.
+const EXAMPLE: &str = include_str!("../../../tests/fixtures/report_example.json");
+
+/// Asserts `page` loads nothing: no script, link, import, `url(...)`, `src` or external `href`.
+fn assert_self_contained(page: &str) {
+    let lower = page.to_lowercase();
+    for banned in ["<script", "<link", "@import", "url(", " src=\"", "<iframe", "<object", "<embed", "<img"] {
+        assert!(!lower.contains(banned), "page contains {banned:?}");
+    }
+    for (i, _) in lower.match_indices("href=") {
+        assert!(lower[i..].starts_with("href=\"#"), "external link at {}", &page[i..(i + 60).min(page.len())]);
+    }
+    assert!(page.starts_with("<!doctype html>") && page.trim_end().ends_with("</html>"));
+    assert_eq!(page.matches("<svg").count(), page.matches("</svg>").count(), "unbalanced svg");
+    assert_eq!(page.matches("<section").count(), page.matches("</section>").count(), "unbalanced sections");
+}
+
+/// `report` with every URL it carries replaced by a bare host, so any `http` left is ours.
+fn without_urls(mut report: SessionReport) -> SessionReport {
+    report.target.base_url = "127.0.0.1:8000".into();
+    report.target.replica_info.iter_mut().for_each(|r| r.metrics_url = "10.0.0.1:8000/metrics".into());
+    report
+}
+
+/// Renders, checks self-containment and that no network address was added, returns the page.
+fn page_of(report: SessionReport) -> String {
+    let page = render(&without_urls(report));
+    assert_self_contained(&page);
+    assert!(!page.contains("http://") && !page.contains("https://"), "a network reference was emitted");
+    page
+}
+
+#[test]
+fn a_decode_session_has_heatmaps_lines_distributions_and_cells() {
+    let page = page_of(SessionReport { burst: None, phases: vec![], phase_history: vec![], ..full_report() });
+    for want in [
+        "<section id=\"decode\">",
+        "aria-label=\"Aggregate tok/s by context and concurrency\"",
+        "aria-label=\"Per-request tok/s by context and concurrency\"",
+        "aria-label=\"Aggregate tok/s against concurrency, one line per context\"",
+        "aria-label=\"TTFT per cell (ctx/conc), ms\"",
+        "aria-label=\"ITL per cell (ctx/conc), ms\"",
+        "<h3>Cells</h3>",
+        "<section id=\"timelines\">",
+        "<section id=\"actions\">",
+        "badge ok\">complete",
+    ] {
+        assert!(page.contains(want), "no {want:?}");
+    }
+    assert!(!page.contains("id=\"burst\"") && !page.contains("id=\"routing\""));
+}
+
+#[test]
+fn a_burst_session_has_its_heatmap_and_latencies() {
+    let page = page_of(SessionReport { decode: None, phases: vec![], ..full_report() });
+    assert!(page.contains("<section id=\"burst\">") && !page.contains("<section id=\"decode\">"));
+    assert!(page.contains("aria-label=\"Burst output tok/s by context and burst size\""));
+    assert!(page.contains("aria-label=\"Burst end-to-end latency per cell (ctx/burst), ms\""));
+    assert!(page.contains("307.2"));
+}
+
+#[test]
+fn a_routing_session_has_the_replica_split() {
+    let page = page_of(SessionReport { decode: None, burst: None, ..full_report() });
+    assert!(page.contains("<section id=\"routing\">"), "routing section");
+    assert!(page.contains("aria-label=\"Requests per replica, one bar per routing phase\""));
+    assert!(page.contains("Routing phases</dt><dd>1/2 measured"));
+}
+
+#[test]
+fn an_interrupted_session_says_so() {
+    let mut report = full_report();
+    report.complete = false;
+    report.actions.push(ActionRecord { at_s: 80.0, action: "interrupted".into(), cell: None });
+    if let Some(d) = report.decode.as_mut() {
+        d.cells[1].status = crate::report::status::CellOutcome::Pending;
+    }
+    let page = page_of(report);
+    assert!(page.contains("badge bad\">interrupted"));
+    assert!(page.contains("·"), "the pending cell shows as not run");
+}
+
+#[test]
+fn a_report_with_nothing_measured_still_renders() {
+    let page = page_of(minimal_report());
+    assert!(page.contains("Nothing measured") && page.contains("<h1>test-model"), "{page}");
+    assert!(!page.contains("<svg"));
+    let unrun = SessionReport { phases: vec![RoutingPhase::not_run("r1-x", "failed")], ..minimal_report() };
+    assert!(page_of(unrun).contains("No per-replica request counts"));
+}
+
+#[test]
+fn the_example_fixture_renders_every_section() {
+    let report: SessionReport = serde_json::from_str(EXAMPLE).expect("fixture parses");
+    let page = page_of(report);
+    for id in ["decode", "burst", "routing", "timelines", "actions"] {
+        assert!(page.contains(&format!("<section id=\"{id}\">")), "no {id} section");
+        assert!(page.contains(&format!("<a href=\"#{id}\">")), "no link to {id}");
+    }
+}
+
+#[test]
+fn every_report_string_is_escaped() {
+    let evil = "<img src=x onerror=alert(1)>&\"'";
+    let mut report = full_report();
+    report.model = evil.into();
+    report.runtime = Some(evil.into());
+    report.warnings.push(evil.into());
+    report.actions[0].cell = Some(evil.into());
+    report.actions[0].action = evil.into();
+    report.phases[0].phase = evil.into();
+    report.phases[0].replicas = std::mem::take(&mut report.phases[0].replicas)
+        .into_values()
+        .enumerate()
+        .map(|(i, r)| (format!("{evil}{i}"), r))
+        .collect();
+    if let Some(d) = report.decode.as_mut() {
+        d.ctx_labels = vec![evil.into()];
+        d.cells.iter_mut().for_each(|c| c.ctx_label = evil.into());
+    }
+    report.replica_series.insert(evil.into(), report.replica_series["r0"].clone());
+    let page = page_of(report);
+    assert!(!page.contains("<img") && !page.contains("onerror=alert(1)>"), "raw markup leaked");
+    assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;&amp;&quot;&#39;"), "HTML-escaped");
+}
