@@ -5,11 +5,13 @@
 
 pub mod quantile;
 pub mod rate;
+pub mod reservoir;
 pub mod ring;
 pub mod timing;
 
 pub use quantile::{Percentiles, Samples, Summary};
 pub use rate::WindowCounter;
+pub use reservoir::Reservoir;
 pub use ring::Ring;
 pub use timing::{Slo, itl, tokens_per_second, tpot};
 
