@@ -111,7 +111,7 @@ def server(metrics, problems):
             "waiting": pick(metrics, "vllm:num_requests_waiting") or 0}
 
 
-def memory(rows, skip_s, growth_pct, problems):
+def memory(rows, skip_s, growth_pct, problems, req_rate):
     rows = [r for r in rows if r["t_s"] > skip_s]
     if len(rows) < 3:
         problems.append("too few RSS samples after the warmup")
@@ -124,7 +124,10 @@ def memory(rows, skip_s, growth_pct, problems):
         a = sum(r[f"{who}_rss_kb"] for r in first) / len(first)
         b = sum(r[f"{who}_rss_kb"] for r in last) / len(last)
         growth = 100.0 * (b - a) / a if a else float("inf")
+        # Requests between the two spans' midpoints, at the run's mean request rate.
+        between = req_rate * (sum(r["t_s"] for r in last) / len(last) - sum(r["t_s"] for r in first) / len(first))
         out[who] = {"first_mean_kb": round(a), "last_mean_kb": round(b), "growth_pct": round(growth, 2),
+                    "growth_bytes_per_request": round(1024 * (b - a) / between) if between > 0 else None,
                     "max_kb": max(r[f"{who}_rss_kb"] for r in rows),
                     "cpu_mean_pct": round(sum(r[f"{who}_cpu_pct"] for r in rows) / len(rows), 1)}
         if growth > growth_pct:
@@ -145,7 +148,7 @@ def main():
     with open(os.path.join(d, "rss.csv")) as f:
         head = f.readline().strip().split(",")
         rows = [dict(zip(head, map(float, line.split(",")))) for line in f if line.strip()]
-    mem = memory(rows, skip_s, growth_pct, problems)
+    mem = memory(rows, skip_s, growth_pct, problems, client["started"] / max(elapsed, 1.0))
     pick_rows = [rows[0], rows[len(rows) // 2], rows[-1]] if rows else []
     summary = {"elapsed_s": elapsed, "client": client, "server": srv, "memory": mem,
                "rss_start_mid_end": pick_rows, "report_bytes": os.path.getsize(os.path.join(d, "report.json")),
