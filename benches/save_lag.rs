@@ -21,7 +21,7 @@ use llm_decode_bench::report::writer::ReportWriter;
 use llm_decode_bench::session::{SessionHandles, start};
 use llm_decode_bench::sim::params::EngineParams;
 use llm_decode_bench::sim::{Cluster, SimConfig};
-use llm_decode_bench::stats::Samples;
+use llm_decode_bench::stats::{Samples, Summary};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,7 +62,7 @@ impl Mode {
 struct Outcome {
     report: SessionReport,
     /// Session-wide probe lateness, ms.
-    lag: Samples,
+    lag: Option<Summary>,
     /// Save times, ms: `Save` sent to `Saved` heard (writer thread) or the inline write.
     saves: Samples,
     /// Saves asked for.
@@ -138,7 +138,7 @@ async fn session(mode: Mode, cfg: RunConfig, big: Option<Arc<SessionReport>>, sc
         }
     };
     probe_stop.cancel();
-    Outcome { report, lag: probe.await.expect("probe"), saves, asked, saved }
+    Outcome { report, lag: probe.await.expect("probe").summary(), saves, asked, saved }
 }
 
 /// The figures of one session, ms unless named otherwise.
@@ -166,9 +166,9 @@ impl Figures {
             attempts.iter().filter_map(|a| a.client_lag_ms.as_ref().map(f)).fold(0.0, f64::max)
         };
         Figures {
-            lag_p50: o.lag.percentile(50.0).unwrap_or(0.0),
-            lag_p99: o.lag.percentile(99.0).unwrap_or(0.0),
-            lag_max: o.lag.max().unwrap_or(0.0),
+            lag_p50: o.lag.map_or(0.0, |l| l.p50),
+            lag_p99: o.lag.map_or(0.0, |l| l.p99),
+            lag_max: o.lag.map_or(0.0, |l| l.max),
             attempt_p99: worst(|s| s.p99),
             attempt_max: worst(|s| s.max),
             save_p50: o.saves.percentile(50.0).unwrap_or(0.0),

@@ -91,3 +91,37 @@ async fn metrics_faults_occur_at_their_rates() {
     assert!((f64::from(failed) / f64::from(n) - 0.3).abs() < 0.1, "failed {failed}/{n}");
     assert!((f64::from(slow) / f64::from(n) - 0.2).abs() < 0.1, "slow {slow}/{n}");
 }
+
+/// A stream that goes silent after its first tokens fails `stalled` once the idle timeout
+/// has passed, also while a much longer first-token timeout is set (as decode cells set it):
+/// the soak (benches/soak.sh) saw stalled streams held until the window cut them.
+#[tokio::test(start_paused = true)]
+async fn a_stall_fails_after_the_idle_timeout_even_with_a_first_token_timeout() {
+    use llm_decode_bench::load::live::LiveCounters;
+    use llm_decode_bench::load::request::{BodyOptions, BodyTemplate, Endpoint};
+    use llm_decode_bench::load::sample::{ErrorKind, RequestSample};
+    use llm_decode_bench::load::stream::{StreamSpec, run_stream};
+    let c = inproc_cluster(1, 1.0, |cfg| cfg.faults = "stall=1".parse().unwrap());
+    let url = format!("{}{}", c.info().replicas[0].url, Endpoint::Chat.path());
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(reqwest::header::CONTENT_TYPE, "application/json".parse().unwrap());
+    let idle = Duration::from_secs(2);
+    let spec = StreamSpec {
+        url: &url,
+        headers: &headers,
+        served_by: &[],
+        first_token_timeout: Some(Duration::from_secs(120)),
+        queued_waits: true,
+        idle_timeout: idle,
+        expected_chunks: 64,
+    };
+    let opts =
+        BodyOptions { endpoint: Endpoint::Chat, model: c.info().model.clone(), max_tokens: 64, ignore_eos: true };
+    let body = BodyTemplate::new(&opts, "hello there").render("");
+    let (live, cancel) = (LiveCounters::default(), tokio_util::sync::CancellationToken::new());
+    let s = run_stream(&*c.backend(), &spec, body, RequestSample::new(0, tokio::time::Instant::now()), &cancel, &live)
+        .await;
+    assert_eq!(s.error_kind(), Some(ErrorKind::Stalled), "{:?}", s.outcome);
+    let quiet = s.ended_at - s.last_token_at().expect("tokens before the stall");
+    assert!(quiet >= idle && quiet < idle + Duration::from_millis(500), "failed after {quiet:?} of silence");
+}

@@ -111,6 +111,13 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         &self.samples
     }
 
+    /// Removes and returns the oldest samples, in order, up to the first that did not end
+    /// before `t`: a long attempt folds them into its summary instead of keeping timelines.
+    pub fn take_ended_before(&mut self, t: Instant) -> std::vec::Drain<'_, RequestSample> {
+        let n = self.samples.iter().position(|s| s.ended_at >= t).unwrap_or(self.samples.len());
+        self.samples.drain(..n)
+    }
+
     fn take(&mut self, s: RequestSample) {
         if s.error_kind() == Some(ErrorKind::Unauthorized) {
             halt_unauthorized(self.env, s.status);

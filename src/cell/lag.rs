@@ -2,7 +2,7 @@
 //! starved client shows up here before it distorts latencies.
 
 use crate::load::live::LiveCounters;
-use crate::stats::{Ring, Samples};
+use crate::stats::{Reservoir, Ring};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -10,11 +10,12 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// Starts the probe; the task returns the lateness of every tick, ms, when `cancel` fires, and
+/// Starts the probe; the task returns the lateness of the ticks, ms (a bounded [`Reservoir`],
+/// so a long attempt keeps a fixed amount), when `cancel` fires, and
 /// keeps `live.lag_recent_us` at the worst lateness of the last second.
-pub fn spawn(interval: Duration, cancel: CancellationToken, live: Arc<LiveCounters>) -> JoinHandle<Samples> {
+pub fn spawn(interval: Duration, cancel: CancellationToken, live: Arc<LiveCounters>) -> JoinHandle<Reservoir> {
     tokio::spawn(async move {
-        let mut lag = Samples::new();
+        let mut lag = Reservoir::default();
         let per_second = (Duration::from_secs(1).as_micros() / interval.as_micros().max(1)).max(1) as usize;
         let mut recent = Ring::new(per_second);
         let mut next = Instant::now() + interval;
@@ -47,9 +48,8 @@ mod tests {
         let h = spawn(Duration::from_millis(10), cancel.clone(), Arc::default());
         tokio::time::sleep(Duration::from_millis(105)).await;
         cancel.cancel();
-        let mut lag = h.await.unwrap();
-        assert_eq!(lag.len(), 10);
-        assert_eq!(lag.max(), Some(0.0));
-        assert_eq!(lag.percentile(99.0), Some(0.0));
+        let lag = h.await.unwrap().summary().unwrap();
+        assert_eq!(lag.count, 10);
+        assert_eq!((lag.max, lag.p99), (0.0, 0.0));
     }
 }

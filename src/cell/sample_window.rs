@@ -1,10 +1,9 @@
 //! Pure window arithmetic on request samples: tokens inside a measurement window, per-stream
 //! ITL over the window, per-token and per-chunk gaps, and the report records.
 
-use crate::load::sample::{Outcome, RequestSample, TokenSource};
+use crate::load::sample::{Outcome, RequestSample};
 use crate::report::json::RequestRecord;
 use crate::stats::Samples;
-use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -65,9 +64,9 @@ pub fn stream_window(s: &RequestSample, w: &Window) -> StreamWindow {
     StreamWindow { tokens: c_last - before, itl }
 }
 
-/// Gaps between consecutive chunks whose later chunk falls in `w`, ms: pushed once per chunk
-/// into `per_chunk`, and `k` times as `gap/k` into `per_token` for a chunk of `k` tokens.
-pub fn push_gaps(s: &RequestSample, w: &Window, per_chunk: &mut Samples, per_token: &mut Samples) {
+/// Gaps between consecutive chunks whose later chunk falls in `w`, ms: given once per chunk
+/// to `per_chunk`, and `k` times as `gap/k` to `per_token` for a chunk of `k` tokens.
+pub fn push_gaps(s: &RequestSample, w: &Window, mut per_chunk: impl FnMut(f64), mut per_token: impl FnMut(f64)) {
     for pair in s.marks.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if !w.contains(s.mark_at(b)) {
@@ -75,9 +74,9 @@ pub fn push_gaps(s: &RequestSample, w: &Window, per_chunk: &mut Samples, per_tok
         }
         let gap_ms = (b.at_us - a.at_us) as f64 / 1e3;
         let k = b.tokens.saturating_sub(a.tokens).max(1);
-        per_chunk.push(gap_ms);
+        per_chunk(gap_ms);
         for _ in 0..k.min(4096) {
-            per_token.push(gap_ms / k as f64);
+            per_token(gap_ms / k as f64);
         }
     }
 }
@@ -89,20 +88,9 @@ pub fn per_token_gaps<'a>(samples: impl IntoIterator<Item = &'a RequestSample>) 
     for s in samples {
         let Some(last) = s.marks.last() else { continue };
         let all = Window { start: s.sent_at, end: s.mark_at(last) + Duration::from_micros(1) };
-        push_gaps(s, &all, &mut per_chunk, &mut per_token);
+        push_gaps(s, &all, |g| per_chunk.push(g), |g| per_token.push(g));
     }
     per_token
-}
-
-/// Token sources that contributed tokens to the window, by tokens, most first.
-pub fn sources_by_tokens<'a>(items: impl Iterator<Item = (&'a RequestSample, u64)>) -> Vec<TokenSource> {
-    let mut by: BTreeMap<TokenSource, u64> = BTreeMap::new();
-    for (s, tokens) in items.filter(|(_, t)| *t > 0) {
-        *by.entry(s.token_source).or_default() += tokens;
-    }
-    let mut v: Vec<_> = by.into_iter().collect();
-    v.sort_by_key(|(_, tokens)| std::cmp::Reverse(*tokens));
-    v.into_iter().map(|(s, _)| s).collect()
 }
 
 /// The report name of a sample's outcome.
@@ -137,7 +125,7 @@ pub fn record(s: &RequestSample, origin: Instant, window_tokens: u64) -> Request
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::sample::Mark;
+    use crate::load::sample::{Mark, TokenSource};
 
     fn sample(origin: Instant, marks: &[(u64, u64)]) -> RequestSample {
         let mut s = RequestSample::new(0, origin);
@@ -167,7 +155,7 @@ mod tests {
         assert_eq!(sw.tokens, 8);
         assert_eq!(sw.itl, Some(Duration::from_millis(10)), "(90-50)/(9-5)");
         let (mut chunk, mut token) = (Samples::new(), Samples::new());
-        push_gaps(&s, &w, &mut chunk, &mut token);
+        push_gaps(&s, &w, |g| chunk.push(g), |g| token.push(g));
         assert_eq!(chunk.len(), 2);
         assert_eq!(token.len(), 8);
         assert_eq!(token.percentile(50.0), Some(10.0));

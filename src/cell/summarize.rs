@@ -1,9 +1,9 @@
 //! The client's view of one attempt, computed from its samples after the fact (pure).
 
-use super::sample_window::{Window, push_gaps, record, sources_by_tokens, stream_window};
+use super::sample_window::{Window, push_gaps, record, stream_window};
 use crate::load::sample::{ErrorKind, Outcome, RequestSample, TokenSource};
 use crate::report::json::RequestRecord;
-use crate::stats::{Samples, Summary};
+use crate::stats::{Reservoir, Summary};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -59,41 +59,98 @@ pub fn summarize(
     requested: u32,
     cutoff: Instant,
 ) -> ClientStats {
-    let mut st = ClientStats::default();
-    let (mut ttft, mut itl, mut tok_gaps, mut chunk_gaps, mut tpot, mut lat) =
-        (Samples::new(), Samples::new(), Samples::new(), Samples::new(), Samples::new(), Samples::new());
-    let mut window_share = Vec::with_capacity(samples.len());
+    let mut sum = Summarizer::new(origin);
     for s in samples {
-        let sw = window.map(|w| stream_window(s, &w)).unwrap_or_default();
-        window_share.push((s, sw.tokens));
-        st.window_tokens += sw.tokens;
-        if let Some(d) = sw.itl {
-            itl.push(ms(d));
+        sum.add(s, window.as_ref(), cutoff);
+    }
+    sum.finish(window, requested)
+}
+
+/// [`summarize`] one sample at a time, so a long window can fold each finished request in as
+/// it arrives and drop its token timeline: memory then grows by one [`RequestRecord`] per
+/// request, and the distributions are bounded [`Reservoir`]s (exact up to their capacity).
+#[derive(Debug, Clone)]
+pub struct Summarizer {
+    origin: Instant,
+    st: ClientStats,
+    ttft: Reservoir,
+    itl: Reservoir,
+    tok_gaps: Reservoir,
+    chunk_gaps: Reservoir,
+    tpot: Reservoir,
+    lat: Reservoir,
+    sources: BTreeMap<TokenSource, u64>,
+}
+
+impl Summarizer {
+    /// An empty summary of an attempt that started at `origin`.
+    pub fn new(origin: Instant) -> Self {
+        Self {
+            origin,
+            st: ClientStats::default(),
+            ttft: Reservoir::default(),
+            itl: Reservoir::default(),
+            tok_gaps: Reservoir::default(),
+            chunk_gaps: Reservoir::default(),
+            tpot: Reservoir::default(),
+            lat: Reservoir::default(),
+            sources: BTreeMap::new(),
         }
-        if let Some(w) = &window {
-            push_gaps(s, w, &mut chunk_gaps, &mut tok_gaps);
+    }
+
+    /// Adds one sample, judged against `window` and `cutoff` as [`summarize`] does. A sample
+    /// folded in before the window closed must have ended before its real end (and cutoff).
+    pub fn add(&mut self, s: &RequestSample, window: Option<&Window>, cutoff: Instant) {
+        let sw = window.map(|w| stream_window(s, w)).unwrap_or_default();
+        self.st.window_tokens += sw.tokens;
+        if sw.tokens > 0 {
+            *self.sources.entry(s.token_source).or_default() += sw.tokens;
+        }
+        if let Some(d) = sw.itl {
+            self.itl.push(ms(d));
+        }
+        if let Some(w) = window {
+            push_gaps(s, w, |g| self.chunk_gaps.push(g), |g| self.tok_gaps.push(g));
         }
         if let (Some(t), Some(first)) = (s.ttft(), s.first_token_at())
             && first < cutoff
         {
-            ttft.push(ms(t));
+            self.ttft.push(ms(t));
         }
-        count_outcome(&mut st, s, cutoff, &mut lat, &mut tpot);
-        st.records.push(record(s, origin, sw.tokens));
+        count_outcome(&mut self.st, s, cutoff, &mut self.lat, &mut self.tpot);
+        self.st.records.push(record(s, self.origin, sw.tokens));
     }
-    if let Some(w) = window.filter(|w| !w.is_empty()) {
-        st.aggregate_tps = st.window_tokens as f64 / w.len().as_secs_f64();
-        st.per_request_tps = st.aggregate_tps / f64::from(requested.max(1));
+
+    /// Requests added so far.
+    pub fn len(&self) -> usize {
+        self.st.records.len()
     }
-    st.sources = sources_by_tokens(window_share.into_iter());
-    st.itl_ms = itl.summary();
-    st.user_tps = st.itl_ms.map(|s| s.p50).filter(|p| *p > 0.0).map(|p| 1e3 / p);
-    (st.ttft_ms, st.itl_token_ms, st.itl_chunk_ms) = (ttft.summary(), tok_gaps.summary(), chunk_gaps.summary());
-    (st.tpot_ms, st.latency_ms) = (tpot.summary(), lat.summary());
-    st
+
+    /// True when nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.st.records.is_empty()
+    }
+
+    /// The statistics, with rates over `window` (the window that really ran).
+    pub fn finish(mut self, window: Option<Window>, requested: u32) -> ClientStats {
+        let mut st = std::mem::take(&mut self.st);
+        if let Some(w) = window.filter(|w| !w.is_empty()) {
+            st.aggregate_tps = st.window_tokens as f64 / w.len().as_secs_f64();
+            st.per_request_tps = st.aggregate_tps / f64::from(requested.max(1));
+        }
+        let mut by: Vec<_> = self.sources.into_iter().collect();
+        by.sort_by_key(|(_, tokens)| std::cmp::Reverse(*tokens));
+        st.sources = by.into_iter().map(|(s, _)| s).collect();
+        st.itl_ms = self.itl.summary();
+        st.user_tps = st.itl_ms.map(|s| s.p50).filter(|p| *p > 0.0).map(|p| 1e3 / p);
+        (st.ttft_ms, st.itl_token_ms, st.itl_chunk_ms) =
+            (self.ttft.summary(), self.tok_gaps.summary(), self.chunk_gaps.summary());
+        (st.tpot_ms, st.latency_ms) = (self.tpot.summary(), self.lat.summary());
+        st
+    }
 }
 
-fn count_outcome(st: &mut ClientStats, s: &RequestSample, cutoff: Instant, lat: &mut Samples, tpot: &mut Samples) {
+fn count_outcome(st: &mut ClientStats, s: &RequestSample, cutoff: Instant, lat: &mut Reservoir, tpot: &mut Reservoir) {
     match &s.outcome {
         Outcome::Completed(_) if s.ended_at <= cutoff => {
             st.completed += 1;
@@ -167,5 +224,33 @@ mod tests {
         assert!((lat.p50 - 210.0).abs() < 1e-6);
         assert!((st.tpot_ms.unwrap().p50 - 10.0).abs() < 1e-6, "(210-110)/10");
         assert!((st.ttft_ms.unwrap().p50 - 110.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn folding_as_requests_end_gives_the_same_figures_as_summarizing_at_the_end() {
+        let o = Instant::now();
+        let mut samples: Vec<RequestSample> = (0..40).map(|i| stream(o, i * 37, 5 + i % 9, 3 + i % 4)).collect();
+        for (i, s) in samples.iter_mut().enumerate() {
+            s.outcome = if i % 7 == 3 {
+                Outcome::Failed { kind: ErrorKind::StreamReset, detail: "reset".into() }
+            } else {
+                Outcome::Completed(None)
+            };
+        }
+        let planned = Window { start: o + Duration::from_millis(300), end: o + Duration::from_secs(10) };
+        // The window really closed at 1.2 s; requests that ended before 0.9 s were folded in
+        // against the planned window while it ran, the rest summarised at the end.
+        let real = Window { end: o + Duration::from_millis(1200), ..planned };
+        let fold_at = o + Duration::from_millis(900);
+        let mut sum = Summarizer::new(o);
+        let (early, late): (Vec<_>, Vec<_>) = samples.iter().partition(|s| s.ended_at < fold_at);
+        assert!(!early.is_empty() && !late.is_empty());
+        early.iter().for_each(|s| sum.add(s, Some(&planned), planned.end));
+        late.iter().for_each(|s| sum.add(s, Some(&real), real.end));
+        let folded = sum.finish(Some(real), 8);
+        let mut ordered = early.into_iter().cloned().collect::<Vec<_>>();
+        ordered.extend(late.into_iter().cloned());
+        assert_eq!(folded, summarize(&ordered, o, Some(real), 8, real.end));
+        assert!(folded.window_tokens > 0 && folded.error_count > 0);
     }
 }

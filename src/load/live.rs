@@ -1,5 +1,6 @@
 //! Lock-free live counters the workers bump on the hot path and the monitor reads at its tick.
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
@@ -21,11 +22,21 @@ pub struct LiveCounters {
     pub completed: AtomicU64,
     /// Requests that failed.
     pub failed: AtomicU64,
-    /// Time to first token of every request that got one, ms. Locked once per request (at
-    /// its first token), never per token.
-    pub ttfts: Mutex<Vec<f32>>,
+    /// Times to first token, ms: the latest [`RECENT_TTFTS`] and the largest. Locked once per
+    /// request (at its first token), never per token; bounded however long the attempt.
+    pub ttfts: Mutex<Ttfts>,
     /// Worst client event-loop lag over the last second, microseconds (set by the lag probe).
     pub lag_recent_us: AtomicU64,
+}
+
+/// TTFTs the live view keeps: the live percentiles are of the latest this many requests.
+pub const RECENT_TTFTS: usize = 8192;
+
+/// The latest times to first token and the largest one, ms.
+#[derive(Debug, Clone, Default)]
+pub struct Ttfts {
+    recent: VecDeque<f32>,
+    max: Option<f32>,
 }
 
 /// A copy of [`LiveCounters`] at one moment.
@@ -63,14 +74,24 @@ impl LiveCounters {
 
     /// Records one request's time to first token.
     pub fn record_ttft(&self, ms: f64) {
-        if let Ok(mut v) = self.ttfts.lock() {
-            v.push(ms as f32);
+        if let Ok(mut t) = self.ttfts.lock() {
+            let ms = ms as f32;
+            if t.recent.len() == RECENT_TTFTS {
+                t.recent.pop_front();
+            }
+            t.recent.push_back(ms);
+            t.max = Some(t.max.map_or(ms, |m| m.max(ms)));
         }
     }
 
-    /// A copy of the TTFTs recorded so far, ms.
+    /// A copy of the latest [`RECENT_TTFTS`] TTFTs, oldest first, ms.
     pub fn ttfts(&self) -> Vec<f64> {
-        self.ttfts.lock().map(|v| v.iter().map(|x| f64::from(*x)).collect()).unwrap_or_default()
+        self.ttfts.lock().map(|t| t.recent.iter().map(|x| f64::from(*x)).collect()).unwrap_or_default()
+    }
+
+    /// The largest TTFT recorded, ms.
+    pub fn ttft_max_ms(&self) -> Option<f64> {
+        self.ttfts.lock().ok().and_then(|t| t.max).map(f64::from)
     }
 
     /// Worst recent event-loop lag, ms.
@@ -84,5 +105,23 @@ impl LiveCounters {
 
     pub(crate) fn shift(counter: &AtomicI64, n: i64) {
         counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttfts_keep_the_latest_and_the_largest_only() {
+        let live = LiveCounters::default();
+        live.record_ttft(5000.0);
+        for i in 0..(RECENT_TTFTS + 100) {
+            live.record_ttft(i as f64);
+        }
+        let recent = live.ttfts();
+        assert_eq!(recent.len(), RECENT_TTFTS, "bounded however many requests");
+        assert_eq!(recent.first().copied(), Some(100.0), "the oldest went first");
+        assert_eq!(live.ttft_max_ms(), Some((RECENT_TTFTS + 99) as f64));
     }
 }

@@ -353,6 +353,9 @@ async fn pump(
     let mut last_data = sent;
     // One timer per request, re-armed only when it fires: no timer work per chunk.
     let mut armed = clock.first(spec);
+    // Re-armed once at the first token: a first-token deadline still set then would hold a
+    // stalled stream until it passes (minutes) instead of the idle timeout.
+    let mut idle_armed = false;
     let timer = tokio::time::sleep_until(armed.unwrap_or(sent));
     tokio::pin!(timer);
     loop {
@@ -385,8 +388,9 @@ async fn pump(
         if st.error.is_some() || st.done {
             return Outcome::Completed(None);
         }
-        if armed.is_none() && !st.sample.marks.is_empty() {
+        if !idle_armed && !st.sample.marks.is_empty() {
             // Tokens flow: from now on the idle timeout applies.
+            idle_armed = true;
             armed = Some(last_data + spec.idle_timeout);
             timer.as_mut().reset(last_data + spec.idle_timeout);
         }

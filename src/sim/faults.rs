@@ -12,7 +12,7 @@
 use rand::Rng;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Whether one simulated replica is up (the default) or down.
 #[derive(Debug, Default)]
@@ -156,6 +156,53 @@ impl FaultSpec {
     }
 }
 
+/// What one replica's fault injection did: completion requests accepted and faults injected
+/// by kind, shown on `/metrics` as `sim:completion_requests_total` and
+/// `sim:injected_faults_total{kind}` while `--faults` names a request fault, so a soak can
+/// check the client's error counts against the server's own record.
+#[derive(Debug, Default)]
+pub struct FaultTally {
+    requests: AtomicU64,
+    injected: [AtomicU64; REQUEST_KINDS.len()],
+}
+
+impl FaultTally {
+    /// Counts one completion request and the fault drawn for it, if any.
+    pub fn record(&self, fault: Option<RequestFault>) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if let Some(i) = fault.and_then(|f| REQUEST_KINDS.iter().position(|(_, k)| *k == f)) {
+            self.injected[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Completion requests accepted (past validation).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Faults injected per kind, in the order `--faults` lists the kinds.
+    pub fn injected(&self) -> Vec<(RequestFault, u64)> {
+        REQUEST_KINDS.iter().zip(&self.injected).map(|((_, k), n)| (*k, n.load(Ordering::Relaxed))).collect()
+    }
+
+    /// The two `sim:*` counter families in Prometheus text.
+    pub fn exposition(&self) -> String {
+        let mut out = String::from(
+            "# HELP sim:completion_requests_total Completion requests accepted (a fault drawn for each; simulator only).\n\
+             # TYPE sim:completion_requests_total counter\n",
+        );
+        out.push_str(&format!("sim:completion_requests_total {}\n", self.requests()));
+        out.push_str(
+            "# HELP sim:injected_faults_total Request faults injected by --faults (simulator only).\n\
+             # TYPE sim:injected_faults_total counter\n",
+        );
+        for (kind, n) in self.injected() {
+            out.push_str(&format!("sim:injected_faults_total{{kind=\"{kind}\"}} {n}\n"));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +230,20 @@ mod tests {
         let frac = |f| draws.iter().filter(|d| **d == Some(f)).count() as f64 / n as f64;
         assert!((frac(RequestFault::Reset) - 0.1).abs() < 0.01);
         assert!((frac(RequestFault::Http500) - 0.3).abs() < 0.015);
+    }
+
+    #[test]
+    fn the_tally_counts_requests_and_faults_by_kind() {
+        let t = FaultTally::default();
+        for f in [None, Some(RequestFault::Reset), Some(RequestFault::Reset), Some(RequestFault::Http429)] {
+            t.record(f);
+        }
+        assert_eq!(t.requests(), 4);
+        let by: std::collections::HashMap<_, _> = t.injected().into_iter().collect();
+        assert_eq!((by[&RequestFault::Reset], by[&RequestFault::Http429], by[&RequestFault::Stall]), (2, 1, 0));
+        let text = t.exposition();
+        assert!(text.contains("sim:completion_requests_total 4\n"), "{text}");
+        assert!(text.contains("sim:injected_faults_total{kind=\"reset\"} 2\n"), "{text}");
+        assert!(text.contains("sim:injected_faults_total{kind=\"malformed\"} 0\n"), "{text}");
     }
 }

@@ -250,6 +250,7 @@ fn replica_state(cfg: &SimConfig, i: usize, name: &str, clock: EngineClock) -> a
         faults: cfg.faults.clone(),
         metrics_slow_delay: cfg.metrics_slow_delay,
         rng: Mutex::new(StdRng::seed_from_u64(cfg.seed.wrapping_add(i as u64 + 1))),
+        tally: Default::default(),
         next_id: AtomicU64::new(0),
         dev_mode: cfg.dev_mode,
         power: Arc::default(),

@@ -6,12 +6,14 @@
 pub mod percentile_list;
 pub mod quantile;
 pub mod rate;
+pub mod reservoir;
 pub mod ring;
 pub mod timing;
 
 pub use percentile_list::{PercentileList, percentile_list};
 pub use quantile::{Percentiles, Samples, Summary};
 pub use rate::WindowCounter;
+pub use reservoir::Reservoir;
 pub use ring::Ring;
 pub use timing::{Slo, itl, tokens_per_second, tpot};
 

@@ -70,6 +70,15 @@ impl Samples {
         self.values.push(value);
     }
 
+    /// Replaces the value held at `index` (in no particular order) by `value`, if finite and
+    /// `index` is held; for [`super::Reservoir`].
+    pub fn replace(&mut self, index: usize, value: f64) {
+        if let Some(slot) = self.values.get_mut(index).filter(|_| value.is_finite()) {
+            *slot = value;
+            self.sorted = false;
+        }
+    }
+
     /// Adds every finite value of `values`.
     pub fn extend_from_slice(&mut self, values: &[f64]) {
         self.values.reserve(values.len());

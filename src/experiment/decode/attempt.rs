@@ -9,6 +9,7 @@ use crate::cell::context::CellEnv;
 use crate::cell::control::{Phase, RunnerEvent};
 use crate::cell::publisher::LivePublisher;
 use crate::cell::sample_window::Window;
+use crate::cell::summarize::Summarizer;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::worker::spawn_closed_loop;
@@ -30,6 +31,9 @@ struct Run<'a> {
     lp: AttemptLoop<'a>,
     workers: JoinSet<()>,
     told_silent: bool,
+    /// Requests that ended while the window ran, folded in as they finish (their token
+    /// timelines dropped), so a long window keeps no per-token data.
+    folded: Summarizer,
 }
 
 impl Run<'_> {
@@ -93,7 +97,7 @@ impl Run<'_> {
         let t = self.lp.live().totals();
         let metrics =
             self.env.metrics().and_then(|m| Some((m.seq, m.running_total()?, m.waiting_total().unwrap_or(0.0))));
-        let max_ttft = self.lp.live().ttfts().into_iter().filter(|ms| ms.is_finite()).reduce(f64::max);
+        let max_ttft = self.lp.live().ttft_max_ms().filter(|ms| ms.is_finite());
         tracker.check(&Observation {
             requested: self.spec.conc,
             in_flight: t.in_flight,
@@ -109,13 +113,24 @@ impl Run<'_> {
         let window = self.env.cfg.window;
         self.lp.phase(Phase::Measuring, Some(window));
         let end = start + window;
+        let planned = Window { start, end };
         loop {
             match self.lp.wait(cancel, Some(end)).await {
                 Wake::Cancelled => return Instant::now().min(end),
                 Wake::Deadline => return end,
                 Wake::Tick if self.all_stopped() => return Instant::now().min(end),
-                Wake::Tick => {}
+                Wake::Tick => self.fold(&planned),
             }
+        }
+    }
+
+    /// Folds the requests that ended before now into the summary. The window's real end is
+    /// now or later, so each is judged against the planned window exactly as it would be at
+    /// the end; requests still running, or ending at this very instant, wait for the end.
+    fn fold(&mut self, planned: &Window) {
+        let now = Instant::now();
+        for s in self.lp.take_ended_before(now) {
+            self.folded.add(&s, Some(planned), planned.end);
         }
     }
 
@@ -134,7 +149,7 @@ impl Run<'_> {
 pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &CancellationToken) -> DecodeAttempt {
     let started = Instant::now();
     let Some(prompt) = env.facts.prompt(spec.ctx).cloned() else {
-        return build_attempt(env, spec, AttemptEnd::no_prompt(started), Vec::new());
+        return build_attempt(env, spec, AttemptEnd::no_prompt(started), Summarizer::new(started), Vec::new());
     };
     let floor = env.cfg.min_stream_tokens;
     let max_tokens =
@@ -155,7 +170,8 @@ pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &C
     let lag = crate::cell::lag::spawn(Duration::from_millis(10), stop.clone(), live.clone());
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
     let lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
-    let mut run = Run { env, spec, first_token, lp, workers, told_silent: false };
+    let folded = Summarizer::new(started);
+    let mut run = Run { env, spec, first_token, lp, workers, told_silent: false, folded };
     let mut end = AttemptEnd::new(started, prompt.tokens);
     if let Some(timed_out) = run.warmup(cancel).await {
         end.warmup_timed_out = timed_out;
@@ -171,5 +187,5 @@ pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &C
     end.lag = lag.await.ok();
     end.finished = Instant::now();
     end.interrupted = cancel.is_cancelled();
-    build_attempt(env, spec, end, run.lp.finish().0)
+    build_attempt(env, spec, end, run.folded, run.lp.finish().0)
 }

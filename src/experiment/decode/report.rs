@@ -4,13 +4,13 @@ use super::spec::DecodeCellSpec;
 use super::verdict::{Evidence, capacity, counts_disagree};
 use crate::cell::context::CellEnv;
 use crate::cell::sample_window::Window;
-use crate::cell::summarize::summarize;
+use crate::cell::summarize::Summarizer;
 use crate::load::sample::{RequestSample, TokenSource};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::metrics::window::window_stats;
 use crate::report::json::{DecodeAttempt, PromValidation};
 use crate::report::status::AttemptStatus;
-use crate::stats::Samples;
+use crate::stats::Reservoir;
 use std::sync::Arc;
 use tokio::time::Instant;
 
@@ -34,7 +34,7 @@ pub struct AttemptEnd {
     /// Metrics round at the window end.
     pub metrics_end: Option<Arc<MetricsSnapshot>>,
     /// Client event-loop lag, ms.
-    pub lag: Option<Samples>,
+    pub lag: Option<Reservoir>,
     /// The operator or a signal stopped the attempt.
     pub interrupted: bool,
     /// No prompt was calibrated for the cell's context size.
@@ -99,17 +99,21 @@ fn validation(start: &MetricsSnapshot, end: &MetricsSnapshot, window_s: f64, cli
     v
 }
 
-/// Builds the report entry of an attempt. The status is `measured` when a window ran and
-/// received tokens or had no errors, `errored` otherwise; the runner overrides it for
-/// interrupted attempts.
+/// Builds the report entry of an attempt from the requests `folded` in while it ran and the
+/// `samples` still held. The status is `measured` when a window ran and received tokens or
+/// had no errors, `errored` otherwise; the runner overrides it for interrupted attempts.
 pub fn build_attempt(
     env: &CellEnv,
     spec: &DecodeCellSpec,
     end: AttemptEnd,
+    mut folded: Summarizer,
     samples: Vec<RequestSample>,
 ) -> DecodeAttempt {
     let cutoff = end.window.map_or(end.finished, |w| w.end);
-    let st = summarize(&samples, end.started, end.window, spec.conc, cutoff);
+    for s in &samples {
+        folded.add(s, end.window.as_ref(), cutoff);
+    }
+    let st = folded.finish(end.window, spec.conc);
     let window_s = end.window.map_or(0.0, |w| w.len().as_secs_f64());
     let mut prom = match (&end.metrics_start, &end.metrics_end) {
         (Some(a), Some(b)) => Some(validation(a, b, window_s, st.aggregate_tps)),

@@ -73,7 +73,9 @@ async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Respo
 
 fn draw_fault(st: &ReplicaState, prep: &Prepared) -> Option<StreamFault> {
     let mut rng = st.rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let kind = st.faults.draw_request(&mut *rng)?;
+    let drawn = st.faults.draw_request(&mut *rng);
+    st.tally.record(drawn);
+    let kind = drawn?;
     let half = u64::from(prep.stop_after / 2).max(1);
     Some(StreamFault { kind, after_tokens: rng.random_range(1..=half) })
 }

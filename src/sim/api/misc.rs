@@ -91,7 +91,10 @@ pub async fn metrics(State(st): State<Arc<ReplicaState>>) -> Response {
         None => {}
     }
     let stats = st.engine.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-    let text = expo::render(st.dialect, &st.model, &st.params, &stats);
+    let mut text = expo::render(st.dialect, &st.model, &st.params, &stats);
+    if !st.faults.request.is_empty() {
+        text.push_str(&st.tally.exposition());
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text).into_response()
 }
 

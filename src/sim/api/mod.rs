@@ -9,7 +9,7 @@ mod stream;
 
 use super::engine::EngineHandle;
 use super::expo::MetricsDialect;
-use super::faults::{FaultSpec, Power};
+use super::faults::{FaultSpec, FaultTally, Power};
 use super::params::EngineParams;
 use axum::Router;
 use axum::routing::{get, post};
@@ -40,6 +40,8 @@ pub struct ReplicaState {
     pub metrics_slow_delay: Duration,
     /// Fault draws.
     pub rng: Mutex<StdRng>,
+    /// Completion requests and the faults drawn for them.
+    pub tally: FaultTally,
     /// Request id counter.
     pub next_id: AtomicU64,
     /// `POST /reset_prefix_cache` is mounted (vLLM's `VLLM_SERVER_DEV_MODE=1`).
