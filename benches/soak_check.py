@@ -41,24 +41,30 @@ def pick(metrics, name, **labels):
 
 def accounting(report, metrics, problems):
     attempts = [a for c in report["decode"]["cells"] for a in c["attempts"]]
-    recs = [r for a in attempts for r in a["request_samples"]]
+    # Exact counts per outcome; request_samples may be a bounded uniform sample of them.
     by = {}
-    for r in recs:
-        by[r["outcome"]] = by.get(r["outcome"], 0) + 1
+    for a in attempts:
+        outcomes = a.get("request_outcomes") or {}
+        if not outcomes:
+            problems.append("an attempt has no request_outcomes (older binary?)")
+        for k, n in outcomes.items():
+            by[k] = by.get(k, 0) + n
+        held = len(a["request_samples"])
+        if held > min(sum(outcomes.values()), 16384):
+            problems.append(f"an attempt keeps {held} request records, more than its bound")
+        own = {k: n for k, n in outcomes.items() if k in KINDS}
+        if own != a["errors"] or sum(own.values()) != a["error_count"]:
+            problems.append(f"attempt errors {a['errors']} / {a['error_count']} differ from its outcomes {own}")
     unnamed = {k: n for k, n in by.items() if k not in KINDS | {"completed", "cut"}}
     if unnamed:
         problems.append(f"requests with an unnamed outcome: {unnamed}")
     errors = {k: n for k, n in by.items() if k in KINDS}
-    for a in attempts:
-        own = {}
-        for r in a["request_samples"]:
-            if r["outcome"] in KINDS:
-                own[r["outcome"]] = own.get(r["outcome"], 0) + 1
-        if own != a["errors"] or sum(own.values()) != a["error_count"]:
-            problems.append(f"attempt errors {a['errors']} / {a['error_count']} differ from its records {own}")
-    c = {"started": len(recs), "completed": by.get("completed", 0), "cut": by.get("cut", 0), "errors": errors,
-         "output_tokens": sum(r["output_tokens"] for r in recs),
+    prom = [a.get("prometheus") or {} for a in attempts]
+    c = {"started": sum(by.values()), "completed": by.get("completed", 0), "cut": by.get("cut", 0), "errors": errors,
+         "request_records_kept": sum(len(a["request_samples"]) for a in attempts),
          "window_tokens": sum(a["window_tokens"] for a in attempts),
+         "server_window_tokens": sum(p.get("generation_tokens_delta") or 0 for p in prom),
+         "client_over_server": [p.get("client_over_server") for p in prom],
          "aggregate_tps": [a["aggregate_tps"] for a in attempts],
          "attempt_status": [a["status"] for a in attempts], "complete": report.get("complete")}
     if c["completed"] + c["cut"] + sum(errors.values()) != c["started"]:

@@ -3,7 +3,7 @@
 use super::sample_window::{Window, push_gaps, record, stream_window};
 use crate::load::sample::{ErrorKind, Outcome, RequestSample, TokenSource};
 use crate::report::json::RequestRecord;
-use crate::stats::{Reservoir, Summary};
+use crate::stats::{Reservoir, SampleOf, Summary};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -41,9 +41,15 @@ pub struct ClientStats {
     pub error_count: u64,
     /// Requests the server completed.
     pub completed: u64,
-    /// One record per request.
+    /// One record per request, or a uniform sample of [`REQUEST_SAMPLE_CAP`] of them.
     pub records: Vec<RequestRecord>,
+    /// Every request by its record's `outcome` (`completed`, `cut`, the error kind): exact.
+    pub outcomes: BTreeMap<String, u64>,
 }
+
+/// Most request records an attempt keeps for the report (about 6 MB of JSON); beyond it the
+/// records are a uniform sample, and `outcomes` still counts every request.
+pub const REQUEST_SAMPLE_CAP: usize = 16_384;
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
@@ -80,6 +86,7 @@ pub struct Summarizer {
     tpot: Reservoir,
     lat: Reservoir,
     sources: BTreeMap<TokenSource, u64>,
+    records: SampleOf<RequestRecord>,
 }
 
 impl Summarizer {
@@ -95,6 +102,7 @@ impl Summarizer {
             tpot: Reservoir::default(),
             lat: Reservoir::default(),
             sources: BTreeMap::new(),
+            records: SampleOf::new(REQUEST_SAMPLE_CAP),
         }
     }
 
@@ -118,22 +126,25 @@ impl Summarizer {
             self.ttft.push(ms(t));
         }
         count_outcome(&mut self.st, s, cutoff, &mut self.lat, &mut self.tpot);
-        self.st.records.push(record(s, self.origin, sw.tokens));
+        let rec = record(s, self.origin, sw.tokens);
+        *self.st.outcomes.entry(rec.outcome.clone()).or_default() += 1;
+        self.records.push(rec);
     }
 
     /// Requests added so far.
     pub fn len(&self) -> usize {
-        self.st.records.len()
+        self.records.seen() as usize
     }
 
     /// True when nothing was added.
     pub fn is_empty(&self) -> bool {
-        self.st.records.is_empty()
+        self.records.seen() == 0
     }
 
     /// The statistics, with rates over `window` (the window that really ran).
     pub fn finish(mut self, window: Option<Window>, requested: u32) -> ClientStats {
         let mut st = std::mem::take(&mut self.st);
+        st.records = std::mem::replace(&mut self.records, SampleOf::new(1)).into_vec();
         if let Some(w) = window.filter(|w| !w.is_empty()) {
             st.aggregate_tps = st.window_tokens as f64 / w.len().as_secs_f64();
             st.per_request_tps = st.aggregate_tps / f64::from(requested.max(1));
@@ -198,6 +209,25 @@ mod tests {
         assert!((st.user_tps.unwrap() - 100.0).abs() < 1e-6);
         assert_eq!(st.sources, vec![TokenSource::OpenaiContinuousUsage]);
         assert_eq!(st.latency_ms, None, "nothing completed inside the window");
+    }
+
+    #[test]
+    fn records_are_a_bounded_sample_and_outcomes_count_every_request() {
+        let o = Instant::now();
+        let w = Window { start: o, end: o + Duration::from_secs(3600) };
+        let mut sum = Summarizer::new(o);
+        let n = REQUEST_SAMPLE_CAP + 3000;
+        for i in 0..n {
+            let mut s = stream(o, i as u64, 2, 1);
+            s.outcome = Outcome::Completed(None);
+            sum.add(&s, Some(&w), w.end);
+        }
+        assert_eq!(sum.len(), n, "every request is counted");
+        let st = sum.finish(Some(w), 1);
+        assert_eq!(st.records.len(), REQUEST_SAMPLE_CAP, "the records are bounded");
+        assert_eq!(st.outcomes.values().sum::<u64>(), n as u64);
+        assert_eq!(st.completed, n as u64);
+        assert_eq!(st.latency_ms.map(|l| l.count), Some(n as u64), "figures are of every request");
     }
 
     #[test]

@@ -242,6 +242,11 @@ pub struct DecodeAttempt {
     pub target_lost: Vec<TargetLoss>,
     /// One entry per request of the attempt.
     pub request_samples: Vec<RequestRecord>,
+    /// Every request of the attempt by outcome (`completed`, `cut`, the error kind), exact
+    /// even when `request_samples` holds only a uniform sample of them (at most 16,384
+    /// records: the sample is whole when its length equals the sum of these counts).
+    #[serde(default)]
+    pub request_outcomes: BTreeMap<String, u64>,
 }
 
 /// Prometheus counters over the window, next to the client's view.

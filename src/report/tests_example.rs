@@ -88,6 +88,7 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         client_lag_ms: Some(summary(0.5)),
         target_lost: Vec::new(),
         request_samples: vec![request(0, "completed"), request(1, "cut"), request(2, "stalled")],
+        request_outcomes: [("completed".to_string(), 1), ("cut".to_string(), 1), ("stalled".to_string(), 1)].into(),
     }
 }
 

@@ -8,6 +8,7 @@ pub mod quantile;
 pub mod rate;
 pub mod reservoir;
 pub mod ring;
+pub mod sample_of;
 pub mod timing;
 
 pub use percentile_list::{PercentileList, percentile_list};
@@ -15,6 +16,7 @@ pub use quantile::{Percentiles, Samples, Summary};
 pub use rate::WindowCounter;
 pub use reservoir::Reservoir;
 pub use ring::Ring;
+pub use sample_of::SampleOf;
 pub use timing::{Slo, itl, tokens_per_second, tpot};
 
 #[cfg(test)]

@@ -174,5 +174,6 @@ pub fn build_attempt(
         client_lag_ms: end.lag.and_then(|mut l| l.summary()),
         target_lost: Vec::new(),
         request_samples: st.records,
+        request_outcomes: st.outcomes,
     }
 }
