@@ -58,10 +58,42 @@ pub fn nonfinite_notes(h: &History) -> Vec<String> {
         .collect()
 }
 
-/// Seconds of `[from, to]` covered by `stale` (an open interval runs to `now_s`).
+/// Shortest stretch of failed polls that counts as a lost target, seconds. A shorter one is a
+/// blip (one or a few scrapes failed between answered ones, as a 1% scrape failure rate gives
+/// over a long window): the replica kept serving, so the attempt's figures are not suspect.
+pub const LOST_MIN_S: f64 = 2.0;
+
+/// Length of a stale stretch, seconds (an open one runs to `now_s`).
+fn length(i: &StaleInterval, now_s: f64) -> f64 {
+    i.to_s.unwrap_or(now_s) - i.from_s
+}
+
+/// Seconds of `[from, to]` covered by the stretches of `stale` of at least [`LOST_MIN_S`].
 fn overlap(stale: &[StaleInterval], from: f64, to: f64, now_s: f64) -> f64 {
-    let covered = stale.iter().map(|i| (i.to_s.unwrap_or(now_s).min(to) - i.from_s.max(from)).max(0.0));
-    covered.sum()
+    let lost = stale.iter().filter(|i| length(i, now_s) >= LOST_MIN_S);
+    lost.map(|i| (i.to_s.unwrap_or(now_s).min(to) - i.from_s.max(from)).max(0.0)).sum()
+}
+
+/// One warning per stretch of at least [`LOST_MIN_S`], and one per replica for its blips.
+fn stale_warnings(stale: &BTreeMap<String, Vec<StaleInterval>>, now_s: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, list) in stale {
+        let (long, blips): (Vec<&StaleInterval>, Vec<&StaleInterval>) =
+            list.iter().partition(|i| length(i, now_s) >= LOST_MIN_S);
+        for i in long {
+            let to = i.to_s.map_or("the end".to_string(), |t| format!("{t:.1} s"));
+            out.push(format!("replica {name}: metrics polls failed from {:.1} s to {to} ({})", i.from_s, i.error));
+        }
+        if let Some(first) = blips.first() {
+            out.push(format!(
+                "replica {name}: {} short metrics poll failure(s) (each under {LOST_MIN_S} s, e.g. {}); \
+                 not counted as a lost target",
+                blips.len(),
+                first.error
+            ));
+        }
+    }
+    out
 }
 
 /// The losses of one attempt measuring over `[from, to]` with `connect_errors` failed connections.
@@ -134,16 +166,9 @@ pub fn add_poll_facts(env: &CellEnv, report: &mut SessionReport) {
     let Some(poller) = &env.poller else { return };
     let h = poller.history();
     report.replica_stale = replica_stale(&h, env.started);
-    for (name, list) in &report.replica_stale {
-        for i in list {
-            let to = i.to_s.map_or("the end".to_string(), |t| format!("{t:.1} s"));
-            report
-                .warnings
-                .push(format!("replica {name}: metrics polls failed from {:.1} s to {to} ({})", i.from_s, i.error));
-        }
-    }
-    report.warnings.extend(nonfinite_notes(&h));
     let now_s = env.since_start(Instant::now());
+    report.warnings.extend(stale_warnings(&report.replica_stale, now_s));
+    report.warnings.extend(nonfinite_notes(&h));
     flag_lost_targets(report, now_s, crate::net::host_port(&env.target.base));
 }
 
@@ -151,6 +176,26 @@ pub fn add_poll_facts(env: &CellEnv, report: &mut SessionReport) {
 mod tests {
     use super::*;
     use crate::metrics::window::Point;
+
+    fn stretch(from_s: f64, to_s: Option<f64>) -> StaleInterval {
+        StaleInterval { from_s, to_s, error: "HTTP 500".into() }
+    }
+
+    #[test]
+    fn blips_are_not_a_lost_target_but_a_real_outage_is() {
+        let blips: Vec<StaleInterval> =
+            (0..70).map(|i| stretch(f64::from(i) * 20.0, Some(f64::from(i) * 20.0 + 0.25))).collect();
+        assert_eq!(overlap(&blips, 0.0, 1800.0, 1800.0), 0.0, "70 single failed scrapes lose nothing");
+        let mut with_outage = blips.clone();
+        with_outage.push(stretch(100.0, Some(106.5)));
+        with_outage.push(stretch(1790.0, None));
+        assert_eq!(overlap(&with_outage, 0.0, 1800.0, 1800.0), 16.5, "6.5 s down, and down since 1790 s");
+        let stale: BTreeMap<String, Vec<StaleInterval>> = [("a".to_string(), with_outage)].into();
+        let w = stale_warnings(&stale, 1800.0);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].contains("from 100.0 s to 106.5 s") && w[1].contains("from 1790.0 s to the end"), "{w:?}");
+        assert!(w[2].contains("70 short metrics poll failure(s)"), "{w:?}");
+    }
 
     #[test]
     fn thinning_keeps_one_point_per_second() {
