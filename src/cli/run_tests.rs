@@ -1,0 +1,102 @@
+//! Building blocks for unit tests elsewhere in the crate, and the tests of `run`'s flags.
+
+use super::RunArgs;
+use crate::config::RunConfig;
+use clap::Parser;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+struct Wrapper {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The configuration `run --base-url http://127.0.0.1:9` parses to.
+pub fn config() -> RunConfig {
+    Wrapper::parse_from(["x", "--base-url", "http://127.0.0.1:9"]).run.to_config().unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn defaults_are_the_seeds() {
+    let c = config();
+    assert_eq!(c.ctx, vec![0, 16_384, 32_768, 65_536, 131_072]);
+    assert_eq!(c.conc, vec![1, 2, 4, 8, 16]);
+    assert_eq!((c.routing.count, c.routing.rps, c.routing.rounds, c.routing.families), (96, 1.6, 2, 8));
+    assert_eq!(c.routing.scenarios.len(), 4);
+    assert_eq!(c.kv_oversubscribe, 4.0);
+}
+
+#[test]
+fn vllm_bench_serve_flags_map_onto_ours() {
+    let parse = |args: &[&str]| {
+        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+        all.extend_from_slice(args);
+        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
+    };
+    let c = parse(&[
+        "--max-concurrency",
+        "8",
+        "--request-rate",
+        "4",
+        "--num-prompts",
+        "64",
+        "--random-input-len",
+        "256",
+        "--random-output-len",
+        "128",
+        "--goodput",
+        "ttft:500",
+        "tpot:50",
+        "--save-result",
+    ])
+    .unwrap();
+    assert_eq!((c.conc, c.ctx, c.routing.count, c.routing.rps, c.routing.output), (vec![8], vec![256], 64, 4.0, 128));
+    let slo = c.routing.slo;
+    assert_eq!(
+        (slo.ttft, slo.tpot, slo.e2e),
+        (Some(Duration::from_millis(500)), Some(Duration::from_millis(50)), None)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let c = parse(&["--result-dir", d, "--result-filename", "r.json"]).unwrap();
+    assert_eq!(c.out, Some(dir.path().join("r.json")));
+    let c = parse(&["--result-dir", d]).unwrap();
+    let out = c.out.unwrap();
+    assert!(out.starts_with(dir.path()) && out.extension().is_some_and(|e| e == "json"), "{out:?}");
+    let c = parse(&["--result-dir", d, "--out", "x.json"]).unwrap();
+    assert_eq!(c.out, Some(PathBuf::from("x.json")), "--out wins");
+    assert!(parse(&["--goodput", "itl:5"]).unwrap_err().starts_with("--goodput: "));
+}
+
+#[test]
+fn bad_values_are_one_line_errors() {
+    let parse = |args: &[&str]| {
+        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+        all.extend_from_slice(args);
+        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config().map(|_| ()))
+    };
+    // Each bad command line, and what its message must name (the flag, the value or the bound).
+    let cases: [(&[&str], &[&str]); 8] = [
+        (&["--ctx", "16q"], &["--ctx", "'16q'"]),
+        (&["--conc", "0"], &["--conc", "'0'", "at least 1"]),
+        (&["--window", "0s"], &["--window", "longer than 0"]),
+        (&["--families", "20", "--priming-candidates", "16"], &["--priming-candidates", "--families"]),
+        (&["--scenarios", "lukewarm"], &["--scenarios", "'lukewarm'", "hot90"]),
+        (&["--rps=-1"], &["--rps", "positive"]),
+        (&["--poll-interval", "10ms"], &["--poll-interval", "50ms"]),
+        (&["--first-token-timeout", "0s"], &["--first-token-timeout", "longer than 0"]),
+    ];
+    for (args, names) in cases {
+        let Err(msg) = parse(args) else { panic!("{args:?} accepted") };
+        let mut lines = msg.lines().filter(|l| !l.trim().is_empty());
+        let first = lines.next().unwrap_or_default();
+        for name in names {
+            assert!(first.contains(name), "{args:?}: {first:?} does not name {name}");
+        }
+        // Clap may add its usage hint; the message itself is the one line above.
+        let rest: Vec<&str> = lines.collect();
+        assert!(rest.iter().all(|l| l.starts_with("For more information")), "{args:?}: {msg:?}");
+    }
+    assert!(parse(&["--ctx", "4k,4k", "--conc", "1"]).is_ok());
+}
