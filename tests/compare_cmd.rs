@@ -123,3 +123,26 @@ async fn bad_input_is_one_line_and_exit_2() {
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     assert!(err.contains("not an llm-decode-bench session report"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_with_no_cell_in_common_do_not_pass_the_gate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report_example.json");
+    let mut other: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&fixture).expect("fixture")).expect("JSON");
+    for cell in other["decode"]["cells"].as_array_mut().expect("cells") {
+        cell["conc"] = 999.into();
+    }
+    for cell in other["burst"]["cells"].as_array_mut().expect("cells") {
+        cell["conc"] = 999.into();
+    }
+    for p in other["phases"].as_array_mut().expect("phases") {
+        p["phase"] = "r9-elsewhere".into();
+    }
+    let moved = dir.path().join("moved.json");
+    std::fs::write(&moved, serde_json::to_vec(&other).expect("JSON")).expect("written");
+    let (code, out, err) = compare(&fixture, &moved, &[]).await;
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(out.contains("only in base") && out.contains("only in new"), "the one-sided cells are listed: {out}");
+    assert!(err.contains("no cell in common: nothing was compared"), "{err}");
+}

@@ -29,6 +29,11 @@ pub fn run(args: CompareArgs) -> ExitCode {
     let opts = Options { threshold_pct: args.threshold, percentiles: args.percentiles.clone() };
     let (bname, nname) = (args.base.display().to_string(), args.new.display().to_string());
     let c = compare((&bname, &base), (&nname, &new), &opts);
+    if c.cells.is_empty() {
+        // A gate that compared nothing has not shown the absence of a regression.
+        let _ = std::io::stdout().lock().write_all(render(&c, args.format).as_bytes());
+        return usage(&format!("{bname} and {nname} have no cell in common: nothing was compared"));
+    }
     // A closed stdout (`| head`) is not an error of the comparison.
     let _ = std::io::stdout().lock().write_all(render(&c, args.format).as_bytes());
     match c.verdict {

@@ -68,13 +68,20 @@ fn title(f: &FigureDiff) -> String {
     if f.headline { format!("* {}", f.title) } else { format!("  {}", f.title) }
 }
 
+/// `1 cell`, `3 cells`.
+fn cells(n: usize) -> String {
+    format!("{n} cell{}", if n == 1 { "" } else { "s" })
+}
+
 /// The closing line: the verdict in words.
 pub fn summary_line(c: &Comparison) -> String {
     let figures: usize = c.cells.iter().map(|d| d.figures.len()).sum();
     let t = c.threshold_pct;
     match c.verdict {
-        Verdict::NoChange => format!("no change: {} cells, {figures} figures the same", c.cells.len()),
-        Verdict::NoRegression => format!("no regression beyond {t}% in the headline figures ({} cells)", c.cells.len()),
+        Verdict::NoChange => format!("no change: {}, {figures} figures the same", cells(c.cells.len())),
+        Verdict::NoRegression => {
+            format!("no regression beyond {t}% in the headline figures ({})", cells(c.cells.len()))
+        }
         Verdict::Regression => {
             let worst: Vec<String> = c
                 .cells

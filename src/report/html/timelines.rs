@@ -78,9 +78,25 @@ fn lines(report: &SessionReport, names: &[String], fields: &[(Field, &str)]) -> 
                 .filter_map(|p| Some((p.t_s, field(p)?)))
                 .filter(|(t, v)| t.is_finite() && v.is_finite())
                 .collect();
-            if !points.is_empty() {
-                out.push(Line { color, dashed: k > 0, points });
+            for run in runs(points) {
+                out.push(Line { color, dashed: k > 0, points: run });
             }
+        }
+    }
+    out
+}
+
+/// A gap between two polled points longer than this, seconds, is drawn as a break: nothing was
+/// polled there (an interrupted and resumed session, a replica down), so no line is made up.
+const GAP_S: f64 = 3.0;
+
+/// `points` split where consecutive times are more than [`GAP_S`] apart.
+fn runs(points: Vec<(f64, f64)>) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
+    for p in points {
+        match out.last_mut() {
+            Some(run) if run.last().is_some_and(|q| p.0 - q.0 <= GAP_S) => run.push(p),
+            _ => out.push(vec![p]),
         }
     }
     out
@@ -227,6 +243,14 @@ mod tests {
         assert!(out.contains("polyline"), "lines drawn: {out}");
         let acts = actions(&report);
         assert!(acts.contains("rerun ctx=16k conc=8") && acts.contains("<td>rerun</td>"), "{acts}");
+    }
+
+    #[test]
+    fn a_gap_in_the_polls_breaks_the_line() {
+        let points = vec![(0.0, 1.0), (1.0, 2.0), (8.5, 2.0), (19.9, 0.0), (21.2, 2.0)];
+        let got: Vec<usize> = runs(points).iter().map(Vec::len).collect();
+        assert_eq!(got, [2, 1, 2], "no line across 1 s..8.5 s nor 8.5 s..19.9 s");
+        assert!(runs(Vec::new()).is_empty());
     }
 
     #[test]
