@@ -47,8 +47,10 @@ pub struct ClientStats {
     pub outcomes: BTreeMap<String, u64>,
 }
 
-/// Most request records an attempt keeps for the report (about 6 MB of JSON); beyond it the
-/// records are a uniform sample, and `outcomes` still counts every request.
+/// Most request records an attempt keeps for the report (about 6 MB of JSON), and most values
+/// its per-request distributions (TTFT, per-stream ITL, TPOT, latency) hold; beyond it both are
+/// uniform samples, while `outcomes` and each summary's count, mean and extremes stay exact.
+/// Per-token distributions hold [`crate::stats::reservoir::DEFAULT_CAPACITY`] values.
 pub const REQUEST_SAMPLE_CAP: usize = 16_384;
 
 fn ms(d: Duration) -> f64 {
@@ -95,12 +97,12 @@ impl Summarizer {
         Self {
             origin,
             st: ClientStats::default(),
-            ttft: Reservoir::default(),
-            itl: Reservoir::default(),
+            ttft: Reservoir::new(REQUEST_SAMPLE_CAP),
+            itl: Reservoir::new(REQUEST_SAMPLE_CAP),
             tok_gaps: Reservoir::default(),
             chunk_gaps: Reservoir::default(),
-            tpot: Reservoir::default(),
-            lat: Reservoir::default(),
+            tpot: Reservoir::new(REQUEST_SAMPLE_CAP),
+            lat: Reservoir::new(REQUEST_SAMPLE_CAP),
             sources: BTreeMap::new(),
             records: SampleOf::new(REQUEST_SAMPLE_CAP),
         }
