@@ -17,10 +17,15 @@ const PATIENCE: Duration = Duration::from_secs(60);
 
 /// `run --headless` against the cluster's first replica, one ctx-0 cell, then `extra` flags.
 fn run_cmd(c: &Cluster, out: &Path, window: &str, extra: &[&str]) -> Command {
+    run_cmd_conc(c, out, window, "2", extra)
+}
+
+/// [`run_cmd`] over the concurrencies `conc` (`1,2`: two ctx-0 cells).
+pub(crate) fn run_cmd_conc(c: &Cluster, out: &Path, window: &str, conc: &str, extra: &[&str]) -> Command {
     let r = &c.info().replicas[0];
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_llm-decode-bench"));
     cmd.args(["run", "--headless", "--base-url", &r.url, "--metrics-url", &r.metrics_url])
-        .args(["--ctx", "0", "--conc", "2", "--window", window, "--settle", "200ms", "--warmup-timeout", "20s"])
+        .args(["--ctx", "0", "--conc", conc, "--window", window, "--settle", "200ms", "--warmup-timeout", "20s"])
         .args(["--min-stream-tokens", "1024", "--poll-interval", "100ms"])
         .arg("--out")
         .arg(out)

@@ -10,7 +10,7 @@ use llm_decode_bench::report::status::AttemptStatus;
 use llm_decode_bench::session::{resume, start_with};
 use llm_decode_bench::sim::Cluster;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 /// Longest virtual time an in-process session may take here.
@@ -76,21 +76,9 @@ async fn a_stopped_session_resumes_with_its_finished_cells_kept() {
     }
 }
 
-/// `run --headless` against the cluster's replica over `conc` streams of ctx 0, then `extra`.
+/// `run --headless` against the cluster's replica: two ctx-0 cells (conc 1 and 2), then `extra`.
 fn run_cmd(c: &Cluster, out: &Path, window: &str, extra: &[&str]) -> Command {
-    let r = &c.info().replicas[0];
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_llm-decode-bench"));
-    cmd.args(["run", "--headless", "--base-url", &r.url, "--metrics-url", &r.metrics_url])
-        .args(["--ctx", "0", "--conc", "1,2", "--window", window, "--settle", "200ms"])
-        .args(["--min-stream-tokens", "1024", "--poll-interval", "100ms"])
-        .arg("--out")
-        .arg(out)
-        .args(extra)
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd
+    super::exits::run_cmd_conc(c, out, window, "1,2", extra)
 }
 
 /// A refused resume: exit 2, one line on stderr containing `needle`.

@@ -130,42 +130,39 @@ fn draw_lines(area: &Area, conc: &[u32], lines: &[CtxLine]) -> Drawn {
 /// TTFT and ITL distributions of every decode cell's last attempt; empty without a decode section.
 pub(super) fn decode_distributions(report: &SessionReport) -> String {
     let Some(section) = &report.decode else { return String::new() };
-    let mut ttft = Vec::new();
-    let mut itl = Vec::new();
-    for cell in &section.cells {
-        let Some(a) = cell.attempts.last() else { continue };
-        let name = format!("{}/{}", cell.ctx_label, cell.conc);
-        if let Some(d) = Dist::of(a.ttft_ms.as_ref(), &a.request_samples, |r| r.ttft_ms) {
-            ttft.push((name.clone(), d));
-        }
-        let itl_summary = a.itl_ms.as_ref().or(a.itl_token_ms.as_ref());
-        if let Some(d) = Dist::of(itl_summary, &a.request_samples, |r| r.itl_ms) {
-            itl.push((name, d));
-        }
-    }
-    let mut out = distribution("TTFT per cell (ctx/conc), ms", &ttft);
-    out.push_str(&distribution("ITL per cell (ctx/conc), ms", &itl));
-    out.push_str(DIST_LEGEND);
-    out
+    let rows = section.cells.iter().filter_map(|cell| {
+        let a = cell.attempts.last()?;
+        let itl = a.itl_ms.as_ref().or(a.itl_token_ms.as_ref());
+        let ttft = Dist::of(a.ttft_ms.as_ref(), &a.request_samples, |r| r.ttft_ms);
+        Some((format!("{}/{}", cell.ctx_label, cell.conc), ttft, Dist::of(itl, &a.request_samples, |r| r.itl_ms)))
+    });
+    two_distributions(rows, ["TTFT per cell (ctx/conc), ms", "ITL per cell (ctx/conc), ms"])
 }
 
 /// TTFT and end-to-end latency of every burst cell's last attempt; empty without a burst.
 pub(super) fn burst_distributions(report: &SessionReport) -> String {
     let Some(section) = &report.burst else { return String::new() };
-    let mut ttft = Vec::new();
-    let mut e2e = Vec::new();
-    for cell in &section.cells {
-        let Some(a) = cell.attempts.last() else { continue };
-        let name = format!("{}/{}", cell.ctx_label, cell.conc);
-        if let Some(d) = Dist::of(a.ttft_ms.as_ref(), &a.request_samples, |r| r.ttft_ms) {
-            ttft.push((name.clone(), d));
-        }
-        if let Some(d) = Dist::of(a.e2e_ms.as_ref(), &a.request_samples, |r| Some(r.e2e_ms)) {
-            e2e.push((name, d));
-        }
+    let rows = section.cells.iter().filter_map(|cell| {
+        let a = cell.attempts.last()?;
+        let ttft = Dist::of(a.ttft_ms.as_ref(), &a.request_samples, |r| r.ttft_ms);
+        let e2e = Dist::of(a.e2e_ms.as_ref(), &a.request_samples, |r| Some(r.e2e_ms));
+        Some((format!("{}/{}", cell.ctx_label, cell.conc), ttft, e2e))
+    });
+    two_distributions(
+        rows,
+        ["Burst TTFT per cell (ctx/burst), ms", "Burst end-to-end latency per cell (ctx/burst), ms"],
+    )
+}
+
+/// Two distribution charts from `(cell name, first, second)` rows, then the legend.
+fn two_distributions(rows: impl Iterator<Item = (String, Option<Dist>, Option<Dist>)>, titles: [&str; 2]) -> String {
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    for (name, a, b) in rows {
+        first.extend(a.map(|d| (name.clone(), d)));
+        second.extend(b.map(|d| (name, d)));
     }
-    let mut out = distribution("Burst TTFT per cell (ctx/burst), ms", &ttft);
-    out.push_str(&distribution("Burst end-to-end latency per cell (ctx/burst), ms", &e2e));
+    let mut out = distribution(titles[0], &first);
+    out.push_str(&distribution(titles[1], &second));
     out.push_str(DIST_LEGEND);
     out
 }
