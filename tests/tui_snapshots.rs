@@ -1,4 +1,4 @@
-//! Full-screen snapshots of the monitor at 80x24 and 160x48, drawn from fixed states
+//! Full-screen snapshots of the monitor at 80x24, 100x30 and 160x48, drawn from fixed states
 //! (`llm_decode_bench::tui::fixtures`) into a `TestBackend`.
 
 use insta::assert_snapshot;
@@ -20,6 +20,11 @@ macro_rules! screens {
             #[test]
             fn at_80x24() {
                 assert_snapshot!(draw(&$fixture, 80, 24).backend());
+            }
+
+            #[test]
+            fn at_100x30() {
+                assert_snapshot!(draw(&$fixture, 100, 30).backend());
             }
 
             #[test]

@@ -94,15 +94,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let inner = framed(panel("Log"), area, buf);
     let (rows, width) = (usize::from(inner.height), usize::from(inner.width));
-    // Wrap from the newest line back until the panel is full.
+    // Wrap from the newest line back while whole entries fit (the newest one always shows).
     let mut shown: Vec<Line<'static>> = Vec::new();
     for l in app.logs.iter().rev() {
-        if shown.len() >= rows {
-            break;
-        }
         let style = if l.warn { theme::warn() } else { theme::label() };
         let prefix = Span::styled(format!("[{:7.1}s] ", l.at_s), theme::dim());
         let mut lines = entry_lines(prefix, &l.text, style, OWN_PREFIX, width);
+        if !shown.is_empty() && shown.len() + lines.len() > rows {
+            break;
+        }
         lines.reverse();
         shown.extend(lines);
     }
