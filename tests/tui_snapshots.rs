@@ -1,4 +1,4 @@
-//! Full-screen snapshots of the monitor at 80x24 and 160x48, drawn from fixed states
+//! Full-screen snapshots of the monitor at 80x24, 100x30 and 160x48, drawn from fixed states
 //! (`llm_decode_bench::tui::fixtures`) into a `TestBackend`.
 
 use insta::assert_snapshot;
@@ -20,6 +20,11 @@ macro_rules! screens {
             #[test]
             fn at_80x24() {
                 assert_snapshot!(draw(&$fixture, 80, 24).backend());
+            }
+
+            #[test]
+            fn at_100x30() {
+                assert_snapshot!(draw(&$fixture, 100, 30).backend());
             }
 
             #[test]
@@ -96,4 +101,26 @@ fn a_finished_routing_phase_shows_its_final_owners() {
     app.selected = Some(11);
     app.follow = false;
     assert_snapshot!(draw(&app, 160, 48).backend());
+}
+
+#[test]
+fn the_live_log_widget_wraps_at_spaces() {
+    let _logs = llm_decode_bench::tui::logging::install(None).expect("logger");
+    let line =
+        "r1-hot90-random: measured: 201.7 tok/s good 12/12  TTFT p50 5 ms  ITL p50 0.4 ms  TPOT p50 0.5 ms  errors 0";
+    tracing::info!(target: "session", "{line}");
+    tui_logger::move_events();
+    let mut app = fixtures::measuring();
+    app.log_widget = Some(tui_logger::TuiWidgetState::new());
+    let terminal = draw(&app, 80, 24);
+    let buf = terminal.backend().buffer();
+    let rows: Vec<String> = (0..buf.area.height)
+        .map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol().to_string()).collect::<String>())
+        .collect();
+    let log: Vec<&str> =
+        rows.iter().skip_while(|r| !r.contains("Log")).skip(1).map(|r| r.trim_matches('│').trim()).collect();
+    let text = log.join(" ");
+    for phrase in ["201.7 tok/s", "TTFT p50 5 ms", "ITL p50 0.4 ms", "TPOT p50 0.5 ms", "errors 0"] {
+        assert!(text.contains(phrase), "{phrase:?} broken across lines: {log:#?}");
+    }
 }

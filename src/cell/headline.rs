@@ -37,6 +37,16 @@ pub struct Headline {
     pub status: AttemptStatus,
 }
 
+/// A per-token latency (ITL, TPOT) in ms: one decimal below 10 ms (`0.4`, `7.0`), so a fast
+/// engine does not read `0`; above, as [`fmt_latency_ms`] (`42`, `1.2k`); `—` without data.
+/// The log line and the monitor's live panel both use it, so one figure reads the same in both.
+pub fn fmt_token_ms(ms: Option<f64>) -> String {
+    match ms {
+        Some(v) if v.is_finite() && v.abs() < 9.95 => format!("{v:.1}"),
+        other => fmt_latency_ms(other),
+    }
+}
+
 /// A one-line summary of an attempt for logs and progress output.
 pub fn attempt_line(h: &Headline) -> String {
     let running = match (h.running_avg, h.requested) {
@@ -47,10 +57,10 @@ pub fn attempt_line(h: &Headline) -> String {
     // ITL when known, or when there is no TPOT either (`—`); TPOT when known.
     let mut per_token = String::new();
     if h.itl_p50_ms.is_some() || h.tpot_p50_ms.is_none() {
-        per_token += &format!("  ITL p50 {} ms", fmt_latency_ms(h.itl_p50_ms));
+        per_token += &format!("  ITL p50 {} ms", fmt_token_ms(h.itl_p50_ms));
     }
     if h.tpot_p50_ms.is_some() {
-        per_token += &format!("  TPOT p50 {} ms", fmt_latency_ms(h.tpot_p50_ms));
+        per_token += &format!("  TPOT p50 {} ms", fmt_token_ms(h.tpot_p50_ms));
     }
     format!(
         "{}: {:.1} tok/s{running}{good}  TTFT p50 {} ms{per_token}  errors {}",
@@ -70,7 +80,9 @@ mod tests {
         let h = Headline { tps: 10.0, ttft_p50_ms: Some(80.0), ..Headline::default() };
         assert!(attempt_line(&h).contains("TTFT p50 80 ms  ITL p50 — ms  errors 0"), "{}", attempt_line(&h));
         let burst = Headline { itl_p50_ms: Some(7.0), tpot_p50_ms: Some(7.5), ..h.clone() };
-        assert!(attempt_line(&burst).contains("ITL p50 7 ms  TPOT p50 8 ms"), "{}", attempt_line(&burst));
+        assert!(attempt_line(&burst).contains("ITL p50 7.0 ms  TPOT p50 7.5 ms"), "{}", attempt_line(&burst));
+        let fast = Headline { itl_p50_ms: Some(0.4), tpot_p50_ms: Some(42.0), ..h.clone() };
+        assert!(attempt_line(&fast).contains("ITL p50 0.4 ms  TPOT p50 42 ms"), "{}", attempt_line(&fast));
         let routing = Headline { tpot_p50_ms: Some(58.0), ..h };
         let line = attempt_line(&routing);
         assert!(line.contains("TTFT p50 80 ms  TPOT p50 58 ms") && !line.contains("ITL"), "{line}");

@@ -91,7 +91,9 @@ fn on_input(app: &mut App, ev: Event, commands: &mpsc::UnboundedSender<Command>)
             let Some(action) = super::keymap::action(&key) else { return false };
             app.now = Instant::now();
             if let Some(cmd) = app.update(action) {
-                tracing::info!(target: TARGET, "operator: {cmd:?}");
+                let line = super::logging::operator_line(&cmd, &app.session);
+                tracing::info!(target: TARGET, "{line}");
+                app.log(line, false);
                 // The runner may have ended; the command then has nothing left to do.
                 let _ = commands.send(cmd);
             }

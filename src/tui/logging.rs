@@ -6,7 +6,7 @@
 //! its own global subscriber first should add [`tui_layer`] to it and silence its own terminal
 //! output while [`tui_active`] is true.
 
-use crate::cell::control::RunnerEvent;
+use crate::cell::control::{Command, RunnerEvent};
 use crate::session::snapshot::SessionSnapshot;
 use std::path::Path;
 use std::sync::Once;
@@ -99,4 +99,21 @@ pub fn event_line(ev: &RunnerEvent, session: &SessionSnapshot) -> Option<String>
         RunnerEvent::Saved(path) => format!("report written: {path}"),
         RunnerEvent::Finished => "session finished".into(),
     })
+}
+
+/// The log line of an operator's command, as a person reads it: `operator: skip ctx=0 conc=8`,
+/// `operator: re-run r1-hot90-prefix-cache` (cells named by their label, the running one when
+/// the command names none).
+pub fn operator_line(cmd: &Command, session: &SessionSnapshot) -> String {
+    let running = || session.current.map_or_else(|| "the running cell".to_string(), |c| label(session, c));
+    let what = match cmd {
+        Command::Pause => "pause the load".to_string(),
+        Command::Resume => "resume the load".to_string(),
+        Command::Skip(Some(cell)) => format!("skip {}", label(session, *cell)),
+        Command::Skip(None) => format!("skip {}", running()),
+        Command::Rerun(cell) => format!("re-run {}", label(session, *cell)),
+        Command::Save => "write the report now".to_string(),
+        Command::Stop => "stop the session".to_string(),
+    };
+    format!("operator: {what}")
 }

@@ -274,3 +274,20 @@ fn runner_events_become_log_lines() {
     }
     assert_eq!(app.logs.len(), LOG_LINES, "bounded");
 }
+
+#[test]
+fn operator_commands_log_what_a_person_reads() {
+    use crate::tui::logging::operator_line;
+    let app = running();
+    let s = &app.session;
+    assert_eq!(operator_line(&Command::Skip(Some(3)), s), "operator: skip ctx=0 conc=8");
+    assert_eq!(operator_line(&Command::Skip(None), s), "operator: skip ctx=16k conc=4");
+    assert_eq!(operator_line(&Command::Rerun(1), s), "operator: re-run ctx=0 conc=2");
+    assert_eq!(operator_line(&Command::Pause, s), "operator: pause the load");
+    let routing = crate::tui::fixtures::routing_imbalance();
+    assert_eq!(operator_line(&Command::Rerun(11), &routing.session), "operator: re-run r1-hot90-prefix-cache");
+    for cmd in [Command::Resume, Command::Save, Command::Stop, Command::Skip(Some(99))] {
+        let line = operator_line(&cmd, s);
+        assert!(!line.contains('(') && !line.contains("Some"), "{line}");
+    }
+}

@@ -1,4 +1,5 @@
-//! Detail of the selected cell's latest attempt: its distributions and per-replica view.
+//! Detail of the selected cell: one status line for its state, then its latest attempt's
+//! distributions and per-replica view.
 
 use super::super::app::App;
 use super::super::theme;
@@ -6,7 +7,9 @@ use super::widgets::{lines, panel, pct, popup};
 use crate::load::sample::ErrorKind;
 use crate::report::json::{BurstAttempt, DecodeAttempt};
 use crate::report::phase::{PhaseLatency, RoutingPhase};
+use crate::report::status::AttemptStatus;
 use crate::report::text::format::{fmt_latency_ms, fmt_tps};
+use crate::session::snapshot::CellSummary;
 use crate::session::state::{Attempt, CellStatus};
 use crate::stats::Summary;
 use ratatui::buffer::Buffer;
@@ -169,30 +172,49 @@ fn routing(v: &RoutingPhase) -> Lines {
     out
 }
 
+/// How many attempts are kept and which is shown: `2 attempts, the latest shown below`.
+fn kept(n: usize) -> String {
+    match n {
+        0 => "no attempt kept".into(),
+        1 => "1 attempt, shown below".into(),
+        n => format!("{n} attempts, the latest shown below"),
+    }
+}
+
+/// The one status line of a cell: its state and what the rest of the view shows.
+fn status_line(c: &CellSummary) -> Line<'static> {
+    let n = c.attempts;
+    let paused = c.headline.as_ref().is_some_and(|h| h.status == AttemptStatus::Paused);
+    let (state, note) = match &c.status {
+        CellStatus::Running if n == 0 => ("running", "first attempt, shown in the live panels".to_string()),
+        CellStatus::Running => ("running", format!("attempt {} in the live panels; the previous one below", n + 1)),
+        CellStatus::Pending if n == 0 => ("pending", "not run yet".to_string()),
+        CellStatus::Pending if paused => ("paused", format!("runs again from warmup on resume · {}", kept(n))),
+        CellStatus::Pending => ("queued again", kept(n)),
+        CellStatus::Skipped(reason) => ("skipped", format!("not run: {reason}")),
+        CellStatus::SkippedByOperator => ("skipped by the operator", kept(n)),
+        CellStatus::Measured => ("measured", kept(n)),
+        CellStatus::Errored => ("errored", kept(n)),
+    };
+    Line::from(vec![
+        Span::styled("status ", theme::label()),
+        Span::styled(state, theme::value()),
+        Span::styled(format!(" · {note}"), theme::label()),
+    ])
+}
+
 fn body(app: &App, id: usize) -> Lines {
     let Some(c) = app.session.cells.get(id) else { return vec![] };
-    let mut out = vec![Line::from(vec![
-        Span::styled("status ", theme::label()),
-        Span::styled(c.status.as_str(), theme::value()),
-        Span::styled(format!(" · {} attempt(s), latest shown", c.attempts), theme::label()),
-    ])];
-    if let CellStatus::Skipped(reason) = &c.status {
-        out.push(Line::from(format!("skipped: {reason}")));
-    }
-    if c.status == CellStatus::Running {
-        out.push(Line::styled("running now: the live panels show this attempt", theme::warn()));
-    }
-    match c.latest.as_deref() {
-        None => out.push(Line::styled("not run yet", theme::dim())),
-        Some(a) => {
-            let status = c.headline.as_ref().map_or("", |h| h.status.as_str());
-            out.push(Line::styled(format!("latest attempt: {status}"), theme::title()));
-            out.extend(match a {
-                Attempt::Decode(d) => decode(d),
-                Attempt::Burst(b) => burst(b),
-                Attempt::Routing(p) => routing(p),
-            });
-        }
+    let mut out = vec![status_line(c)];
+    if let Some(a) = c.latest.as_deref() {
+        let which = if c.status == CellStatus::Running { "previous" } else { "latest" };
+        let status = c.headline.as_ref().map_or("", |h| h.status.as_str());
+        out.push(Line::styled(format!("{which} attempt: {status}"), theme::title()));
+        out.extend(match a {
+            Attempt::Decode(d) => decode(d),
+            Attempt::Burst(b) => burst(b),
+            Attempt::Routing(p) => routing(p),
+        });
     }
     out
 }
@@ -205,4 +227,34 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let h = (out.len() as u16 + 2).max(6);
     let inner = popup(area, 100, h, panel(format!("Detail: {label}  (Esc closes)")), buf);
     lines(inner.inner(Margin::new(1, 0)), buf, &out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::fixtures;
+
+    fn text(app: &App, id: usize) -> Vec<String> {
+        body(app, id).iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()).collect()
+    }
+
+    #[test]
+    fn one_status_line_per_state_and_nothing_contradicts_it() {
+        let running = fixtures::measuring();
+        let cases = [
+            (text(&running, 6), "status running · first attempt, shown in the live panels"),
+            (text(&running, 7), "status pending · not run yet"),
+            (text(&fixtures::paused(), 6), "status paused · runs again from warmup on resume · 1 attempt, shown below"),
+            (text(&fixtures::done_with_skips(), 3), "status measured · 1 attempt, shown below"),
+            (text(&fixtures::done_with_skips(), 10), "status skipped by the operator · 1 attempt, shown below"),
+            (text(&fixtures::done_with_skips(), 11), "status skipped · not run: deficit 655360 tokens"),
+        ];
+        for (lines, want) in cases {
+            assert_eq!(lines[0], want);
+            let statuses = lines.iter().filter(|l| l.starts_with("status ") || l.contains("not run yet")).count();
+            assert_eq!(statuses, 1, "{lines:?}");
+            assert!(!lines.iter().any(|l| l.contains("running now") || l.contains("attempt(s)")), "{lines:?}");
+        }
+        assert_eq!(text(&running, 7).len(), 1, "a cell never run shows no attempt");
+    }
 }

@@ -35,18 +35,49 @@ pub const NOTATION: [(&str, &str); 8] = [
     ("~", "stale replica metrics"),
 ];
 
-fn rows(items: &[(&'static str, &'static str)]) -> impl Iterator<Item = Line<'static>> {
+fn rows_of(items: &[(&'static str, &'static str)]) -> impl Iterator<Item = Line<'static>> {
     items.iter().map(|(k, what)| {
         Line::from(vec![Span::styled(format!("{k:>10} "), theme::value()), Span::styled(*what, theme::label())])
     })
 }
 
-/// Draws the help popup over `area`.
+/// The help lines for `rows` lines of room: keys, a blank line, the notation; without the
+/// blank line when short, and a last `+N more lines` when still short.
+fn help_lines(rows: usize) -> Vec<Line<'static>> {
+    let mut out: Vec<Line<'static>> = rows_of(&KEYS).collect();
+    let full = KEYS.len() + 1 + NOTATION.len();
+    if full <= rows {
+        out.push(Line::default());
+    }
+    out.extend(rows_of(&NOTATION));
+    if out.len() > rows {
+        let keep = rows.saturating_sub(1);
+        let more = format!("+{} more lines: a taller terminal shows them", out.len() - keep);
+        out.truncate(keep);
+        out.push(Line::styled(more, theme::dim()));
+    }
+    out
+}
+
+/// Draws the help popup over `area` (the whole screen: the help needs every line of it).
 pub fn render(_app: &App, area: Rect, buf: &mut Buffer) {
     let h = (KEYS.len() + NOTATION.len() + 4) as u16;
     let inner = popup(area, 92, h, panel("Help: keys and notation"), buf);
-    let mut out: Vec<Line<'static>> = rows(&KEYS).collect();
-    out.push(Line::default());
-    out.extend(rows(&NOTATION));
-    lines(inner.inner(Margin::new(1, 0)), buf, &out);
+    let inner = inner.inner(Margin::new(1, 0));
+    lines(inner, buf, &help_lines(usize::from(inner.height)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_help_says_what_it_leaves_out() {
+        let text = |l: &Line<'_>| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>();
+        assert_eq!(help_lines(40).len(), KEYS.len() + 1 + NOTATION.len());
+        assert_eq!(help_lines(KEYS.len() + NOTATION.len()).len(), KEYS.len() + NOTATION.len(), "blank line dropped");
+        let short = help_lines(10);
+        assert_eq!(short.len(), 10);
+        assert!(text(&short[9]).starts_with("+11 more lines"), "{}", text(&short[9]));
+    }
 }

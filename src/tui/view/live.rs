@@ -6,7 +6,8 @@ use super::super::theme;
 use super::matrix::phase_state;
 use super::widgets::{bar, framed, kv, lines, panel, secs, sparkline, tall_sparkline};
 use crate::cell::control::{LiveAttempt, Phase};
-use crate::report::text::format::{fmt_latency_ms, fmt_ms_compact, fmt_tps};
+use crate::cell::headline::fmt_token_ms;
+use crate::report::text::format::{fmt_latency_ms, fmt_tps};
 use crate::session::state::CellStatus;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -60,11 +61,22 @@ fn gauge_line(l: &LiveAttempt, width: usize) -> Line<'static> {
     ])
 }
 
-fn latency_line(l: &LiveAttempt) -> Line<'static> {
-    let ttft = format!("{}/{}", fmt_latency_ms(l.ttft_p50_ms), fmt_latency_ms(l.ttft_p90_ms));
-    let [a, b] = kv("TTFT p50/p90 ", ttft);
-    let [c, d] = kv(" · ITL ", fmt_ms_compact(l.itl_now_ms));
-    Line::from(vec![a, b, c, d, Span::styled(" ms", theme::label())])
+/// TTFT p50/p90 and the current ITL, each with its unit, in the first form that fits `width`.
+fn latency_line(l: &LiveAttempt, width: usize) -> Line<'static> {
+    let (p50, p90, itl) = (fmt_latency_ms(l.ttft_p50_ms), fmt_latency_ms(l.ttft_p90_ms), fmt_token_ms(l.itl_now_ms));
+    let forms = [
+        ("TTFT p50/p90 ", format!("{p50}/{p90}"), " · ITL "),
+        ("TTFT p50/90 ", format!("{p50}/{p90}"), "  ITL "),
+        ("TTFT p50 ", p50, "  ITL "),
+    ];
+    let fits = |(a, b, c): &(&str, String, &str)| a.len() + b.chars().count() + 3 + c.len() + itl.chars().count() + 3;
+    let last = forms.len() - 1;
+    let pick = forms.iter().position(|f| fits(f) <= width).unwrap_or(last);
+    let (ttft_label, ttft, itl_label) = forms[pick].clone();
+    let [a, b] = kv(ttft_label, ttft);
+    let [c, d] = kv(itl_label, itl);
+    let ms = || Span::styled(" ms", theme::label());
+    Line::from(vec![a, b, ms(), c, d, ms()])
 }
 
 fn totals_line(l: &LiveAttempt) -> Line<'static> {
@@ -139,7 +151,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Span::styled(sparkline(&l.tps_history, spark_w, None), theme::spark()),
         ]));
     }
-    out.extend([latency_line(l), gauge_line(l, width), errors_line(l)]);
+    out.extend([latency_line(l, width), gauge_line(l, width), errors_line(l)]);
     if tall {
         out.push(totals_line(l));
     }
@@ -148,5 +160,29 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         let y = inner.y + out.len() as u16;
         let spark = Rect { x: inner.x, y, width: inner.width, height: inner.bottom().saturating_sub(y) };
         tall_sparkline(&l.tps_history, spark, buf, theme::spark());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(line: &Line<'_>) -> String {
+        line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn latency_line_names_its_units_and_reads_itl_like_the_log() {
+        let l = LiveAttempt {
+            ttft_p50_ms: Some(764.0),
+            ttft_p90_ms: Some(1240.0),
+            itl_now_ms: Some(0.6),
+            ..LiveAttempt::default()
+        };
+        assert_eq!(text(&latency_line(&l, 60)), "TTFT p50/p90 764/1.2k ms · ITL 0.6 ms");
+        assert_eq!(text(&latency_line(&l, 35)), "TTFT p50/90 764/1.2k ms  ITL 0.6 ms");
+        let slow = LiveAttempt { ttft_p50_ms: Some(1240.0), ttft_p90_ms: Some(2210.0), itl_now_ms: None, ..l };
+        assert_eq!(text(&latency_line(&slow, 30)), "TTFT p50 1.2k ms  ITL — ms");
+        assert!(crate::cell::headline::fmt_token_ms(Some(0.6)) == "0.6", "the log line's formatter");
     }
 }

@@ -102,14 +102,19 @@ pub fn height(app: &App, max: u16) -> u16 {
     (rows + 2).clamp(4, max.max(4))
 }
 
-/// Column widths of a grid: the row-label column, then one per column.
+/// Column widths of a grid: the row-label column, then one per column. When the whole texts do
+/// not fit, each column keeps at least its header and the first word of its cells (`68/96`).
 fn widths(app: &App, grid: &Grid, avail: u16) -> (u16, Vec<u16>) {
     let label_w = grid.rows.iter().map(|r| r.width()).chain([grid.corner.width()]).max().unwrap_or(3) as u16 + 1;
     let mut cols: Vec<u16> = grid.cols.iter().map(|c| c.width() as u16 + 2).collect();
+    let mut least: Vec<u16> = grid.cols.iter().map(|c| c.width() as u16 + 1).collect();
     for row in &grid.cells {
         for (c, id) in row.iter().enumerate() {
             if let Some(id) = id {
-                cols[c] = cols[c].max(cell_view(app, *id).0.width() as u16 + 2);
+                let text = cell_view(app, *id).0;
+                cols[c] = cols[c].max(text.width() as u16 + 2);
+                let first = text.split(' ').find(|w| *w != "↻").unwrap_or("");
+                least[c] = least[c].max(first.width() as u16 + 2);
             }
         }
     }
@@ -124,8 +129,18 @@ fn widths(app: &App, grid: &Grid, avail: u16) -> (u16, Vec<u16>) {
         let even = (room / cols.len() as u16).min(16);
         return (label_w, cols.into_iter().map(|w| w.max(even)).collect());
     }
-    let each = (room / cols.len() as u16).max(5);
-    (label_w, cols.iter().map(|w| (*w).min(each)).collect())
+    let least: Vec<u16> = least.iter().zip(&cols).map(|(l, w)| (*l).clamp(5, *w)).collect();
+    let least_total: u16 = least.iter().sum();
+    if least_total > room {
+        let each = (room / cols.len() as u16).max(5);
+        return (label_w, cols.iter().map(|w| (*w).min(each)).collect());
+    }
+    let (mut out, mut spare) = (least, room - least_total);
+    for (w, full) in out.iter_mut().zip(&cols) {
+        let more = (full - *w).min(spare);
+        (*w, spare) = (*w + more, spare - more);
+    }
+    (label_w, out)
 }
 
 fn draw_cell(app: &App, id: CellId, x: u16, y: u16, w: u16, buf: &mut Buffer) {
@@ -187,27 +202,87 @@ fn first_grid(app: &App, rows: u16) -> usize {
     focus.and_then(|id| app.model.place(id)).map_or(0, |p| p.grid)
 }
 
-/// Draws the matrix panel.
+/// What the panel shows at this size and what it leaves out.
+struct Fit {
+    /// Grids before the first drawn.
+    above: usize,
+    /// Grids drawn (the last may be cut).
+    shown: usize,
+    /// Grids after the last drawn.
+    below: usize,
+    /// Rows of the last drawn grid cut off at the bottom.
+    cut_rows: usize,
+    /// The legend, wrapped to the width, when it has room (after a blank line).
+    legend: Vec<String>,
+}
+
+fn fit_grids(app: &App, rows: u16, width: u16) -> Fit {
+    let grids = &app.model.grids;
+    let titled = grids.len() > 1;
+    let above = first_grid(app, rows);
+    let (mut used, mut shown, mut cut_rows) = (0, 0, 0);
+    for g in &grids[above..] {
+        let h = grid_height(g, titled);
+        if used + h > rows {
+            if shown == 0 {
+                (shown, cut_rows, used) = (1, usize::from(h - rows), rows);
+            }
+            break;
+        }
+        (used, shown) = (used + h, shown + 1);
+    }
+    let legend = crate::report::text::wrap(LEGEND, usize::from(width.max(1)));
+    let legend = if used + (legend.len() as u16) < rows { legend } else { Vec::new() };
+    Fit { above, shown, below: grids.len() - above - shown, cut_rows, legend }
+}
+
+/// The bottom-border note of what is hidden: ` ▲ 1 grid above (select to show) · ? legend `.
+fn hidden_note(f: &Fit) -> Option<String> {
+    let grids = |n: usize| if n == 1 { "1 grid".to_string() } else { format!("{n} grids") };
+    let mut parts = Vec::new();
+    if f.above > 0 {
+        parts.push(format!("▲ {} above", grids(f.above)));
+    }
+    if f.cut_rows > 0 {
+        parts.push(format!("▼ {} more rows", f.cut_rows));
+    }
+    if f.below > 0 {
+        parts.push(format!("▼ {} below", grids(f.below)));
+    }
+    if let Some(last) = parts.last_mut().filter(|_| f.above + f.below + f.cut_rows > 0) {
+        last.push_str(" (select to show)");
+    }
+    if f.legend.is_empty() {
+        parts.push("? legend".to_string());
+    }
+    (!parts.is_empty()).then(|| format!(" {} ", parts.join(" · ")))
+}
+
+/// Draws the matrix panel. What does not fit is named on the bottom border.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let grids = &app.model.grids;
     let title = match grids.as_slice() {
         [only] => only.title.clone(),
         _ => "Matrix".to_string(),
     };
-    let inner = framed(panel(title), area, buf);
+    let f = fit_grids(app, area.height.saturating_sub(2), area.width.saturating_sub(2));
+    let mut block = panel(title);
+    if let Some(note) = hidden_note(&f).filter(|_| !grids.is_empty()) {
+        let note = fit(&note, usize::from(area.width.saturating_sub(4)));
+        block = block.title_bottom(Line::styled(note, theme::dim()));
+    }
+    let inner = framed(block, area, buf);
     if grids.is_empty() {
         buf.set_line(inner.x, inner.y, &Line::styled("no cells planned", theme::dim()), inner.width);
         return;
     }
     let titled = grids.len() > 1;
     let mut y = inner.y;
-    for grid in &grids[first_grid(app, inner.height)..] {
-        if y >= inner.bottom() {
-            break;
-        }
+    for grid in &grids[f.above..f.above + f.shown] {
         y = draw_grid(app, grid, titled, inner, y, buf);
     }
-    if y + 1 < inner.bottom() {
-        buf.set_stringn(inner.x, inner.bottom() - 1, LEGEND, usize::from(inner.width), theme::dim());
+    let top = inner.bottom().saturating_sub(f.legend.len() as u16);
+    for (i, line) in f.legend.iter().enumerate() {
+        buf.set_stringn(inner.x, top + i as u16, line.trim_end(), usize::from(inner.width), theme::dim());
     }
 }

@@ -151,7 +151,7 @@ impl Widget for &App {
         log::render(self, a.log, buf);
         match self.mode {
             Mode::Normal => {}
-            Mode::Help => help::render(self, body, buf),
+            Mode::Help => help::render(self, area, buf),
             Mode::Detail => detail::render(self, body, buf),
             Mode::ConfirmQuit => confirm_quit(body, buf),
         }

@@ -1,6 +1,7 @@
 //! Prefix owners: prompt families x replicas: who owns each family's prefix now (`●`), how many
 //! of its requests each replica served, the hot family marked `★`, and totals per replica.
 //! While a routing phase runs it shows the live view; otherwise the selected finished phase.
+//! Families that do not fit are summed in one `+N more` row, so the rows add up to `all`.
 
 use super::super::app::App;
 use super::super::theme;
@@ -129,15 +130,33 @@ fn family_line(f: &FamilyLive, names: &[String]) -> Line<'static> {
     Line::from(spans)
 }
 
-fn totals_line(o: &Owners) -> Line<'static> {
-    let w = FAMILY_W + owner_width(&o.names);
-    let mut spans = vec![Span::styled(format!("{:<w$}", "all"), theme::label())];
-    for n in &o.names {
+/// A totals row over `families`: `all` (every family) or `+3 more` (those not shown), so the
+/// rows on screen always add up to `all`.
+fn sum_line(label: &str, families: &[FamilyLive], names: &[String]) -> Line<'static> {
+    let w = FAMILY_W + owner_width(names);
+    let mut spans = vec![Span::styled(format!("{:<w$}", label), theme::label())];
+    for n in names {
         let w = col_width(n);
-        let total: u64 = o.families.iter().map(|f| f.served.get(n).copied().unwrap_or(0)).sum();
+        let total: u64 = families.iter().map(|f| f.served.get(n).copied().unwrap_or(0)).sum();
         spans.push(Span::styled(format!("{:>w$} ", total, w = w - 1), theme::value()));
     }
     Line::from(spans)
+}
+
+/// The header, the families that fit in `rows` lines, a `+N more` row summing the others,
+/// and the `all` row.
+fn table(o: &Owners, rows: usize) -> Vec<Line<'static>> {
+    let room = rows.saturating_sub(2);
+    let shown = if o.families.len() <= room { o.families.len() } else { room.saturating_sub(1) };
+    let mut out = vec![header(&o.names)];
+    out.extend(o.families.iter().take(shown).map(|f| family_line(f, &o.names)));
+    let rest = &o.families[shown..];
+    if !rest.is_empty() {
+        let label = format!("+{} more", rest.len());
+        out.push(sum_line(&label, rest, &o.names).patch_style(theme::dim()));
+    }
+    out.push(sum_line("all", &o.families, &o.names));
+    out
 }
 
 /// Draws the prefix-owner panel.
@@ -149,10 +168,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
         return;
     }
-    let rows = usize::from(inner.height.saturating_sub(2));
-    let mut out = vec![header(&o.names)];
-    out.extend(o.families.iter().take(rows).map(|f| family_line(f, &o.names)));
-    out.push(totals_line(&o));
+    let out = table(&o, usize::from(inner.height));
     for (i, line) in out.iter().enumerate().take(usize::from(inner.height)) {
         buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
     }
@@ -180,5 +196,20 @@ mod tests {
         assert_eq!(f[0].owner.as_deref(), Some("B"));
         assert_eq!(f[0].served.get("A"), Some(&34));
         assert_eq!(names_with(Vec::new(), &f), ["A", "B"]);
+    }
+
+    #[test]
+    fn families_that_do_not_fit_are_summed_in_a_more_row() {
+        let app = crate::tui::fixtures::routing_imbalance();
+        let o = owners(&app);
+        let text = |l: &Line<'_>| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>();
+        let small: Vec<String> = table(&o, 7).iter().map(text).collect();
+        assert_eq!(small.len(), 7);
+        assert!(small[4].starts_with("3 "), "{small:?}");
+        assert_eq!(small[5].split_whitespace().collect::<Vec<_>>(), ["+4", "more", "27", "0"]);
+        assert_eq!(small[6].split_whitespace().collect::<Vec<_>>(), ["all", "27", "69"]);
+        let tall: Vec<String> = table(&o, 10).iter().map(text).collect();
+        assert_eq!(tall.len(), 10);
+        assert!(!tall.iter().any(|l| l.contains("more")), "{tall:?}");
     }
 }

@@ -1,5 +1,5 @@
 //! Replicas: one row per replica: running, waiting, KV usage gauge, prefix hit ratio and
-//! preemptions in this cell, requests routed here (and their share), a tok/s sparkline and the
+//! preemptions in this cell, requests routed here (and their `share`), a tok/s sparkline and the
 //! current tok/s. A replica whose polls fail is marked `~` and shows `stale 12s` (time since its
 //! last good poll) instead of its gauges; after the session, rows say `ended`. Names on one host
 //! are shown by port (`:8001`), longer ones cut from the left.
@@ -46,6 +46,8 @@ pub fn height(app: &App) -> u16 {
 
 /// Width of the current tok/s after the sparkline.
 const TPS_W: usize = 6;
+/// Width of the share-of-requests column (`share` over `28%`).
+const SHARE_W: usize = 6;
 
 struct Cols {
     name: usize,
@@ -82,8 +84,8 @@ fn columns(names: &[String], width: usize) -> Cols {
     let fixed = name + 4 + 5 + 1 + 5 + 5 + 4 + 6;
     let kv = width.saturating_sub(fixed).clamp(3, 10);
     let left = width.saturating_sub(fixed + kv);
-    let share = names.len() > 1 && left >= 5;
-    let spark = left.saturating_sub(if share { 5 } else { 0 }).saturating_sub(1 + TPS_W);
+    let share = names.len() > 1 && left >= SHARE_W;
+    let spark = left.saturating_sub(if share { SHARE_W } else { 0 }).saturating_sub(1 + TPS_W);
     Cols { name, kv, share, spark: if spark >= 4 { spark } else { 0 } }
 }
 
@@ -102,7 +104,7 @@ fn header(c: &Cols) -> Line<'static> {
         kv = c.kv
     );
     if c.share {
-        s.push_str("     ");
+        s.push_str(&format!("{:>SHARE_W$}", "share"));
     }
     if c.spark > 0 {
         s.push_str(&format!(" {:<w$}{:>TPS_W$}", "tok/s", "now", w = c.spark));
@@ -141,7 +143,7 @@ fn row(r: &ReplicaLive, name: &str, state: RowState, c: &Cols, total_reqs: u64) 
     if c.share {
         let share = if total_reqs > 0 { r.requests as f64 / total_reqs as f64 } else { 0.0 };
         let style = if share > 0.6 { theme::hot() } else { theme::label() };
-        spans.push(Span::styled(format!("{:>5}", pct((total_reqs > 0).then_some(share))), style));
+        spans.push(Span::styled(format!("{:>SHARE_W$}", pct((total_reqs > 0).then_some(share))), style));
     }
     if c.spark > 0 {
         spans.push(Span::raw(" "));

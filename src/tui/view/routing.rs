@@ -1,5 +1,6 @@
 //! Routing: the gateway's routing-counter changes since the running phase started, e.g.
 //! AIBrix `routing_decisions_total{match_percent_bucket}` and `routing_selection_total{selection}`.
+//! Rows that do not fit are counted on a last `+N more counters` line.
 
 use super::super::app::App;
 use super::super::theme;
@@ -73,7 +74,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let value_w = 8;
     let name_w = names.iter().map(|n| n.chars().count()).max().unwrap_or(10).min(width / 2 + 8);
     let bar_w = width.saturating_sub(name_w + value_w + 2);
-    for (i, (d, name)) in deltas.iter().zip(&names).take(usize::from(inner.height)).enumerate() {
+    let rows = usize::from(inner.height);
+    let shown = if deltas.len() <= rows { deltas.len() } else { rows.saturating_sub(1) };
+    for (i, (d, name)) in deltas.iter().zip(&names).take(shown).enumerate() {
         let ratio = if top > 0.0 { d.delta / top } else { 0.0 };
         let reset = if d.reset { "↺" } else { " " };
         let line = Line::from(vec![
@@ -82,6 +85,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Span::styled(bar(ratio, bar_w), theme::spark()),
         ]);
         buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+    }
+    if shown < deltas.len() {
+        let more = format!("+{} more counters", deltas.len() - shown);
+        buf.set_line(inner.x, inner.y + shown as u16, &Line::styled(more, theme::dim()), inner.width);
     }
 }
 
