@@ -10,12 +10,16 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// Ticks of lateness the probe holds (a uniform sample beyond): 164 s of 10 ms ticks, 128 KB,
+/// reached within minutes so a long attempt's memory stops growing early.
+pub const LAG_SAMPLE_CAP: usize = 1 << 14;
+
 /// Starts the probe; the task returns the lateness of the ticks, ms (a bounded [`Reservoir`],
 /// so a long attempt keeps a fixed amount), when `cancel` fires, and
 /// keeps `live.lag_recent_us` at the worst lateness of the last second.
 pub fn spawn(interval: Duration, cancel: CancellationToken, live: Arc<LiveCounters>) -> JoinHandle<Reservoir> {
     tokio::spawn(async move {
-        let mut lag = Reservoir::default();
+        let mut lag = Reservoir::new(LAG_SAMPLE_CAP);
         let per_second = (Duration::from_secs(1).as_micros() / interval.as_micros().max(1)).max(1) as usize;
         let mut recent = Ring::new(per_second);
         let mut next = Instant::now() + interval;
