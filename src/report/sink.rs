@@ -155,10 +155,13 @@ impl ReportSink {
         self.shared.wake.notify_one();
         drop(older);
         async move {
-            match rx.await {
-                Ok(Ok(done)) => done,
-                Ok(Err(panic)) => std::panic::resume_unwind(panic),
-                Err(_) => panic!("the report writer thread ended before the final report"),
+            // Waited for on a blocking task: while one runs, tokio's paused test clock does not
+            // jump ahead, so a slow final write cannot run a paused-clock session out of time.
+            let got = tokio::task::spawn_blocking(move || rx.blocking_recv()).await;
+            match got {
+                Ok(Ok(Ok(done))) => done,
+                Ok(Ok(Err(panic))) => std::panic::resume_unwind(panic),
+                Ok(Err(_)) | Err(_) => panic!("the report writer thread ended before the final report"),
             }
         }
     }

@@ -62,13 +62,14 @@ fn cfg(out: &Path, ctx: Vec<u64>, conc: Vec<u32>) -> RunConfig {
     c
 }
 
-/// Keeps the paused clock stepping: the report is written on a thread of its own, and
-/// without a metrics poller's timer nothing else would stop tokio from jumping straight to
-/// the test's limit while it writes.
+/// Keeps the paused clock stepping in small steps: the report is written on a thread of its
+/// own, and while the runtime waits for it, tokio advances the paused clock to the next timer
+/// at once. With a 1 ms timer always pending, [`LIMIT`] of virtual time takes over a million
+/// such idle steps (seconds of real time), so a slow disk cannot run a test out of time.
 fn tick() {
     tokio::spawn(async {
         loop {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
     });
 }
