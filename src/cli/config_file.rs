@@ -7,7 +7,6 @@
 use clap::{ArgAction, Command};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::path::Path;
 
 /// The `run` arguments the file may not set.
 const NOT_IN_FILE: [&str; 3] = ["config", "help", "version"];
@@ -139,12 +138,6 @@ fn textwrap(s: &str, width: usize) -> Vec<String> {
         }
     }
     lines
-}
-
-/// Reads a config file on its own into `run` flags (used to check the example configs).
-pub fn flags_of_file(run: &Command, path: &Path) -> Result<Vec<String>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    flags_from_toml(run, &text, &BTreeSet::new())
 }
 
 #[cfg(test)]

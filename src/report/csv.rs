@@ -207,7 +207,7 @@ fn decode_row(cell: &DecodeCell) -> Row {
 fn decode_figures(row: &mut Row, a: &DecodeAttempt) {
     let by_kind = a.errors.values().fold(0_u64, |sum, n| sum.saturating_add(*n));
     row.extend([
-        ("requests", a.request_samples.len().to_string()),
+        ("requests", super::dist::request_count(a, None).to_string()),
         ("errors", a.error_count.max(by_kind).to_string()),
         ("duration_s", num(a.window_s)),
         ("output_tokens", a.window_tokens.to_string()),

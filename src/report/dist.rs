@@ -3,7 +3,7 @@
 //! summary the report stored (a decode or burst `Summary`, or a routing phase's p50/p95/p99).
 //! Everything here is in milliseconds.
 
-use super::json::RequestRecord;
+use super::json::{DecodeAttempt, RequestRecord};
 use super::phase::PhaseLatency;
 use crate::stats::{Samples, Summary};
 
@@ -124,6 +124,17 @@ fn stored(q: f64, table: &[(f64, f64)]) -> Option<f64> {
 /// The request completed (neither cut at the window's end nor failed).
 pub fn completed(r: &RequestRecord) -> bool {
     r.outcome == "completed"
+}
+
+/// Requests of a decode attempt with `outcome` (`None`: all of them), from its exact
+/// `request_outcomes`; a report written before that field counts its `request_samples`,
+/// which then held every request.
+pub fn request_count(a: &DecodeAttempt, outcome: Option<&str>) -> u64 {
+    let wanted = |o: &str| outcome.is_none_or(|w| w == o);
+    match a.request_outcomes.is_empty() {
+        true => a.request_samples.iter().filter(|r| wanted(&r.outcome)).count() as u64,
+        false => a.request_outcomes.iter().filter(|(o, _)| wanted(o)).map(|(_, n)| n).sum(),
+    }
 }
 
 /// TTFT of every request whose first token arrived (completed or cut), ms.

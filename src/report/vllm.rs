@@ -73,11 +73,7 @@ struct Latencies {
 }
 
 fn decode_row(report: &SessionReport, cell: &DecodeCell, a: &DecodeAttempt, pcts: &PercentileList) -> Value {
-    // Exact counts when the report has them (request_samples may be a bounded sample).
-    let completed = match a.request_outcomes.is_empty() {
-        true => a.request_samples.iter().filter(|r| dist::completed(r)).count() as u64,
-        false => a.request_outcomes.get("completed").copied().unwrap_or(0),
-    };
+    let completed = dist::request_count(a, Some("completed"));
     let counts = Counts {
         duration: a.window_s,
         completed,
