@@ -14,8 +14,7 @@
 
 use llm_decode_bench::cell::control::{Command, RunnerEvent};
 use llm_decode_bench::cell::lag;
-use llm_decode_bench::config::{MetricsEndpoint, PlanKind, RunConfig};
-use llm_decode_bench::load::request::Endpoint;
+use llm_decode_bench::config::{MetricsEndpoint, RunConfig};
 use llm_decode_bench::report::json::SessionReport;
 use llm_decode_bench::report::writer::ReportWriter;
 use llm_decode_bench::session::{SessionHandles, start};
@@ -74,30 +73,20 @@ struct Outcome {
 fn config(sim: &Cluster, out: &Path) -> RunConfig {
     let r = &sim.info().replicas[0];
     RunConfig {
-        base_url: r.url.clone(),
-        model: None,
-        api_key: None,
-        endpoint: Endpoint::Chat,
         metrics: vec![MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }],
-        no_metrics: false,
-        plans: vec![PlanKind::Decode],
         ctx: vec![0, 512],
         conc: vec![16, 32, 64],
         window: Duration::from_secs(3),
         warmup_timeout: Duration::from_secs(20),
         settle: Duration::from_millis(200),
-        kv_oversubscribe: 4.0,
-        run_burst: false,
         burst_tokens: 64,
         max_tokens: Some(128),
         min_stream_tokens: 128,
         idle_timeout: Duration::from_secs(30),
-        first_token_timeout: None,
         poll_interval: Duration::from_millis(50),
-        served_by_header: None,
         out: Some(out.to_path_buf()),
         routing: Default::default(),
-        resume: None,
+        ..RunConfig::defaults(&r.url)
     }
 }
 

@@ -1,5 +1,6 @@
 //! What a cell of the plan is and where it stands.
 
+use crate::config::Rate;
 use crate::report::status::CellOutcome;
 
 /// What a cell measures: the experiment that owns it and where it sits in that experiment's
@@ -16,7 +17,13 @@ pub struct CellSpec {
 impl CellSpec {
     /// A ctx x conc matrix cell of experiment `kind`.
     pub fn grid(kind: &'static str, ctx: u64, conc: u32) -> Self {
-        Self { kind, key: CellKey::Grid { ctx, conc } }
+        Self { kind, key: CellKey::Grid { ctx, conc, rate: None } }
+    }
+
+    /// A ctx x load matrix cell of experiment `kind`: `conc` streams closed loop when `rate` is
+    /// None, else open-loop arrivals at `rate` with at most `conc` in flight.
+    pub fn grid_at(kind: &'static str, ctx: u64, conc: u32, rate: Option<Rate>) -> Self {
+        Self { kind, key: CellKey::Grid { ctx, conc, rate } }
     }
 
     /// A phase of experiment `kind`.
@@ -32,6 +39,19 @@ impl CellSpec {
         }
     }
 
+    /// The column label of a grid cell: `8` (closed loop), `4/s` or `inf` (open loop, one
+    /// concurrency), `8@4/s` when rates and concurrencies are both swept; None for phases.
+    pub fn load_label(&self, many_conc: bool) -> Option<String> {
+        let CellKey::Grid { conc, rate, .. } = &self.key else { return None };
+        Some(match rate {
+            None => conc.to_string(),
+            Some(r) => {
+                let r = if r.is_finite() { format!("{r}/s") } else { r.to_string() };
+                if many_conc { format!("{conc}@{r}") } else { r }
+            }
+        })
+    }
+
     /// True for a phase cell (round x scenario x route).
     pub fn is_phase(&self) -> bool {
         matches!(self.key, CellKey::Phase { .. })
@@ -41,12 +61,15 @@ impl CellSpec {
 /// Where a cell sits in its experiment's layout.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CellKey {
-    /// A matrix cell: `ctx`-token prompts (rows) at `conc` streams or requests (columns).
+    /// A matrix cell: `ctx`-token prompts (rows) at a load (columns): `conc` streams or
+    /// requests, or arrivals at `rate` with at most `conc` in flight.
     Grid {
         /// Context size, tokens.
         ctx: u64,
-        /// Streams or requests.
+        /// Streams or requests (closed loop), or the in-flight cap (open loop).
         conc: u32,
+        /// Open-loop arrival rate; None: closed loop.
+        rate: Option<Rate>,
     },
     /// One phase of a round x scenario x route experiment; its label is the phase name, e.g.
     /// `r1-hot90-prefix-cache`.
@@ -97,5 +120,21 @@ impl CellStatus {
     /// True once the cell has an outcome.
     pub fn is_final(&self) -> bool {
         !matches!(self, Self::Pending | Self::Running)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_labels_name_the_loop() {
+        assert_eq!(CellSpec::grid("decode", 0, 8).load_label(false).as_deref(), Some("8"));
+        let open = CellSpec::grid_at("serve", 256, 8, Some(Rate::PerSecond(4.0)));
+        assert_eq!(open.load_label(false).as_deref(), Some("4/s"));
+        assert_eq!(open.load_label(true).as_deref(), Some("8@4/s"));
+        let inf = CellSpec::grid_at("serve", 256, 8, Some(Rate::Inf));
+        assert_eq!(inf.load_label(false).as_deref(), Some("inf"));
+        assert_eq!(CellSpec::phase("routing", 1, "hot90", "random").load_label(false), None);
     }
 }

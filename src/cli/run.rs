@@ -128,9 +128,18 @@ pub struct RunArgs {
     /// Requests per routing phase.
     #[arg(long, visible_alias = "num-prompts", default_value_t = 96)]
     pub count: u32,
-    /// Mean arrival rate of a routing phase, requests/s.
-    #[arg(long, visible_alias = "request-rate", default_value_t = 1.6)]
+    /// Mean arrival rate of a routing phase, requests/s (a single finite --request-rate sets it too).
+    #[arg(long, default_value_t = 1.6)]
     pub rps: f64,
+    /// Open-loop arrival rates of decode and serve cells, requests/s or `inf`, comma-separated
+    /// (`1,4,16,inf` sweeps them); each cell keeps at most --conc requests in flight. Not given:
+    /// decode runs closed loop and serve sends every prompt at once.
+    #[arg(long, value_delimiter = ',', value_name = "RATE")]
+    pub request_rate: Vec<crate::config::Rate>,
+    /// Shape of the gamma arrival process of --request-rate (1: Poisson; below 1 burstier,
+    /// above 1 more even), as `vllm bench serve --burstiness`.
+    #[arg(long, default_value_t = 1.0)]
+    pub burstiness: f64,
     /// Arrival process of a routing phase.
     #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
     pub arrival: Arrival,
@@ -178,6 +187,26 @@ pub struct RunArgs {
     pub allow_errors: bool,
 }
 
+impl RunConfig {
+    /// The configuration `run --base-url BASE_URL` gives: every other setting at its flag's
+    /// default. Code that builds a configuration (the demo, tests) starts from it.
+    pub fn defaults(base_url: &str) -> RunConfig {
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        let parsed = <Only as clap::Parser>::try_parse_from(["run", "--base-url", base_url]);
+        let mut cfg = parsed.map_err(|e| e.to_string()).and_then(|o| o.run.to_config()).unwrap_or_else(|e| {
+            unreachable!("the defaults of `run` are valid: {e}");
+        });
+        cfg.base_url = base_url.to_string();
+        // Whatever the environment holds, a built configuration sends no key.
+        cfg.api_key = None;
+        cfg
+    }
+}
+
 impl RunArgs {
     /// Checks the flags and builds the run configuration.
     pub fn to_config(&self) -> Result<RunConfig, String> {
@@ -196,6 +225,9 @@ impl RunArgs {
         if self.poll_interval < Duration::from_millis(50) {
             return Err("--poll-interval must be at least 50ms".into());
         }
+        if !(self.burstiness.is_finite() && self.burstiness > 0.0) {
+            return Err("--burstiness must be a positive number".into());
+        }
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());
         let routing = self.routing_config()?;
@@ -210,6 +242,8 @@ impl RunArgs {
             plans: dedup(&self.plan),
             ctx: dedup(&self.ctx),
             conc: dedup(&self.conc),
+            rates: dedup(&self.request_rate),
+            burstiness: self.burstiness,
             window: self.window,
             warmup_timeout: self.warmup_timeout,
             settle: self.settle,
@@ -244,6 +278,11 @@ impl RunArgs {
         if !(self.rps.is_finite() && self.rps > 0.0) {
             return Err("--rps must be a positive number".into());
         }
+        // `vllm bench serve --request-rate R` habits: one finite rate is the routing rate too.
+        let rps = match self.request_rate.as_slice() {
+            [crate::config::Rate::PerSecond(r)] => *r,
+            _ => self.rps,
+        };
         if self.routes.iter().any(|r| r.trim().is_empty()) {
             return Err("--routes has an empty name".into());
         }
@@ -252,7 +291,7 @@ impl RunArgs {
             scenarios: dedup(&self.scenarios),
             rounds: self.rounds,
             count: self.count,
-            rps: self.rps,
+            rps,
             arrival: self.arrival,
             output: self.output.max(1),
             prompt_tokens: self.prompt_tokens.max(1),

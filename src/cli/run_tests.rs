@@ -100,3 +100,20 @@ fn bad_values_are_one_line_errors() {
     }
     assert!(parse(&["--ctx", "4k,4k", "--conc", "1"]).is_ok());
 }
+
+#[test]
+fn request_rates_sweep_and_one_finite_rate_is_the_routing_rate() {
+    use crate::config::Rate;
+    let parse = |args: &[&str]| {
+        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+        all.extend_from_slice(args);
+        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
+    };
+    let c = parse(&["--request-rate", "1,4,16,inf", "--burstiness", "0.5"]).unwrap();
+    let want = vec![Rate::PerSecond(1.0), Rate::PerSecond(4.0), Rate::PerSecond(16.0), Rate::Inf];
+    assert_eq!((c.rates, c.burstiness, c.routing.rps), (want, 0.5, 1.6));
+    assert!(config().rates.is_empty(), "closed loop unless asked");
+    assert_eq!(parse(&["--request-rate", "3"]).unwrap().routing.rps, 3.0);
+    assert!(parse(&["--request-rate", "0"]).unwrap_err().contains("positive"));
+    assert!(parse(&["--burstiness", "0"]).unwrap_err().contains("--burstiness"));
+}

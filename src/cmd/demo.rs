@@ -33,12 +33,7 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
     let metrics =
         info.replicas.iter().map(|r| MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }).collect();
     RunConfig {
-        base_url: info.gateway.url.clone(),
-        model: None,
-        api_key: None,
-        endpoint: crate::load::request::Endpoint::Chat,
         metrics,
-        no_metrics: false,
         plans: vec![PlanKind::Decode, PlanKind::Routing],
         ctx: vec![0, 16 * 1024, 128 * 1024],
         conc: vec![1, 4, 16],
@@ -46,14 +41,8 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
         warmup_timeout: Duration::from_secs(30),
         settle: Duration::from_millis(500),
         kv_oversubscribe: 2.0,
-        run_burst: false,
-        burst_tokens: 256,
-        max_tokens: None,
         min_stream_tokens: 4096,
         idle_timeout: Duration::from_secs(60),
-        first_token_timeout: None,
-        poll_interval: Duration::from_millis(250),
-        served_by_header: None,
         out,
         routing: RoutingConfig {
             scenarios: ["cold-uniform", "hot90"].iter().filter_map(|s| s.parse().ok()).collect(),
@@ -65,7 +54,7 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
             gateway_metrics: Some(info.gateway.metrics_url.clone()),
             ..RoutingConfig::default()
         },
-        resume: None,
+        ..RunConfig::defaults(&info.gateway.url)
     }
 }
 

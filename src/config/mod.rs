@@ -1,7 +1,10 @@
 //! What a session is asked to run: the validated run configuration and the experiments' settings.
 
+pub mod rate;
 pub mod routing;
 pub mod settings;
+
+pub use rate::Rate;
 
 use crate::load::request::{ApiKey, Endpoint};
 use std::path::PathBuf;
@@ -54,8 +57,13 @@ pub struct RunConfig {
     pub plans: Vec<PlanKind>,
     /// Context sizes, tokens.
     pub ctx: Vec<u64>,
-    /// Concurrencies, streams.
+    /// Concurrencies, streams (closed loop), or the in-flight cap of open-loop cells.
     pub conc: Vec<u32>,
+    /// Open-loop arrival rates of decode and serve cells (`--request-rate`), swept in order;
+    /// empty: closed loop.
+    pub rates: Vec<Rate>,
+    /// Shape of the gamma arrival process (`--burstiness`): 1 is Poisson, lower is burstier.
+    pub burstiness: f64,
     /// Measurement window per cell.
     pub window: Duration,
     /// Longest warmup per cell.

@@ -46,6 +46,10 @@ impl RunConfig {
             put("max-tokens", opt(self.max_tokens));
             put("min-stream-tokens", self.min_stream_tokens.to_string());
         }
+        if !self.rates.is_empty() {
+            put("request-rate", list(&self.rates));
+            put("burstiness", self.burstiness.to_string());
+        }
         if self.plans.contains(&PlanKind::Routing) {
             self.routing_settings(&mut put);
         }

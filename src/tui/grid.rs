@@ -93,6 +93,23 @@ fn index_of(list: &mut Vec<String>, item: String) -> usize {
     }
 }
 
+/// The experiments whose open-loop cells have more than one concurrency: their columns name
+/// both (`8@4/s`).
+fn many_open_loop_conc(cells: &[CellSummary]) -> Vec<&'static str> {
+    let mut seen: Vec<(&'static str, u32)> = Vec::new();
+    let mut many = Vec::new();
+    for c in cells {
+        if let CellKey::Grid { conc, rate: Some(_), .. } = c.spec.key {
+            match seen.iter().find(|(k, _)| *k == c.spec.kind) {
+                Some((_, first)) if *first != conc && !many.contains(&c.spec.kind) => many.push(c.spec.kind),
+                Some(_) => {}
+                None => seen.push((c.spec.kind, conc)),
+            }
+        }
+    }
+    many
+}
+
 /// The title of a ctx x conc matrix of experiment `kind`.
 fn grid_title(kind: &str) -> String {
     match kind {
@@ -109,9 +126,10 @@ impl MatrixModel {
         let mut matrices: Vec<(&'static str, Builder)> = Vec::new();
         let mut rounds: Vec<(u32, Builder)> = Vec::new();
         let mut routes: Vec<String> = Vec::new();
+        let many = many_open_loop_conc(cells);
         for (id, c) in cells.iter().enumerate() {
             match &c.spec.key {
-                CellKey::Grid { ctx, conc } => {
+                CellKey::Grid { ctx, .. } => {
                     let i = match matrices.iter().position(|(k, _)| *k == c.spec.kind) {
                         Some(i) => i,
                         None => {
@@ -119,7 +137,8 @@ impl MatrixModel {
                             matrices.len() - 1
                         }
                     };
-                    matrices[i].1.add(format_size(*ctx), conc.to_string(), id);
+                    let col = c.spec.load_label(many.contains(&c.spec.kind)).unwrap_or_default();
+                    matrices[i].1.add(format_size(*ctx), col, id);
                 }
                 CellKey::Phase { round, scenario, route } => {
                     index_of(&mut routes, route.clone());

@@ -4,9 +4,8 @@
 
 use futures_util::StreamExt;
 use llm_decode_bench::config::MetricsEndpoint;
-use llm_decode_bench::config::{PlanKind, RunConfig};
+use llm_decode_bench::config::RunConfig;
 use llm_decode_bench::load::chunk::{ChunkInfo, parse_chunk};
-use llm_decode_bench::load::request::Endpoint;
 use llm_decode_bench::load::sse::{SseDecoder, SseEvent};
 use llm_decode_bench::sim::inproc::InProcCluster;
 use llm_decode_bench::sim::params::EngineParams;
@@ -141,30 +140,19 @@ pub fn family_text(family: usize, words: usize) -> String {
 /// A small run configuration against `base` with its replica's metrics.
 pub fn config(base: &str, metrics: &str, out: &Path, ctx: Vec<u64>, conc: Vec<u32>) -> RunConfig {
     RunConfig {
-        base_url: base.into(),
-        model: None,
-        api_key: None,
-        endpoint: Endpoint::Chat,
         metrics: vec![MetricsEndpoint { name: "sim-a".into(), url: metrics.into() }],
-        no_metrics: false,
-        plans: vec![PlanKind::Decode],
         ctx,
         conc,
         window: Duration::from_millis(1500),
         warmup_timeout: Duration::from_secs(20),
         settle: Duration::from_millis(200),
-        kv_oversubscribe: 4.0,
-        run_burst: false,
         burst_tokens: 64,
-        max_tokens: None,
         min_stream_tokens: 1024,
         idle_timeout: Duration::from_secs(30),
-        first_token_timeout: None,
         poll_interval: Duration::from_millis(100),
-        served_by_header: None,
         out: Some(out.to_path_buf()),
         routing: Default::default(),
-        resume: None,
+        ..RunConfig::defaults(base)
     }
 }
 

@@ -48,7 +48,7 @@ impl Experiment for Burst {
     }
 
     fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
-        let CellKey::Grid { ctx, conc } = spec.key else { return Vec::new() };
+        let CellKey::Grid { ctx, conc, .. } = spec.key else { return Vec::new() };
         let cells = report.burst.iter().flat_map(|b| b.cells.iter());
         let own = cells.filter(|c| (c.ctx, c.conc) == (ctx, conc)).flat_map(|c| c.attempts.iter());
         own.map(|a| Attempt::Burst(Box::new(a.clone()))).collect()
@@ -56,7 +56,7 @@ impl Experiment for Burst {
 
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
-            let CellKey::Grid { ctx, conc } = cell.spec.key else { unreachable!("burst cells are grid cells") };
+            let CellKey::Grid { ctx, conc, .. } = cell.spec.key else { unreachable!("burst cells are grid cells") };
             let s = BurstCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, attempt: cell.attempt };
             Attempt::Burst(Box::new(run_burst_attempt(env, &s, cancel).await))
         })
@@ -65,7 +65,7 @@ impl Experiment for Burst {
     fn report(&self, _env: &CellEnv, cells: &[&CellEntry], report: &mut SessionReport) {
         let mut out = Vec::new();
         for c in cells {
-            let CellKey::Grid { ctx, conc } = c.spec.key else { continue };
+            let CellKey::Grid { ctx, conc, .. } = c.spec.key else { continue };
             let attempts = c
                 .attempts
                 .iter()

@@ -71,7 +71,7 @@ impl Grid {
     /// Why grid cell `spec` cannot fit in `capacity_now` (the KV capacity known now), when the
     /// plan could not tell (capacity unknown at preflight); the plan's reason text.
     pub fn skip_now(&self, spec: &CellSpec, capacity_now: Option<u64>) -> Option<String> {
-        let CellKey::Grid { ctx, conc } = spec.key else { return None };
+        let CellKey::Grid { ctx, conc, .. } = spec.key else { return None };
         match self.kv_capacity {
             Some(_) => None,
             None => kv_skip_reason(ctx, conc, capacity_now, self.oversubscribe),

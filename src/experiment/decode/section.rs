@@ -63,7 +63,7 @@ impl Experiment for Decode {
     }
 
     fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
-        let CellKey::Grid { ctx, conc } = spec.key else { return Vec::new() };
+        let CellKey::Grid { ctx, conc, .. } = spec.key else { return Vec::new() };
         let cells = report.decode.iter().flat_map(|d| d.cells.iter());
         let own = cells.filter(|c| (c.ctx, c.conc) == (ctx, conc)).flat_map(|c| c.attempts.iter());
         own.map(|a| Attempt::Decode(Box::new(a.clone()))).collect()
@@ -71,7 +71,7 @@ impl Experiment for Decode {
 
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
-            let CellKey::Grid { ctx, conc } = cell.spec.key else { unreachable!("decode cells are grid cells") };
+            let CellKey::Grid { ctx, conc, .. } = cell.spec.key else { unreachable!("decode cells are grid cells") };
             let s = DecodeCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, attempt: cell.attempt };
             Attempt::Decode(Box::new(run_decode_attempt(env, &s, cancel).await))
         })
@@ -81,7 +81,7 @@ impl Experiment for Decode {
         let mut out = Vec::new();
         let mut sources = std::collections::BTreeSet::new();
         for c in cells {
-            let CellKey::Grid { ctx, conc } = c.spec.key else { continue };
+            let CellKey::Grid { ctx, conc, .. } = c.spec.key else { continue };
             let attempts: Vec<_> = c
                 .attempts
                 .iter()
