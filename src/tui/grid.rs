@@ -122,6 +122,12 @@ fn grid_title(kind: &str) -> String {
 impl MatrixModel {
     /// The grids of `cells`, in plan order.
     pub fn build(cells: &[CellSummary]) -> Self {
+        Self::build_for(cells, None)
+    }
+
+    /// The grids of `cells`, in plan order; routing grids name the TTFT/TPOT/E2EL bounds of
+    /// `slo` that make a request good.
+    pub fn build_for(cells: &[CellSummary], slo: Option<&crate::report::goodput::PlanSlo>) -> Self {
         // One matrix per grid experiment, in order of first appearance.
         let mut matrices: Vec<(&'static str, Builder)> = Vec::new();
         let mut rounds: Vec<(u32, Builder)> = Vec::new();
@@ -156,7 +162,8 @@ impl MatrixModel {
         let mut grids: Vec<Grid> =
             matrices.into_iter().map(|(kind, b)| b.finish(grid_title(kind), "ctx", None)).collect();
         for (round, b) in rounds {
-            let title = format!("Routing round {round}: good/requests tok/s (scenario x route)");
+            let good = slo.map_or_else(|| "good".to_string(), |s| format!("good ({})", s.slo().describe()));
+            let title = format!("Routing round {round}: {good}/requests tok/s (scenario x route)");
             grids.push(b.finish(title, "scenario", Some(&routes)));
         }
         Self { grids, cells: cells.len() }
