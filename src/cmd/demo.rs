@@ -79,8 +79,9 @@ pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         Ok(h) => h,
         Err(code) => return Ok(code),
     };
+    let slo = handles.snapshot.borrow().slo.map(|s| format!("; {}", s.describe())).unwrap_or_default();
     let banner = format!(
-        "demo: simulated cluster at {} (speed {}x); report: {}",
+        "demo: simulated cluster at {} (speed {}x); report: {}{slo}",
         cluster.info().gateway.url,
         args.demo_speed,
         handles.report_path.display()

@@ -299,5 +299,10 @@ mod tests {
         assert_eq!(m.grids.len(), 2);
         assert_eq!(m.grids[1].cols, ["random", "prefix-cache"]);
         assert_eq!(m.grids[1].cells[0], vec![Some(3), Some(2)]);
+        assert_eq!(m.grids[0].title, "Routing round 1: good/requests tok/s (scenario x route)");
+        let slo = crate::stats::Slo { ttft: Some(std::time::Duration::from_millis(500)), ..Default::default() };
+        let slo = crate::report::goodput::PlanSlo::of(&slo, crate::report::goodput::SloSource::Demo);
+        let named = MatrixModel::build_for(&cells, Some(&slo));
+        assert_eq!(named.grids[0].title, "Routing round 1: good (TTFT ≤ 500 ms)/requests tok/s (scenario x route)");
     }
 }
