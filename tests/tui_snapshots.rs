@@ -124,3 +124,18 @@ fn the_live_log_widget_wraps_at_spaces() {
         assert!(text.contains(phrase), "{phrase:?} broken across lines: {log:#?}");
     }
 }
+
+#[test]
+fn the_goodput_slo_and_good_counts_are_on_screen() {
+    let app = fixtures::measuring_with_slo();
+    let terminal = draw(&app, 160, 48);
+    let screen: String = {
+        let buf = terminal.backend().buffer();
+        let w = buf.area.width as usize;
+        let cells: Vec<&str> = buf.content.iter().map(|c| c.symbol()).collect();
+        cells.chunks(w).map(|row| row.concat()).collect::<Vec<_>>().join("\n")
+    };
+    assert!(screen.contains("goodput SLO: TTFT ≤ 2000 ms, TPOT ≤ 50 ms"), "{screen}");
+    assert!(screen.contains("good 3/4"), "{screen}");
+    assert_snapshot!(terminal.backend());
+}

@@ -128,6 +128,9 @@ pub struct LiveAttempt {
     pub routing: Vec<crate::metrics::CounterDelta>,
     /// Worst client event-loop lag over the last second, ms.
     pub client_lag_ms: Option<f64>,
+    /// Verdicts against the session's SLO of the requests that ended so far (decode: in the
+    /// window; burst: all), when the experiment judges them.
+    pub goodput: Option<super::goodput::GoodputTally>,
 }
 
 /// One replica during the running attempt.

@@ -6,6 +6,7 @@ pub mod attempt_loop;
 pub mod context;
 pub mod control;
 pub mod facts;
+pub mod goodput;
 pub mod halt;
 pub mod headline;
 pub mod lag;

@@ -119,6 +119,7 @@ pub fn record(s: &RequestSample, origin: Instant, window_tokens: u64) -> Request
         outcome: outcome_name(s),
         status: s.status,
         served_by: s.served_by.clone(),
+        good: None,
     }
 }
 

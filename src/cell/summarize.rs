@@ -1,9 +1,10 @@
 //! The client's view of one attempt, computed from its samples after the fact (pure).
 
+use super::goodput::{GoodputTally, judge};
 use super::sample_window::{Window, push_gaps, record, stream_window};
 use crate::load::sample::{ErrorKind, Outcome, RequestSample, TokenSource};
 use crate::report::json::RequestRecord;
-use crate::stats::{Reservoir, SampleOf, Summary};
+use crate::stats::{Reservoir, SampleOf, Slo, Summary};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -45,6 +46,8 @@ pub struct ClientStats {
     pub records: Vec<RequestRecord>,
     /// Every request by its record's `outcome` (`completed`, `cut`, the error kind): exact.
     pub outcomes: BTreeMap<String, u64>,
+    /// Verdicts against the SLO given with [`Summarizer::with_slo`] (exact, every request).
+    pub goodput: Option<GoodputTally>,
 }
 
 /// Most request records an attempt keeps for the report (about 6 MB of JSON), and most values
@@ -89,6 +92,7 @@ pub struct Summarizer {
     lat: Reservoir,
     sources: BTreeMap<TokenSource, u64>,
     records: SampleOf<RequestRecord>,
+    slo: Option<Slo>,
 }
 
 impl Summarizer {
@@ -105,7 +109,16 @@ impl Summarizer {
             lat: Reservoir::new(REQUEST_SAMPLE_CAP),
             sources: BTreeMap::new(),
             records: SampleOf::new(REQUEST_SAMPLE_CAP),
+            slo: None,
         }
+    }
+
+    /// Also judges every request against `slo` (`cell::goodput::judge`): the statistics then
+    /// carry the tally and each record its verdict.
+    pub fn with_slo(mut self, slo: Slo) -> Self {
+        self.slo = Some(slo);
+        self.st.goodput = Some(GoodputTally::default());
+        self
     }
 
     /// Adds one sample, judged against `window` and `cutoff` as [`summarize`] does. A sample
@@ -128,9 +141,18 @@ impl Summarizer {
             self.ttft.push(ms(t));
         }
         count_outcome(&mut self.st, s, cutoff, &mut self.lat, &mut self.tpot);
-        let rec = record(s, self.origin, sw.tokens);
+        let mut rec = record(s, self.origin, sw.tokens);
+        if let (Some(slo), Some(tally)) = (&self.slo, self.st.goodput.as_mut()) {
+            rec.good = judge(s, slo, window, cutoff);
+            tally.add(rec.good);
+        }
         *self.st.outcomes.entry(rec.outcome.clone()).or_default() += 1;
         self.records.push(rec);
+    }
+
+    /// Verdicts so far, when judging against an SLO.
+    pub fn goodput(&self) -> Option<GoodputTally> {
+        self.st.goodput
     }
 
     /// Requests added so far.

@@ -1,7 +1,7 @@
 //! `llm-decode-bench run`: flags of a benchmark session.
 
 use crate::config::MetricsEndpoint;
-use crate::config::{PlanKind, RunConfig};
+use crate::config::{PlanKind, RunConfig, SloSource};
 use crate::experiment::routing::{Arrival, RoutingConfig, Scenario};
 use crate::load::request::{ApiKey, Endpoint};
 use crate::report::writer::ReportWriter;
@@ -11,6 +11,9 @@ use crate::units::{parse_duration, parse_size};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// The TTFT objective when no flag names one.
+pub const DEFAULT_SLO_TTFT: Duration = Duration::from_secs(2);
 
 fn size(s: &str) -> Result<u64, String> {
     parse_size(s)
@@ -155,9 +158,10 @@ pub struct RunArgs {
     /// Candidate prefixes primed before warm and hot phases.
     #[arg(long, default_value_t = 16)]
     pub priming_candidates: u32,
-    /// A routing request is good when its TTFT is at most this.
-    #[arg(long, value_parser = parse_duration, default_value = "2s")]
-    pub slo_ttft: Duration,
+    /// A request is good when its TTFT is at most this [default: 2s]; with --slo-tpot, the
+    /// session's goodput SLO (every experiment reports goodput against it).
+    #[arg(long, value_parser = parse_duration)]
+    pub slo_ttft: Option<Duration>,
     /// ... and its TPOT at most this, when given.
     #[arg(long, value_parser = parse_duration)]
     pub slo_tpot: Option<Duration>,
@@ -258,6 +262,8 @@ impl RunArgs {
             served_by_header: self.served_by_header.clone(),
             out: self.out_path(),
             resume: None,
+            slo: self.slo()?,
+            slo_source: self.slo_source(),
         };
         if let Some(path) = &self.resume {
             cfg.resume = Some(crate::session::resume::open(path, &cfg)?);
@@ -319,11 +325,23 @@ impl RunArgs {
         }
     }
 
-    /// `--goodput` when given, else `--slo-ttft` and `--slo-tpot`.
+    /// `--goodput` when given, else `--slo-ttft` (default 2 s) and `--slo-tpot`.
     fn slo(&self) -> Result<Slo, String> {
+        if self.slo_ttft.is_some_and(|t| t.is_zero()) || self.slo_tpot.is_some_and(|t| t.is_zero()) {
+            return Err("--slo-ttft and --slo-tpot must be longer than 0".into());
+        }
         match self.goodput.is_empty() {
-            true => Ok(Slo { ttft: Some(self.slo_ttft), tpot: self.slo_tpot, e2e: None }),
+            true => Ok(Slo { ttft: Some(self.slo_ttft.unwrap_or(DEFAULT_SLO_TTFT)), tpot: self.slo_tpot, e2e: None }),
             false => Slo::from_goodput(&self.goodput).map_err(|e| format!("--goodput: {e}")),
+        }
+    }
+
+    /// Which flags named the SLO.
+    fn slo_source(&self) -> SloSource {
+        match (self.goodput.is_empty(), self.slo_ttft.is_some() || self.slo_tpot.is_some()) {
+            (false, _) => SloSource::Goodput,
+            (true, true) => SloSource::SloFlags,
+            (true, false) => SloSource::Default,
         }
     }
 }

@@ -117,3 +117,26 @@ fn request_rates_sweep_and_one_finite_rate_is_the_routing_rate() {
     assert!(parse(&["--request-rate", "0"]).unwrap_err().contains("positive"));
     assert!(parse(&["--burstiness", "0"]).unwrap_err().contains("--burstiness"));
 }
+
+#[test]
+fn the_session_slo_and_where_it_came_from() {
+    use crate::config::SloSource;
+    let parse = |args: &[&str]| {
+        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+        all.extend_from_slice(args);
+        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
+    };
+    let c = parse(&[]).unwrap();
+    assert_eq!((c.slo.ttft, c.slo.tpot, c.slo_source), (Some(Duration::from_secs(2)), None, SloSource::Default));
+    assert!(!c.settings().contains_key("goodput"), "the default SLO is not a setting");
+    let c = parse(&["--slo-tpot", "40ms"]).unwrap();
+    assert_eq!(
+        (c.slo.ttft, c.slo.tpot, c.slo_source),
+        (Some(Duration::from_secs(2)), Some(Duration::from_millis(40)), SloSource::SloFlags)
+    );
+    assert_eq!(c.settings()["goodput"], "ttft:2000 tpot:40");
+    let c = parse(&["--goodput", "e2el:900", "--slo-ttft", "1s"]).unwrap();
+    assert_eq!((c.slo.ttft, c.slo.e2e, c.slo_source), (None, Some(Duration::from_millis(900)), SloSource::Goodput));
+    assert_eq!(c.routing.slo, c.slo, "routing judges against the same SLO");
+    assert!(parse(&["--slo-ttft", "0s"]).unwrap_err().contains("--slo-ttft"));
+}

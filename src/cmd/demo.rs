@@ -44,12 +44,13 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
         min_stream_tokens: 4096,
         idle_timeout: Duration::from_secs(60),
         out,
+        slo: crate::stats::Slo { ttft: Some(Duration::from_secs_f64(2.0 / speed)), tpot: None, e2e: None },
+        slo_source: crate::config::SloSource::Demo,
         routing: RoutingConfig {
             scenarios: ["cold-uniform", "hot90"].iter().filter_map(|s| s.parse().ok()).collect(),
             rounds: 1,
             count: 96,
             rps: 3.2 * speed,
-            slo: crate::stats::Slo { ttft: Some(Duration::from_secs_f64(2.0 / speed)), tpot: None, e2e: None },
             arrival: Arrival::Poisson,
             gateway_metrics: Some(info.gateway.metrics_url.clone()),
             ..RoutingConfig::default()
@@ -78,8 +79,9 @@ pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         Ok(h) => h,
         Err(code) => return Ok(code),
     };
+    let slo = handles.snapshot.borrow().slo.map(|s| format!("; {}", s.describe())).unwrap_or_default();
     let banner = format!(
-        "demo: simulated cluster at {} (speed {}x); report: {}",
+        "demo: simulated cluster at {} (speed {}x); report: {}{slo}",
         cluster.info().gateway.url,
         args.demo_speed,
         handles.report_path.display()

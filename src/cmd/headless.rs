@@ -90,6 +90,9 @@ impl Printer {
                 t.failed,
                 t.tokens
             ));
+            if let Some(g) = live.goodput {
+                line.push_str(&format!(", good {}/{}", g.good, g.judged));
+            }
         }
         self.line(&line);
     }

@@ -31,7 +31,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(h) => h,
         Err(code) => return Ok(code),
     };
-    let banner = format!("report: {}", handles.report_path.display());
+    let mut banner = format!("report: {}", handles.report_path.display());
+    // Headless, the SLO the good counts are judged against is named once, up front.
+    if let Some(slo) = handles.snapshot.borrow().slo {
+        banner.push_str(&format!("; {}", slo.describe()));
+    }
     let display = session::Display {
         headless: args.headless,
         log_file: args.log_file.clone(),

@@ -4,6 +4,7 @@ pub mod rate;
 pub mod routing;
 pub mod settings;
 
+pub use crate::report::goodput::SloSource;
 pub use rate::Rate;
 
 use crate::load::request::{ApiKey, Endpoint};
@@ -95,6 +96,11 @@ pub struct RunConfig {
     pub routing: routing::RoutingConfig,
     /// The saved session this run continues (`--resume`), checked before any load is sent.
     pub resume: Option<ResumeFrom>,
+    /// The session's goodput objective (`--goodput`, else `--slo-ttft` / `--slo-tpot`): every
+    /// experiment judges its requests against it (docs/reports.md §6).
+    pub slo: crate::stats::Slo,
+    /// Where [`RunConfig::slo`] came from.
+    pub slo_source: SloSource,
 }
 
 /// A saved session to continue (`run --resume FILE`).

@@ -72,7 +72,8 @@ pub struct RoutingConfig {
     pub families: u32,
     /// Candidate prefixes sent when priming.
     pub priming_candidates: u32,
-    /// Service-level objective that makes a request `good`.
+    /// Service-level objective that makes a request `good`: the session's
+    /// (`RunConfig::slo`), set from it when the experiment is set up.
     pub slo: Slo,
     /// Base seed; round r uses `seed + r`.
     pub seed: u64,

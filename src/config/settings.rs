@@ -53,6 +53,11 @@ impl RunConfig {
         if self.plans.contains(&PlanKind::Routing) {
             self.routing_settings(&mut put);
         }
+        // Goodput is judged in every experiment; a chosen SLO is a setting (the default one is
+        // left out, so sessions saved before goodput was recorded still resume).
+        if self.slo_source.is_chosen() {
+            put("goodput", self.slo.goodput_arg());
+        }
         s
     }
 
@@ -68,8 +73,8 @@ impl RunConfig {
         put("prompt-tokens", r.prompt_tokens.to_string());
         put("families", r.families.to_string());
         put("priming-candidates", r.priming_candidates.to_string());
-        put("slo-ttft", opt(r.slo.ttft.map(secs)));
-        put("slo-tpot", opt(r.slo.tpot.map(secs)));
+        put("slo-ttft", opt(self.slo.ttft.map(secs)));
+        put("slo-tpot", opt(self.slo.tpot.map(secs)));
         put("seed", r.seed.to_string());
     }
 }

@@ -16,7 +16,7 @@ use super::status::{AttemptStatus, CellOutcome};
 use crate::stats::Summary;
 
 /// The columns of the per-cell CSV, in order.
-pub const CELL_COLUMNS: [&str; 40] = [
+pub const CELL_COLUMNS: [&str; 42] = [
     "kind",
     "label",
     "ctx",
@@ -57,10 +57,12 @@ pub const CELL_COLUMNS: [&str; 40] = [
     "e2e_p95_ms",
     "e2e_p99_ms",
     "cache_hit_ratio",
+    "judged",
+    "goodput_rps",
 ];
 
 /// The columns of the per-request CSV, in order.
-pub const REQUEST_COLUMNS: [&str; 16] = [
+pub const REQUEST_COLUMNS: [&str; 17] = [
     "kind",
     "label",
     "ctx",
@@ -77,6 +79,7 @@ pub const REQUEST_COLUMNS: [&str; 16] = [
     "outcome",
     "http_status",
     "served_by",
+    "good",
 ];
 
 /// One row: values by column name (columns it does not name are empty).
@@ -221,6 +224,14 @@ fn decode_figures(row: &mut Row, a: &DecodeAttempt) {
     summary(row, ITL, a.itl_ms.as_ref());
     summary(row, TPOT, a.tpot_ms.as_ref());
     summary(row, E2E, a.latency_ms.as_ref());
+    goodput(row, a.goodput.as_ref());
+}
+
+/// `good`, `judged` and `goodput_rps` of a decode or burst attempt (docs/reports.md §6).
+fn goodput(row: &mut Row, g: Option<&super::goodput::Goodput>) {
+    if let Some(g) = g {
+        row.extend([("good", g.good.to_string()), ("judged", g.judged.to_string()), ("goodput_rps", num(g.rps))]);
+    }
 }
 
 fn burst_row(cell: &BurstCellReport) -> Row {
@@ -246,6 +257,7 @@ fn burst_figures(row: &mut Row, a: &BurstAttempt) {
     summary(row, ITL, a.itl_token_ms.as_ref());
     summary(row, TPOT, a.tpot_ms.as_ref());
     summary(row, E2E, a.e2e_ms.as_ref());
+    goodput(row, a.goodput.as_ref());
 }
 
 /// The report's phases, then phases only the history has (stopped or paused ones), each with
@@ -314,6 +326,7 @@ fn request_row(mut row: Row, r: &RequestRecord) -> Row {
         ("outcome", r.outcome.clone()),
         ("http_status", r.status.map_or(String::new(), |s| s.to_string())),
         ("served_by", r.served_by.clone().unwrap_or_default()),
+        ("good", r.good.map(|g| g.to_string()).unwrap_or_default()),
     ]);
     row
 }

@@ -4,6 +4,7 @@
 
 use super::status::{AttemptStatus, CapacityLimit, CellOutcome};
 use crate::load::sample::{ErrorKind, TokenSource};
+use crate::report::goodput::{Goodput, PlanSlo};
 use crate::report::phase::RoutingPhase;
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
@@ -129,6 +130,10 @@ pub struct PlanInfo {
     /// `RunConfig::settings`); `--resume` refuses a report whose settings differ.
     #[serde(default)]
     pub settings: BTreeMap<String, String>,
+    /// The session's goodput SLO and where it came from (docs/reports.md §6); absent in
+    /// reports saved before goodput was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<PlanSlo>,
 }
 
 /// How the prompt of one context size was built.
@@ -247,6 +252,10 @@ pub struct DecodeAttempt {
     /// records: the sample is whole when its length equals the sum of these counts).
     #[serde(default)]
     pub request_outcomes: BTreeMap<String, u64>,
+    /// Requests of the window that met `plan.slo`, and good requests per window second
+    /// (docs/reports.md §6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Goodput>,
 }
 
 /// Prometheus counters over the window, next to the client's view.
@@ -295,6 +304,10 @@ pub struct RequestRecord {
     pub status: Option<u16>,
     /// Replica named by the response.
     pub served_by: Option<String>,
+    /// Whether it met the session's goodput SLO; absent when it was not judged
+    /// (docs/reports.md §6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub good: Option<bool>,
 }
 
 /// Something that happened to the session, with its time.
@@ -418,4 +431,8 @@ pub struct BurstAttempt {
     pub target_lost: Vec<TargetLoss>,
     /// One entry per request.
     pub request_samples: Vec<RequestRecord>,
+    /// Requests of the burst that met `plan.slo`, and good requests per second of the
+    /// makespan (docs/reports.md §6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Goodput>,
 }

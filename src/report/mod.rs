@@ -9,6 +9,8 @@ pub mod csv;
 pub mod dist;
 pub mod fallback;
 pub mod formats;
+pub mod goodput;
+pub mod goodput_tables;
 pub mod html;
 pub mod json;
 pub mod load;

@@ -60,10 +60,14 @@ pub fn render_text(report: &SessionReport, ascii: bool, dim_ansi: bool) -> Strin
     render_text_blocks(&report_blocks(report), RenderOptions { style, dim_ansi })
 }
 
-/// The blocks of the report's tables: the decode report, a blank line, the routing summary
+/// The blocks of the report's tables: the decode report (with its goodput matrices when the
+/// SLO was chosen), a blank line, the routing summary
 /// (each only when the report has it); the text and markdown formats draw these.
 pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
     let mut blocks = decode_view(report).map(|view| decode_blocks(&view)).unwrap_or_default();
+    if !blocks.is_empty() {
+        blocks.extend(super::goodput_tables::goodput_blocks(report));
+    }
     let routing = routing_blocks(&report.phases);
     if !blocks.is_empty() && !routing.is_empty() {
         blocks.push(Block::Blank);

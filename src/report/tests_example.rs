@@ -39,6 +39,7 @@ pub(crate) fn request(worker: u32, outcome: &str) -> RequestRecord {
         outcome: outcome.to_string(),
         status: Some(200),
         served_by: Some("r0".into()),
+        good: Some(outcome == "completed"),
     }
 }
 
@@ -89,6 +90,7 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         target_lost: Vec::new(),
         request_samples: vec![request(0, "completed"), request(1, "cut"), request(2, "stalled")],
         request_outcomes: [("completed".to_string(), 1), ("cut".to_string(), 1), ("stalled".to_string(), 1)].into(),
+        goodput: Some(crate::report::goodput::Goodput::new(1, 3, 30.0)),
     }
 }
 
@@ -220,6 +222,7 @@ fn full_burst() -> BurstSection {
                 makespan_s: 2.5,
                 target_lost: Vec::new(),
                 request_samples: vec![request(0, "completed")],
+                goodput: Some(crate::report::goodput::Goodput::new(1, 4, 2.5)),
             }],
         }],
     }
@@ -258,6 +261,15 @@ pub(crate) fn full_report() -> SessionReport {
                 kv_capacity_tokens: Some(131_072),
             }],
             ..minimal_report().target
+        },
+        plan: PlanInfo {
+            slo: Some(crate::report::goodput::PlanSlo {
+                ttft_ms: Some(2000.0),
+                tpot_ms: Some(50.0),
+                e2el_ms: Some(60_000.0),
+                source: crate::report::goodput::SloSource::Goodput,
+            }),
+            ..minimal_report().plan
         },
         calibration: vec![CalibrationInfo { ctx: 16_384, prompt_tokens: 16_380, method: "tokenize".into() }],
         decode: Some(DecodeSection {
@@ -318,6 +330,7 @@ pub(crate) fn minimal_report() -> SessionReport {
             kv_oversubscribe: 1.0,
             run_burst: false,
             settings: BTreeMap::new(),
+            slo: None,
         },
         calibration: Vec::new(),
         decode: None,

@@ -97,6 +97,7 @@ fn plan_info(env: &CellEnv) -> PlanInfo {
         kv_oversubscribe: cfg.kv_oversubscribe,
         run_burst: cfg.run_burst,
         settings: cfg.settings(),
+        slo: Some(crate::report::goodput::PlanSlo::of(&cfg.slo, cfg.slo_source)),
     }
 }
 
@@ -115,5 +116,6 @@ pub fn snapshot(env: &CellEnv, state: &SessionState, writer: &ReportWriter) -> S
         report_path: writer.path().display().to_string(),
         actions: state.actions.len(),
         timing: state.timing.clone(),
+        slo: Some(crate::report::goodput::PlanSlo::of(&env.cfg.slo, env.cfg.slo_source)),
     }
 }

@@ -51,6 +51,8 @@ pub struct SessionSnapshot {
     pub actions: usize,
     /// Planned and actual cell lengths.
     pub timing: Timing,
+    /// The goodput SLO every experiment judges against (None: not known, e.g. a test view).
+    pub slo: Option<crate::report::goodput::PlanSlo>,
 }
 
 impl SessionSnapshot {

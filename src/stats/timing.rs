@@ -101,6 +101,34 @@ impl Slo {
     }
 }
 
+impl Slo {
+    /// The bounds as `(name, vLLM key, bound)`, in the order TTFT, TPOT, E2EL.
+    fn bounds(&self) -> [(&'static str, &'static str, Option<Duration>); 3] {
+        [("TTFT", "ttft", self.ttft), ("TPOT", "tpot", self.tpot), ("E2EL", "e2el", self.e2e)]
+    }
+
+    /// The bounds set, for people: `TTFT ≤ 2000 ms, TPOT ≤ 50 ms` (`none` when unbounded).
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> =
+            self.bounds().iter().filter_map(|(name, _, b)| b.map(|b| format!("{name} ≤ {} ms", fmt_ms(b)))).collect();
+        if parts.is_empty() { "none".into() } else { parts.join(", ") }
+    }
+
+    /// The bounds set as `--goodput` takes them back: `ttft:2000 tpot:50` (empty when unbounded).
+    pub fn goodput_arg(&self) -> String {
+        let parts: Vec<String> =
+            self.bounds().iter().filter_map(|(_, key, b)| b.map(|b| format!("{key}:{}", fmt_ms(b)))).collect();
+        parts.join(" ")
+    }
+}
+
+/// Milliseconds without a trailing `.0` (`2000`, `1500.5`).
+fn fmt_ms(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1e3;
+    let rounded = (ms * 1e3).round() / 1e3;
+    format!("{rounded}")
+}
+
 fn within(bound: Option<Duration>, measured: Option<Duration>) -> bool {
     match (bound, measured) {
         (None, _) => true,
@@ -126,6 +154,16 @@ mod unit {
         for bad in ["ttft", "ttft:fast", "itl:5", "tpot:-1", "tpot:0"] {
             assert!(Slo::from_goodput(&[bad.into()]).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_slo_reads_back_as_it_was_given() {
+        let slo = Slo::from_goodput(&["ttft:2000 tpot:50".into(), "e2el:1500.5".into()]).unwrap();
+        assert_eq!(slo.describe(), "TTFT ≤ 2000 ms, TPOT ≤ 50 ms, E2EL ≤ 1500.5 ms");
+        assert_eq!(slo.goodput_arg(), "ttft:2000 tpot:50 e2el:1500.5");
+        assert_eq!(Slo::from_goodput(&[slo.goodput_arg()]).unwrap(), slo);
+        assert_eq!(Slo::default().describe(), "none");
+        assert_eq!(Slo { tpot: Some(Duration::from_micros(12_345)), ..Slo::default() }.describe(), "TPOT ≤ 12.345 ms");
     }
 
     #[test]

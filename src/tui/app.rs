@@ -132,7 +132,7 @@ pub struct App {
 impl App {
     /// An app showing `session`, with the clock at `now`.
     pub fn new(session: Arc<SessionSnapshot>, now: Instant) -> Self {
-        let model = MatrixModel::build(&session.cells);
+        let model = MatrixModel::build_for(&session.cells, session.slo.as_ref());
         let selected = session.current.or_else(|| model.first());
         Self {
             now,
@@ -159,7 +159,7 @@ impl App {
     /// Takes a new session snapshot.
     pub fn set_session(&mut self, session: Arc<SessionSnapshot>) {
         if self.model.cells != session.cells.len() {
-            self.model = MatrixModel::build(&session.cells);
+            self.model = MatrixModel::build_for(&session.cells, session.slo.as_ref());
         }
         if self.pause_intent == Some(session.paused) {
             self.pause_intent = None;

@@ -122,6 +122,12 @@ fn grid_title(kind: &str) -> String {
 impl MatrixModel {
     /// The grids of `cells`, in plan order.
     pub fn build(cells: &[CellSummary]) -> Self {
+        Self::build_for(cells, None)
+    }
+
+    /// The grids of `cells`, in plan order; routing grids name the TTFT/TPOT/E2EL bounds of
+    /// `slo` that make a request good.
+    pub fn build_for(cells: &[CellSummary], slo: Option<&crate::report::goodput::PlanSlo>) -> Self {
         // One matrix per grid experiment, in order of first appearance.
         let mut matrices: Vec<(&'static str, Builder)> = Vec::new();
         let mut rounds: Vec<(u32, Builder)> = Vec::new();
@@ -156,7 +162,8 @@ impl MatrixModel {
         let mut grids: Vec<Grid> =
             matrices.into_iter().map(|(kind, b)| b.finish(grid_title(kind), "ctx", None)).collect();
         for (round, b) in rounds {
-            let title = format!("Routing round {round}: good/requests tok/s (scenario x route)");
+            let good = slo.map_or_else(|| "good".to_string(), |s| format!("good ({})", s.slo().describe()));
+            let title = format!("Routing round {round}: {good}/requests tok/s (scenario x route)");
             grids.push(b.finish(title, "scenario", Some(&routes)));
         }
         Self { grids, cells: cells.len() }
@@ -292,5 +299,10 @@ mod tests {
         assert_eq!(m.grids.len(), 2);
         assert_eq!(m.grids[1].cols, ["random", "prefix-cache"]);
         assert_eq!(m.grids[1].cells[0], vec![Some(3), Some(2)]);
+        assert_eq!(m.grids[0].title, "Routing round 1: good/requests tok/s (scenario x route)");
+        let slo = crate::stats::Slo { ttft: Some(std::time::Duration::from_millis(500)), ..Default::default() };
+        let slo = crate::report::goodput::PlanSlo::of(&slo, crate::report::goodput::SloSource::Demo);
+        let named = MatrixModel::build_for(&cells, Some(&slo));
+        assert_eq!(named.grids[0].title, "Routing round 1: good (TTFT ≤ 500 ms)/requests tok/s (scenario x route)");
     }
 }

@@ -1,17 +1,20 @@
 //! Phase 3: a finite burst of requests per cell, all sent at once and measured end to end.
 
-use crate::cell::attempt_loop::{AttemptLoop, PlainTally};
+use crate::cell::attempt_loop::{AttemptLoop, Tally};
 use crate::cell::context::CellEnv;
+use crate::cell::control::LiveAttempt;
 use crate::cell::control::Phase;
+use crate::cell::goodput::{GoodputTally, judge};
 use crate::cell::publisher::LivePublisher;
 use crate::cell::sample_window::per_token_gaps;
-use crate::cell::summarize::summarize;
+use crate::cell::summarize::Summarizer;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::RequestSample;
 use crate::load::worker::{Planned, run_open_loop};
 use crate::report::json::BurstAttempt;
 use crate::report::status::AttemptStatus;
+use crate::stats::Slo;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -30,6 +33,19 @@ pub struct BurstCellSpec {
     pub conc: u32,
     /// 1-based attempt number.
     pub attempt: u32,
+}
+
+/// Judges each request of the burst as it ends, for the live view.
+struct GoodputLive {
+    slo: Slo,
+    tally: GoodputTally,
+}
+
+impl Tally for GoodputLive {
+    fn extra(&mut self, s: &RequestSample, _replica: Option<&str>, live: &mut LiveAttempt) {
+        self.tally.add(judge(s, &self.slo, None, s.ended_at));
+        live.goodput = Some(self.tally);
+    }
 }
 
 /// Sends `conc` requests at once and waits for all of them (or `cancel`).
@@ -56,7 +72,8 @@ pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &Can
         .collect();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
-    let mut lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
+    let tally = GoodputLive { slo: env.cfg.slo, tally: GoodputTally::default() };
+    let mut lp = AttemptLoop::new(env, rx, live, publisher, tally);
     lp.phase(Phase::Measuring, None);
     lp.run_until(run_open_loop(ctx, started, plan, tx, cancel.clone())).await;
     let (samples, _) = lp.finish();
@@ -65,7 +82,11 @@ pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &Can
 
 fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, samples: Vec<RequestSample>) -> BurstAttempt {
     let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
-    let st = summarize(&samples, started, None, spec.conc, end);
+    let mut sum = Summarizer::new(started).with_slo(env.cfg.slo);
+    for s in &samples {
+        sum.add(s, None, end);
+    }
+    let st = sum.finish(None, spec.conc);
     let makespan = end.saturating_duration_since(started).as_secs_f64();
     let output_tokens: u64 = samples.iter().map(|s| s.output_tokens).sum();
     // Errors and not one token: nothing was measured (docs/reports.md §1.5).
@@ -87,5 +108,6 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
         makespan_s: makespan,
         target_lost: Vec::new(),
         request_samples: st.records,
+        goodput: st.goodput.map(|g| g.finish(makespan)),
     }
 }

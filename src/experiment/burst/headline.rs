@@ -14,6 +14,7 @@ pub fn headline(b: &BurstAttempt) -> Headline {
         itl_p50_ms: b.itl_token_ms.map(|s| s.p50),
         tpot_p50_ms: b.tpot_ms.map(|s| s.p50),
         status: b.status,
+        good: b.goodput.map(|g| (g.good, g.judged)),
         ..Headline::default()
     }
 }

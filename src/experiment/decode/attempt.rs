@@ -132,6 +132,7 @@ impl Run<'_> {
         for s in self.lp.take_ended_before(now) {
             self.folded.add(&s, Some(planned), planned.end);
         }
+        self.lp.live_mut().goodput = self.folded.goodput();
     }
 
     async fn stop_workers(&mut self, stop: &CancellationToken) {
@@ -149,7 +150,8 @@ impl Run<'_> {
 pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &CancellationToken) -> DecodeAttempt {
     let started = Instant::now();
     let Some(prompt) = env.facts.prompt(spec.ctx).cloned() else {
-        return build_attempt(env, spec, AttemptEnd::no_prompt(started), Summarizer::new(started), Vec::new());
+        let none = Summarizer::new(started).with_slo(env.cfg.slo);
+        return build_attempt(env, spec, AttemptEnd::no_prompt(started), none, Vec::new());
     };
     let floor = env.cfg.min_stream_tokens;
     let max_tokens =
@@ -170,7 +172,7 @@ pub async fn run_decode_attempt(env: &CellEnv, spec: &DecodeCellSpec, cancel: &C
     let lag = crate::cell::lag::spawn(Duration::from_millis(10), stop.clone(), live.clone());
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
     let lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
-    let folded = Summarizer::new(started);
+    let folded = Summarizer::new(started).with_slo(env.cfg.slo);
     let mut run = Run { env, spec, first_token, lp, workers, told_silent: false, folded };
     let mut end = AttemptEnd::new(started, prompt.tokens);
     if let Some(timed_out) = run.warmup(cancel).await {

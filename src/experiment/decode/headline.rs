@@ -16,6 +16,7 @@ pub fn headline(d: &DecodeAttempt) -> Headline {
         itl_p50_ms: d.itl_ms.map(|s| s.p50),
         tpot_p50_ms: d.tpot_ms.map(|s| s.p50),
         status: d.status,
+        good: d.goodput.map(|g| (g.good, g.judged)),
         ..Headline::default()
     }
 }

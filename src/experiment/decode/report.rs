@@ -175,5 +175,7 @@ pub fn build_attempt(
         target_lost: Vec::new(),
         request_samples: st.records,
         request_outcomes: st.outcomes,
+        // Requests are judged against a window: none ran, none was judged.
+        goodput: end.window.and(st.goodput).map(|g| g.finish(window_s)),
     }
 }

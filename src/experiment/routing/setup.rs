@@ -32,6 +32,8 @@ pub async fn routing_env(
     let names: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
     let mut notes: Vec<String> = preflight::reset_warning(&names, &reset_paths).into_iter().collect();
     let mut routing = cfg.routing.clone();
+    // One SLO for the session: routing judges its requests against the same one as the rest.
+    routing.slo = cfg.slo;
     if let Some(url) = &cfg.routing.gateway_metrics {
         let policy = preflight::router_policy(client, url, model, cfg.endpoint).await;
         let (routes, note) = preflight::resolve_routes(&routing.routes, policy.as_deref());

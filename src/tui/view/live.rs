@@ -42,11 +42,19 @@ fn progress(app: &App, width: usize) -> Line<'static> {
 }
 
 fn errors_line(l: &LiveAttempt) -> Line<'static> {
-    if l.errors.is_empty() {
-        return Line::from(vec![Span::styled("errors ", theme::label()), Span::styled("none", theme::dim())]);
+    let mut spans = match l.errors.is_empty() {
+        true => vec![Span::styled("errors ", theme::label()), Span::styled("none", theme::dim())],
+        false => {
+            let list: Vec<String> = l.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            vec![Span::styled("errors ", theme::label()), Span::styled(list.join(", "), theme::error())]
+        }
+    };
+    // Good/judged of the requests ended so far, against the SLO the matrix title names.
+    if let Some(g) = l.goodput {
+        spans.push(Span::styled(" · good ", theme::label()));
+        spans.push(Span::styled(format!("{}/{}", g.good, g.judged), theme::value()));
     }
-    let list: Vec<String> = l.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    Line::from(vec![Span::styled("errors ", theme::label()), Span::styled(list.join(", "), theme::error())])
+    Line::from(spans)
 }
 
 fn gauge_line(l: &LiveAttempt, width: usize) -> Line<'static> {

@@ -261,10 +261,13 @@ fn hidden_note(f: &Fit) -> Option<String> {
 /// Draws the matrix panel. What does not fit is named on the bottom border.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let grids = &app.model.grids;
-    let title = match grids.as_slice() {
+    let mut title = match grids.as_slice() {
         [only] => only.title.clone(),
         _ => "Matrix".to_string(),
     };
+    if let Some(slo) = &app.session.slo {
+        title = format!("{title} · {}", slo.describe());
+    }
     let f = fit_grids(app, area.height.saturating_sub(2), area.width.saturating_sub(2));
     let mut block = panel(title);
     if let Some(note) = hidden_note(&f).filter(|_| !grids.is_empty()) {

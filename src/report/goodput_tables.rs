@@ -1,0 +1,81 @@
+//! The goodput matrices of the text and markdown reports: good/judged per decode and burst
+//! cell against `plan.slo`, shown when the user chose the SLO (docs/reports.md §6).
+
+use super::goodput::Goodput;
+use super::json::SessionReport;
+use super::text::format::{CORNER, NOT_RUN};
+use super::text::{Block, Panel, Row, Table};
+
+const BODY: &str = "Requests that met the SLO over those judged, per cell's last attempt, with good \
+    requests per second of the window (burst: of the makespan). Decode judges the requests that \
+    were running in the window on what they showed by its end (docs/reports.md §6).";
+const DECODE_TITLE: &str = "Decode goodput: good/judged  + good req/s";
+const BURST_TITLE: &str = "Burst goodput: good/judged  + good req/s";
+
+/// `(ctx label, conc, goodput)` of each cell, from its last attempt.
+type Cells = Vec<(String, u32, Option<Goodput>)>;
+
+fn matrix(title: &str, ctx_labels: &[String], conc: &[u32], cells: &Cells) -> Table {
+    let mut header = vec![CORNER.to_string()];
+    header.extend(conc.iter().map(u32::to_string));
+    let mut table = Table::new(title, header);
+    for label in ctx_labels {
+        let mut main = vec![label.clone()];
+        let mut dim = vec![String::new()];
+        for c in conc {
+            let g = cells.iter().find(|(l, k, _)| l == label && k == c).and_then(|(_, _, g)| *g);
+            main.push(g.map_or_else(|| NOT_RUN.to_string(), |g| format!("{}/{}", g.good, g.judged)));
+            dim.push(g.map(|g| format!("{:.2}/s", g.rps)).unwrap_or_default());
+        }
+        table.rows.push(Row { cells: main, dim: Some(dim) });
+    }
+    table
+}
+
+/// The goodput panel and matrices of `report`; empty unless its SLO was chosen by a flag (or
+/// the demo) and some cell was judged.
+pub fn goodput_blocks(report: &SessionReport) -> Vec<Block> {
+    let Some(slo) = report.plan.slo.filter(|s| s.source.is_chosen()) else { return Vec::new() };
+    let mut tables = Vec::new();
+    if let Some(d) = &report.decode {
+        let cells: Cells =
+            d.cells.iter().map(|c| (c.ctx_label.clone(), c.conc, c.attempts.last().and_then(|a| a.goodput))).collect();
+        if cells.iter().any(|c| c.2.is_some()) {
+            tables.push(matrix(DECODE_TITLE, &d.ctx_labels, &d.conc, &cells));
+        }
+    }
+    if let Some(b) = &report.burst {
+        let cells: Cells =
+            b.cells.iter().map(|c| (c.ctx_label.clone(), c.conc, c.attempts.last().and_then(|a| a.goodput))).collect();
+        if cells.iter().any(|c| c.2.is_some()) {
+            tables.push(matrix(BURST_TITLE, &b.ctx_labels, &b.conc, &cells));
+        }
+    }
+    if tables.is_empty() {
+        return Vec::new();
+    }
+    let head = slo.describe();
+    let mut out = vec![Block::Blank, Block::Panel(Panel::new("Goodput", &[head.as_str(), BODY]))];
+    out.extend(tables.into_iter().map(Block::Table));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::goodput::{PlanSlo, SloSource};
+    use crate::report::tables::render_text;
+    use crate::report::tests_example::full_report;
+
+    #[test]
+    fn goodput_shows_only_when_the_slo_was_chosen() {
+        let mut r = full_report();
+        let text = render_text(&r, true, false);
+        assert!(text.contains("goodput SLO: TTFT ≤ 2000 ms, TPOT ≤ 50 ms, E2EL ≤ 60000 ms"), "{text}");
+        assert!(text.contains("Decode goodput: good/judged") && text.contains("Burst goodput"), "{text}");
+        assert!(text.contains("1/3") && text.contains("0.03/s") && text.contains("1/4"), "{text}");
+        r.plan.slo = Some(PlanSlo { source: SloSource::Default, ..r.plan.slo.unwrap() });
+        assert!(!render_text(&r, true, false).contains("goodput"), "the default SLO is not printed");
+        r.plan.slo = None;
+        assert!(!render_text(&r, true, false).contains("goodput"));
+    }
+}
