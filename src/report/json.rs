@@ -153,6 +153,28 @@ pub struct DecodeSection {
     pub cells: Vec<DecodeCell>,
     /// Token sources used by measured cells (`openai_continuous_usage`, ...), by name.
     pub aggregate_sources: Vec<TokenSource>,
+    /// The knee of each row that has one (saturation across cells, `stats::knee`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knees: Vec<RowKnee>,
+}
+
+/// The knee of one row of a load sweep: where throughput stopped rising while TTFT or the
+/// queue kept rising, with the evidence.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RowKnee {
+    /// Context size of the row, tokens.
+    pub ctx: u64,
+    /// Context label.
+    pub ctx_label: String,
+    /// The row's load axis: `conc` (closed loop) or `rate` (open loop).
+    pub axis: String,
+    /// The knee cell's concurrency (closed loop), or the row's in-flight cap (open loop).
+    pub at_conc: Option<u32>,
+    /// The knee cell's rate label (open loop), e.g. `4/s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_rate: Option<String>,
+    /// The knee and its evidence.
+    pub knee: crate::stats::knee::Knee,
 }
 
 /// One cell of the matrix with its history.
@@ -247,6 +269,10 @@ pub struct DecodeAttempt {
     /// records: the sample is whole when its length equals the sum of these counts).
     #[serde(default)]
     pub request_outcomes: BTreeMap<String, u64>,
+    /// The within-cell over-saturation test of the window (`stats::saturation`); absent when
+    /// no window ran (and in reports written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation: Option<crate::stats::saturation::Saturation>,
 }
 
 /// Prometheus counters over the window, next to the client's view.

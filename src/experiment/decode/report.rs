@@ -142,6 +142,8 @@ pub fn build_attempt(
     let measured = end.window.is_some() && !(st.error_count > 0 && st.window_tokens == 0);
     let status = if measured { AttemptStatus::Measured } else { AttemptStatus::Errored };
     let source = st.sources.first().copied().unwrap_or(TokenSource::None);
+    let history = env.poller.as_ref().map(|p| p.history());
+    let saturation = super::knee::attempt_saturation(history.as_ref(), end.window, env.cfg.poll_interval, &st.records);
     DecodeAttempt {
         attempt: spec.attempt,
         status,
@@ -175,5 +177,6 @@ pub fn build_attempt(
         target_lost: Vec::new(),
         request_samples: st.records,
         request_outcomes: st.outcomes,
+        saturation,
     }
 }
