@@ -1,29 +1,32 @@
 //! End-to-end: a concurrency sweep against a simulated engine that runs at most 4 requests at
-//! once. Throughput stops rising at conc 8 while the engine queue grows: the report marks the
-//! knee there, with its evidence, and `--stop-at-knee` skips the cell past it.
+//! once (in process, on tokio's paused clock, so the machine's load cannot move its capacity).
+//! Throughput stops rising at conc 8 while the engine queue grows: the report marks the knee
+//! there, with its evidence, and `--stop-at-knee` skips the cell past it.
 
 mod common;
 
-use common::{cluster, config, validate};
+use common::{config, inproc_cluster, validate};
 use llm_decode_bench::report::json::{DecodeCell, SessionReport};
 use llm_decode_bench::report::status::CellOutcome;
-use llm_decode_bench::session::start;
+use llm_decode_bench::session::start_with;
+use std::time::Duration;
 use llm_decode_bench::stats::saturation::SaturationVerdict;
 
 fn cell(r: &SessionReport, conc: u32) -> &DecodeCell {
     r.decode.as_ref().unwrap().cells.iter().find(|c| c.conc == conc).unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn the_knee_is_found_and_the_row_stops_there() {
-    let c = cluster(1, 25.0, |cfg| cfg.engine.max_num_seqs = 4).await;
+    let c = inproc_cluster(1, 1.0, |cfg| cfg.engine.max_num_seqs = 4);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("knee.json");
     let r = &c.info().replicas[0];
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0], vec![1, 2, 4, 8, 16]);
     cfg.stop_at_knee = true;
-    let h = start(cfg).await.expect("preflight passes");
-    let report = h.join.await.unwrap();
+    cfg.window = Duration::from_secs(3);
+    let h = start_with(cfg, c.backend()).await.expect("preflight passes");
+    let report = tokio::time::timeout(Duration::from_secs(900), h.join).await.expect("the session ends").unwrap();
     let file = validate(&out);
     assert!(file == report, "the file holds the final report");
 
