@@ -9,8 +9,8 @@ use common::{config, inproc_cluster, validate};
 use llm_decode_bench::report::json::{DecodeCell, SessionReport};
 use llm_decode_bench::report::status::CellOutcome;
 use llm_decode_bench::session::start_with;
-use std::time::Duration;
 use llm_decode_bench::stats::saturation::SaturationVerdict;
+use std::time::Duration;
 
 fn cell(r: &SessionReport, conc: u32) -> &DecodeCell {
     r.decode.as_ref().unwrap().cells.iter().find(|c| c.conc == conc).unwrap()

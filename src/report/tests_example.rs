@@ -71,7 +71,14 @@ pub(crate) fn full_knee() -> RowKnee {
         rising: vec![Rise { metric: "waiting".into(), before: 0.0, after: 1.1 }],
         test: "example".into(),
     };
-    RowKnee { ctx: 16_384, ctx_label: "16k".into(), axis: "rate".into(), at_conc: Some(8), at_rate: Some("inf".into()), knee }
+    RowKnee {
+        ctx: 16_384,
+        ctx_label: "16k".into(),
+        axis: "rate".into(),
+        at_conc: Some(8),
+        at_rate: Some("inf".into()),
+        knee,
+    }
 }
 
 /// A measured attempt with every `Option` set and every collection non-empty.

@@ -50,7 +50,12 @@ fn the_seed_rows_have_knees() {
     let row = |tps: [f64; 5], ttft: [f64; 5]| -> Vec<LoadPoint> {
         let conc = ["1", "2", "4", "8", "16"];
         (0..5)
-            .map(|i| LoadPoint { label: conc[i].into(), tps: tps[i], ttft_p50_ms: Some(ttft[i]), ..LoadPoint::default() })
+            .map(|i| LoadPoint {
+                label: conc[i].into(),
+                tps: tps[i],
+                ttft_p50_ms: Some(ttft[i]),
+                ..LoadPoint::default()
+            })
             .collect()
     };
     let ctx0 = row([146.7, 258.2, 393.9, 564.8, 563.1], [76.0, 119.0, 7e3, 481.0, 27e3]);

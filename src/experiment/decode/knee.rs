@@ -23,8 +23,11 @@ fn at(points: &std::collections::VecDeque<Point>, t: Instant) -> Option<&Point> 
     points.partition_point(|p| p.at <= t).checked_sub(1).and_then(|i| points.get(i))
 }
 
+/// A series of (seconds into the window, value).
+type Series = Vec<(f64, f64)>;
+
 /// The window's queue and tok/s series, one point per `step`, summed over the replicas.
-fn polled_series(h: &History, w: Window, step: Duration) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+fn polled_series(h: &History, w: Window, step: Duration) -> (Series, Series) {
     let (mut waiting, mut tps) = (Vec::new(), Vec::new());
     let n = (w.len().as_secs_f64() / step.as_secs_f64()).floor() as u32;
     for k in 0..=n {
@@ -112,7 +115,9 @@ fn load_of(key: &CellKey) -> Option<(RowKey, f64)> {
 
 /// The knee of every row of `cells` (caller's index, spec, latest attempt) that has one;
 /// cells whose latest attempt is not measured are left out of their row.
-pub fn row_knees<'a>(cells: impl IntoIterator<Item = (usize, &'a CellSpec, Option<&'a DecodeAttempt>)>) -> Vec<GridKnee> {
+pub fn row_knees<'a>(
+    cells: impl IntoIterator<Item = (usize, &'a CellSpec, Option<&'a DecodeAttempt>)>,
+) -> Vec<GridKnee> {
     let mut rows: BTreeMap<RowKey, Vec<(f64, usize, LoadPoint)>> = BTreeMap::new();
     for (id, spec, a) in cells {
         let (Some((row, load)), Some(a)) = (load_of(&spec.key), a.filter(|a| a.status == AttemptStatus::Measured))

@@ -149,7 +149,8 @@ fn widths(app: &App, grid: &Grid, avail: u16) -> (u16, Vec<u16>) {
 
 /// The knee of every decode row of the session that has one.
 pub fn knees(app: &App) -> Vec<GridKnee> {
-    let decode = app.session.cells.iter().enumerate().filter(|(_, c)| c.spec.kind == crate::experiment::decode::section::KIND);
+    let decode =
+        app.session.cells.iter().enumerate().filter(|(_, c)| c.spec.kind == crate::experiment::decode::section::KIND);
     row_knees(decode.map(|(id, c)| {
         let latest = match c.latest.as_deref() {
             Some(Attempt::Decode(d)) => Some(&**d),
@@ -177,7 +178,15 @@ fn draw_cell(app: &App, id: CellId, knee: bool, (x, y, w): (u16, u16, u16), buf:
 }
 
 /// Draws one grid from `y`; returns the next free line.
-fn draw_grid(app: &App, grid: &Grid, titled: bool, knees: &[GridKnee], area: Rect, mut y: u16, buf: &mut Buffer) -> u16 {
+fn draw_grid(
+    app: &App,
+    grid: &Grid,
+    titled: bool,
+    knees: &[GridKnee],
+    area: Rect,
+    mut y: u16,
+    buf: &mut Buffer,
+) -> u16 {
     if titled && y < area.bottom() {
         buf.set_stringn(area.x, y, &grid.title, usize::from(area.width), theme::label());
         y += 1;
@@ -253,7 +262,8 @@ fn fit_grids(app: &App, rows: u16, width: u16, knees: &[GridKnee]) -> Fit {
     }
     let mut legend = crate::report::text::wrap(LEGEND, usize::from(width.max(1)));
     for k in knees {
-        legend.extend(crate::report::text::wrap(&format!("{KNEE_MARK} {}", k.row.footnote()), usize::from(width.max(1))));
+        legend
+            .extend(crate::report::text::wrap(&format!("{KNEE_MARK} {}", k.row.footnote()), usize::from(width.max(1))));
     }
     let legend = if used + (legend.len() as u16) < rows { legend } else { Vec::new() };
     Fit { above, shown, below: grids.len() - above - shown, cut_rows, legend }
