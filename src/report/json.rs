@@ -158,24 +158,7 @@ pub struct DecodeSection {
     pub knees: Vec<RowKnee>,
 }
 
-/// The knee of one row of a load sweep: where throughput stopped rising while TTFT or the
-/// queue kept rising, with the evidence.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RowKnee {
-    /// Context size of the row, tokens.
-    pub ctx: u64,
-    /// Context label.
-    pub ctx_label: String,
-    /// The row's load axis: `conc` (closed loop) or `rate` (open loop).
-    pub axis: String,
-    /// The knee cell's concurrency (closed loop), or the row's in-flight cap (open loop).
-    pub at_conc: Option<u32>,
-    /// The knee cell's rate label (open loop), e.g. `4/s`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_rate: Option<String>,
-    /// The knee and its evidence.
-    pub knee: crate::stats::knee::Knee,
-}
+pub use super::knee::RowKnee;
 
 /// One cell of the matrix with its history.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
