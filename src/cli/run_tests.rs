@@ -117,3 +117,14 @@ fn request_rates_sweep_and_one_finite_rate_is_the_routing_rate() {
     assert!(parse(&["--request-rate", "0"]).unwrap_err().contains("positive"));
     assert!(parse(&["--burstiness", "0"]).unwrap_err().contains("--burstiness"));
 }
+
+#[test]
+fn stop_at_knee_is_off_unless_asked() {
+    let parse = |args: &[&str]| {
+        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+        all.extend_from_slice(args);
+        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
+    };
+    assert!(!config().stop_at_knee);
+    assert!(parse(&["--stop-at-knee"]).unwrap().stop_at_knee);
+}
