@@ -89,3 +89,46 @@ fn without_a_poller_ttft_and_the_stream_spread_decide() {
     assert_eq!(s.verdict, SaturationVerdict::Steady);
     assert!(attempt_saturation(None, None, Duration::from_millis(250), &steady).is_none(), "no window");
 }
+
+/// Two replicas polled every 100 ms for 5 s, 500 tok/s each; replica `a` queues `wait(t)`.
+fn history(start: Instant, wait: impl Fn(f64) -> f64) -> History {
+    let mut h = History::new(1000, None);
+    for name in ["a", "b"] {
+        let points = (0..=50)
+            .map(|i| {
+                let t = f64::from(i) * 0.1;
+                Point {
+                    at: start + Duration::from_secs_f64(t),
+                    running: Some(4.0),
+                    waiting: Some(if name == "a" { wait(t) } else { 0.0 }),
+                    kv_usage: Some(0.5),
+                    generation_tokens: Some(1e4 + 500.0 * t),
+                    prompt_tokens: None,
+                    prefix_queries_tokens: None,
+                    prefix_hits_tokens: None,
+                    preemptions: None,
+                    requests_finished: None,
+                }
+            })
+            .collect();
+        h.replicas.push(crate::metrics::window::ReplicaHistory { name: name.into(), points, dropped: 0 });
+    }
+    h
+}
+
+#[test]
+fn a_queue_growing_at_flat_throughput_is_over_saturated() {
+    let start = Instant::now();
+    let w = Window { start, end: start + Duration::from_secs(5) };
+    let step = Duration::from_millis(100);
+    let s = attempt_saturation(Some(&history(start, |t| (2.0 * t).floor())), Some(w), step, &[]).unwrap();
+    assert_eq!(s.verdict, SaturationVerdict::OverSaturated, "{s:?}");
+    let wait = s.waiting.unwrap();
+    assert!((wait.slope - 2.0).abs() < 0.2 && wait.rising(), "{wait:?}");
+    let noise = s.tps_noise.unwrap();
+    assert_eq!(noise.source, "per_second");
+    assert!((noise.mean_tps - 1000.0).abs() < 1.0 && noise.se_tps < 1.0, "{noise:?}");
+    assert!(!s.tps.unwrap().rising());
+    let steady = attempt_saturation(Some(&history(start, |_| 4.0)), Some(w), step, &[]).unwrap();
+    assert_eq!(steady.verdict, SaturationVerdict::Steady, "{steady:?}");
+}
