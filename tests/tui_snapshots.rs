@@ -42,6 +42,7 @@ screens! {
     done_with_skips => fixtures::done_with_skips();
     routing_imbalance => fixtures::routing_imbalance();
     replica_down => fixtures::replica_down();
+    knee => fixtures::knee();
 }
 
 #[test]

@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// Run Phase 3 after the matrix: a finite burst per cell, measured end to end.
     #[arg(long)]
     pub run_burst: bool,
+    /// Stop escalating a row of the decode matrix past its knee: once throughput stops rising
+    /// while TTFT or the queue keeps rising, the row's higher-load cells are skipped.
+    #[arg(long)]
+    pub stop_at_knee: bool,
     /// Output tokens of each burst request.
     #[arg(long, default_value_t = 256)]
     pub burst_tokens: u64,
@@ -253,6 +257,7 @@ impl RunArgs {
             settle: self.settle,
             kv_oversubscribe: self.kv_oversubscribe,
             run_burst: self.run_burst,
+            stop_at_knee: self.stop_at_knee,
             burst_tokens: self.burst_tokens.max(1),
             max_tokens: self.max_tokens,
             min_stream_tokens: self.min_stream_tokens.max(1),

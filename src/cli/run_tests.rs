@@ -140,3 +140,14 @@ fn the_session_slo_and_where_it_came_from() {
     assert_eq!(c.routing.slo, c.slo, "routing judges against the same SLO");
     assert!(parse(&["--slo-ttft", "0s"]).unwrap_err().contains("--slo-ttft"));
 }
+
+#[test]
+fn stop_at_knee_is_off_unless_asked() {
+    let parse = |args: &[&str]| {
+        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+        all.extend_from_slice(args);
+        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
+    };
+    assert!(!config().stop_at_knee);
+    assert!(parse(&["--stop-at-knee"]).unwrap().stop_at_knee);
+}

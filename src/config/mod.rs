@@ -75,6 +75,8 @@ pub struct RunConfig {
     pub kv_oversubscribe: f64,
     /// Run Phase 3 (bursts) after the matrix.
     pub run_burst: bool,
+    /// Skip a row's cells past its knee once the row has one (`--stop-at-knee`).
+    pub stop_at_knee: bool,
     /// Output tokens per burst request.
     pub burst_tokens: u64,
     /// `max_tokens` of sustained streams (None: what max_model_len leaves, at least the floor).

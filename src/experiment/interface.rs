@@ -53,6 +53,13 @@ pub trait Experiment: Send + Sync {
         None
     }
 
+    /// Why `spec` is to be skipped now given the experiment's own cells as they stand (their
+    /// statuses and attempts, in plan order), e.g. past its row's knee under `--stop-at-knee`;
+    /// None runs it. Asked after [`Experiment::skip_now`]; the runner marks the cell skipped.
+    fn skip_given(&self, _env: &CellEnv, _spec: &CellSpec, _cells: &[&CellEntry]) -> Option<String> {
+        None
+    }
+
     /// How long an attempt of `spec` is planned to take under `cfg` (for the session's ETA);
     /// None when it cannot be told in advance.
     fn planned(&self, _cfg: &RunConfig, _spec: &CellSpec) -> Option<Duration> {

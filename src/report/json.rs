@@ -158,7 +158,12 @@ pub struct DecodeSection {
     pub cells: Vec<DecodeCell>,
     /// Token sources used by measured cells (`openai_continuous_usage`, ...), by name.
     pub aggregate_sources: Vec<TokenSource>,
+    /// The knee of each row that has one (saturation across cells, `stats::knee`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knees: Vec<RowKnee>,
 }
+
+pub use super::knee::RowKnee;
 
 /// One cell of the matrix with its history.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -256,6 +261,10 @@ pub struct DecodeAttempt {
     /// (docs/reports.md §6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Goodput>,
+    /// The within-cell over-saturation test of the window (`stats::saturation`); absent when
+    /// no window ran (and in reports written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation: Option<crate::stats::saturation::Saturation>,
 }
 
 /// Prometheus counters over the window, next to the client's view.

@@ -13,6 +13,7 @@ pub mod goodput;
 pub mod goodput_tables;
 pub mod html;
 pub mod json;
+pub mod knee;
 pub mod load;
 pub mod markdown;
 pub mod phase;

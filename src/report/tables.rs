@@ -3,7 +3,7 @@
 use super::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
 use super::status::CellOutcome;
 use super::text::{
-    Block, BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, MeasuredCell, RenderOptions,
+    Block, BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, KneeMark, MeasuredCell, RenderOptions,
     decode_blocks, render_text_blocks, routing_blocks,
 };
 
@@ -21,7 +21,19 @@ pub fn decode_view(report: &SessionReport) -> Option<DecodeView> {
         cells: cell_grid(section),
         aggregate_sources: section.aggregate_sources.iter().map(|s| s.as_str().to_string()).collect(),
         burst: burst_view(report),
+        knees: knee_marks(section),
     })
+}
+
+/// The knees of `section` placed in its matrix (knees naming a row or column it does not list
+/// are left out).
+fn knee_marks(section: &DecodeSection) -> Vec<KneeMark> {
+    let place = |k: &super::json::RowKnee| {
+        let ctx = section.ctx_labels.iter().position(|l| *l == k.ctx_label)?;
+        let conc = section.conc.iter().position(|c| Some(*c) == k.at_conc)?;
+        Some(KneeMark { ctx, conc, note: k.footnote() })
+    };
+    section.knees.iter().filter_map(place).collect()
 }
 
 /// Phase 3 of `report` as the text renderer's view, or `None` without a burst section.
@@ -156,6 +168,7 @@ mod tests {
             conc: vec![2, 4, 8, 16, 32],
             cells,
             aggregate_sources: vec![TokenSource::OpenaiContinuousUsage],
+            knees: Vec::new(),
         };
         SessionReport { decode: Some(decode), ..minimal_report() }
     }

@@ -43,6 +43,45 @@ pub(crate) fn request(worker: u32, outcome: &str) -> RequestRecord {
     }
 }
 
+/// A within-cell saturation test with every `Option` set.
+pub(crate) fn full_saturation() -> crate::stats::saturation::Saturation {
+    use crate::stats::saturation::{Saturation, SaturationVerdict, TEST, TpsNoise};
+    use crate::stats::slope::Trend;
+    let trend = |slope: f64| Trend { n: 30, slope, t: 4.5, t_crit: 2.048, change: slope * 29.0, mean: 3.0 };
+    Saturation {
+        waiting: Some(trend(0.5)),
+        ttft: Some(trend(12.0)),
+        tps: Some(Trend { t: 0.3, ..trend(0.1) }),
+        tps_noise: Some(TpsNoise { source: "per_second".into(), n: 30, mean_tps: 564.1, se_tps: 4.2 }),
+        verdict: SaturationVerdict::OverSaturated,
+        test: TEST.into(),
+    }
+}
+
+/// A row's knee with every `Option` set.
+pub(crate) fn full_knee() -> RowKnee {
+    use crate::stats::knee::{Knee, Rise};
+    let knee = Knee {
+        at: "8".into(),
+        index: 1,
+        previous: "1".into(),
+        tps_before: 560.0,
+        tps_after: 564.8,
+        tps_gain: 4.8 / 560.0,
+        tps_noise: Some(0.02),
+        rising: vec![Rise { metric: "waiting".into(), before: 0.0, after: 1.1 }],
+        test: "example".into(),
+    };
+    RowKnee {
+        ctx: 16_384,
+        ctx_label: "16k".into(),
+        axis: "rate".into(),
+        at_conc: Some(8),
+        at_rate: Some("inf".into()),
+        knee,
+    }
+}
+
 /// A measured attempt with every `Option` set and every collection non-empty.
 pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt {
     DecodeAttempt {
@@ -91,6 +130,7 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         request_samples: vec![request(0, "completed"), request(1, "cut"), request(2, "stalled")],
         request_outcomes: [("completed".to_string(), 1), ("cut".to_string(), 1), ("stalled".to_string(), 1)].into(),
         goodput: Some(crate::report::goodput::Goodput::new(1, 3, 30.0)),
+        saturation: Some(full_saturation()),
     }
 }
 
@@ -284,6 +324,7 @@ pub(crate) fn full_report() -> SessionReport {
                 ),
             ],
             aggregate_sources: vec![TokenSource::ChunkCount, TokenSource::OpenaiContinuousUsage],
+            knees: Vec::new(),
         }),
         burst: Some(full_burst()),
         phases: vec![full_phase()],

@@ -230,7 +230,11 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
     let cell = &ctl.state.cells[id];
     let (spec, label, attempt) = (cell.spec.clone(), cell.label.clone(), cell.attempts.len() as u32 + 1);
     let experiment = experiments.iter().find(|e| e.owns(&spec));
-    if let Some(reason) = experiment.and_then(|e| e.skip_now(env, &spec)) {
+    let skip = experiment.and_then(|e| {
+        let own: Vec<_> = ctl.state.cells.iter().filter(|c| e.owns(&c.spec)).collect();
+        e.skip_now(env, &spec).or_else(|| e.skip_given(env, &spec, &own))
+    });
+    if let Some(reason) = skip {
         env.emit(RunnerEvent::Log(format!("{label}: skipped, {reason}")));
         ctl.state.cells[id].status = CellStatus::Skipped(reason);
         ctl.publish(env);

@@ -3,12 +3,15 @@
 //! Nothing in here does I/O or depends on an async runtime; everything is plain data
 //! so it can be unit- and property-tested in isolation.
 
+pub mod knee;
 pub mod percentile_list;
 pub mod quantile;
 pub mod rate;
 pub mod reservoir;
 pub mod ring;
 pub mod sample_of;
+pub mod saturation;
+pub mod slope;
 pub mod timing;
 
 pub use percentile_list::{PercentileList, percentile_list};

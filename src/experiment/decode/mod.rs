@@ -5,6 +5,7 @@ pub mod admission;
 pub mod attempt;
 pub mod grid;
 pub mod headline;
+pub mod knee;
 pub mod report;
 pub mod section;
 pub mod spec;

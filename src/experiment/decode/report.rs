@@ -126,8 +126,10 @@ pub fn build_attempt(
         completed: st.completed,
         ..Evidence::default()
     };
-    if let (Some(poller), Some(w)) = (&env.poller, end.window) {
-        let ws = window_stats(&poller.history(), w.start, w.end);
+    // One copy of the poller's history serves the window statistics and the saturation test.
+    let history = env.poller.as_ref().map(|p| p.history());
+    if let (Some(history), Some(w)) = (&history, end.window) {
+        let ws = window_stats(history, w.start, w.end);
         (ev.running_avg, ev.waiting_avg) = (ws.running_avg_total, ws.waiting_avg_total);
         ev.running_peak = ws.replicas.iter().filter_map(|r| r.running_peak).reduce(|a, b| a + b);
         ev.kv_usage_peak = ws.replicas.iter().filter_map(|r| r.kv_usage_peak).reduce(f64::max);
@@ -142,6 +144,7 @@ pub fn build_attempt(
     let measured = end.window.is_some() && !(st.error_count > 0 && st.window_tokens == 0);
     let status = if measured { AttemptStatus::Measured } else { AttemptStatus::Errored };
     let source = st.sources.first().copied().unwrap_or(TokenSource::None);
+    let saturation = super::knee::attempt_saturation(history.as_ref(), end.window, env.cfg.poll_interval, &st.records);
     DecodeAttempt {
         attempt: spec.attempt,
         status,
@@ -177,5 +180,6 @@ pub fn build_attempt(
         request_outcomes: st.outcomes,
         // Requests are judged against a window: none ran, none was judged.
         goodput: end.window.and(st.goodput).map(|g| g.finish(window_s)),
+        saturation,
     }
 }

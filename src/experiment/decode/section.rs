@@ -40,6 +40,14 @@ pub fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>) {
     }
 }
 
+/// The latest attempt of a decode cell, when it has one.
+pub fn latest(c: &CellEntry) -> Option<&crate::report::json::DecodeAttempt> {
+    match c.attempts.last().map(|a| &**a) {
+        Some(Attempt::Decode(d)) => Some(d),
+        _ => None,
+    }
+}
+
 impl Experiment for Decode {
     fn name(&self) -> &'static str {
         KIND
@@ -55,6 +63,15 @@ impl Experiment for Decode {
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
         self.grid.skip_before_run(env, spec)
+    }
+
+    /// Under `--stop-at-knee`, a cell past the knee its row already has.
+    fn skip_given(&self, env: &CellEnv, spec: &CellSpec, cells: &[&CellEntry]) -> Option<String> {
+        if !env.cfg.stop_at_knee {
+            return None;
+        }
+        let knees = super::knee::row_knees(cells.iter().enumerate().map(|(i, c)| (i, &c.spec, latest(c))));
+        super::knee::past_knee(&knees, |i| cells.get(i).map(|c| c.spec.clone()), spec)
     }
 
     /// Warmup (the settle time after admission) plus the window.
@@ -102,11 +119,13 @@ impl Experiment for Decode {
         // Listed by name, as the report always has.
         let mut sources: Vec<_> = sources.into_iter().collect();
         sources.sort_by_key(|s| s.as_str());
+        let knees = super::knee::row_knees(cells.iter().enumerate().map(|(i, c)| (i, &c.spec, latest(c))));
         report.decode = Some(DecodeSection {
             ctx_labels: self.grid.ctx_labels(),
             conc: self.grid.conc.clone(),
             cells: out,
             aggregate_sources: sources,
+            knees: knees.into_iter().map(|k| k.row).collect(),
         });
     }
 }

@@ -27,7 +27,24 @@ pub struct DecodeView {
     pub aggregate_sources: Vec<String>,
     /// Phase 3 burst results; `None` when the burst was not run.
     pub burst: Option<BurstView>,
+    /// The knees of the matrix (marked `K`, with a footnote each); empty when none.
+    #[serde(default)]
+    pub knees: Vec<KneeMark>,
 }
+
+/// A knee cell of the matrix and its footnote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KneeMark {
+    /// Row (ctx) index.
+    pub ctx: usize,
+    /// Column (conc) index.
+    pub conc: usize,
+    /// The footnote after `K: `, e.g. `knee at conc 8 (ctx 0): tok/s +1.8% (noise ±3%), TTFT p50 +240%`.
+    pub note: String,
+}
+
+/// The mark of a knee cell.
+pub const KNEE_MARK: &str = "K";
 
 /// Outcome of one (ctx, conc) cell of the sustained decode matrix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,7 +132,7 @@ pub fn render_decode(view: &DecodeView, opts: RenderOptions) -> String {
 pub fn decode_blocks(view: &DecodeView) -> Vec<Block> {
     let mut out = vec![Block::Heading(format!("llm-decode-bench v{}", view.tool_version))];
     out.push(Block::Panel(Panel::new("Phase 2", &[SUSTAINED_HEAD, SUSTAINED_BODY])));
-    out.push(Block::Table(matrix(view, AGGREGATE_TITLE, aggregate_cell)));
+    out.push(Block::Table(marked(view, matrix(view, AGGREGATE_TITLE, aggregate_cell))));
     out.push(Block::Legend(aggregate_legend(view)));
     out.push(Block::Table(matrix(view, PER_REQUEST_TITLE, per_request_cell)));
     out.push(Block::Table(matrix(view, LATENCY_TITLE, latency_cell)));
@@ -127,8 +144,19 @@ pub fn decode_blocks(view: &DecodeView) -> Vec<Block> {
     }
     out.push(Block::Blank);
     out.push(Block::Panel(Panel::new("Primary Summary", &[SUMMARY_BODY])));
-    out.push(Block::Table(matrix(view, SUMMARY_TITLE, |c| (aggregate_cell(c).0, None))));
+    out.push(Block::Table(marked(view, matrix(view, SUMMARY_TITLE, |c| (aggregate_cell(c).0, None)))));
     out
+}
+
+/// `table` with its knee cells marked ` K` (the first cell of a row is its label).
+fn marked(view: &DecodeView, mut table: Table) -> Table {
+    for k in &view.knees {
+        if let Some(cell) = table.rows.get_mut(k.ctx).and_then(|r| r.cells.get_mut(k.conc + 1)) {
+            cell.push(' ');
+            cell.push_str(KNEE_MARK);
+        }
+    }
+    table
 }
 
 /// The cell at (`ctx`, `conc`) index, or a not-run stand-in when missing.
@@ -227,5 +255,6 @@ fn aggregate_legend(view: &DecodeView) -> Vec<String> {
     if any_suffix {
         paragraphs.push(RUNNING_LEGEND.to_string());
     }
+    paragraphs.extend(view.knees.iter().map(|k| format!("{KNEE_MARK}: {}", k.note)));
     paragraphs
 }

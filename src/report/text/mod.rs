@@ -19,7 +19,7 @@ mod tests;
 
 pub use blocks::{Block, render_text_blocks};
 pub use burst::{BurstCell, BurstCellView, BurstView};
-pub use decode::{CellView, DecodeView, MeasuredCell, decode_blocks, render_decode};
+pub use decode::{CellView, DecodeView, KneeMark, MeasuredCell, decode_blocks, render_decode};
 pub use panel::{PANEL_WIDTH, Panel, wrap};
 pub use routing::{render_routing, routing_blocks};
 pub use table::{BoxStyle, RenderOptions, Row, Table};

@@ -6,6 +6,8 @@ use super::super::grid::Grid;
 use super::super::theme::{self, CellState};
 use super::widgets::{fit, framed, panel};
 use crate::cell::control::{CellId, Phase};
+use crate::experiment::decode::knee::{GridKnee, row_knees};
+use crate::experiment::record::Attempt;
 use crate::report::status::AttemptStatus;
 use crate::report::text::format::{NOT_RUN, SKIPPED, fmt_error_suffix, fmt_errored, fmt_running_suffix, fmt_tps};
 use crate::session::snapshot::{CellSummary, Headline};
@@ -19,6 +21,8 @@ use unicode_width::UnicodeWidthStr;
 pub const RUNNING_MARK: &str = "▶";
 /// Text of a cell skipped by the operator.
 pub const OPERATOR_SKIP: &str = "skip";
+/// Marker of a row's knee cell (`experiment::decode::knee`), explained by a legend line.
+pub const KNEE_MARK: &str = "⌃";
 /// Legend under the grids, when there is room.
 pub const LEGEND: &str =
     "▶ running  · pending  ↻ queued again  ∅ no KV fit  skip by operator  (X/Y)* capacity-limited  (Ne) errors";
@@ -143,10 +147,27 @@ fn widths(app: &App, grid: &Grid, avail: u16) -> (u16, Vec<u16>) {
     (label_w, out)
 }
 
-fn draw_cell(app: &App, id: CellId, x: u16, y: u16, w: u16, buf: &mut Buffer) {
+/// The knee of every decode row of the session that has one.
+pub fn knees(app: &App) -> Vec<GridKnee> {
+    let decode =
+        app.session.cells.iter().enumerate().filter(|(_, c)| c.spec.kind == crate::experiment::decode::section::KIND);
+    row_knees(decode.map(|(id, c)| {
+        let latest = match c.latest.as_deref() {
+            Some(Attempt::Decode(d)) => Some(&**d),
+            _ => None,
+        };
+        (id, &c.spec, latest)
+    }))
+}
+
+fn draw_cell(app: &App, id: CellId, knee: bool, (x, y, w): (u16, u16, u16), buf: &mut Buffer) {
     let (text, state) = cell_view(app, id);
     let running = app.session.current == Some(id);
-    let mark = if running { RUNNING_MARK } else { " " };
+    let mark = match (running, knee) {
+        (true, _) => RUNNING_MARK,
+        (false, true) => KNEE_MARK,
+        (false, false) => " ",
+    };
     let body = squeeze(&text, usize::from(w.saturating_sub(2)));
     buf.set_stringn(x, y, mark, 1, theme::cell(state));
     buf.set_stringn(x + 1, y, &body, usize::from(w.saturating_sub(1)), theme::cell(state));
@@ -157,7 +178,15 @@ fn draw_cell(app: &App, id: CellId, x: u16, y: u16, w: u16, buf: &mut Buffer) {
 }
 
 /// Draws one grid from `y`; returns the next free line.
-fn draw_grid(app: &App, grid: &Grid, titled: bool, area: Rect, mut y: u16, buf: &mut Buffer) -> u16 {
+fn draw_grid(
+    app: &App,
+    grid: &Grid,
+    titled: bool,
+    knees: &[GridKnee],
+    area: Rect,
+    mut y: u16,
+    buf: &mut Buffer,
+) -> u16 {
     if titled && y < area.bottom() {
         buf.set_stringn(area.x, y, &grid.title, usize::from(area.width), theme::label());
         y += 1;
@@ -182,7 +211,7 @@ fn draw_grid(app: &App, grid: &Grid, titled: bool, area: Rect, mut y: u16, buf: 
         for (c, w) in cols.iter().enumerate() {
             let w = (*w).min(area.right().saturating_sub(x));
             if let Some(id) = grid.cells[r][c].filter(|_| w > 1) {
-                draw_cell(app, id, x, y, w, buf);
+                draw_cell(app, id, knees.iter().any(|k| k.id == id), (x, y, w), buf);
             }
             x += w;
         }
@@ -216,7 +245,7 @@ struct Fit {
     legend: Vec<String>,
 }
 
-fn fit_grids(app: &App, rows: u16, width: u16) -> Fit {
+fn fit_grids(app: &App, rows: u16, width: u16, knees: &[GridKnee]) -> Fit {
     let grids = &app.model.grids;
     let titled = grids.len() > 1;
     let above = first_grid(app, rows);
@@ -231,7 +260,11 @@ fn fit_grids(app: &App, rows: u16, width: u16) -> Fit {
         }
         (used, shown) = (used + h, shown + 1);
     }
-    let legend = crate::report::text::wrap(LEGEND, usize::from(width.max(1)));
+    let mut legend = crate::report::text::wrap(LEGEND, usize::from(width.max(1)));
+    for k in knees {
+        legend
+            .extend(crate::report::text::wrap(&format!("{KNEE_MARK} {}", k.row.footnote()), usize::from(width.max(1))));
+    }
     let legend = if used + (legend.len() as u16) < rows { legend } else { Vec::new() };
     Fit { above, shown, below: grids.len() - above - shown, cut_rows, legend }
 }
@@ -268,7 +301,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if let Some(slo) = &app.session.slo {
         title = format!("{title} · {}", slo.describe());
     }
-    let f = fit_grids(app, area.height.saturating_sub(2), area.width.saturating_sub(2));
+    let knees = knees(app);
+    let f = fit_grids(app, area.height.saturating_sub(2), area.width.saturating_sub(2), &knees);
     let mut block = panel(title);
     if let Some(note) = hidden_note(&f).filter(|_| !grids.is_empty()) {
         let note = fit(&note, usize::from(area.width.saturating_sub(4)));
@@ -282,7 +316,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let titled = grids.len() > 1;
     let mut y = inner.y;
     for grid in &grids[f.above..f.above + f.shown] {
-        y = draw_grid(app, grid, titled, inner, y, buf);
+        y = draw_grid(app, grid, titled, &knees, inner, y, buf);
     }
     let top = inner.bottom().saturating_sub(f.legend.len() as u16);
     for (i, line) in f.legend.iter().enumerate() {

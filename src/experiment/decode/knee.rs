@@ -1,0 +1,163 @@
+//! Saturation of the decode matrix: the within-cell test of an attempt (its window's queue,
+//! TTFT and tok/s series, `stats::saturation`) and the knee of each row of cells
+//! (`stats::knee`): closed-loop rows by ctx, ordered by conc; open-loop rows by ctx and conc,
+//! ordered by rate. The monitor, the report and `--stop-at-knee` all ask here.
+
+use crate::cell::sample_window::Window;
+use crate::cell::spec::{CellKey, CellSpec};
+use crate::metrics::window::{History, Point};
+use crate::report::json::{DecodeAttempt, RequestRecord, RowKnee};
+use crate::report::status::AttemptStatus;
+use crate::stats::knee::{Knee, KneeRules, LoadPoint, find_knee};
+use crate::stats::saturation::{Saturation, TpsNoise, WindowSeries, per_second_noise, saturation, stream_spread_noise};
+use crate::units::format_size;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Shortest interval the window's series are sampled at.
+const MIN_STEP: Duration = Duration::from_millis(200);
+
+/// The point of `points` in effect at `t` (the last one at or before it).
+fn at(points: &std::collections::VecDeque<Point>, t: Instant) -> Option<&Point> {
+    points.partition_point(|p| p.at <= t).checked_sub(1).and_then(|i| points.get(i))
+}
+
+/// A series of (seconds into the window, value).
+type Series = Vec<(f64, f64)>;
+
+/// The window's queue and tok/s series, one point per `step`, summed over the replicas.
+fn polled_series(h: &History, w: Window, step: Duration) -> (Series, Series) {
+    let (mut waiting, mut tps) = (Vec::new(), Vec::new());
+    let n = (w.len().as_secs_f64() / step.as_secs_f64()).floor() as u32;
+    for k in 0..=n {
+        let t = w.start + step * k;
+        let x = (step * k).as_secs_f64();
+        let wait: Vec<f64> = h.replicas.iter().filter_map(|r| at(&r.points, t)?.waiting).collect();
+        if !wait.is_empty() {
+            waiting.push((x, wait.iter().sum()));
+        }
+        if k == 0 {
+            continue;
+        }
+        let prev = t - step;
+        let count = |r: &crate::metrics::window::ReplicaHistory, t| at(&r.points, t).and_then(|p| p.generation_tokens);
+        let d: Vec<f64> = h.replicas.iter().filter_map(|r| Some(count(r, t)? - count(r, prev)?)).collect();
+        if !d.is_empty() && d.iter().all(|x| *x >= 0.0) {
+            tps.push((x, d.iter().sum::<f64>() / step.as_secs_f64()));
+        }
+    }
+    (waiting, tps)
+}
+
+/// The streams' own tok/s over the window (for the noise when nothing was polled).
+fn stream_rates(records: &[RequestRecord], window_s: f64) -> Vec<f64> {
+    let mut by_worker: BTreeMap<u32, u64> = BTreeMap::new();
+    for r in records {
+        *by_worker.entry(r.worker).or_default() += r.window_tokens;
+    }
+    by_worker.values().map(|t| *t as f64 / window_s).collect()
+}
+
+/// The within-cell saturation test of an attempt whose window was `w` (None: no window), with
+/// the poller's history `h` (None: not polled) and the attempt's request records.
+pub fn attempt_saturation(
+    h: Option<&History>,
+    w: Option<Window>,
+    poll: Duration,
+    records: &[RequestRecord],
+) -> Option<Saturation> {
+    let w = w.filter(|w| !w.len().is_zero())?;
+    let mut s = WindowSeries::default();
+    if let Some(h) = h {
+        (s.waiting, s.tps) = polled_series(h, w, poll.max(MIN_STEP));
+    }
+    s.ttft = records.iter().filter_map(|r| Some((r.sent_ms / 1e3, r.ttft_ms?))).collect();
+    let tps: Vec<f64> = s.tps.iter().map(|p| p.1).collect();
+    let noise: Option<TpsNoise> = per_second_noise(&tps)
+        .filter(|n| n.n >= 3)
+        .or_else(|| stream_spread_noise(&stream_rates(records, w.len().as_secs_f64())));
+    Some(saturation(&s, noise))
+}
+
+/// The knee test's view of a measured attempt, labelled `label`.
+pub fn load_point(label: String, a: &DecodeAttempt) -> LoadPoint {
+    LoadPoint {
+        label,
+        tps: a.aggregate_tps,
+        tps_se: a.saturation.as_ref().and_then(|s| s.tps_noise.as_ref()).map(|n| n.se_tps),
+        ttft_p50_ms: a.ttft_ms.map(|s| s.p50),
+        ttft_p90_ms: a.ttft_ms.map(|s| s.p90),
+        waiting: a.waiting_avg,
+    }
+}
+
+/// A row of the matrix: its context and, for open-loop rows, the concurrency they share.
+type RowKey = (u64, Option<u32>);
+
+/// The knee of one row of grid cells, and the position in the caller's list of its cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridKnee {
+    /// The caller's index of the knee cell.
+    pub id: usize,
+    /// The row.
+    pub row: RowKnee,
+}
+
+/// Where a grid cell sits on its row's load axis (conc closed loop, rate open loop).
+fn load_of(key: &CellKey) -> Option<(RowKey, f64)> {
+    match key {
+        CellKey::Grid { ctx, conc, rate: None } => Some(((*ctx, None), f64::from(*conc))),
+        CellKey::Grid { ctx, conc, rate: Some(r) } => Some(((*ctx, Some(*conc)), r.per_second())),
+        CellKey::Phase { .. } => None,
+    }
+}
+
+/// The knee of every row of `cells` (caller's index, spec, latest attempt) that has one;
+/// cells whose latest attempt is not measured are left out of their row.
+pub fn row_knees<'a>(
+    cells: impl IntoIterator<Item = (usize, &'a CellSpec, Option<&'a DecodeAttempt>)>,
+) -> Vec<GridKnee> {
+    let mut rows: BTreeMap<RowKey, Vec<(f64, usize, LoadPoint)>> = BTreeMap::new();
+    for (id, spec, a) in cells {
+        let (Some((row, load)), Some(a)) = (load_of(&spec.key), a.filter(|a| a.status == AttemptStatus::Measured))
+        else {
+            continue;
+        };
+        let label = spec.load_label(false).unwrap_or_default();
+        rows.entry(row).or_default().push((load, id, load_point(label, a)));
+    }
+    let rules = KneeRules::default();
+    let mut out = Vec::new();
+    for ((ctx, conc), mut row) in rows {
+        row.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let points: Vec<LoadPoint> = row.iter().map(|r| r.2.clone()).collect();
+        if let Some(knee) = find_knee(&points, &rules) {
+            let id = row[knee.index].1;
+            out.push(GridKnee { id, row: row_knee(ctx, conc, knee) });
+        }
+    }
+    out
+}
+
+fn row_knee(ctx: u64, conc: Option<u32>, knee: Knee) -> RowKnee {
+    let (axis, at_conc, at_rate) = match conc {
+        None => ("conc", knee.at.parse().ok(), None),
+        Some(_) => ("rate", conc, Some(knee.at.clone())),
+    };
+    RowKnee { ctx, ctx_label: format_size(ctx), axis: axis.into(), at_conc, at_rate, knee }
+}
+
+/// Why `spec` is past a knee of `knees` on its row (for `--stop-at-knee`), if it is; `spec_of`
+/// gives the spec of a knee's cell.
+pub fn past_knee(knees: &[GridKnee], spec_of: impl Fn(usize) -> Option<CellSpec>, spec: &CellSpec) -> Option<String> {
+    let (row, load) = load_of(&spec.key)?;
+    knees.iter().find_map(|k| {
+        let (krow, kload) = load_of(&spec_of(k.id)?.key)?;
+        (krow == row && load > kload).then(|| format!("past the {} (--stop-at-knee)", k.row.place()))
+    })
+}
+
+#[cfg(test)]
+#[path = "knee_tests.rs"]
+mod tests;

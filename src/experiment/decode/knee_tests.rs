@@ -1,0 +1,135 @@
+//! The decode matrix's knees: rows by ctx (closed loop) or ctx and conc (open loop), the
+//! knee cell's index, and the `--stop-at-knee` reason.
+
+use super::*;
+use crate::config::Rate;
+use crate::report::json::DecodeAttempt;
+use crate::stats::Summary;
+use crate::stats::saturation::SaturationVerdict;
+use crate::tui::fixtures::decode_attempt;
+
+fn ttft(p50: f64) -> Summary {
+    Summary { count: 8, mean: p50, min: p50, max: p50, p50, p90: p50, p95: p50, p99: p50 }
+}
+
+fn attempt(tps: f64, ttft_ms: f64, waiting: f64) -> DecodeAttempt {
+    let base = decode_attempt(AttemptStatus::Measured, tps, None, 1, 0);
+    DecodeAttempt { ttft_ms: Some(ttft(ttft_ms)), waiting_avg: Some(waiting), saturation: None, ..base }
+}
+
+/// ctx 0 saturates at conc 8; ctx 1k keeps rising; one errored cell is left out.
+fn matrix() -> (Vec<CellSpec>, Vec<Option<DecodeAttempt>>) {
+    let mut specs = Vec::new();
+    let mut attempts = Vec::new();
+    let rows = [
+        (0, [(100.0, 10.0, 0.0), (190.0, 11.0, 0.0), (370.0, 12.0, 0.0), (372.0, 60.0, 4.0), (371.0, 200.0, 12.0)]),
+        (1024, [(90.0, 20.0, 0.0), (170.0, 21.0, 0.0), (300.0, 22.0, 0.0), (450.0, 30.0, 0.0), (600.0, 35.0, 0.0)]),
+    ];
+    for (ctx, row) in rows {
+        for (conc, (tps, t, w)) in [1, 2, 4, 8, 16].into_iter().zip(row) {
+            specs.push(CellSpec::grid("decode", ctx, conc));
+            attempts.push(Some(attempt(tps, t, w)));
+        }
+    }
+    attempts[7] = Some(DecodeAttempt { status: AttemptStatus::Errored, ..attempts[7].clone().unwrap() });
+    (specs, attempts)
+}
+
+#[test]
+fn a_closed_loop_row_has_its_knee_at_the_flat_cell() {
+    let (specs, attempts) = matrix();
+    let knees = row_knees(specs.iter().zip(&attempts).enumerate().map(|(i, (s, a))| (i, s, a.as_ref())));
+    assert_eq!(knees.len(), 1, "{knees:?}");
+    let k = &knees[0];
+    assert_eq!((k.id, k.row.ctx, k.row.axis.as_str(), k.row.at_conc), (3, 0, "conc", Some(8)));
+    assert_eq!(
+        k.row.footnote(),
+        "knee at conc 8 (ctx 0): tok/s +0.5% (noise n/a), TTFT p50 +400%, TTFT p90 +400%, queue 0.0→4.0"
+    );
+    let spec_of = |i: usize| specs.get(i).cloned();
+    let past = past_knee(&knees, spec_of, &specs[4]).expect("conc 16 is past it");
+    assert_eq!(past, "past the knee at conc 8 (ctx 0) (--stop-at-knee)");
+    assert_eq!(past_knee(&knees, spec_of, &specs[2]), None, "below the knee");
+    assert_eq!(past_knee(&knees, spec_of, &specs[9]), None, "another row");
+}
+
+#[test]
+fn open_loop_rows_go_by_rate_with_inf_last() {
+    let rates = [Rate::Inf, Rate::PerSecond(1.0), Rate::PerSecond(4.0)];
+    let figures = [(400.0, 900.0, 20.0), (100.0, 10.0, 0.0), (395.0, 15.0, 0.0)];
+    let specs: Vec<CellSpec> = rates.iter().map(|r| CellSpec::grid_at("decode", 0, 8, Some(*r))).collect();
+    let attempts: Vec<DecodeAttempt> = figures.iter().map(|(tps, t, w)| attempt(*tps, *t, *w)).collect();
+    let knees = row_knees(specs.iter().zip(&attempts).enumerate().map(|(i, (s, a))| (i, s, Some(a))));
+    assert_eq!(knees.len(), 1);
+    assert_eq!((knees[0].id, knees[0].row.at_rate.as_deref(), knees[0].row.axis.as_str()), (0, Some("inf"), "rate"));
+    assert!(knees[0].row.footnote().starts_with("knee at rate inf (ctx 0, conc 8): tok/s +1.3%"));
+}
+
+#[test]
+fn without_a_poller_ttft_and_the_stream_spread_decide() {
+    let w = Window { start: Instant::now(), end: Instant::now() + Duration::from_secs(10) };
+    let rec = |worker: u32, sent_s: f64, ttft: f64| RequestRecord {
+        worker,
+        sent_ms: sent_s * 1e3,
+        ttft_ms: Some(ttft),
+        e2e_ms: 1e3,
+        output_tokens: 100,
+        window_tokens: 100 + u64::from(worker),
+        itl_ms: None,
+        outcome: "completed".into(),
+        status: Some(200),
+        served_by: None,
+        good: None,
+    };
+    let growing: Vec<_> = (0..20).map(|i| rec(i % 4, f64::from(i) * 0.5, 50.0 + 40.0 * f64::from(i))).collect();
+    let s = attempt_saturation(None, Some(w), Duration::from_millis(250), &growing).unwrap();
+    assert_eq!(s.verdict, SaturationVerdict::OverSaturated, "{s:?}");
+    assert_eq!(s.tps_noise.as_ref().map(|n| (n.source.as_str(), n.n)), Some(("stream_spread", 4)));
+    let steady: Vec<_> = (0..20).map(|i| rec(i % 4, f64::from(i) * 0.5, 50.0 + f64::from(i % 3))).collect();
+    let s = attempt_saturation(None, Some(w), Duration::from_millis(250), &steady).unwrap();
+    assert_eq!(s.verdict, SaturationVerdict::Steady);
+    assert!(attempt_saturation(None, None, Duration::from_millis(250), &steady).is_none(), "no window");
+}
+
+/// Two replicas polled every 100 ms for 5 s, 500 tok/s each; replica `a` queues `wait(t)`.
+fn history(start: Instant, wait: impl Fn(f64) -> f64) -> History {
+    let mut h = History::new(1000, None);
+    for name in ["a", "b"] {
+        let points = (0..=50)
+            .map(|i| {
+                let t = f64::from(i) * 0.1;
+                Point {
+                    at: start + Duration::from_secs_f64(t),
+                    running: Some(4.0),
+                    waiting: Some(if name == "a" { wait(t) } else { 0.0 }),
+                    kv_usage: Some(0.5),
+                    generation_tokens: Some(1e4 + 500.0 * t),
+                    prompt_tokens: None,
+                    prefix_queries_tokens: None,
+                    prefix_hits_tokens: None,
+                    preemptions: None,
+                    requests_finished: None,
+                }
+            })
+            .collect();
+        h.replicas.push(crate::metrics::window::ReplicaHistory { name: name.into(), points, dropped: 0 });
+    }
+    h
+}
+
+#[test]
+fn a_queue_growing_at_flat_throughput_is_over_saturated() {
+    let start = Instant::now();
+    let w = Window { start, end: start + Duration::from_secs(5) };
+    let step = Duration::from_millis(100);
+    let s = attempt_saturation(Some(&history(start, |t| (2.0 * t).floor())), Some(w), step, &[]).unwrap();
+    assert_eq!(s.verdict, SaturationVerdict::OverSaturated, "{s:?}");
+    let wait = s.waiting.unwrap();
+    assert!((wait.slope - 2.0).abs() < 0.2 && wait.rising(), "{wait:?}");
+    let noise = s.tps_noise.unwrap();
+    assert_eq!(noise.source, "per_second");
+    assert!((noise.mean_tps - 1000.0).abs() < 1.0 && noise.se_tps < 1.0, "{noise:?}");
+    assert!(!s.tps.unwrap().rising());
+    let steady = attempt_saturation(Some(&history(start, |_| 4.0)), Some(w), step, &[]).unwrap();
+    assert_eq!(steady.verdict, SaturationVerdict::Steady, "{steady:?}");
+}

@@ -1,0 +1,84 @@
+//! A row's knee as the report keeps it (`decode.knees`, re-exported by `json`) and how it
+//! reads in the tables and logs: `knee at conc 8 (ctx 0): tok/s +1.8% (noise ±3.0%), TTFT p50 +240%`.
+
+use serde::{Deserialize, Serialize};
+
+/// The knee of one row of a load sweep: where throughput stopped rising while TTFT or the
+/// queue kept rising, with the evidence.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RowKnee {
+    /// Context size of the row, tokens.
+    pub ctx: u64,
+    /// Context label.
+    pub ctx_label: String,
+    /// The row's load axis: `conc` (closed loop) or `rate` (open loop).
+    pub axis: String,
+    /// The knee cell's concurrency (closed loop), or the row's in-flight cap (open loop).
+    pub at_conc: Option<u32>,
+    /// The knee cell's rate label (open loop), e.g. `4/s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_rate: Option<String>,
+    /// The knee and its evidence.
+    pub knee: crate::stats::knee::Knee,
+}
+
+impl RowKnee {
+    /// Where the knee is: `knee at conc 8 (ctx 0)`, `knee at rate 4/s (ctx 0, conc 8)`.
+    pub fn place(&self) -> String {
+        match (&self.at_rate, self.at_conc) {
+            (Some(r), Some(c)) => format!("knee at rate {r} (ctx {}, conc {c})", self.ctx_label),
+            (Some(r), None) => format!("knee at rate {r} (ctx {})", self.ctx_label),
+            _ => format!("knee at conc {} (ctx {})", self.knee.at, self.ctx_label),
+        }
+    }
+
+    /// The footnote: [`RowKnee::place`], then the evidence.
+    pub fn footnote(&self) -> String {
+        format!("{}: {}", self.place(), self.knee.evidence())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::json::SessionReport;
+    use crate::report::tests_example::{full_knee, full_report};
+    use serde_json::Value;
+
+    fn schema_errors(report: &SessionReport) -> Vec<String> {
+        let schema: Value = serde_json::from_str(include_str!("../../assets/session-report.schema.json")).unwrap();
+        let validator = jsonschema::draft202012::new(&schema).expect("schema compiles");
+        let instance = serde_json::to_value(report).unwrap();
+        validator.iter_errors(&instance).map(|e| format!("{e} at {}", e.instance_path)).collect()
+    }
+
+    #[test]
+    fn knees_and_saturation_validate_and_read_back() {
+        let mut report = full_report();
+        let decode = report.decode.as_mut().unwrap();
+        let open = full_knee();
+        let mut closed = open.clone();
+        (closed.axis, closed.at_rate, closed.ctx_label) = ("conc".into(), None, "0".into());
+        decode.knees = vec![open, closed];
+        assert!(decode.cells[0].attempts[0].saturation.is_some(), "the example has a saturation test");
+        assert_eq!(schema_errors(&report), Vec::<String>::new());
+        let back: SessionReport = serde_json::from_value(serde_json::to_value(&report).unwrap()).unwrap();
+        assert_eq!(back, report);
+        let k = &report.decode.as_ref().unwrap().knees;
+        assert_eq!(k[0].footnote(), "knee at rate inf (ctx 16k, conc 8): tok/s +0.9% (noise ±2.0%), queue 0.0→1.1");
+        assert_eq!(k[1].place(), "knee at conc 8 (ctx 0)");
+    }
+
+    #[test]
+    fn the_text_tables_mark_the_knee_and_name_its_evidence() {
+        let mut report = full_report();
+        let plain = crate::report::tables::render_text(&report, true, false);
+        assert!(!plain.contains("K: knee"), "no knee, no mark:\n{plain}");
+        report.decode.as_mut().unwrap().knees = vec![full_knee()];
+        let text = crate::report::tables::render_text(&report, true, false);
+        let marked: Vec<&str> = text.lines().filter(|l| l.starts_with("| 16k ") && l.contains(" K |")).collect();
+        assert_eq!(marked.len(), 2, "aggregate and summary matrices:\n{text}");
+        assert!(marked[0].contains("564.8 (2e) (7/8)* K |"), "{text}");
+        let note = "K: knee at rate inf (ctx 16k, conc 8): tok/s +0.9% (noise ±2.0%), queue 0.0→1.1";
+        assert!(text.contains(note), "{text}");
+    }
+}

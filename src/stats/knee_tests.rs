@@ -1,0 +1,118 @@
+//! The knee test: examples (the seed's rows among them) and properties.
+
+use super::*;
+use proptest::prelude::*;
+
+fn point(label: &str, tps: f64, ttft: f64, waiting: f64) -> LoadPoint {
+    LoadPoint {
+        label: label.into(),
+        tps,
+        tps_se: Some(tps * 0.01),
+        ttft_p50_ms: Some(ttft),
+        ttft_p90_ms: Some(ttft * 1.5),
+        waiting: Some(waiting),
+    }
+}
+
+#[test]
+fn flat_throughput_with_rising_ttft_is_the_knee() {
+    let row = [
+        point("1", 100.0, 20.0, 0.0),
+        point("2", 195.0, 21.0, 0.0),
+        point("4", 380.0, 22.0, 0.0),
+        point("8", 386.0, 75.0, 4.0),
+        point("16", 388.0, 300.0, 12.0),
+    ];
+    let k = find_knee(&row, &KneeRules::default()).expect("a knee");
+    assert_eq!((k.at.as_str(), k.index, k.previous.as_str()), ("8", 3, "4"));
+    assert!((k.tps_gain - 6.0 / 380.0).abs() < 1e-12);
+    let metrics: Vec<&str> = k.rising.iter().map(|r| r.metric.as_str()).collect();
+    assert_eq!(metrics, ["ttft_p50_ms", "ttft_p90_ms", "waiting"]);
+    assert_eq!(k.evidence(), "tok/s +1.6% (noise ±2.9%), TTFT p50 +241%, TTFT p90 +241%, queue 0.0→4.0");
+}
+
+#[test]
+fn flat_throughput_alone_or_noisy_gains_are_no_knee() {
+    let calm = [point("1", 100.0, 20.0, 0.0), point("2", 101.0, 20.5, 0.0)];
+    assert!(find_knee(&calm, &KneeRules::default()).is_none(), "nothing rose");
+    // A 3% gain with a 1% noise each: above the noise, so still rising, even as TTFT grows.
+    let mut sure = [point("1", 100.0, 20.0, 0.0), point("2", 103.0, 80.0, 0.0)];
+    sure[0].tps_se = Some(0.5);
+    sure[1].tps_se = Some(0.5);
+    assert!(find_knee(&sure, &KneeRules::default()).is_none());
+    sure[0].tps_se = None;
+    assert!(find_knee(&sure, &KneeRules::default()).is_some(), "noise unknown: the threshold decides");
+}
+
+#[test]
+fn the_seed_rows_have_knees() {
+    // tests/fixtures/seed_000.txt, ctx 0 and 16k: tok/s and TTFT p50 per conc 1..16.
+    let row = |tps: [f64; 5], ttft: [f64; 5]| -> Vec<LoadPoint> {
+        let conc = ["1", "2", "4", "8", "16"];
+        (0..5)
+            .map(|i| LoadPoint {
+                label: conc[i].into(),
+                tps: tps[i],
+                ttft_p50_ms: Some(ttft[i]),
+                ..LoadPoint::default()
+            })
+            .collect()
+    };
+    let ctx0 = row([146.7, 258.2, 393.9, 564.8, 563.1], [76.0, 119.0, 7e3, 481.0, 27e3]);
+    let k = find_knee(&ctx0, &KneeRules::default()).unwrap();
+    assert_eq!(k.at, "16");
+    assert_eq!(k.evidence(), "tok/s -0.3% (noise n/a), TTFT p50 +5513%");
+    let ctx16k = row([143.1, 260.3, 395.0, 315.3, 360.9], [3e3, 4e3, 7e3, 11e3, 10.4e3]);
+    assert_eq!(find_knee(&ctx16k, &KneeRules::default()).unwrap().at, "8", "a fall is not a rise");
+}
+
+/// Rows of `n` points whose throughput rises by at least `min_gain` per step.
+fn rising_row(n: usize, min_gain: f64) -> impl Strategy<Value = Vec<LoadPoint>> {
+    let steps = prop::collection::vec((min_gain..1.0f64, 0.0..5.0f64, 0.0..3.0f64), n);
+    (10.0..1e4f64, steps).prop_map(|(start, steps)| {
+        let (mut tps, mut ttft, mut wait) = (start, 10.0, 0.0);
+        let mut out = Vec::new();
+        for (i, (gain, ttft_mult, more)) in steps.into_iter().enumerate() {
+            out.push(point(&i.to_string(), tps, ttft, wait));
+            tps *= 1.0 + gain;
+            ttft *= 1.0 + ttft_mult;
+            wait += more;
+        }
+        out
+    })
+}
+
+proptest! {
+    #[test]
+    fn a_monotone_rising_curve_has_no_knee(row in rising_row(6, 0.06)) {
+        prop_assert!(find_knee(&row, &KneeRules::default()).is_none());
+    }
+
+    #[test]
+    fn flat_after_k_with_rising_ttft_has_its_knee_at_k(
+        row in rising_row(5, 0.1), k in 1usize..5, flat in prop::collection::vec(-0.02..0.02f64, 4)
+    ) {
+        let mut row = row;
+        let level = row[k - 1].tps;
+        for (j, p) in row.iter_mut().enumerate().skip(k) {
+            p.tps = level * (1.0 + flat[j - 1]);
+            p.tps_se = Some(p.tps * 0.02);
+            p.ttft_p50_ms = Some(1e3 * 2f64.powi(j as i32));
+        }
+        let knee = find_knee(&row, &KneeRules::default());
+        prop_assert_eq!(knee.map(|k| k.index), Some(k));
+    }
+
+    #[test]
+    fn noise_within_the_threshold_does_not_make_one(
+        level in 10.0..1e4f64, noise in prop::collection::vec((-0.02..0.02f64, -0.1..0.1f64), 6)
+    ) {
+        // Flat throughput, TTFT and queue jittering below their rise thresholds.
+        let row: Vec<LoadPoint> = noise
+            .iter()
+            .enumerate()
+            .map(|(i, (dt, dl))| point(&i.to_string(), level * (1.0 + dt), 100.0 * (1.0 + dl), 5.0 * (1.0 + dl)))
+            .collect();
+        prop_assert!(find_knee(&row, &KneeRules::default()).is_none());
+    }
+}
