@@ -43,13 +43,14 @@ pub struct RunArgs {
     /// Do not poll any Prometheus page.
     #[arg(long)]
     pub no_metrics: bool,
-    /// Experiments to run, comma-separated: decode, routing.
+    /// Experiments to run, comma-separated: decode, routing, serve (`vllm bench serve`'s random
+    /// workload: token-id prompts sent to /v1/completions whatever --endpoint says).
     #[arg(long, value_delimiter = ',', default_value = "decode")]
     pub plan: Vec<PlanKind>,
-    /// Context sizes of the decode matrix, tokens (k = 1024).
+    /// Context sizes of the decode matrix, and the serve experiment's input lengths, tokens (k = 1024).
     #[arg(long, visible_alias = "random-input-len", value_delimiter = ',', value_parser = size, default_value = "0,16k,32k,64k,128k")]
     pub ctx: Vec<u64>,
-    /// Concurrencies of the decode matrix, streams.
+    /// Concurrencies of the decode matrix, streams; the serve experiment's in-flight caps.
     #[arg(long, visible_alias = "max-concurrency", value_delimiter = ',', value_parser = conc, default_value = "1,2,4,8,16")]
     pub conc: Vec<u32>,
     /// Measurement window of each cell.
@@ -125,7 +126,7 @@ pub struct RunArgs {
     /// Rounds of the routing experiment (each with its own seed and route order).
     #[arg(long, default_value_t = 2)]
     pub rounds: u32,
-    /// Requests per routing phase.
+    /// Requests per routing phase, and per serve cell.
     #[arg(long, visible_alias = "num-prompts", default_value_t = 96)]
     pub count: u32,
     /// Mean arrival rate of a routing phase, requests/s (a single finite --request-rate sets it too).
@@ -143,7 +144,7 @@ pub struct RunArgs {
     /// Arrival process of a routing phase.
     #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
     pub arrival: Arrival,
-    /// Output tokens per routing request.
+    /// Output tokens per routing request, and per serve request (max_tokens with ignore_eos).
     #[arg(long, visible_alias = "random-output-len", value_parser = size, default_value = "128")]
     pub output: u64,
     /// Length of a family prefix, tokens.
@@ -165,7 +166,8 @@ pub struct RunArgs {
     /// (e.g. `--goodput ttft:2000 tpot:50`); replaces --slo-ttft / --slo-tpot.
     #[arg(long, num_args = 1.., value_name = "KEY:MS")]
     pub goodput: Vec<String>,
-    /// Base seed of the routing experiment (round r uses seed + r).
+    /// Base seed of the routing experiment (round r uses seed + r), and of the serve
+    /// experiment's prompts and arrival gaps.
     #[arg(long, default_value_t = 101)]
     pub seed: u64,
     /// Print the final tables in plain ASCII instead of box drawing.
@@ -258,6 +260,7 @@ impl RunArgs {
             served_by_header: self.served_by_header.clone(),
             out: self.out_path(),
             resume: None,
+            serve: self.serve_config()?,
         };
         if let Some(path) = &self.resume {
             cfg.resume = Some(crate::session::resume::open(path, &cfg)?);
@@ -317,6 +320,20 @@ impl RunArgs {
             (None, Some(dir)) => Some(ReportWriter::in_dir(&dir, std::time::SystemTime::now()).path().to_path_buf()),
             (None, None) => None,
         }
+    }
+
+    /// The serve experiment's settings: `--count`, `--output`, `--seed` and `--goodput`.
+    fn serve_config(&self) -> Result<crate::config::serve::ServeConfig, String> {
+        let goodput = match self.goodput.is_empty() {
+            true => None,
+            false => Some(Slo::from_goodput(&self.goodput).map_err(|e| format!("--goodput: {e}"))?),
+        };
+        Ok(crate::config::serve::ServeConfig {
+            num_prompts: self.count,
+            output_len: self.output.max(1),
+            seed: self.seed,
+            goodput,
+        })
     }
 
     /// `--goodput` when given, else `--slo-ttft` and `--slo-tpot`.

@@ -2,6 +2,7 @@
 
 pub mod rate;
 pub mod routing;
+pub mod serve;
 pub mod settings;
 
 pub use rate::Rate;
@@ -26,6 +27,8 @@ pub enum PlanKind {
     Decode,
     /// Prefix-cache routing phases (round x scenario x route).
     Routing,
+    /// `vllm bench serve`'s random workload per input len x concurrency x request rate.
+    Serve,
 }
 
 impl PlanKind {
@@ -34,6 +37,7 @@ impl PlanKind {
         match self {
             Self::Decode => "decode",
             Self::Routing => "routing",
+            Self::Serve => "serve",
         }
     }
 }
@@ -95,6 +99,8 @@ pub struct RunConfig {
     pub routing: routing::RoutingConfig,
     /// The saved session this run continues (`--resume`), checked before any load is sent.
     pub resume: Option<ResumeFrom>,
+    /// The serve experiment, when planned.
+    pub serve: serve::ServeConfig,
 }
 
 /// A saved session to continue (`run --resume FILE`).

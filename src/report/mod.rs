@@ -14,11 +14,13 @@ pub mod json;
 pub mod load;
 pub mod markdown;
 pub mod phase;
+pub mod serve;
 pub mod sink;
 pub mod status;
 pub mod tables;
 pub mod text;
 pub mod vllm;
+pub mod vllm_serve;
 pub mod writer;
 
 #[cfg(test)]
