@@ -111,7 +111,7 @@ mod tests {
             let (m, v) = mean_var(&gaps(20_000, rate, b, 3));
             v.sqrt() / m
         };
-        for b in [0.25, 1.0, 4.0] {
+        for b in [0.25_f64, 1.0, 4.0] {
             let want = 1.0 / b.sqrt();
             assert!((cv(b) - want).abs() < 0.06 * want, "burstiness {b}: cv {} want {want}", cv(b));
         }

@@ -73,7 +73,6 @@ fn seed_view() -> DecodeView {
         cells,
         aggregate_sources: vec!["none".into(), "openai_continuous_usage".into()],
         burst: None,
-        serve: None,
     }
 }
 
@@ -149,7 +148,6 @@ fn small_view() -> DecodeView {
         ],
         aggregate_sources: vec!["openai_continuous_usage".into()],
         burst: None,
-        serve: None,
     }
 }
 
