@@ -65,7 +65,8 @@ pub struct RunArgs {
     /// Skip (∅) a cell when ctx x conc exceeds the KV capacity times this factor.
     #[arg(long, default_value_t = 4.0)]
     pub kv_oversubscribe: f64,
-    /// OpenAI endpoint used for the load.
+    /// OpenAI endpoint used for the load (`--plan serve` always uses /v1/completions: its
+    /// prompts are token ids).
     #[arg(long, value_enum, default_value_t = Endpoint::Chat)]
     pub endpoint: Endpoint,
     /// Name of the environment variable holding the API key (sent as a bearer token).
