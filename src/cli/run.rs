@@ -46,13 +46,14 @@ pub struct RunArgs {
     /// Do not poll any Prometheus page.
     #[arg(long)]
     pub no_metrics: bool,
-    /// Experiments to run, comma-separated: decode, routing.
+    /// Experiments to run, comma-separated: decode, routing, serve (`vllm bench serve`'s random
+    /// workload: token-id prompts sent to /v1/completions whatever --endpoint says).
     #[arg(long, value_delimiter = ',', default_value = "decode")]
     pub plan: Vec<PlanKind>,
-    /// Context sizes of the decode matrix, tokens (k = 1024).
+    /// Context sizes of the decode matrix, and the serve experiment's input lengths, tokens (k = 1024).
     #[arg(long, visible_alias = "random-input-len", value_delimiter = ',', value_parser = size, default_value = "0,16k,32k,64k,128k")]
     pub ctx: Vec<u64>,
-    /// Concurrencies of the decode matrix, streams.
+    /// Concurrencies of the decode matrix, streams; the serve experiment's in-flight caps.
     #[arg(long, visible_alias = "max-concurrency", value_delimiter = ',', value_parser = conc, default_value = "1,2,4,8,16")]
     pub conc: Vec<u32>,
     /// Measurement window of each cell.
@@ -67,7 +68,8 @@ pub struct RunArgs {
     /// Skip (∅) a cell when ctx x conc exceeds the KV capacity times this factor.
     #[arg(long, default_value_t = 4.0)]
     pub kv_oversubscribe: f64,
-    /// OpenAI endpoint used for the load.
+    /// OpenAI endpoint used for the load (`--plan serve` always uses /v1/completions: its
+    /// prompts are token ids).
     #[arg(long, value_enum, default_value_t = Endpoint::Chat)]
     pub endpoint: Endpoint,
     /// Name of the environment variable holding the API key (sent as a bearer token).
@@ -132,7 +134,7 @@ pub struct RunArgs {
     /// Rounds of the routing experiment (each with its own seed and route order).
     #[arg(long, default_value_t = 2)]
     pub rounds: u32,
-    /// Requests per routing phase.
+    /// Requests per routing phase, and per serve cell.
     #[arg(long, visible_alias = "num-prompts", default_value_t = 96)]
     pub count: u32,
     /// Mean arrival rate of a routing phase, requests/s (a single finite --request-rate sets it too).
@@ -150,7 +152,7 @@ pub struct RunArgs {
     /// Arrival process of a routing phase.
     #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
     pub arrival: Arrival,
-    /// Output tokens per routing request.
+    /// Output tokens per routing request, and per serve request (max_tokens with ignore_eos).
     #[arg(long, visible_alias = "random-output-len", value_parser = size, default_value = "128")]
     pub output: u64,
     /// Length of a family prefix, tokens.
@@ -173,7 +175,8 @@ pub struct RunArgs {
     /// (e.g. `--goodput ttft:2000 tpot:50`); replaces --slo-ttft / --slo-tpot.
     #[arg(long, num_args = 1.., value_name = "KEY:MS")]
     pub goodput: Vec<String>,
-    /// Base seed of the routing experiment (round r uses seed + r).
+    /// Base seed of the routing experiment (round r uses seed + r), and of the serve
+    /// experiment's prompts and arrival gaps.
     #[arg(long, default_value_t = 101)]
     pub seed: u64,
     /// Print the final tables in plain ASCII instead of box drawing.
@@ -269,6 +272,7 @@ impl RunArgs {
             resume: None,
             slo: self.slo()?,
             slo_source: self.slo_source(),
+            serve: self.serve_config()?,
         };
         if let Some(path) = &self.resume {
             cfg.resume = Some(crate::session::resume::open(path, &cfg)?);
@@ -328,6 +332,19 @@ impl RunArgs {
             (None, Some(dir)) => Some(ReportWriter::in_dir(&dir, std::time::SystemTime::now()).path().to_path_buf()),
             (None, None) => None,
         }
+    }
+
+    /// The serve experiment's settings: `--count`, `--output`, `--seed` and `--goodput`.
+    fn serve_config(&self) -> Result<crate::config::serve::ServeConfig, String> {
+        // As vLLM: no request_goodput unless an SLO was chosen (the session's, `--goodput` or
+        // `--slo-ttft` / `--slo-tpot`).
+        let goodput = if self.slo_source().is_chosen() { Some(self.slo()?) } else { None };
+        Ok(crate::config::serve::ServeConfig {
+            num_prompts: self.count,
+            output_len: self.output.max(1),
+            seed: self.seed,
+            goodput,
+        })
     }
 
     /// `--goodput` when given, else `--slo-ttft` (default 2 s) and `--slo-tpot`.

@@ -151,3 +151,45 @@ fn stop_at_knee_is_off_unless_asked() {
     assert!(!config().stop_at_knee);
     assert!(parse(&["--stop-at-knee"]).unwrap().stop_at_knee);
 }
+
+#[test]
+fn the_serve_plan_takes_vllm_bench_serve_flags_and_plans_one_cell_per_len_conc_and_rate() {
+    use crate::cell::spec::CellSpec;
+    use crate::config::{PlanKind, Rate};
+    use crate::experiment::Experiment;
+    let args = [
+        "x",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--plan",
+        "serve",
+        "--random-input-len",
+        "0,1k",
+        "--max-concurrency",
+        "2,8",
+        "--num-prompts",
+        "50",
+        "--random-output-len",
+        "64",
+        "--request-rate",
+        "1,inf",
+        "--goodput",
+        "ttft:500",
+        "--seed",
+        "3",
+    ];
+    let c = Wrapper::parse_from(args).run.to_config().unwrap();
+    assert_eq!(c.plans, vec![PlanKind::Serve]);
+    assert_eq!((c.serve.num_prompts, c.serve.output_len, c.serve.seed), (50, 64, 3));
+    assert_eq!(c.serve.goodput.and_then(|g| g.ttft), Some(Duration::from_millis(500)));
+    let cells = crate::experiment::serve::Serve::new(&c).cells();
+    assert_eq!(cells.len(), 8, "2 lens x 2 concurrencies x 2 rates");
+    assert_eq!(cells[4].spec, CellSpec::grid_at("serve", 1024, 2, Some(Rate::PerSecond(1.0))));
+    assert_eq!(cells[7].label, "serve in=1k conc=8 rate=inf");
+    assert!(cells[..4].iter().all(|c| c.skip.is_some()) && cells[4..].iter().all(|c| c.skip.is_none()));
+    let none =
+        Wrapper::parse_from(["x", "--base-url", "http://127.0.0.1:9", "--plan", "serve"]).run.to_config().unwrap();
+    assert_eq!(none.serve.goodput, None, "no --goodput: no request_goodput");
+    let rates = crate::experiment::serve::Serve::new(&none).cells();
+    assert!(rates.iter().all(|c| matches!(c.spec.key, crate::cell::spec::CellKey::Grid { rate: Some(Rate::Inf), .. })));
+}

@@ -2,6 +2,7 @@
 
 pub mod rate;
 pub mod routing;
+pub mod serve;
 pub mod settings;
 
 pub use crate::report::goodput::SloSource;
@@ -27,6 +28,8 @@ pub enum PlanKind {
     Decode,
     /// Prefix-cache routing phases (round x scenario x route).
     Routing,
+    /// `vllm bench serve`'s random workload per input len x concurrency x request rate.
+    Serve,
 }
 
 impl PlanKind {
@@ -35,6 +38,7 @@ impl PlanKind {
         match self {
             Self::Decode => "decode",
             Self::Routing => "routing",
+            Self::Serve => "serve",
         }
     }
 }
@@ -103,6 +107,8 @@ pub struct RunConfig {
     pub slo: crate::stats::Slo,
     /// Where [`RunConfig::slo`] came from.
     pub slo_source: SloSource,
+    /// The serve experiment, when planned.
+    pub serve: serve::ServeConfig,
 }
 
 /// A saved session to continue (`run --resume FILE`).

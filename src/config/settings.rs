@@ -58,7 +58,28 @@ impl RunConfig {
         if self.slo_source.is_chosen() {
             put("goodput", self.slo.goodput_arg());
         }
+        if self.plans.contains(&PlanKind::Serve) {
+            self.serve_settings(&mut put);
+        }
         s
+    }
+
+    fn serve_settings(&self, put: &mut impl FnMut(&str, String)) {
+        let v = &self.serve;
+        put("ctx", list(&self.ctx));
+        put("conc", list(&self.conc));
+        put("count", v.num_prompts.to_string());
+        put("output", v.output_len.to_string());
+        put("seed", v.seed.to_string());
+        let slo = v.goodput.map(|g| {
+            let ms = |d: Option<Duration>, k: &str| d.map(|d| format!("{k}:{}", d.as_secs_f64() * 1e3));
+            [ms(g.ttft, "ttft"), ms(g.tpot, "tpot"), ms(g.e2e, "e2el")]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        put("goodput", opt(slo));
     }
 
     fn routing_settings(&self, put: &mut impl FnMut(&str, String)) {

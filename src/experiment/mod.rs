@@ -1,5 +1,5 @@
-//! The experiments a session can run, behind one interface: sustained decode, bursts and
-//! prefix-cache routing. Each lives in its own folder and is registered once, in [`registry`].
+//! The experiments a session can run, behind one interface: sustained decode, bursts,
+//! prefix-cache routing and `vllm bench serve`'s workload. Each lives in its own folder and is registered once, in [`registry`].
 //!
 //! An experiment lists its cells, runs one attempt of a cell against the shared cell context
 //! ([`CellEnv`](crate::cell::context::CellEnv)) and adds its section to the report. The session runner knows experiments only
@@ -11,6 +11,7 @@ pub mod interface;
 pub mod record;
 pub mod registry;
 pub mod routing;
+pub mod serve;
 
 pub use interface::{CellRun, Experiment, Experiments, PlannedCell};
 pub use record::{Attempt, CellEntry};

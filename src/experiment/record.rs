@@ -5,6 +5,7 @@ use crate::cell::headline::Headline;
 use crate::cell::spec::{CellSpec, CellStatus};
 use crate::report::json::{BurstAttempt, DecodeAttempt};
 use crate::report::phase::RoutingPhase;
+use crate::report::serve::ServeAttempt;
 use crate::report::status::AttemptStatus;
 
 /// One attempt's report entry.
@@ -16,6 +17,8 @@ pub enum Attempt {
     Burst(Box<BurstAttempt>),
     /// A routing phase (`tests/fixtures/seed_002.json` layout).
     Routing(Box<RoutingPhase>),
+    /// A serve attempt.
+    Serve(Box<ServeAttempt>),
 }
 
 impl Attempt {
@@ -25,6 +28,7 @@ impl Attempt {
             Self::Decode(d) => d.status,
             Self::Burst(b) => b.status,
             Self::Routing(p) => p.status,
+            Self::Serve(s) => s.status,
         }
     }
 
@@ -34,6 +38,7 @@ impl Attempt {
             Self::Decode(d) => d.status = status,
             Self::Burst(b) => b.status = status,
             Self::Routing(p) => p.status = status,
+            Self::Serve(s) => s.status = status,
         }
     }
 
@@ -43,6 +48,7 @@ impl Attempt {
             Self::Decode(d) => super::decode::headline::headline(d),
             Self::Burst(b) => super::burst::headline::headline(b),
             Self::Routing(p) => super::routing::headline::headline(p),
+            Self::Serve(s) => super::serve::headline::headline(s),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! one line here.
 
 use super::interface::Experiments;
-use super::{burst, decode, routing};
+use super::{burst, decode, routing, serve};
 use crate::config::{PlanKind, RunConfig};
 use std::sync::Arc;
 
@@ -31,6 +31,7 @@ pub fn plan(cfg: &RunConfig, prepared: Prepared) -> Experiments {
                     out.push(Arc::new(routing::Routing::new(env)));
                 }
             }
+            PlanKind::Serve => out.push(Arc::new(serve::Serve::new(cfg))),
         }
     }
     out

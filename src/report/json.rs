@@ -51,6 +51,9 @@ pub struct SessionReport {
     pub decode: Option<DecodeSection>,
     /// Phase 3 bursts, when requested.
     pub burst: Option<BurstSection>,
+    /// The serve experiment (`run --plan serve`), when planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve: Option<super::serve::ServeSection>,
     /// Routing phases (`tests/fixtures/seed_002.json` layout): the latest attempt of every
     /// phase with an outcome.
     pub phases: Vec<RoutingPhase>,

@@ -17,11 +17,13 @@ pub mod knee;
 pub mod load;
 pub mod markdown;
 pub mod phase;
+pub mod serve;
 pub mod sink;
 pub mod status;
 pub mod tables;
 pub mod text;
 pub mod vllm;
+pub mod vllm_serve;
 pub mod writer;
 
 #[cfg(test)]

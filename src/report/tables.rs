@@ -85,7 +85,50 @@ pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
         blocks.push(Block::Blank);
     }
     blocks.extend(routing);
+    if let Some(view) = serve_view(report) {
+        if !blocks.is_empty() {
+            blocks.push(Block::Blank);
+        }
+        blocks.extend(super::text::serve_blocks(&view));
+    }
     blocks
+}
+
+/// The serve section of `report` as the text renderer's view: rows input len, one column per
+/// max concurrency x request rate (labelled as the monitor labels them).
+pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
+    use super::text::ServeCellView;
+    let s = report.serve.as_ref()?;
+    let many = s.conc.len() > 1;
+    let column = |conc: u32, rate: &str| match many {
+        true => format!("{conc}@{}", rate_label(rate)),
+        false => rate_label(rate),
+    };
+    let columns: Vec<String> = s.conc.iter().flat_map(|c| s.request_rates.iter().map(move |r| column(*c, r))).collect();
+    let mut cells = vec![vec![ServeCellView::NotRun; columns.len()]; s.ctx_labels.len()];
+    for c in &s.cells {
+        let row = s.ctx_labels.iter().position(|l| *l == c.ctx_label);
+        let col = columns.iter().position(|l| *l == column(c.max_concurrency, &c.request_rate));
+        let view = match (c.status, c.attempts.last()) {
+            (CellOutcome::Measured | CellOutcome::Errored, Some(a)) => ServeCellView::Measured {
+                output_tps: a.metrics.output_throughput,
+                failed: a.metrics.failed,
+                ttft_ms: a.metrics.median_ttft_ms,
+                tpot_ms: a.metrics.median_tpot_ms,
+            },
+            (CellOutcome::Skipped, _) => ServeCellView::Skipped,
+            _ => ServeCellView::NotRun,
+        };
+        if let Some(slot) = row.zip(col).and_then(|(r, k)| cells.get_mut(r).and_then(|v| v.get_mut(k))) {
+            *slot = view;
+        }
+    }
+    Some(super::text::ServeView { ctx_labels: s.ctx_labels.clone(), columns, cells })
+}
+
+/// `inf`, or `4/s` for a rate of 4 requests/s (the monitor's column label).
+fn rate_label(rate: &str) -> String {
+    if rate == "inf" { rate.to_string() } else { format!("{rate}/s") }
 }
 
 /// The section's cells as a `[ctx][conc]` grid; unfilled positions are not run.

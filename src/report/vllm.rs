@@ -1,5 +1,5 @@
 //! A `vllm bench serve`-shaped export of a session report (docs/reports.md §5): one JSON object
-//! per decode cell, burst cell and routing phase, with vLLM's result field names
+//! per decode cell, burst cell, routing phase and serve cell (`vllm_serve.rs`), with vLLM's result field names
 //! (`completed`, `request_throughput`, `mean_ttft_ms`, `p99_itl_ms`, ...) beside our own key
 //! (`kind`, `ctx`, `conc` or `phase`), so the figures can be laid beside vLLM's. A figure the
 //! report cannot give is `null` (vLLM writes 0 where it has no samples).
@@ -37,6 +37,7 @@ pub fn export(report: &SessionReport, percentiles: &PercentileList) -> Value {
         }
     }
     rows.extend(report.phases.iter().map(|p| phase_row(report, p, percentiles)));
+    rows.extend(super::vllm_serve::rows(report, percentiles));
     Value::Array(rows)
 }
 

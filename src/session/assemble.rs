@@ -36,6 +36,7 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
             .collect(),
         decode: None,
         burst: None,
+        serve: None,
         phases: Vec::new(),
         phase_history: Vec::new(),
         actions: state.actions.clone(),

@@ -19,6 +19,9 @@ const VOCAB: u64 = 150_000;
 const SPECIAL_BASE: u32 = VOCAB as u32;
 const IM_START: u32 = SPECIAL_BASE;
 const IM_END: u32 = SPECIAL_BASE + 1;
+/// Ids a token-id prompt may use: the text ids and the chat template's two special tokens;
+/// a prompt with a larger id is refused as vLLM refuses one (docs/protocol.md §3.8).
+pub const VOCAB_SIZE: u32 = IM_END + 1;
 
 /// The words generated output is made of; each is exactly one token.
 pub const OUTPUT_WORDS: [&str; 16] = [

@@ -115,6 +115,7 @@ fn grid_title(kind: &str) -> String {
     match kind {
         "decode" => "Sustained decode: aggregate tok/s (ctx x conc)".into(),
         "burst" => "Burst: output tok/s (ctx x requests)".into(),
+        "serve" => "Serve: output tok/s (input len x load)".into(),
         other => format!("{other}: tok/s (ctx x conc)"),
     }
 }

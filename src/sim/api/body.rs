@@ -1,7 +1,7 @@
 //! Parsing and validating OpenAI completion and chat requests the way vLLM does.
 
 use super::error::ApiError;
-use crate::sim::tokenizer::{ChatMessage, tokenize, tokenize_chat};
+use crate::sim::tokenizer::{ChatMessage, VOCAB_SIZE, tokenize, tokenize_chat};
 use serde::Deserialize;
 use serde_json::Value;
 use xxhash_rust::xxh64::Xxh64;
@@ -142,14 +142,29 @@ fn output_budget(
 fn completion_prompt(prompt: Option<&Value>) -> Result<Vec<u32>, ApiError> {
     match prompt {
         Some(Value::String(s)) => Ok(tokenize(s)),
-        Some(Value::Array(items)) if items.iter().all(Value::is_u64) => {
-            Ok(items.iter().filter_map(Value::as_u64).map(|t| t as u32).collect())
+        Some(Value::Array(items)) if !items.is_empty() && items.iter().all(Value::is_u64) => {
+            token_ids(items.iter().filter_map(Value::as_u64))
+        }
+        Some(Value::Array(items)) if items.is_empty() => {
+            Err(ApiError::bad_request("The decoder prompt cannot be empty".into(), None))
         }
         Some(Value::Array(items)) if items.len() == 1 => completion_prompt(items.first()),
         Some(Value::Array(_)) => {
             Err(ApiError::bad_request("the simulator serves one prompt per request".into(), Some("prompt")))
         }
         _ => Err(ApiError::bad_request("`prompt` must be a string or a list of token ids".into(), Some("prompt"))),
+    }
+}
+
+/// A token-id prompt, refused as vLLM refuses one whose largest id is outside the vocabulary
+/// (HTTP 400, docs/protocol.md §3.8).
+fn token_ids(ids: impl Iterator<Item = u64>) -> Result<Vec<u32>, ApiError> {
+    let ids: Vec<u64> = ids.collect();
+    match ids.iter().copied().max() {
+        Some(max) if max >= u64::from(VOCAB_SIZE) => {
+            Err(ApiError::bad_request(format!("Token id {max} is out of vocabulary"), None))
+        }
+        _ => Ok(ids.into_iter().map(|t| t as u32).collect()),
     }
 }
 
@@ -221,6 +236,16 @@ mod tests {
     #[test]
     fn token_id_prompts_and_bad_input() {
         assert_eq!(prep(r#"{"prompt":[1,2,3]}"#, Endpoint::Completions).unwrap().prompt, vec![1, 2, 3]);
+        let oov = prep(r#"{"prompt":[1,150002,3]}"#, Endpoint::Completions).unwrap_err();
+        assert_eq!((oov.status.as_u16(), oov.kind, oov.param), (400, "BadRequestError", None));
+        assert_eq!(oov.message, "Token id 150002 is out of vocabulary");
+        let huge = prep(r#"{"prompt":[4294967297]}"#, Endpoint::Completions).unwrap_err();
+        assert_eq!(huge.message, "Token id 4294967297 is out of vocabulary", "no silent u32 wrap");
+        assert!(prep(r#"{"prompt":[150001]}"#, Endpoint::Completions).is_ok(), "the last special id is in");
+        assert_eq!(
+            prep(r#"{"prompt":[]}"#, Endpoint::Completions).unwrap_err().message,
+            "The decoder prompt cannot be empty"
+        );
         assert_eq!(prep(r#"{"prompt":"x","model":"other"}"#, Endpoint::Completions).unwrap_err().status.as_u16(), 404);
         assert_eq!(prep("{not json", Endpoint::Completions).unwrap_err().status.as_u16(), 400);
         assert_eq!(prep(r#"{"messages":[]}"#, Endpoint::Chat).unwrap_err().status.as_u16(), 400);

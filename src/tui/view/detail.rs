@@ -214,6 +214,11 @@ fn body(app: &App, id: usize) -> Lines {
             Attempt::Decode(d) => decode(d),
             Attempt::Burst(b) => burst(b),
             Attempt::Routing(p) => routing(p),
+            Attempt::Serve(s) => {
+                let mut lines = super::serve_detail::serve(s);
+                lines.push(errors_line(&s.errors));
+                lines
+            }
         });
     }
     out

@@ -11,6 +11,7 @@ pub mod matrix;
 pub mod owners;
 pub mod replicas;
 pub mod routing;
+pub mod serve_detail;
 pub mod widgets;
 
 use super::app::{App, Mode};

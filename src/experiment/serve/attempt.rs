@@ -1,0 +1,110 @@
+//! One attempt of a serve cell: `--num-prompts` random token-id prompts of `input_len`
+//! tokens on the cell's arrival schedule, at most `max_concurrency` in flight, measured with
+//! `vllm bench serve`'s definitions.
+
+use super::dispatch::run_capped;
+use super::metrics::{RequestFigures, serve_metrics};
+use super::prompts::{completion_body, prompt_ids};
+use super::schedule::arrival_offsets;
+use crate::cell::attempt_loop::{AttemptLoop, PlainTally};
+use crate::cell::context::CellEnv;
+use crate::cell::control::Phase;
+use crate::cell::publisher::LivePublisher;
+use crate::cell::sample_window::record;
+use crate::config::Rate;
+use crate::load::live::LiveCounters;
+use crate::load::request::Endpoint;
+use crate::load::sample::RequestSample;
+use crate::report::serve::ServeAttempt;
+use crate::report::status::AttemptStatus;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Identifies the serve cell being run.
+#[derive(Debug, Clone)]
+pub struct ServeCell {
+    /// Index in the session plan.
+    pub cell: usize,
+    /// Label.
+    pub label: String,
+    /// Prompt length, tokens.
+    pub input_len: u64,
+    /// Most requests in flight.
+    pub max_concurrency: u32,
+    /// Mean arrival rate.
+    pub rate: Rate,
+    /// 1-based attempt number.
+    pub attempt: u32,
+}
+
+impl ServeCell {
+    /// The seed of this cell's prompts and gaps: `--seed` mixed with the cell and attempt, so
+    /// no cell or re-run finds another's prompts in the prefix cache.
+    pub fn seed(&self, base: u64) -> u64 {
+        let rate = self.rate.per_second().to_bits();
+        let key = [self.input_len, u64::from(self.max_concurrency), rate, u64::from(self.attempt)];
+        key.iter().fold(base ^ 0x5e7e, |h, k| (h ^ k).wrapping_mul(0x100_0000_01b3).rotate_left(17))
+    }
+}
+
+/// Runs one attempt of `spec` until every request ended (or `cancel`).
+pub async fn run_serve_attempt(env: &CellEnv, spec: &ServeCell, cancel: &CancellationToken) -> ServeAttempt {
+    let serve = &env.cfg.serve;
+    let seed = spec.seed(serve.seed);
+    let offsets = arrival_offsets(serve.num_prompts as usize, spec.rate, env.cfg.burstiness, seed);
+    let (model, input_len, output_len) = (env.facts.model.clone(), spec.input_len, serve.output_len);
+    let body = Arc::new(move |i: u32| completion_body(&model, &prompt_ids(input_len, seed, i), output_len));
+    let live = Arc::new(LiveCounters::default());
+    let first_token = env.cfg.first_token_limit(spec.input_len);
+    let mut ctx = env.worker_ctx(live.clone(), output_len, None, Some(first_token), 0);
+    // Token-id prompts are a completions feature: serve uses it whatever --endpoint says.
+    ctx.url = format!("{}{}", env.target.base, Endpoint::Completions.path());
+    ctx.queued_waits = true;
+    let ctx = Arc::new(ctx);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.max_concurrency);
+    let mut lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
+    lp.phase(Phase::Measuring, None);
+    let started = Instant::now();
+    lp.run_until(run_capped(ctx, started, offsets, spec.max_concurrency, body, tx, cancel.clone())).await;
+    let (samples, _) = lp.finish();
+    summarize_serve(env, spec, started, &samples)
+}
+
+fn summarize_serve(env: &CellEnv, spec: &ServeCell, started: Instant, samples: &[RequestSample]) -> ServeAttempt {
+    let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
+    let duration = end.saturating_duration_since(started).as_secs_f64();
+    let figures: Vec<RequestFigures> = samples.iter().map(|s| RequestFigures::of(s, spec.input_len)).collect();
+    let metrics = serve_metrics(&figures, duration, env.cfg.serve.goodput.as_ref());
+    let mut errors = BTreeMap::new();
+    for kind in samples.iter().filter_map(RequestSample::error_kind) {
+        *errors.entry(kind).or_insert(0) += 1;
+    }
+    // Not one request completed: nothing was measured (docs/reports.md §1.5).
+    let status = if metrics.completed > 0 { AttemptStatus::Measured } else { AttemptStatus::Errored };
+    let mut records: Vec<_> = samples.iter().map(|s| record(s, started, s.output_tokens)).collect();
+    records.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
+    ServeAttempt {
+        attempt: spec.attempt,
+        status,
+        started_s: env.since_start(started),
+        num_prompts: env.cfg.serve.num_prompts,
+        errors,
+        metrics,
+        request_samples: records,
+    }
+}
+
+/// How long an attempt of a cell is planned to take: its arrivals span n / rate; at `inf`, a
+/// rough n / concurrency waves of `output_len` tokens at 20 ms each (unknown until measured).
+pub fn planned(num_prompts: u32, output_len: u64, conc: u32, rate: Rate) -> Duration {
+    let waves = f64::from(num_prompts) / f64::from(conc.max(1));
+    let wave = Duration::from_millis(20).mul_f64(output_len as f64);
+    match rate {
+        Rate::PerSecond(r) => Duration::from_secs_f64(f64::from(num_prompts) / r).max(wave),
+        Rate::Inf => wave.mul_f64(waves.ceil().max(1.0)),
+    }
+}

@@ -1,0 +1,22 @@
+//! The headline figures the monitor and the log show for a serve attempt.
+
+use crate::cell::headline::Headline;
+use crate::report::serve::ServeAttempt;
+
+/// The headline figures of a serve attempt: output tok/s, median TTFT, ITL (vLLM's, per
+/// chunk) and TPOT, and the good requests under `--goodput`.
+pub fn headline(a: &ServeAttempt) -> Headline {
+    let m = &a.metrics;
+    let requests = m.completed + m.failed;
+    Headline {
+        tps: m.output_throughput,
+        requested: a.num_prompts,
+        errors: m.failed,
+        ttft_p50_ms: m.median_ttft_ms,
+        itl_p50_ms: m.median_itl_ms,
+        tpot_p50_ms: m.median_tpot_ms,
+        good: m.request_goodput.map(|g| ((g * m.duration_s).round() as u64, requests)),
+        status: a.status,
+        ..Headline::default()
+    }
+}

@@ -1,0 +1,15 @@
+//! The serve experiment (`run --plan serve`): `vllm bench serve`'s random workload per input
+//! len x max concurrency x request rate cell (random token-id prompts of exactly
+//! `--random-input-len` tokens, `--random-output-len` tokens each with `ignore_eos`, gamma
+//! arrivals), reported with vLLM's metric definitions and field names.
+
+pub mod attempt;
+pub mod dispatch;
+pub mod headline;
+pub mod metrics;
+pub mod prompts;
+pub mod schedule;
+pub mod section;
+
+pub use attempt::{ServeCell, run_serve_attempt};
+pub use section::Serve;

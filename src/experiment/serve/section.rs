@@ -1,0 +1,151 @@
+//! The serve experiment behind the [`Experiment`] interface: its cells (every input len x max
+//! concurrency x request rate) and its section of the report.
+
+use super::attempt::{ServeCell, planned, run_serve_attempt};
+use crate::cell::context::CellEnv;
+use crate::cell::spec::{CellKey, CellSpec};
+use crate::config::serve::ServeConfig;
+use crate::config::{Rate, RunConfig};
+use crate::experiment::decode::grid::ctx_skip_reason;
+use crate::experiment::decode::section::status_and_reason;
+use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
+use crate::experiment::record::{Attempt, CellEntry};
+use crate::report::json::SessionReport;
+use crate::report::serve::{GoodputSlo, ServeCellReport, ServeSection};
+use crate::units::format_size;
+use futures_util::future::BoxFuture;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The experiment's name in the plan and the report.
+pub const KIND: &str = "serve";
+
+/// One cell per `--random-input-len` x `--max-concurrency` x `--request-rate` (none: `inf`).
+#[derive(Debug, Clone)]
+pub struct Serve {
+    input_lens: Vec<u64>,
+    conc: Vec<u32>,
+    rates: Vec<Rate>,
+    burstiness: f64,
+    serve: ServeConfig,
+}
+
+impl Serve {
+    /// The serve cells of `cfg`.
+    pub fn new(cfg: &RunConfig) -> Self {
+        let rates = if cfg.rates.is_empty() { vec![Rate::Inf] } else { cfg.rates.clone() };
+        Self {
+            input_lens: cfg.ctx.clone(),
+            conc: cfg.conc.clone(),
+            rates,
+            burstiness: cfg.burstiness,
+            serve: cfg.serve.clone(),
+        }
+    }
+
+    fn section(&self, cells: Vec<ServeCellReport>) -> ServeSection {
+        let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
+        let goodput_slo =
+            self.serve.goodput.map(|g| GoodputSlo { ttft_ms: ms(g.ttft), tpot_ms: ms(g.tpot), e2el_ms: ms(g.e2e) });
+        ServeSection {
+            ctx_labels: self.input_lens.iter().map(|c| format_size(*c)).collect(),
+            conc: self.conc.clone(),
+            request_rates: self.rates.iter().map(Rate::to_string).collect(),
+            burstiness: self.burstiness,
+            num_prompts: self.serve.num_prompts,
+            output_len: self.serve.output_len,
+            seed: self.serve.seed,
+            goodput_slo,
+            cells,
+        }
+    }
+}
+
+/// Why a serve cell of `input_len` tokens cannot run before it starts, if it cannot.
+fn plan_skip(input_len: u64) -> Option<String> {
+    (input_len == 0).then(|| "an empty prompt: serve needs --random-input-len of at least 1".to_string())
+}
+
+impl Experiment for Serve {
+    fn name(&self) -> &'static str {
+        KIND
+    }
+
+    fn cells(&self) -> Vec<PlannedCell> {
+        let mut out = Vec::new();
+        for &len in &self.input_lens {
+            for &conc in &self.conc {
+                for &rate in &self.rates {
+                    let spec = CellSpec::grid_at(KIND, len, conc, Some(rate));
+                    let label = format!("serve in={} conc={conc} rate={rate}", format_size(len));
+                    out.push(PlannedCell { spec, label, skip: plan_skip(len) });
+                }
+            }
+        }
+        out
+    }
+
+    fn owns(&self, spec: &CellSpec) -> bool {
+        spec.kind == KIND
+    }
+
+    fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
+        ctx_skip_reason(spec, env.facts.max_model_len)
+    }
+
+    fn planned(&self, _cfg: &RunConfig, spec: &CellSpec) -> Option<Duration> {
+        let CellKey::Grid { conc, rate, .. } = spec.key else { return None };
+        Some(planned(self.serve.num_prompts, self.serve.output_len, conc, rate.unwrap_or(Rate::Inf)))
+    }
+
+    fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
+        let CellKey::Grid { ctx, conc, rate } = spec.key else { return Vec::new() };
+        let rate = rate.unwrap_or(Rate::Inf).to_string();
+        let cells = report.serve.iter().flat_map(|s| s.cells.iter());
+        let own = cells.filter(|c| (c.input_len, c.max_concurrency, &c.request_rate) == (ctx, conc, &rate));
+        own.flat_map(|c| c.attempts.iter()).map(|a| Attempt::Serve(Box::new(a.clone()))).collect()
+    }
+
+    fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
+        Box::pin(async move {
+            let CellKey::Grid { ctx, conc, rate } = cell.spec.key else { unreachable!("serve cells are grid cells") };
+            let s = ServeCell {
+                cell: cell.id,
+                label: cell.label.to_string(),
+                input_len: ctx,
+                max_concurrency: conc,
+                rate: rate.unwrap_or(Rate::Inf),
+                attempt: cell.attempt,
+            };
+            Attempt::Serve(Box::new(run_serve_attempt(env, &s, cancel).await))
+        })
+    }
+
+    fn report(&self, _env: &CellEnv, cells: &[&CellEntry], report: &mut SessionReport) {
+        let mut out = Vec::new();
+        for c in cells {
+            let CellKey::Grid { ctx, conc, rate } = c.spec.key else { continue };
+            let attempts = c
+                .attempts
+                .iter()
+                .filter_map(|a| match &**a {
+                    Attempt::Serve(s) => Some((**s).clone()),
+                    _ => None,
+                })
+                .collect();
+            let (status, timeout_reason) = status_and_reason(&c.status);
+            out.push(ServeCellReport {
+                input_len: ctx,
+                ctx_label: format_size(ctx),
+                max_concurrency: conc,
+                request_rate: rate.unwrap_or(Rate::Inf).to_string(),
+                status,
+                timeout_reason,
+                attempts,
+            });
+        }
+        if !out.is_empty() {
+            report.serve = Some(self.section(out));
+        }
+    }
+}

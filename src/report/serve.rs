@@ -1,0 +1,168 @@
+//! The serve experiment's report section (`run --plan serve`): per attempt, `vllm bench
+//! serve`'s result figures under vLLM's own field names (`completed`, `request_throughput`,
+//! `mean_ttft_ms`, `p99_itl_ms`, ...), beside our per-token ITL (`*_itl_token_ms`).
+
+use super::json::RequestRecord;
+use super::status::{AttemptStatus, CellOutcome};
+use crate::load::sample::ErrorKind;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The serve experiment: one cell per input len x max concurrency x request rate.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServeSection {
+    /// Input length labels in row order.
+    pub ctx_labels: Vec<String>,
+    /// Max concurrencies, in order.
+    pub conc: Vec<u32>,
+    /// Request rates, in order (`inf` or requests/s as given).
+    pub request_rates: Vec<String>,
+    /// Shape of the gamma arrival process (1: Poisson).
+    pub burstiness: f64,
+    /// Requests per cell.
+    pub num_prompts: u32,
+    /// `max_tokens` of each request (sent with `ignore_eos`).
+    pub output_len: u64,
+    /// Seed of the prompts and arrival gaps.
+    pub seed: u64,
+    /// The `--goodput` SLO `request_goodput` was computed under; null without `--goodput`.
+    #[serde(default)]
+    pub goodput_slo: Option<GoodputSlo>,
+    /// One entry per cell, in plan order.
+    pub cells: Vec<ServeCellReport>,
+}
+
+/// A `--goodput` SLO, ms: a request is good when it meets every bound that is set.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct GoodputSlo {
+    /// Largest TTFT, ms.
+    pub ttft_ms: Option<f64>,
+    /// Largest TPOT, ms.
+    pub tpot_ms: Option<f64>,
+    /// Largest end-to-end latency, ms.
+    pub e2el_ms: Option<f64>,
+}
+
+/// One serve cell with its history.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServeCellReport {
+    /// Prompt length, tokens.
+    pub input_len: u64,
+    /// Input length label.
+    pub ctx_label: String,
+    /// Most requests in flight.
+    pub max_concurrency: u32,
+    /// Mean arrival rate: `inf` or requests/s.
+    pub request_rate: String,
+    /// Where the cell stands.
+    pub status: CellOutcome,
+    /// Why the cell was skipped.
+    pub timeout_reason: Option<String>,
+    /// Every attempt, oldest first.
+    pub attempts: Vec<ServeAttempt>,
+}
+
+/// One run of a serve cell: `num_prompts` requests on the cell's arrival schedule.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServeAttempt {
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// How the attempt ended.
+    pub status: AttemptStatus,
+    /// Attempt start, seconds since the session start.
+    pub started_s: f64,
+    /// Requests planned.
+    pub num_prompts: u32,
+    /// Failed requests by kind.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// vLLM's figures.
+    #[serde(flatten)]
+    pub metrics: ServeMetrics,
+    /// One entry per request.
+    pub request_samples: Vec<RequestRecord>,
+}
+
+/// `vllm bench serve`'s result figures of one attempt, with its definitions: latencies are of
+/// completed requests only; a figure without samples is null (vLLM writes 0).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServeMetrics {
+    /// Requests the server completed.
+    pub completed: u64,
+    /// Requests that failed (or were cut by a stop).
+    pub failed: u64,
+    /// Prompt tokens of completed requests.
+    pub total_input_tokens: u64,
+    /// Output tokens of completed requests.
+    pub total_output_tokens: u64,
+    /// Schedule start (vLLM's benchmark start: at `inf` the first send) to the last end, s.
+    pub duration_s: f64,
+    /// Completed requests / duration, requests/s.
+    pub request_throughput: f64,
+    /// Output tokens / duration, tok/s.
+    pub output_throughput: f64,
+    /// (Input + output tokens) / duration, tok/s.
+    pub total_token_throughput: f64,
+    /// Completed requests meeting the `--goodput` SLO / duration, requests/s; null without it.
+    #[serde(default)]
+    pub request_goodput: Option<f64>,
+    /// Mean time to first token, from the send, ms (completed requests).
+    #[serde(default)]
+    pub mean_ttft_ms: Option<f64>,
+    /// Median time to first token, from the send, ms (completed requests).
+    #[serde(default)]
+    pub median_ttft_ms: Option<f64>,
+    /// Population standard deviation (numpy's `np.std`) of the time to first token, from the send, ms (completed requests).
+    #[serde(default)]
+    pub std_ttft_ms: Option<f64>,
+    /// 99th percentile (numpy's linear method) of the time to first token, from the send, ms (completed requests).
+    #[serde(default)]
+    pub p99_ttft_ms: Option<f64>,
+    /// Mean time per output token, (e2el - ttft) / (output tokens - 1), per request, ms (completed requests).
+    #[serde(default)]
+    pub mean_tpot_ms: Option<f64>,
+    /// Median time per output token, (e2el - ttft) / (output tokens - 1), per request, ms (completed requests).
+    #[serde(default)]
+    pub median_tpot_ms: Option<f64>,
+    /// Population standard deviation (numpy's `np.std`) of the time per output token, (e2el - ttft) / (output tokens - 1), per request, ms (completed requests).
+    #[serde(default)]
+    pub std_tpot_ms: Option<f64>,
+    /// 99th percentile (numpy's linear method) of the time per output token, (e2el - ttft) / (output tokens - 1), per request, ms (completed requests).
+    #[serde(default)]
+    pub p99_tpot_ms: Option<f64>,
+    /// Mean inter-token latency per chunk: the gap between consecutive content chunks of a request (vLLM's ITL), ms (completed requests).
+    #[serde(default)]
+    pub mean_itl_ms: Option<f64>,
+    /// Median inter-token latency per chunk: the gap between consecutive content chunks of a request (vLLM's ITL), ms (completed requests).
+    #[serde(default)]
+    pub median_itl_ms: Option<f64>,
+    /// Population standard deviation (numpy's `np.std`) of the inter-token latency per chunk: the gap between consecutive content chunks of a request (vLLM's ITL), ms (completed requests).
+    #[serde(default)]
+    pub std_itl_ms: Option<f64>,
+    /// 99th percentile (numpy's linear method) of the inter-token latency per chunk: the gap between consecutive content chunks of a request (vLLM's ITL), ms (completed requests).
+    #[serde(default)]
+    pub p99_itl_ms: Option<f64>,
+    /// Mean inter-token latency per token: a chunk of k tokens after gap g gives k values g/k (our ITL, beside vLLM's), ms (completed requests).
+    #[serde(default)]
+    pub mean_itl_token_ms: Option<f64>,
+    /// Median inter-token latency per token: a chunk of k tokens after gap g gives k values g/k (our ITL, beside vLLM's), ms (completed requests).
+    #[serde(default)]
+    pub median_itl_token_ms: Option<f64>,
+    /// Population standard deviation (numpy's `np.std`) of the inter-token latency per token: a chunk of k tokens after gap g gives k values g/k (our ITL, beside vLLM's), ms (completed requests).
+    #[serde(default)]
+    pub std_itl_token_ms: Option<f64>,
+    /// 99th percentile (numpy's linear method) of the inter-token latency per token: a chunk of k tokens after gap g gives k values g/k (our ITL, beside vLLM's), ms (completed requests).
+    #[serde(default)]
+    pub p99_itl_token_ms: Option<f64>,
+    /// Mean end-to-end latency, send to last byte, ms (completed requests).
+    #[serde(default)]
+    pub mean_e2el_ms: Option<f64>,
+    /// Median end-to-end latency, send to last byte, ms (completed requests).
+    #[serde(default)]
+    pub median_e2el_ms: Option<f64>,
+    /// Population standard deviation (numpy's `np.std`) of the end-to-end latency, send to last byte, ms (completed requests).
+    #[serde(default)]
+    pub std_e2el_ms: Option<f64>,
+    /// 99th percentile (numpy's linear method) of the end-to-end latency, send to last byte, ms (completed requests).
+    #[serde(default)]
+    pub p99_e2el_ms: Option<f64>,
+}

@@ -1,0 +1,112 @@
+//! The serve experiment's table: rows input len, columns the load (`inf`, `4/s`, `8@4/s`),
+//! output tok/s with TTFT and TPOT medians as dim detail.
+
+use super::blocks::Block;
+use super::format::{MISSING, NOT_RUN, SKIPPED, fmt_error_suffix, fmt_latency_ms, fmt_tps};
+use super::table::{Row, Table};
+
+/// The serve cells as an input len x load matrix.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServeView {
+    /// Input length row labels, e.g. `1k`.
+    pub ctx_labels: Vec<String>,
+    /// Column labels: the load of each column.
+    pub columns: Vec<String>,
+    /// Cells indexed `[row][column]`; missing entries render as not run.
+    pub cells: Vec<Vec<ServeCellView>>,
+}
+
+/// One serve cell as the table shows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum ServeCellView {
+    /// Its last attempt ran.
+    Measured {
+        /// vLLM's output throughput, tok/s.
+        output_tps: f64,
+        /// Failed requests.
+        failed: u64,
+        /// Median TTFT, ms.
+        ttft_ms: Option<f64>,
+        /// Median TPOT, ms.
+        tpot_ms: Option<f64>,
+    },
+    /// Skipped before it ran.
+    Skipped,
+    /// Never run.
+    #[default]
+    NotRun,
+}
+
+const SERVE_TITLE: &str = "Serve output tok/s  + TTFT/TPOT median ms";
+const SERVE_LEGEND: &str = "Serve cells (vllm bench serve's workload and definitions) show \
+    output tok/s over the cell's duration, with dim detail as the median TTFT ms / median TPOT \
+    ms of completed requests. Columns: inf = every prompt at once, R/s = arrivals at R \
+    requests/s, C@R/s = the same with at most C in flight. (Ne) = N requests failed; \
+    ∅ = skipped (the input len does not fit the model); · = not run.";
+
+/// The serve table and its legend.
+pub fn serve_blocks(view: &ServeView) -> Vec<Block> {
+    let mut header = vec!["in \\ load".to_string()];
+    header.extend(view.columns.iter().cloned());
+    let mut table = Table::new(SERVE_TITLE, header);
+    for (r, label) in view.ctx_labels.iter().enumerate() {
+        let mut cells = vec![label.clone()];
+        let mut dim = vec![String::new()];
+        for c in 0..view.columns.len() {
+            let cell = view.cells.get(r).and_then(|row| row.get(c)).cloned().unwrap_or_default();
+            let (main, detail) = cell_text(&cell);
+            cells.push(main);
+            dim.push(detail);
+        }
+        let has_dim = dim.iter().any(|d| !d.is_empty());
+        table.rows.push(Row { cells, dim: has_dim.then_some(dim) });
+    }
+    vec![Block::Table(table), Block::legend(&[SERVE_LEGEND])]
+}
+
+/// A per-token latency, ms: one decimal below 10 ms, else as other latencies.
+fn fmt_token_ms(ms: Option<f64>) -> String {
+    match ms {
+        Some(v) if v.is_finite() && v.abs() < 9.95 => format!("{v:.1}"),
+        other => fmt_latency_ms(other),
+    }
+}
+
+fn cell_text(cell: &ServeCellView) -> (String, String) {
+    match cell {
+        ServeCellView::Measured { output_tps, failed, ttft_ms, tpot_ms } => {
+            let tps = if output_tps.is_finite() { fmt_tps(*output_tps) } else { MISSING.to_string() };
+            (
+                format!("{tps}{}", fmt_error_suffix(*failed)),
+                format!("{}/{}", fmt_token_ms(*ttft_ms), fmt_token_ms(*tpot_ms)),
+            )
+        }
+        ServeCellView::Skipped => (SKIPPED.to_string(), String::new()),
+        ServeCellView::NotRun => (NOT_RUN.to_string(), String::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::text::{BoxStyle, RenderOptions, render_text_blocks};
+
+    #[test]
+    fn rows_are_input_lens_and_columns_the_loads() {
+        let measured =
+            ServeCellView::Measured { output_tps: 1234.0, failed: 2, ttft_ms: Some(85.0), tpot_ms: Some(7.25) };
+        let view = ServeView {
+            ctx_labels: vec!["1k".into(), "4k".into()],
+            columns: vec!["2/s".into(), "inf".into()],
+            cells: vec![vec![measured, ServeCellView::Skipped]],
+        };
+        let text = render_text_blocks(&serve_blocks(&view), RenderOptions { style: BoxStyle::Ascii, dim_ansi: false });
+        assert!(text.contains("Serve output tok/s"), "{text}");
+        let header = text.lines().find(|l| l.contains("2/s")).unwrap();
+        assert!(header.find("2/s") < header.find("inf"), "{header}");
+        let row = text.lines().find(|l| l.contains("1k")).unwrap();
+        assert!(row.contains("(2e)") && row.contains(SKIPPED), "{row}");
+        assert!(text.contains("85/7.2") || text.contains("85/7.3"), "{text}");
+        assert!(text.lines().find(|l| l.contains("4k")).unwrap().contains(NOT_RUN));
+    }
+}

@@ -1,0 +1,163 @@
+//! End-to-end: the serve experiment (`run --plan serve`) against the simulator at its default
+//! (real-time) engine model, checked against the simulator's own server-side record.
+
+mod common;
+
+use common::{client, cluster, config, metrics_text, sample_value, stream, validate};
+use llm_decode_bench::config::serve::ServeConfig;
+use llm_decode_bench::config::{PlanKind, Rate, RunConfig};
+use llm_decode_bench::report::formats::{RenderSettings, ReportFormat};
+use llm_decode_bench::report::json::SessionReport;
+use llm_decode_bench::report::serve::{ServeAttempt, ServeCellReport, ServeSection};
+use llm_decode_bench::report::status::{AttemptStatus, CellOutcome};
+use llm_decode_bench::session::start;
+use llm_decode_bench::stats::Slo;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+const N: u32 = 8;
+const INPUT: u64 = 200;
+const OUTPUT: u64 = 24;
+
+fn last(c: &ServeCellReport) -> &ServeAttempt {
+    c.attempts.last().expect("an attempt")
+}
+
+/// Mean of a histogram from its `_sum` and `_count`, ms.
+fn hist_mean_ms(text: &str, name: &str) -> f64 {
+    let sum = sample_value(text, &format!("{name}_sum")).expect("histogram sum");
+    let count = sample_value(text, &format!("{name}_count")).expect("histogram count");
+    sum / count * 1e3
+}
+
+/// The sweep's configuration: `--random-input-len INPUT --max-concurrency 4 --request-rate 2,inf`.
+fn sweep_config(url: &str, metrics: &str, out: &Path) -> RunConfig {
+    let slo = Slo { ttft: Some(Duration::from_secs(10)), tpot: None, e2e: None };
+    RunConfig {
+        plans: vec![PlanKind::Serve],
+        rates: vec![Rate::PerSecond(2.0), Rate::Inf],
+        serve: ServeConfig { num_prompts: N, output_len: OUTPUT, seed: 7, goodput: Some(slo) },
+        ..config(url, metrics, out, vec![INPUT], vec![4])
+    }
+}
+
+/// Every cell completed all its requests with exact token totals; returns the client's
+/// completed-weighted mean TTFT and e2el, ms, and the completed and output totals.
+fn check_cells(s: &ServeSection) -> ([f64; 2], u64, u64) {
+    let (mut ttft, mut e2el, mut completed, mut output) = (0.0, 0.0, 0, 0);
+    for cell in &s.cells {
+        assert_eq!(cell.status, CellOutcome::Measured, "{}", cell.request_rate);
+        let m = &last(cell).metrics;
+        assert_eq!(last(cell).status, AttemptStatus::Measured);
+        assert_eq!((m.completed, m.failed), (u64::from(N), 0), "{}", cell.request_rate);
+        assert_eq!(m.total_input_tokens, u64::from(N) * INPUT);
+        assert_eq!(m.total_output_tokens, u64::from(N) * OUTPUT, "ignore_eos: exactly max_tokens each");
+        assert!((m.output_throughput * m.duration_s - m.total_output_tokens as f64).abs() < 1e-6);
+        assert_eq!(m.request_goodput, Some(m.request_throughput), "every request within 10 s");
+        let (t, tpot, itl) = (m.median_ttft_ms.unwrap(), m.median_tpot_ms.unwrap(), m.median_itl_ms.unwrap());
+        assert!(t > 0.0 && tpot > 0.0 && itl > 0.0 && m.std_e2el_ms.is_some() && m.p99_itl_token_ms.is_some());
+        ttft += m.mean_ttft_ms.unwrap() * m.completed as f64;
+        e2el += m.mean_e2el_ms.unwrap() * m.completed as f64;
+        (completed, output) = (completed + m.completed, output + m.total_output_tokens);
+    }
+    let n = completed as f64;
+    ([ttft / n, e2el / n], completed, output)
+}
+
+/// At 2/s the sends are spread over (N - 1) / 2 s at least; at inf they go as slots free up.
+fn check_spacing(s: &ServeSection) {
+    let paced = last(&s.cells[0]);
+    let d = paced.metrics.duration_s;
+    assert!(d >= f64::from(N - 1) / 2.0, "arrivals at 2/s spread {N} requests over {d} s");
+    let sent: Vec<f64> = paced.request_samples.iter().map(|r| r.sent_ms).collect();
+    assert!(sent[sent.len() - 1] - sent[0] >= 1500.0, "sends are spread out: {sent:?}");
+    // At inf the first --max-concurrency requests go at once; the rest wait for a slot.
+    let mut sent: Vec<f64> = last(&s.cells[1]).request_samples.iter().map(|r| r.sent_ms).collect();
+    sent.sort_by(f64::total_cmp);
+    assert!(sent[3] - sent[0] < 100.0 && sent[4] - sent[0] > 100.0, "4 at once, then one per finished: {sent:?}");
+}
+
+/// The text table and the vllm export show the serve cells with the section's figures.
+fn check_renders(report: &SessionReport) {
+    let s = report.serve.as_ref().unwrap();
+    let rendered = ReportFormat::Text.render(report, RenderSettings { ascii: true, dim_ansi: false });
+    assert!(
+        rendered.contains("Serve output tok/s") && rendered.contains("2/s") && rendered.contains("inf"),
+        "{rendered}"
+    );
+    let rows: Value = serde_json::from_str(&ReportFormat::Vllm.render(report, RenderSettings::default())).unwrap();
+    let rows: Vec<&Value> = rows.as_array().unwrap().iter().filter(|r| r["kind"] == "serve").collect();
+    assert_eq!(rows.len(), 2);
+    let m = &last(&s.cells[1]).metrics;
+    assert_eq!((rows[1]["request_rate"].clone(), rows[0]["request_rate"].clone()), (json!("inf"), json!(2.0)));
+    assert_eq!(rows[1]["completed"], json!(m.completed));
+    assert_eq!(rows[1]["median_tpot_ms"], json!(m.median_tpot_ms));
+    assert_eq!(rows[1]["p99_itl_ms"], json!(m.p99_itl_ms));
+    assert_eq!(rows[1]["max_concurrency"], json!(4));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_sweep_matches_the_servers_own_record() {
+    let c = cluster(1, 1.0, |_| {}).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("serve.json");
+    let r = &c.info().replicas[0];
+    let report = start(sweep_config(&r.url, &r.metrics_url, &out)).await.expect("preflight passes").join.await.unwrap();
+    assert!(validate(&out) == report, "the file holds the final report");
+    assert!(report.complete);
+    let s = report.serve.as_ref().expect("a serve section");
+    assert_eq!(s.request_rates, ["2", "inf"]);
+    assert_eq!(s.goodput_slo.and_then(|g| g.ttft_ms), Some(10_000.0), "the SLO used is recorded");
+    assert_eq!(s.cells.len(), 2, "one cell per rate");
+    let ([ttft, e2el], completed, output) = check_cells(s);
+    check_spacing(s);
+
+    let text = metrics_text(&client(), &r.metrics_url).await;
+    let prompt_tokens = (2 * u64::from(N) * INPUT) as f64;
+    assert_eq!(sample_value(&text, "vllm:prompt_tokens_total"), Some(prompt_tokens), "exact prompt lengths");
+    assert_eq!(sample_value(&text, "vllm:generation_tokens_total"), Some(output as f64));
+    assert_eq!(sample_value(&text, "vllm:request_success_total"), Some(completed as f64));
+    for (name, client_mean) in [("vllm:time_to_first_token_seconds", ttft), ("vllm:e2e_request_latency_seconds", e2el)]
+    {
+        let server = hist_mean_ms(&text, name);
+        // The client's latencies add loopback HTTP and SSE parsing: 10% or 5 ms, whichever is larger.
+        let tol = (0.1 * server).max(5.0);
+        assert!((client_mean - server).abs() <= tol, "{name}: client {client_mean:.1} ms, server {server:.1} ms");
+    }
+    check_renders(&report);
+
+    // --resume of a session stopped before its inf cell: the 2/s cell is kept, inf runs.
+    let mut cut = report.clone();
+    cut.complete = false;
+    let inf = &mut cut.serve.as_mut().unwrap().cells[1];
+    (inf.status, inf.attempts) = (CellOutcome::Pending, Vec::new());
+    let partial = dir.path().join("partial.json");
+    std::fs::write(&partial, serde_json::to_vec(&cut).unwrap()).unwrap();
+    let mut again = sweep_config(&r.url, &r.metrics_url, &partial);
+    again.resume = Some(llm_decode_bench::session::resume::open(&partial, &again).expect("same settings"));
+    let resumed = start(again).await.expect("preflight passes").join.await.unwrap();
+    let cells = &resumed.serve.as_ref().unwrap().cells;
+    assert_eq!(cells[0], s.cells[0], "the 2/s cell is recovered as it was");
+    assert_eq!((cells[1].status, cells[1].attempts.len()), (CellOutcome::Measured, 1), "inf ran once");
+    let text = metrics_text(&client(), &r.metrics_url).await;
+    let more = prompt_tokens + (u64::from(N) * INPUT) as f64;
+    assert_eq!(sample_value(&text, "vllm:prompt_tokens_total"), Some(more), "only the inf cell's load");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulator_refuses_out_of_vocabulary_token_ids_as_vllm_does() {
+    let c = cluster(1, 25.0, |_| {}).await;
+    let url = format!("{}/v1/completions", c.info().replicas[0].url);
+    let body = json!({"prompt": [1, 2, 999_999], "max_tokens": 4, "stream": true});
+    let s = stream(&client(), &url, &[], &body, Duration::from_secs(10)).await;
+    assert_eq!(s.status, 400);
+    let err: Value = serde_json::from_str(&s.error_body).unwrap();
+    assert_eq!(err["error"]["message"], "Token id 999999 is out of vocabulary");
+    assert_eq!((err["error"]["type"].clone(), err["error"]["code"].clone()), (json!("BadRequestError"), json!(400)));
+    let ok = json!({"prompt": [1000, 2000, 31_999], "max_tokens": 4, "ignore_eos": true, "stream": true,
+        "stream_options": {"include_usage": true}});
+    let s = stream(&client(), &url, &[], &ok, Duration::from_secs(10)).await;
+    assert_eq!(s.status, 200);
+    assert_eq!(s.chunks.iter().rev().find_map(|c| c.prompt_tokens), Some(3), "prompt tokens = ids sent");
+}
