@@ -140,6 +140,11 @@ pub struct RunArgs {
     /// above 1 more even), as `vllm bench serve --burstiness`.
     #[arg(long, default_value_t = 1.0)]
     pub burstiness: f64,
+    /// Step of the monitor's load knob (`+` / `-` on a running decode cell): a percentage of
+    /// the load (`25%`: streams by a quarter, at least one; rates x1.25 or /1.25) or an
+    /// absolute number (streams closed loop, requests/s open loop).
+    #[arg(long, default_value = "25%", value_name = "STEP")]
+    pub knob_step: crate::config::KnobStep,
     /// Arrival process of a routing phase.
     #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
     pub arrival: Arrival,
@@ -258,6 +263,7 @@ impl RunArgs {
             served_by_header: self.served_by_header.clone(),
             out: self.out_path(),
             resume: None,
+            knob_step: self.knob_step,
         };
         if let Some(path) = &self.resume {
             cfg.resume = Some(crate::session::resume::open(path, &cfg)?);

@@ -1,9 +1,11 @@
 //! What a session is asked to run: the validated run configuration and the experiments' settings.
 
+pub mod knob;
 pub mod rate;
 pub mod routing;
 pub mod settings;
 
+pub use knob::KnobStep;
 pub use rate::Rate;
 
 use crate::load::request::{ApiKey, Endpoint};
@@ -95,6 +97,8 @@ pub struct RunConfig {
     pub routing: routing::RoutingConfig,
     /// The saved session this run continues (`--resume`), checked before any load is sent.
     pub resume: Option<ResumeFrom>,
+    /// How far one `+` / `-` of the monitor's load knob turns a decode cell (`--knob-step`).
+    pub knob_step: KnobStep,
 }
 
 /// A saved session to continue (`run --resume FILE`).

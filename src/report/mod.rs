@@ -11,6 +11,7 @@ pub mod fallback;
 pub mod formats;
 pub mod html;
 pub mod json;
+pub mod levels;
 pub mod load;
 pub mod markdown;
 pub mod phase;

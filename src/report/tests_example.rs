@@ -89,6 +89,9 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         target_lost: Vec::new(),
         request_samples: vec![request(0, "completed"), request(1, "cut"), request(2, "stalled")],
         request_outcomes: [("completed".to_string(), 1), ("cut".to_string(), 1), ("stalled".to_string(), 1)].into(),
+        rate: None,
+        achieved_rate: None,
+        levels: Vec::new(),
     }
 }
 
@@ -234,6 +237,7 @@ pub(crate) fn full_report() -> SessionReport {
         status,
         timeout_reason: Some("needs 140000 KV tokens, 131072 available".into()),
         attempts,
+        rate: None,
     };
     let point = SeriesPoint {
         t_s: 62.0,

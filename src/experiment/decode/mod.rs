@@ -5,6 +5,8 @@ pub mod admission;
 pub mod attempt;
 pub mod grid;
 pub mod headline;
+pub mod levels;
+pub mod load;
 pub mod report;
 pub mod section;
 pub mod spec;

@@ -175,5 +175,8 @@ pub fn build_attempt(
         target_lost: Vec::new(),
         request_samples: st.records,
         request_outcomes: st.outcomes,
+        rate: None,
+        achieved_rate: None,
+        levels: Vec::new(),
     }
 }

@@ -73,6 +73,7 @@ fn seed_view() -> DecodeView {
         cells,
         aggregate_sources: vec!["none".into(), "openai_continuous_usage".into()],
         burst: None,
+        column_labels: Vec::new(),
     }
 }
 
@@ -148,6 +149,7 @@ fn small_view() -> DecodeView {
         ],
         aggregate_sources: vec!["openai_continuous_usage".into()],
         burst: None,
+        column_labels: Vec::new(),
     }
 }
 
