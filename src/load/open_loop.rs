@@ -87,7 +87,7 @@ async fn dispatch(
     tx: UnboundedSender<RequestSample>,
     cancel: CancellationToken,
 ) {
-    let mut rng = StdRng::seed_from_u64(plan.seed ^ 0x0De1_0CA1);
+    let mut rng = StdRng::seed_from_u64(plan.seed ^ 0x0DE1_0CA1);
     let slots = Arc::new(Semaphore::new(plan.cap.max(1) as usize));
     let mut requests = JoinSet::new();
     let mut next = Instant::now();
