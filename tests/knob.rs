@@ -47,17 +47,23 @@ fn peak_in_flight(a: &DecodeAttempt) -> usize {
 
 fn attempt_at(report: &SessionReport, rate: Rate) -> &DecodeAttempt {
     let cells = &report.decode.as_ref().expect("a decode section").cells;
-    let cell = cells.iter().find(|c| c.rate == Some(rate)).unwrap_or_else(|| panic!("a cell at {rate}"));
+    let at = |c: &&llm_decode_bench::report::json::DecodeCell| c.rate == Some(rate) && c.ctx == 0;
+    let cell = cells.iter().find(at).unwrap_or_else(|| panic!("a cell at {rate}"));
     cell.attempts.last().expect("an attempt")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_rate() {
-    let c = cluster(1, 25.0, |cfg| cfg.engine.max_num_seqs = 16).await;
+    let c = cluster(1, 25.0, |cfg| {
+        cfg.engine.max_num_seqs = 16;
+        cfg.engine.max_model_len = 8192;
+    })
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("open.json");
     let r = &c.info().replicas[0];
-    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0], vec![3]);
+    // The 8k row overflows the context: its arrivals must stop at the first refusal.
+    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 8192], vec![3]);
     cfg.rates = vec![Rate::PerSecond(20.0), Rate::Inf, Rate::PerSecond(8.0)];
     cfg.max_tokens = Some(32);
     cfg.window = Duration::from_secs(2);
@@ -72,6 +78,7 @@ async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_r
     let poisson = attempt_at(&report, Rate::PerSecond(20.0));
     assert_eq!(poisson.rate, Some(Rate::PerSecond(20.0)));
     let achieved = poisson.achieved_rate.expect("achieved rate");
+    eprintln!("20/s offered: {achieved:.2}/s sent; inf: {:?}", attempt_at(&report, Rate::Inf).achieved_rate);
     assert!((15.0..=25.0).contains(&achieved), "20/s offered, {achieved}/s sent");
     assert!(poisson.levels.is_empty(), "no knob, no levels");
     let inf = attempt_at(&report, Rate::Inf);
@@ -89,6 +96,12 @@ async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_r
     assert!(turned.levels[1].ended_s - turned.levels[1].started_s >= 1.9, "a full window after the step");
     assert!(report.actions.iter().any(|a| a.action == "knob +" && a.cell.as_deref() == Some("ctx=0 conc=3 rate=8/s")));
 
+    for cell in report.decode.as_ref().unwrap().cells.iter().filter(|c| c.ctx == 8192) {
+        let a = cell.attempts.last().unwrap();
+        let sent: u64 = a.request_outcomes.values().sum();
+        assert_eq!(cell.status.as_str(), "errored", "{:?}", cell.rate);
+        assert!((1..=6).contains(&sent), "{:?}: the refusals stop the arrivals, {sent} sent", cell.rate);
+    }
     let text = render_text(&report, true, false);
     for col in ["20/s", "inf", "8/s"] {
         assert!(text.contains(col), "{col} column in\n{text}");
@@ -146,6 +159,7 @@ async fn scripted_plus_plus_minus_walks_the_load_and_the_report_keeps_each_level
     let walk: Vec<_> = a.levels.iter().map(|l| (l.load.conc, l.action.as_str())).collect();
     assert_eq!(walk, [(Some(2), "planned"), (Some(3), "operator +"), (Some(4), "operator +"), (Some(3), "operator -")]);
     let tps: Vec<f64> = a.levels.iter().map(|l| l.tok_s).collect();
+    eprintln!("levels 2, 3, 4, 3 streams: {tps:.0?} tok/s");
     assert!(tps[0] < tps[1] && tps[1] < tps[2], "tok/s rises with load below capacity: {tps:?}");
     assert!(tps[3] < tps[2], "and falls back: {tps:?}");
     for l in &a.levels {

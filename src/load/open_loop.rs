@@ -1,7 +1,8 @@
 //! Open-loop arrivals at a rate that may change while they run: gamma-distributed gaps
 //! (shape `--burstiness`, 1 is Poisson, seeded), at most `cap` requests in flight. An arrival
 //! that finds the cap reached waits for a slot; the schedule stays absolute, so the waits do
-//! not lower the offered rate (late arrivals go out as soon as slots free).
+//! not lower the offered rate (late arrivals go out as soon as slots free). A permanent error
+//! (a request the server can never take) ends the arrivals, as it ends a closed-loop stream.
 
 use super::request::BodyTemplate;
 use super::sample::RequestSample;
@@ -91,16 +92,22 @@ async fn dispatch(
     let slots = Arc::new(Semaphore::new(plan.cap.max(1) as usize));
     let mut requests = JoinSet::new();
     let mut next = Instant::now();
+    // A permanent error (e.g. context overflow) ends the arrivals: every request would fail.
+    let refused = CancellationToken::new();
     for seq in 0u64.. {
         let permit = tokio::select! {
             _ = cancel.cancelled() => break,
+            _ = refused.cancelled() => break,
             p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
         };
-        let (ctx, tx, stop) = (ctx.clone(), tx.clone(), cancel.clone());
+        let (ctx, tx, stop, refuse) = (ctx.clone(), tx.clone(), cancel.clone(), refused.clone());
         let body = plan.body.render(&format!("[{:x}.o.{seq}] ", ctx.nonce_base));
         requests.spawn(async move {
             let sample = RequestSample::new(seq as u32, Instant::now());
             let sample = run_stream(&*ctx.backend, &ctx.spec(), body, sample, &stop, &ctx.live).await;
+            if sample.error_kind().is_some_and(|k| k.is_permanent()) {
+                refuse.cancel();
+            }
             let _ = tx.send(sample);
             drop(permit);
         });
@@ -109,6 +116,7 @@ async fn dispatch(
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => break,
+                _ = refused.cancelled() => break,
                 _ = tokio::time::sleep_until(next) => break,
                 changed = rate.changed() => {
                     if changed.is_err() {

@@ -182,11 +182,12 @@ impl Run<'_> {
     /// opens. False when the load cannot move that way (said in the log).
     async fn turn(&mut self, k: Knob) -> bool {
         let Some(levels) = self.levels.as_ref() else { return false };
-        let (label, before) = (self.spec.label.clone(), levels.load());
-        if self.planned_close.is_none() {
-            let m = self.env.metrics_now().await;
-            self.planned_close = Some((m, self.lp.live().totals().started));
-        }
+        let (label, before, first) = (self.spec.label.clone(), levels.load(), !levels.turned());
+        // The planned level's closing round is taken before its load changes.
+        let close = match first {
+            true => Some((self.env.metrics_now().await, self.lp.live().totals().started)),
+            false => None,
+        };
         let load = match self.load.turn(k, self.env.cfg.knob_step) {
             Ok(load) => load,
             Err(why) => {
@@ -194,6 +195,9 @@ impl Run<'_> {
                 return false;
             }
         };
+        if close.is_some() {
+            self.planned_close = close;
+        }
         let (now, totals) = (Instant::now(), self.lp.live().totals());
         let levels = self.levels.get_or_insert_with(|| unreachable!("checked above"));
         levels.step(now, load, format!("operator {}", k.sign()), totals, self.started);
