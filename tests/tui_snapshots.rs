@@ -46,6 +46,16 @@ screens! {
 }
 
 #[test]
+fn knob_walk_curve_in_the_live_panel() {
+    assert_snapshot!(draw(&fixtures::knob_walk(), 160, 48).backend());
+}
+
+#[test]
+fn knob_walk_curve_in_the_compact_live_panel() {
+    assert_snapshot!(draw(&fixtures::knob_walk(), 100, 30).backend());
+}
+
+#[test]
 fn too_small_terminal_gets_a_message() {
     assert_snapshot!(draw(&fixtures::measuring(), 60, 20).backend());
 }

@@ -106,6 +106,11 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         &self.live
     }
 
+    /// The attempt's live counters, shared (for probes that outlive a borrow).
+    pub fn live_arc(&self) -> Arc<LiveCounters> {
+        self.live.clone()
+    }
+
     /// Samples received so far.
     pub fn samples(&self) -> &[RequestSample] {
         &self.samples

@@ -23,6 +23,64 @@ pub enum Command {
     Save,
     /// End the session after recording the running cell as stopped.
     Stop,
+    /// Turn the running decode cell's load up or down by one step (`+` / `-`).
+    Knob(Knob),
+}
+
+/// A step of the load knob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knob {
+    /// `+`: more streams (closed loop) or a higher rate (open loop).
+    Up,
+    /// `-`: fewer streams or a lower rate.
+    Down,
+}
+
+impl Knob {
+    /// `+` or `-`.
+    pub fn sign(self) -> &'static str {
+        match self {
+            Self::Up => "+",
+            Self::Down => "-",
+        }
+    }
+}
+
+/// Where the runner's knob steps reach the running attempt: an attempt that has a knob takes
+/// the receiver once; one that has none leaves it, and the runner's sends then fail.
+#[derive(Debug)]
+pub struct KnobInbox(std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Knob>>>);
+
+impl KnobInbox {
+    /// An inbox and the sender that feeds it.
+    pub fn channel() -> (tokio::sync::mpsc::UnboundedSender<Knob>, Self) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (tx, Self(std::sync::Mutex::new(Some(rx))))
+    }
+
+    /// An inbox nothing feeds (tests, attempts run outside the runner).
+    pub fn closed() -> Self {
+        Self(std::sync::Mutex::new(None))
+    }
+
+    /// True once an attempt took the receiver.
+    pub fn taken(&self) -> bool {
+        self.0.lock().map(|r| r.is_none()).unwrap_or(true)
+    }
+
+    /// The receiver, for the one attempt that takes it.
+    pub fn take(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Knob>> {
+        self.0.lock().ok().and_then(|mut r| r.take())
+    }
+}
+
+/// One load level of the knob walk as the live panel plots it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LevelPoint {
+    /// The load: `8` streams or `4/s`.
+    pub load: String,
+    /// Aggregate tok/s of the level (so far, for the current one).
+    pub tps: f64,
 }
 
 /// What the runner reports as it goes (for the log panel and the progress printer).
@@ -131,6 +189,8 @@ pub struct LiveAttempt {
     /// Verdicts against the session's SLO of the requests that ended so far (decode: in the
     /// window; burst: all), when the experiment judges them.
     pub goodput: Option<super::goodput::GoodputTally>,
+    /// Load levels of the knob walk, oldest first (empty until the knob is used).
+    pub levels: Vec<LevelPoint>,
 }
 
 /// One replica during the running attempt.

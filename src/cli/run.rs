@@ -149,6 +149,11 @@ pub struct RunArgs {
     /// above 1 more even), as `vllm bench serve --burstiness`.
     #[arg(long, default_value_t = 1.0)]
     pub burstiness: f64,
+    /// Step of the monitor's load knob (`+` / `-` on a running decode cell): a percentage of
+    /// the load (`25%`: streams by a quarter, at least one; rates x1.25 or /1.25) or an
+    /// absolute number (streams closed loop, requests/s open loop).
+    #[arg(long, default_value = "25%", value_name = "STEP")]
+    pub knob_step: crate::config::KnobStep,
     /// Arrival process of a routing phase.
     #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
     pub arrival: Arrival,
@@ -273,6 +278,7 @@ impl RunArgs {
             slo: self.slo()?,
             slo_source: self.slo_source(),
             serve: self.serve_config()?,
+            knob_step: self.knob_step,
         };
         if let Some(path) = &self.resume {
             cfg.resume = Some(crate::session::resume::open(path, &cfg)?);

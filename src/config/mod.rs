@@ -1,11 +1,13 @@
 //! What a session is asked to run: the validated run configuration and the experiments' settings.
 
+pub mod knob;
 pub mod rate;
 pub mod routing;
 pub mod serve;
 pub mod settings;
 
 pub use crate::report::goodput::SloSource;
+pub use knob::KnobStep;
 pub use rate::Rate;
 
 use crate::load::request::{ApiKey, Endpoint};
@@ -109,6 +111,8 @@ pub struct RunConfig {
     pub slo_source: SloSource,
     /// The serve experiment, when planned.
     pub serve: serve::ServeConfig,
+    /// How far one `+` / `-` of the monitor's load knob turns a decode cell (`--knob-step`).
+    pub knob_step: KnobStep,
 }
 
 /// A saved session to continue (`run --resume FILE`).

@@ -50,6 +50,11 @@ impl RunConfig {
             put("request-rate", list(&self.rates));
             put("burstiness", self.burstiness.to_string());
         }
+        if self.plans.contains(&PlanKind::Decode) && !self.rates.is_empty() {
+            // Open-loop decode requests ask --output tokens and draw their gaps from --seed.
+            put("output", self.routing.output.to_string());
+            put("seed", self.routing.seed.to_string());
+        }
         if self.plans.contains(&PlanKind::Routing) {
             self.routing_settings(&mut put);
         }

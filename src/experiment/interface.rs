@@ -33,6 +33,8 @@ pub struct CellRun<'a> {
     pub label: &'a str,
     /// 1-based attempt number.
     pub attempt: u32,
+    /// Where the runner's load-knob steps arrive, for an experiment that has a knob.
+    pub knob: Option<&'a crate::cell::control::KnobInbox>,
 }
 
 /// One kind of experiment.

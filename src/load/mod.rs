@@ -9,6 +9,8 @@ pub mod client;
 pub mod counters;
 pub mod filler;
 pub mod live;
+pub mod open_loop;
+pub mod pool;
 pub mod request;
 pub mod sample;
 pub mod scrub;

@@ -43,7 +43,7 @@ pub struct WorkerCtx {
 }
 
 impl WorkerCtx {
-    fn spec(&self) -> StreamSpec<'_> {
+    pub(super) fn spec(&self) -> StreamSpec<'_> {
         StreamSpec {
             url: &self.url,
             headers: &self.headers,
@@ -78,7 +78,7 @@ pub fn spawn_closed_loop(
     set
 }
 
-async fn closed_loop(
+pub(super) async fn closed_loop(
     worker: u32,
     ctx: &WorkerCtx,
     body: &BodyTemplate,

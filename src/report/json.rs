@@ -183,6 +183,10 @@ pub struct DecodeCell {
     pub timeout_reason: Option<String>,
     /// Every attempt, oldest first; the last one is the cell's result.
     pub attempts: Vec<DecodeAttempt>,
+    /// Open-loop cells: the arrival rate of the column (requests/s, or `inf`); `conc` is then
+    /// the in-flight cap. Absent closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "super::levels::rate_opt")]
+    pub rate: Option<crate::config::Rate>,
 }
 
 /// One run of one decode cell.
@@ -268,6 +272,17 @@ pub struct DecodeAttempt {
     /// no window ran (and in reports written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saturation: Option<crate::stats::saturation::Saturation>,
+    /// Open-loop cells: the planned arrival rate (requests/s, or `inf`); absent closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "super::levels::rate_opt")]
+    pub rate: Option<crate::config::Rate>,
+    /// Open-loop cells: requests sent per second over the window (the arrival rate achieved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_rate: Option<f64>,
+    /// Load levels when the operator turned the knob (`+` / `-`): the planned level first,
+    /// then one per step, each over its own sub-window. The attempt's other figures are the
+    /// planned level's sub-window. Empty (absent) when the knob was not used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<super::levels::LoadLevel>,
 }
 
 /// Prometheus counters over the window, next to the client's view.

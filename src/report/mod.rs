@@ -14,6 +14,7 @@ pub mod goodput_tables;
 pub mod html;
 pub mod json;
 pub mod knee;
+pub mod levels;
 pub mod load;
 pub mod markdown;
 pub mod phase;

@@ -6,6 +6,8 @@ use super::text::{
     Block, BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, KneeMark, MeasuredCell, RenderOptions,
     decode_blocks, render_text_blocks, routing_blocks,
 };
+use crate::cell::spec::CellSpec;
+use crate::config::Rate;
 
 /// The decode matrix of `report` as the text renderer's view, or `None` without a decode section.
 ///
@@ -14,26 +16,49 @@ use super::text::{
 /// Phase 3 comes from the report's burst section ([`burst_view`]).
 pub fn decode_view(report: &SessionReport) -> Option<DecodeView> {
     let section = report.decode.as_ref()?;
+    let columns = columns(section);
+    let many_conc = section.conc.len() > 1;
+    let label = |(conc, rate): &(u32, Option<Rate>)| {
+        CellSpec::grid_at("decode", 0, *conc, *rate).load_label(many_conc).unwrap_or_default()
+    };
+    let open_loop = columns.iter().any(|(_, r)| r.is_some());
     Some(DecodeView {
         tool_version: report.tool.version.clone(),
         ctx_labels: section.ctx_labels.clone(),
-        conc: section.conc.clone(),
-        cells: cell_grid(section),
+        conc: columns.iter().map(|(c, _)| *c).collect(),
+        cells: cell_grid(section, &columns),
         aggregate_sources: section.aggregate_sources.iter().map(|s| s.as_str().to_string()).collect(),
         burst: burst_view(report),
-        knees: knee_marks(section),
+        knees: knee_marks(section, &columns),
+        column_labels: if open_loop { columns.iter().map(label).collect() } else { Vec::new() },
     })
 }
 
-/// The knees of `section` placed in its matrix (knees naming a row or column it does not list
-/// are left out).
-fn knee_marks(section: &DecodeSection) -> Vec<KneeMark> {
+/// The knees of `section` placed in its matrix `columns` (knees naming a row or column it does
+/// not list are left out). A rate knee names its rate as the report writes it (`4`, `inf`).
+fn knee_marks(section: &DecodeSection, columns: &[(u32, Option<Rate>)]) -> Vec<KneeMark> {
     let place = |k: &super::json::RowKnee| {
         let ctx = section.ctx_labels.iter().position(|l| *l == k.ctx_label)?;
-        let conc = section.conc.iter().position(|c| Some(*c) == k.at_conc)?;
+        let rate_of = |r: &Option<Rate>| r.map(|r| r.to_string());
+        let conc = columns.iter().position(|(c, r)| Some(*c) == k.at_conc && rate_of(r) == k.at_rate)?;
         Some(KneeMark { ctx, conc, note: k.footnote() })
     };
     section.knees.iter().filter_map(place).collect()
+}
+
+/// The matrix columns: the concurrencies, or with open-loop cells every (cap, rate) the
+/// cells name, in the order they appear.
+fn columns(section: &DecodeSection) -> Vec<(u32, Option<Rate>)> {
+    if section.cells.iter().all(|c| c.rate.is_none()) {
+        return section.conc.iter().map(|c| (*c, None)).collect();
+    }
+    let mut out: Vec<(u32, Option<Rate>)> = Vec::new();
+    for c in &section.cells {
+        if !out.contains(&(c.conc, c.rate)) {
+            out.push((c.conc, c.rate));
+        }
+    }
+    out
 }
 
 /// Phase 3 of `report` as the text renderer's view, or `None` without a burst section.
@@ -131,12 +156,12 @@ fn rate_label(rate: &str) -> String {
     if rate == "inf" { rate.to_string() } else { format!("{rate}/s") }
 }
 
-/// The section's cells as a `[ctx][conc]` grid; unfilled positions are not run.
-fn cell_grid(section: &DecodeSection) -> Vec<Vec<CellView>> {
-    let mut grid = vec![vec![CellView::NotRun; section.conc.len()]; section.ctx_labels.len()];
+/// The section's cells as a `[ctx][column]` grid; unfilled positions are not run.
+fn cell_grid(section: &DecodeSection, columns: &[(u32, Option<Rate>)]) -> Vec<Vec<CellView>> {
+    let mut grid = vec![vec![CellView::NotRun; columns.len()]; section.ctx_labels.len()];
     for cell in &section.cells {
         let row = section.ctx_labels.iter().position(|label| *label == cell.ctx_label);
-        let col = section.conc.iter().position(|&conc| conc == cell.conc);
+        let col = columns.iter().position(|&col| col == (cell.conc, cell.rate));
         if let Some(slot) = row.zip(col).and_then(|(r, c)| grid.get_mut(r).and_then(|cells| cells.get_mut(c))) {
             *slot = cell_view(cell);
         }
@@ -190,7 +215,7 @@ mod tests {
     /// A cell of the `0` row with `attempts` built by `full_attempt`.
     fn cell(conc: u32, status: C, attempts: &[A]) -> DecodeCell {
         let attempts = attempts.iter().zip(1..).map(|(s, n)| full_attempt(n, *s)).collect();
-        DecodeCell { ctx: 0, ctx_label: "0".into(), conc, status, timeout_reason: None, attempts }
+        DecodeCell { ctx: 0, ctx_label: "0".into(), conc, status, timeout_reason: None, attempts, rate: None }
     }
 
     /// A 1x5 matrix: measured (after a paused attempt), errored, skipped, pending, no cell.

@@ -131,6 +131,9 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         request_outcomes: [("completed".to_string(), 1), ("cut".to_string(), 1), ("stalled".to_string(), 1)].into(),
         goodput: Some(crate::report::goodput::Goodput::new(1, 3, 30.0)),
         saturation: Some(full_saturation()),
+        rate: None,
+        achieved_rate: None,
+        levels: Vec::new(),
     }
 }
 
@@ -277,6 +280,7 @@ pub(crate) fn full_report() -> SessionReport {
         status,
         timeout_reason: Some("needs 140000 KV tokens, 131072 available".into()),
         attempts,
+        rate: None,
     };
     let point = SeriesPoint {
         t_s: 62.0,

@@ -5,7 +5,7 @@ use super::assemble::{assemble, snapshot};
 use super::snapshot::{SessionSnapshot, attempt_line};
 use super::state::{Attempt, CellStatus, SessionState};
 use crate::cell::context::CellEnv;
-use crate::cell::control::{CellId, Command, Phase, RunnerEvent};
+use crate::cell::control::{CellId, Command, Knob, KnobInbox, Phase, RunnerEvent};
 use crate::cell::publisher::LivePublisher;
 use crate::experiment::{CellRun, Experiments};
 use crate::report::json::SessionReport;
@@ -152,6 +152,9 @@ impl Control {
                 self.state.stopped = true;
                 return running.map(|_| Interrupt::Stop);
             }
+            // Reaches a running attempt through its inbox (see `knob`); between cells there
+            // is no load to turn.
+            Command::Knob(k) => env.emit(RunnerEvent::Log(format!("knob {}: no cell is running", k.sign()))),
         }
         self.publish(env);
         None
@@ -180,6 +183,18 @@ impl Control {
         };
         self.state.act(action, Some(id));
         Some(i)
+    }
+
+    /// Hands a knob step to the running attempt and records it; says so when the attempt has
+    /// no knob (routing and burst cells) or no longer listens.
+    fn knob(&mut self, env: &CellEnv, tx: &mpsc::UnboundedSender<Knob>, inbox: &KnobInbox, k: Knob, id: CellId) {
+        let label = &self.state.cells[id].label;
+        if !inbox.taken() || tx.send(k).is_err() {
+            env.emit(RunnerEvent::Log(format!("knob {}: {label} has no load knob", k.sign())));
+            return;
+        }
+        self.state.act(&format!("knob {}", k.sign()), Some(id));
+        self.publish(env);
     }
 
     fn finish_cell(&mut self, env: &CellEnv, id: CellId, mut result: Attempt, interrupt: Option<Interrupt>) {
@@ -255,7 +270,9 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
     let cancel = CancellationToken::new();
     let mut interrupt = None;
     let mut halted = false;
-    let fut = experiment.run(env, CellRun { id, spec: &spec, label: &label, attempt }, &cancel);
+    let (knob_tx, inbox) = KnobInbox::channel();
+    let run = CellRun { id, spec: &spec, label: &label, attempt, knob: Some(&inbox) };
+    let fut = experiment.run(env, run, &cancel);
     tokio::pin!(fut);
     let result = loop {
         tokio::select! {
@@ -265,7 +282,9 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
                 cancel.cancel();
             }
             Some(cmd) = ctl.commands.recv() => {
-                if let Some(i) = ctl.command_during(env, experiments, cmd, id) {
+                if let Command::Knob(k) = cmd {
+                    ctl.knob(env, &knob_tx, &inbox, k, id);
+                } else if let Some(i) = ctl.command_during(env, experiments, cmd, id) {
                     interrupt.get_or_insert(i);
                     cancel.cancel();
                 }

@@ -4,7 +4,7 @@
 //! actions ([`super::keymap`]) and sends whatever [`App::update`] returns to the runner.
 
 use super::grid::{Dir, MatrixModel};
-use crate::cell::control::{CellId, Command, LiveAttempt, RunnerEvent};
+use crate::cell::control::{CellId, Command, Knob, LiveAttempt, RunnerEvent};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::session::snapshot::SessionSnapshot;
 use crate::session::state::CellStatus;
@@ -57,6 +57,10 @@ pub enum Action {
     Back,
     /// Ctrl-C: stop without asking; a second one leaves at once.
     Interrupt,
+    /// `+`: turn the running decode cell's load up one step.
+    KnobUp,
+    /// `-`: turn it down one step.
+    KnobDown,
 }
 
 /// The session as the header names it.
@@ -286,6 +290,8 @@ impl App {
             Action::Skip => return self.skip(),
             Action::Rerun => return self.rerun(),
             Action::Save => return self.save(),
+            Action::KnobUp => return self.knob(Knob::Up),
+            Action::KnobDown => return self.knob(Knob::Down),
             Action::Enter | Action::Yes | Action::No | Action::Interrupt => {}
         }
         None
@@ -384,6 +390,17 @@ impl App {
                 None
             }
         }
+    }
+
+    fn knob(&mut self, k: Knob) -> Option<Command> {
+        if self.session_over() {
+            return None;
+        }
+        if self.session.current.is_none() || self.paused() {
+            self.notice = Some(format!("{}: no cell is running", k.sign()));
+            return None;
+        }
+        Some(Command::Knob(k))
     }
 
     fn save(&mut self) -> Option<Command> {

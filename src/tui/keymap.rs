@@ -23,6 +23,8 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('n' | 'N') => Action::No,
         KeyCode::Char('f' | 'F') => Action::Follow,
         KeyCode::Char('?') | KeyCode::F(1) => Action::ToggleHelp,
+        KeyCode::Char('+' | '=') => Action::KnobUp,
+        KeyCode::Char('-' | '_') => Action::KnobDown,
         KeyCode::Enter => Action::Enter,
         KeyCode::Esc => Action::Back,
         KeyCode::Up | KeyCode::Char('k') => Action::Move(Dir::Up),
@@ -50,6 +52,11 @@ mod tests {
         assert_eq!(action(&press(KeyCode::Left)), Some(Action::Move(Dir::Left)));
         assert_eq!(action(&press(KeyCode::Char('?'))), Some(Action::ToggleHelp));
         assert_eq!(action(&press(KeyCode::Char('x'))), None);
+        assert_eq!(action(&press(KeyCode::Char('+'))), Some(Action::KnobUp));
+        assert_eq!(action(&press(KeyCode::Char('='))), Some(Action::KnobUp), "+ without shift");
+        assert_eq!(action(&press(KeyCode::Char('-'))), Some(Action::KnobDown));
+        let shifted = KeyEvent::new(KeyCode::Char('+'), KeyModifiers::SHIFT);
+        assert_eq!(action(&shifted), Some(Action::KnobUp), "terminals report + with shift");
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(action(&ctrl_c), Some(Action::Interrupt));
         let ctrl_p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL);

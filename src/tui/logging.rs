@@ -114,6 +114,7 @@ pub fn operator_line(cmd: &Command, session: &SessionSnapshot) -> String {
         Command::Rerun(cell) => format!("re-run {}", label(session, *cell)),
         Command::Save => "write the report now".to_string(),
         Command::Stop => "stop the session".to_string(),
+        Command::Knob(k) => format!("load knob {} on {}", k.sign(), running()),
     };
     format!("operator: {what}")
 }

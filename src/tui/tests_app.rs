@@ -291,3 +291,17 @@ fn operator_commands_log_what_a_person_reads() {
         assert!(!line.contains('(') && !line.contains("Some"), "{line}");
     }
 }
+
+#[test]
+fn plus_and_minus_turn_the_running_cell_only() {
+    let mut app = running();
+    assert_eq!(ch(&mut app, '+'), Some(Command::Knob(Knob::Up)));
+    assert_eq!(ch(&mut app, '-'), Some(Command::Knob(Knob::Down)));
+    let mut app = fixtures::paused();
+    assert_eq!(ch(&mut app, '+'), None, "paused: no load to turn");
+    assert_eq!(app.notice.as_deref(), Some("+: no cell is running"));
+    let mut app = fixtures::done_with_skips();
+    app.runner_finished();
+    assert_eq!(ch(&mut app, '-'), None);
+    assert_eq!(app.notice.as_deref(), Some("the session is over"));
+}

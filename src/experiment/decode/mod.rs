@@ -6,6 +6,8 @@ pub mod attempt;
 pub mod grid;
 pub mod headline;
 pub mod knee;
+pub mod levels;
+pub mod load;
 pub mod report;
 pub mod section;
 pub mod spec;

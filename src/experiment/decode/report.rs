@@ -181,5 +181,8 @@ pub fn build_attempt(
         // Requests are judged against a window: none ran, none was judged.
         goodput: end.window.and(st.goodput).map(|g| g.finish(window_s)),
         saturation,
+        rate: None,
+        achieved_rate: None,
+        levels: Vec::new(),
     }
 }

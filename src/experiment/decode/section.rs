@@ -5,8 +5,9 @@ use super::attempt::run_decode_attempt;
 use super::grid::Grid;
 use super::spec::DecodeCellSpec;
 use crate::cell::context::CellEnv;
+use crate::cell::control::KnobInbox;
 use crate::cell::spec::{CellKey, CellSpec, CellStatus};
-use crate::config::RunConfig;
+use crate::config::{Rate, RunConfig};
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::{DecodeCell, DecodeSection, SessionReport};
@@ -19,16 +20,33 @@ use tokio_util::sync::CancellationToken;
 pub const KIND: &str = "decode";
 
 /// The sustained-decode matrix (docs/reports.md §1.1 in words: `conc` closed-loop streams
-/// with `ctx`-token prompts per cell).
+/// with `ctx`-token prompts per cell; with `--request-rate`, open-loop arrivals at each rate
+/// with at most `conc` in flight).
 #[derive(Debug, Clone)]
 pub struct Decode {
     grid: Grid,
+    /// Open-loop rates (`--request-rate`): each conc column becomes one column per rate.
+    rates: Vec<Rate>,
 }
 
 impl Decode {
     /// The matrix of `cfg`, skipping cells that cannot fit in `kv_capacity` tokens.
     pub fn new(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
-        Self { grid: Grid::of(cfg, kv_capacity) }
+        Self { grid: Grid::of(cfg, kv_capacity), rates: cfg.rates.clone() }
+    }
+
+    /// Open-loop cells: every ctx x conc x rate, the rate in the label.
+    fn rate_cells(&self) -> Vec<PlannedCell> {
+        let mut out = Vec::new();
+        for cell in self.grid.cells("", |ctx, conc| CellSpec::grid(KIND, ctx, conc)) {
+            let CellKey::Grid { ctx, conc, .. } = cell.spec.key else { continue };
+            for &rate in &self.rates {
+                let spec = CellSpec::grid_at(KIND, ctx, conc, Some(rate));
+                let label = format!("{} rate={}", cell.label, spec.load_label(false).unwrap_or_default());
+                out.push(PlannedCell { spec, label, skip: cell.skip.clone() });
+            }
+        }
+        out
     }
 }
 
@@ -54,6 +72,9 @@ impl Experiment for Decode {
     }
 
     fn cells(&self) -> Vec<PlannedCell> {
+        if !self.rates.is_empty() {
+            return self.rate_cells();
+        }
         self.grid.cells("", |ctx, conc| CellSpec::grid(KIND, ctx, conc))
     }
 
@@ -80,17 +101,19 @@ impl Experiment for Decode {
     }
 
     fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
-        let CellKey::Grid { ctx, conc, .. } = spec.key else { return Vec::new() };
+        let CellKey::Grid { ctx, conc, rate } = spec.key else { return Vec::new() };
         let cells = report.decode.iter().flat_map(|d| d.cells.iter());
-        let own = cells.filter(|c| (c.ctx, c.conc) == (ctx, conc)).flat_map(|c| c.attempts.iter());
+        let own = cells.filter(|c| (c.ctx, c.conc, c.rate) == (ctx, conc, rate)).flat_map(|c| c.attempts.iter());
         own.map(|a| Attempt::Decode(Box::new(a.clone()))).collect()
     }
 
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
-            let CellKey::Grid { ctx, conc, .. } = cell.spec.key else { unreachable!("decode cells are grid cells") };
-            let s = DecodeCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, attempt: cell.attempt };
-            Attempt::Decode(Box::new(run_decode_attempt(env, &s, cancel).await))
+            let CellKey::Grid { ctx, conc, rate } = cell.spec.key else { unreachable!("decode cells are grid cells") };
+            let s =
+                DecodeCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, rate, attempt: cell.attempt };
+            let knob = cell.knob.and_then(KnobInbox::take);
+            Attempt::Decode(Box::new(run_decode_attempt(env, &s, cancel, knob).await))
         })
     }
 
@@ -98,7 +121,7 @@ impl Experiment for Decode {
         let mut out = Vec::new();
         let mut sources = std::collections::BTreeSet::new();
         for c in cells {
-            let CellKey::Grid { ctx, conc, .. } = c.spec.key else { continue };
+            let CellKey::Grid { ctx, conc, rate } = c.spec.key else { continue };
             let attempts: Vec<_> = c
                 .attempts
                 .iter()
@@ -111,7 +134,7 @@ impl Experiment for Decode {
                 sources.insert(last.aggregate_source);
             }
             let (status, timeout_reason) = status_and_reason(&c.status);
-            out.push(DecodeCell { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts });
+            out.push(DecodeCell { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts, rate });
         }
         if out.is_empty() {
             return;

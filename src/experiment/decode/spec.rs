@@ -9,8 +9,10 @@ pub struct DecodeCellSpec {
     pub label: String,
     /// Context size, tokens.
     pub ctx: u64,
-    /// Requested streams.
+    /// Requested streams (closed loop), or the in-flight cap (open loop).
     pub conc: u32,
+    /// Open-loop arrival rate; None: closed loop.
+    pub rate: Option<crate::config::Rate>,
     /// 1-based attempt number.
     pub attempt: u32,
 }

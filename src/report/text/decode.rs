@@ -30,6 +30,10 @@ pub struct DecodeView {
     /// The knees of the matrix (marked `K`, with a footnote each); empty when none.
     #[serde(default)]
     pub knees: Vec<KneeMark>,
+    /// Column headers when they are not the concurrencies (open-loop rate columns: `4/s`,
+    /// `inf`, `8@4/s`), one per entry of `conc`; empty: the concurrencies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub column_labels: Vec<String>,
 }
 
 /// A knee cell of the matrix and its footnote.
@@ -175,7 +179,11 @@ where
     F: Fn(&CellView) -> (String, Option<String>),
 {
     let mut header = vec![CORNER.to_string()];
-    header.extend(view.conc.iter().map(u32::to_string));
+    if view.column_labels.len() == view.conc.len() && !view.conc.is_empty() {
+        header.extend(view.column_labels.iter().cloned());
+    } else {
+        header.extend(view.conc.iter().map(u32::to_string));
+    }
     let mut table = Table::new(title, header);
     for (ctx, label) in view.ctx_labels.iter().enumerate() {
         let rendered: Vec<_> = (0..view.conc.len()).map(|conc| render(cell_at(view, ctx, conc))).collect();

@@ -74,6 +74,7 @@ fn seed_view() -> DecodeView {
         aggregate_sources: vec!["none".into(), "openai_continuous_usage".into()],
         burst: None,
         knees: Vec::new(),
+        column_labels: Vec::new(),
     }
 }
 
@@ -150,6 +151,7 @@ fn small_view() -> DecodeView {
         aggregate_sources: vec!["openai_continuous_usage".into()],
         burst: None,
         knees: Vec::new(),
+        column_labels: Vec::new(),
     }
 }
 

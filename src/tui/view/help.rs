@@ -8,11 +8,12 @@ use ratatui::layout::{Margin, Rect};
 use ratatui::text::{Line, Span};
 
 /// Keys and what they do.
-pub const KEYS: [(&str, &str); 12] = [
+pub const KEYS: [(&str, &str); 13] = [
     ("p", "pause the load now (the attempt is kept as paused) / resume"),
     ("s", "skip the running cell, or the selected pending cell"),
     ("r", "re-run the selected finished cell next (attempts are kept)"),
     ("w", "write the report now"),
+    ("+ / -", "turn the running decode cell's load up / down a step (--knob-step)"),
     ("←↓↑→ hjkl", "select a cell"),
     ("f", "let the selection follow the running cell again"),
     ("Enter", "open / close the selected cell's detail"),
@@ -78,6 +79,6 @@ mod tests {
         assert_eq!(help_lines(KEYS.len() + NOTATION.len()).len(), KEYS.len() + NOTATION.len(), "blank line dropped");
         let short = help_lines(10);
         assert_eq!(short.len(), 10);
-        assert!(text(&short[9]).starts_with("+11 more lines"), "{}", text(&short[9]));
+        assert!(text(&short[9]).starts_with("+12 more lines"), "{}", text(&short[9]));
     }
 }

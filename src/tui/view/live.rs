@@ -98,6 +98,24 @@ fn totals_line(l: &LiveAttempt) -> Line<'static> {
     )
 }
 
+/// The knob walk as a small tok/s-versus-load curve: `knob ▄▆█ 8→1000 10→1500 12→2000`,
+/// the newest levels that fit in `width` (the current level last, so far).
+fn levels_line(l: &LiveAttempt, width: usize) -> Line<'static> {
+    let points: Vec<String> = l.levels.iter().map(|p| format!("{}→{:.0}", p.load, p.tps)).collect();
+    let mut keep = points.len();
+    let text = |n: usize| points[points.len() - n..].join(" ");
+    while keep > 1 && 5 + 2 * keep + text(keep).chars().count() > width {
+        keep -= 1;
+    }
+    let tps: Vec<f64> = l.levels.iter().map(|p| p.tps).collect();
+    let curve = sparkline(&tps[tps.len() - keep..], keep, None);
+    Line::from(vec![
+        Span::styled("knob ", theme::label()),
+        Span::styled(format!("{curve} "), theme::spark()),
+        Span::styled(if keep == 0 { String::new() } else { text(keep) }, theme::value()),
+    ])
+}
+
 /// Cells by outcome: `6 measured · 2 errored · 1 ∅ · 1 skip · 2 pending`.
 fn tally(app: &App) -> Line<'static> {
     let mut counts: [(usize, &str); 6] =
@@ -159,9 +177,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Span::styled(sparkline(&l.tps_history, spark_w, None), theme::spark()),
         ]));
     }
-    out.extend([latency_line(l, width), gauge_line(l, width), errors_line(l)]);
+    out.extend([latency_line(l, width), gauge_line(l, width)]);
+    // Compact: the knob curve takes the errors line's place while there are none.
+    match (tall, l.levels.is_empty()) {
+        (false, false) if l.errors.is_empty() => out.push(levels_line(l, width)),
+        _ => out.push(errors_line(l)),
+    }
     if tall {
         out.push(totals_line(l));
+        if !l.levels.is_empty() {
+            out.push(levels_line(l, width));
+        }
     }
     lines(inner, buf, &out);
     if tall {
@@ -177,6 +203,17 @@ mod tests {
 
     fn text(line: &Line<'_>) -> String {
         line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn the_knob_curve_keeps_the_newest_levels_that_fit() {
+        use crate::cell::control::LevelPoint;
+        let p = |load: &str, tps: f64| LevelPoint { load: load.into(), tps };
+        let l =
+            LiveAttempt { levels: vec![p("8", 1000.0), p("10", 1500.4), p("12", 2000.0)], ..LiveAttempt::default() };
+        assert_eq!(text(&levels_line(&l, 60)), "knob ▄▆█ 8→1000 10→1500 12→2000");
+        assert_eq!(text(&levels_line(&l, 24)), "knob ▆█ 10→1500 12→2000", "the oldest level goes first");
+        assert_eq!(text(&levels_line(&l, 5)), "knob █ 12→2000", "the current level always shows");
     }
 
     #[test]
