@@ -182,6 +182,10 @@ pub struct RunArgs {
     /// of the original run; a report from other settings is refused before any load is sent.
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
+    /// Show every cell's delta against the same cell of this saved session report (matched
+    /// as `compare` matches them): live in the monitor, in the final tables and in the report.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
     /// Exit 0 even when cells errored (every request of theirs failed); by default such a run exits 4.
     #[arg(long)]
     pub allow_errors: bool,
@@ -258,7 +262,11 @@ impl RunArgs {
             served_by_header: self.served_by_header.clone(),
             out: self.out_path(),
             resume: None,
+            baseline: None,
         };
+        if let Some(path) = &self.baseline {
+            cfg.baseline = Some(std::sync::Arc::new(crate::report::baseline::Baseline::open(path)?));
+        }
         if let Some(path) = &self.resume {
             cfg.resume = Some(crate::session::resume::open(path, &cfg)?);
             cfg.out.get_or_insert_with(|| path.clone());

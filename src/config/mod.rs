@@ -95,6 +95,9 @@ pub struct RunConfig {
     pub routing: routing::RoutingConfig,
     /// The saved session this run continues (`--resume`), checked before any load is sent.
     pub resume: Option<ResumeFrom>,
+    /// The saved session every cell is compared with (`--baseline`), read before any load is
+    /// sent.
+    pub baseline: Option<std::sync::Arc<crate::report::baseline::Baseline>>,
 }
 
 /// A saved session to continue (`run --resume FILE`).

@@ -129,6 +129,9 @@ pub struct PlanInfo {
     /// `RunConfig::settings`); `--resume` refuses a report whose settings differ.
     #[serde(default)]
     pub settings: BTreeMap<String, String>,
+    /// The saved session this run's cells are compared with (`--baseline`), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::report::baseline::BaselineInfo>,
 }
 
 /// How the prompt of one context size was built.
@@ -170,6 +173,10 @@ pub struct DecodeCell {
     pub timeout_reason: Option<String>,
     /// Every attempt, oldest first; the last one is the cell's result.
     pub attempts: Vec<DecodeAttempt>,
+    /// This cell's figures against the same cell of the `--baseline` session (omitted without
+    /// one, or when the baseline has no result for the cell).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline: Vec<crate::report::baseline::BaselineFigure>,
 }
 
 /// One run of one decode cell.
@@ -376,6 +383,10 @@ pub struct BurstCellReport {
     pub timeout_reason: Option<String>,
     /// Every attempt, oldest first.
     pub attempts: Vec<BurstAttempt>,
+    /// This cell's figures against the same cell of the `--baseline` session (omitted without
+    /// one, or when the baseline has no result for the cell).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline: Vec<crate::report::baseline::BaselineFigure>,
 }
 
 /// One burst: `requests` sent at once, each for a fixed number of output tokens.

@@ -189,6 +189,7 @@ pub(crate) fn full_phase() -> RoutingPhase {
         applied_policy: Some("cache_aware".into()),
         route_applied: Some(true),
         error: None,
+        baseline: Vec::new(),
     }
 }
 
@@ -203,6 +204,7 @@ fn full_burst() -> BurstSection {
             conc: 4,
             status: CellOutcome::Measured,
             timeout_reason: None,
+            baseline: Vec::new(),
             attempts: vec![BurstAttempt {
                 attempt: 1,
                 status: AttemptStatus::Measured,
@@ -234,6 +236,7 @@ pub(crate) fn full_report() -> SessionReport {
         status,
         timeout_reason: Some("needs 140000 KV tokens, 131072 available".into()),
         attempts,
+        baseline: Vec::new(),
     };
     let point = SeriesPoint {
         t_s: 62.0,
@@ -318,6 +321,7 @@ pub(crate) fn minimal_report() -> SessionReport {
             kv_oversubscribe: 1.0,
             run_burst: false,
             settings: BTreeMap::new(),
+            baseline: None,
         },
         calibration: Vec::new(),
         decode: None,

@@ -51,6 +51,9 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
     if let Some(r) = &env.cfg.resume {
         super::resume::merge_history(&r.report, &mut report);
     }
+    if let Some(b) = &env.cfg.baseline {
+        crate::report::baseline::annotate::annotate(&mut report, b);
+    }
     report
 }
 
@@ -97,6 +100,7 @@ fn plan_info(env: &CellEnv) -> PlanInfo {
         kv_oversubscribe: cfg.kv_oversubscribe,
         run_burst: cfg.run_burst,
         settings: cfg.settings(),
+        baseline: cfg.baseline.as_ref().map(|b| b.info()),
     }
 }
 
@@ -115,5 +119,6 @@ pub fn snapshot(env: &CellEnv, state: &SessionState, writer: &ReportWriter) -> S
         report_path: writer.path().display().to_string(),
         actions: state.actions.len(),
         timing: state.timing.clone(),
+        baseline: env.cfg.baseline.clone(),
     }
 }

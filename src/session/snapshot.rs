@@ -51,6 +51,8 @@ pub struct SessionSnapshot {
     pub actions: usize,
     /// Planned and actual cell lengths.
     pub timing: Timing,
+    /// The saved session the cells are compared with (`--baseline`).
+    pub baseline: Option<std::sync::Arc<crate::report::baseline::Baseline>>,
 }
 
 impl SessionSnapshot {
