@@ -84,6 +84,9 @@ async fn a_slowed_simulator_shows_worse_deltas_against_its_baseline() {
     let ttft = table.lines().nth(table.lines().position(|l| l == row).unwrap() + 1).unwrap();
     assert_eq!(ttft.matches("TTFT +").count(), 2, "TTFT rose in both cells: {ttft}");
     assert!(out.contains(base), "the legend names the file:\n{out}");
+    // The progress lines: each measured cell with its deltas.
+    let measured = err.lines().filter(|l| l.contains(": measured: ") && l.contains("; vs baseline tok/s -"));
+    assert_eq!(measured.filter(|l| l.contains(" TTFT +")).count(), 2, "{err}");
 
     // A baseline without any of this plan's cells: a warning, no deltas.
     let other = dir.path().join("other.json");

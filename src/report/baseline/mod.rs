@@ -72,6 +72,23 @@ pub enum Pick {
     Goodput,
 }
 
+impl Pick {
+    /// The short name the monitor and the log show: `tok/s`, `TTFT`, `good`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Throughput => "tok/s",
+            Self::TtftP50 => "TTFT",
+            Self::Goodput => "good",
+        }
+    }
+}
+
+/// `tok/s -80% TTFT +33%`: each delta after its figure's short name.
+pub fn deltas_text(deltas: &[(Pick, Delta)]) -> String {
+    let parts: Vec<String> = deltas.iter().map(|(p, d)| format!("{} {}", p.name(), d.text())).collect();
+    parts.join(" ")
+}
+
 /// A delta and which way it went.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Delta {

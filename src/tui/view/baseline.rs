@@ -6,7 +6,6 @@ use super::super::app::App;
 use crate::cell::control::{CellId, Phase};
 use crate::report::baseline::{Delta, Pick};
 use crate::report::compare::Change;
-use crate::report::status::AttemptStatus;
 use crate::session::snapshot::CellSummary;
 use crate::session::state::CellStatus;
 use ratatui::style::{Color, Modifier, Style};
@@ -21,15 +20,6 @@ pub fn style(change: Change) -> Style {
     }
 }
 
-/// The short name of a picked figure.
-pub fn name(pick: Pick) -> &'static str {
-    match pick {
-        Pick::Throughput => "tok/s",
-        Pick::TtftP50 => "TTFT",
-        Pick::Goodput => "good",
-    }
-}
-
 /// A delta as one coloured span: `+3.2%`.
 pub fn span(d: &Delta) -> Span<'static> {
     Span::styled(d.text(), style(d.change))
@@ -40,7 +30,7 @@ pub fn spans(deltas: &[(Pick, Delta)]) -> Vec<Span<'static>> {
     let mut out = Vec::new();
     for (i, (pick, d)) in deltas.iter().enumerate() {
         let sep = if i == 0 { "" } else { " " };
-        out.push(Span::styled(format!("{sep}{} ", name(*pick)), super::super::theme::label()));
+        out.push(Span::styled(format!("{sep}{} ", pick.name()), super::super::theme::label()));
         out.push(span(d));
     }
     out
@@ -49,10 +39,7 @@ pub fn spans(deltas: &[(Pick, Delta)]) -> Vec<Span<'static>> {
 /// The deltas of a cell's latest finished attempt (none unless it measured).
 pub fn finished(app: &App, c: &CellSummary) -> Vec<(Pick, Delta)> {
     let Some(b) = app.session.baseline.as_deref() else { return Vec::new() };
-    let Some(h) = c.headline.as_ref().filter(|h| h.status == AttemptStatus::Measured) else { return Vec::new() };
-    let good = h.good.filter(|(_, n)| *n > 0).map(|(g, n)| g as f64 / n as f64);
-    let now = [(Pick::Throughput, Some(h.tps)), (Pick::TtftP50, h.ttft_p50_ms), (Pick::Goodput, good)];
-    b.deltas(&c.spec.compare_key(), &now)
+    c.headline.as_ref().map(|h| h.baseline_deltas(&c.spec.compare_key(), b)).unwrap_or_default()
 }
 
 /// The deltas of the running attempt so far, once it measures (none while warming up).
