@@ -1,6 +1,6 @@
 //! `run --baseline FILE`: a saved session whose cells every cell of this run is laid beside.
 //! Cells are matched as `compare` matches them (kind and ctx/conc, or the phase name;
-//! docs/reports.md §4) and the figures are `compare`'s (`report::compare::figures`): the
+//! docs/reports.md §4, §4.7) and the figures are `compare`'s (`report::compare::figures`): the
 //! headline throughput, TTFT p50 and goodput where the cell has one. This module holds the
 //! loaded baseline and the delta maths; [`annotate`] records the comparison in the report and
 //! [`text`] draws it in the final tables.
