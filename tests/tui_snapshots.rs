@@ -150,3 +150,47 @@ fn the_goodput_slo_and_good_counts_are_on_screen() {
     assert!(screen.contains("good 3/4"), "{screen}");
     assert_snapshot!(terminal.backend());
 }
+
+/// Where `text` starts on the screen, first match from the top.
+fn find(buf: &ratatui::buffer::Buffer, text: &str) -> Option<(u16, u16)> {
+    let width = buf.area.width;
+    (0..buf.area.height).find_map(|y| {
+        let row: String = (0..width).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        let at = row.find(text)?;
+        Some((row[..at].chars().count() as u16, y))
+    })
+}
+
+#[test]
+fn a_baseline_overlaid() {
+    use ratatui::style::Color;
+    let app = fixtures::measuring_with_baseline();
+    let t = draw(&app, 160, 48);
+    assert_snapshot!(t.backend());
+    let buf = t.backend().buffer();
+    // 0 x 1 ran 3.2% faster than its baseline (green), 0 x 2 11% slower (red).
+    let (x, y) = find(buf, "+3.2%").expect("a better cell");
+    assert_eq!(buf[(x, y)].fg, Color::LightGreen);
+    let (x, y) = find(buf, "-11%").expect("a worse cell");
+    assert_eq!(buf[(x, y)].fg, Color::LightRed);
+    assert!(find(buf, fixtures::BASELINE_PATH).is_some(), "the header names the baseline");
+    // The running cell, measuring at 96.4 tok/s against 116.3: -17% in the matrix and live panel.
+    let live = find(buf, "vs base tok/s -17% TTFT").expect("the live panel's deltas");
+    assert_eq!(buf[(live.0 + 14, live.1)].fg, Color::LightRed);
+}
+
+#[test]
+fn a_baseline_overlaid_at_80x24() {
+    assert_snapshot!(draw(&fixtures::measuring_with_baseline(), 80, 24).backend());
+}
+
+#[test]
+fn detail_against_a_baseline() {
+    let mut app = fixtures::measuring_with_baseline();
+    app.selected = Some(3);
+    app.follow = false;
+    app.mode = Mode::Detail;
+    let t = draw(&app, 160, 48);
+    assert_snapshot!(t.backend());
+    assert!(find(t.backend().buffer(), "vs baseline sessions/20260830T090000Z.json: tok/s -11% TTFT").is_some());
+}

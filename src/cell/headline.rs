@@ -1,6 +1,8 @@
 //! The headline figures of an attempt, whatever its experiment, and the one-line summary the
 //! log and the progress printer show.
 
+use crate::report::baseline::{Baseline, Delta, Pick, deltas_text};
+use crate::report::compare::CellKey;
 use crate::report::status::AttemptStatus;
 use crate::report::text::format::fmt_latency_ms;
 use std::collections::BTreeMap;
@@ -35,6 +37,28 @@ pub struct Headline {
     pub hit_ratio: Option<f64>,
     /// How the attempt ended.
     pub status: AttemptStatus,
+}
+
+impl Headline {
+    /// Its deltas against the baseline's cell matched by `key` (throughput, TTFT p50, goodput
+    /// where both sides have them); none unless the attempt measured.
+    pub fn baseline_deltas(&self, key: &CellKey, b: &Baseline) -> Vec<(Pick, Delta)> {
+        if self.status != AttemptStatus::Measured {
+            return Vec::new();
+        }
+        let good = self.good.filter(|(_, n)| *n > 0).map(|(g, n)| g as f64 / n as f64);
+        b.deltas(key, &[(Pick::Throughput, Some(self.tps)), (Pick::TtftP50, self.ttft_p50_ms), (Pick::Goodput, good)])
+    }
+}
+
+/// [`attempt_line`] followed by its deltas against `--baseline` (`; vs baseline tok/s -80% TTFT
+/// +33%`) when the baseline has the cell.
+pub fn attempt_line_against(h: &Headline, key: &CellKey, b: Option<&Baseline>) -> String {
+    let deltas = b.map(|b| h.baseline_deltas(key, b)).unwrap_or_default();
+    match deltas.is_empty() {
+        true => attempt_line(h),
+        false => format!("{}; vs baseline {}", attempt_line(h), deltas_text(&deltas)),
+    }
 }
 
 /// A per-token latency (ITL, TPOT) in ms: one decimal below 10 ms (`0.4`, `7.0`), so a fast
@@ -74,6 +98,21 @@ pub fn attempt_line(h: &Headline) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_log_line_names_the_deltas_against_a_baseline() {
+        let mut saved = crate::report::tests_schema::full_report();
+        saved.decode.as_mut().unwrap().cells[1].attempts[1].aggregate_tps = 200.0;
+        let b = Baseline::of("base.json", saved);
+        let key = CellKey::cell("decode", 16_384, 8);
+        let h = Headline { tps: 150.0, ..Headline::default() };
+        let line = attempt_line_against(&h, &key, Some(&b));
+        assert_eq!(line, format!("{}; vs baseline tok/s -25%", attempt_line(&h)));
+        assert_eq!(attempt_line_against(&h, &CellKey::cell("decode", 0, 1), Some(&b)), attempt_line(&h));
+        assert_eq!(attempt_line_against(&h, &key, None), attempt_line(&h));
+        let paused = Headline { status: AttemptStatus::Paused, ..h };
+        assert_eq!(attempt_line_against(&paused, &key, Some(&b)), attempt_line(&paused), "only measured attempts");
+    }
 
     #[test]
     fn itl_and_tpot_show_when_known() {

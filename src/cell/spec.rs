@@ -52,6 +52,16 @@ impl CellSpec {
         })
     }
 
+    /// How `compare` and `--baseline` match the cell across reports: kind and ctx/conc, or
+    /// the phase name (`r1-hot90-prefix-cache`).
+    pub fn compare_key(&self) -> crate::report::compare::CellKey {
+        use crate::report::compare::CellKey as Key;
+        match &self.key {
+            CellKey::Grid { ctx, conc, .. } => Key::cell(self.kind, *ctx, *conc),
+            CellKey::Phase { round, scenario, route } => Key::phase(&format!("r{round}-{scenario}-{route}")),
+        }
+    }
+
     /// True for a phase cell (round x scenario x route).
     pub fn is_phase(&self) -> bool {
         matches!(self.key, CellKey::Phase { .. })

@@ -198,6 +198,10 @@ pub struct RunArgs {
     /// of the original run; a report from other settings is refused before any load is sent.
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
+    /// Show every cell's delta against the same cell of this saved session report (matched
+    /// as `compare` matches them): live in the monitor, in the final tables and in the report.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
     /// Exit 0 even when cells errored (every request of theirs failed); by default such a run exits 4.
     #[arg(long)]
     pub allow_errors: bool,
@@ -279,7 +283,11 @@ impl RunArgs {
             slo_source: self.slo_source(),
             serve: self.serve_config()?,
             knob_step: self.knob_step,
+            baseline: None,
         };
+        if let Some(path) = &self.baseline {
+            cfg.baseline = Some(std::sync::Arc::new(crate::report::baseline::Baseline::open(path)?));
+        }
         if let Some(path) = &self.resume {
             cfg.resume = Some(crate::session::resume::open(path, &cfg)?);
             cfg.out.get_or_insert_with(|| path.clone());

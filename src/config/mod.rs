@@ -113,6 +113,9 @@ pub struct RunConfig {
     pub serve: serve::ServeConfig,
     /// How far one `+` / `-` of the monitor's load knob turns a decode cell (`--knob-step`).
     pub knob_step: KnobStep,
+    /// The saved session every cell is compared with (`--baseline`), read before any load is
+    /// sent.
+    pub baseline: Option<std::sync::Arc<crate::report::baseline::Baseline>>,
 }
 
 /// A saved session to continue (`run --resume FILE`).

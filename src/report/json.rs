@@ -137,6 +137,9 @@ pub struct PlanInfo {
     /// reports saved before goodput was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<PlanSlo>,
+    /// The saved session this run's cells are compared with (`--baseline`), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::report::baseline::BaselineInfo>,
 }
 
 /// How the prompt of one context size was built.
@@ -187,6 +190,10 @@ pub struct DecodeCell {
     /// the in-flight cap. Absent closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "super::levels::rate_opt")]
     pub rate: Option<crate::config::Rate>,
+    /// This cell's figures against the same cell of the `--baseline` session (omitted without
+    /// one, or when the baseline has no result for the cell).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline: Vec<crate::report::baseline::BaselineFigure>,
 }
 
 /// One run of one decode cell.
@@ -416,6 +423,10 @@ pub struct BurstCellReport {
     pub timeout_reason: Option<String>,
     /// Every attempt, oldest first.
     pub attempts: Vec<BurstAttempt>,
+    /// This cell's figures against the same cell of the `--baseline` session (omitted without
+    /// one, or when the baseline has no result for the cell).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline: Vec<crate::report::baseline::BaselineFigure>,
 }
 
 /// One burst: `requests` sent at once, each for a fixed number of output tokens.

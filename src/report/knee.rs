@@ -73,12 +73,18 @@ mod tests {
         let mut report = full_report();
         let plain = crate::report::tables::render_text(&report, true, false);
         assert!(!plain.contains("K: knee"), "no knee, no mark:\n{plain}");
-        report.decode.as_mut().unwrap().knees = vec![full_knee()];
+        // The example's matrix is closed loop: its knee is on the conc axis.
+        let knee = super::RowKnee { axis: "conc".into(), at_rate: None, ..full_knee() };
+        report.decode.as_mut().unwrap().knees = vec![knee];
         let text = crate::report::tables::render_text(&report, true, false);
         let marked: Vec<&str> = text.lines().filter(|l| l.starts_with("| 16k ") && l.contains(" K |")).collect();
         assert_eq!(marked.len(), 2, "aggregate and summary matrices:\n{text}");
         assert!(marked[0].contains("564.8 (2e) (7/8)* K |"), "{text}");
-        let note = "K: knee at rate inf (ctx 16k, conc 8): tok/s +0.9% (noise ±2.0%), queue 0.0→1.1";
+        let note = "K: knee at conc 8 (ctx 16k): tok/s +0.9% (noise ±2.0%), queue 0.0→1.1";
         assert!(text.contains(note), "{text}");
+        // A rate knee names a column this closed-loop matrix does not have: no mark.
+        report.decode.as_mut().unwrap().knees = vec![full_knee()];
+        let text = crate::report::tables::render_text(&report, true, false);
+        assert!(!text.contains(" K |"), "{text}");
     }
 }

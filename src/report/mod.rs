@@ -4,6 +4,7 @@
 //! serve`'s shape.
 
 pub mod atomic;
+pub mod baseline;
 pub mod compare;
 pub mod csv;
 pub mod dist;

@@ -103,6 +103,10 @@ pub struct RoutingPhase {
     /// Why the phase could not run at all (omitted when it ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// This cell's figures against the same cell of the `--baseline` session (omitted without
+    /// one, or when the baseline has no result for the cell).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline: Vec<crate::report::baseline::BaselineFigure>,
 }
 
 /// `config` of a phase. The setup fields are written only for primed (warm, hot) phases.

@@ -98,14 +98,17 @@ pub fn render_text(report: &SessionReport, ascii: bool, dim_ansi: bool) -> Strin
 }
 
 /// The blocks of the report's tables: the decode report (with its goodput matrices when the
-/// SLO was chosen), a blank line, the routing summary
-/// (each only when the report has it); the text and markdown formats draw these.
+/// SLO was chosen), a blank line, the routing summary (each only when the report has it), each
+/// followed by its deltas against `--baseline` when the report has one; the text and markdown
+/// formats draw these.
 pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
     let mut blocks = decode_view(report).map(|view| decode_blocks(&view)).unwrap_or_default();
     if !blocks.is_empty() {
         blocks.extend(super::goodput_tables::goodput_blocks(report));
     }
-    let routing = routing_blocks(&report.phases);
+    blocks.extend(super::baseline::text::decode_blocks(report));
+    let mut routing = routing_blocks(&report.phases);
+    routing.extend(super::baseline::text::routing_blocks(report));
     if !blocks.is_empty() && !routing.is_empty() {
         blocks.push(Block::Blank);
     }
@@ -215,7 +218,16 @@ mod tests {
     /// A cell of the `0` row with `attempts` built by `full_attempt`.
     fn cell(conc: u32, status: C, attempts: &[A]) -> DecodeCell {
         let attempts = attempts.iter().zip(1..).map(|(s, n)| full_attempt(n, *s)).collect();
-        DecodeCell { ctx: 0, ctx_label: "0".into(), conc, status, timeout_reason: None, attempts, rate: None }
+        DecodeCell {
+            ctx: 0,
+            ctx_label: "0".into(),
+            conc,
+            status,
+            timeout_reason: None,
+            attempts,
+            rate: None,
+            baseline: Vec::new(),
+        }
     }
 
     /// A 1x5 matrix: measured (after a paused attempt), errored, skipped, pending, no cell.

@@ -234,6 +234,7 @@ pub(crate) fn full_phase() -> RoutingPhase {
         applied_policy: Some("cache_aware".into()),
         route_applied: Some(true),
         error: None,
+        baseline: Vec::new(),
     }
 }
 
@@ -248,6 +249,7 @@ fn full_burst() -> BurstSection {
             conc: 4,
             status: CellOutcome::Measured,
             timeout_reason: None,
+            baseline: Vec::new(),
             attempts: vec![BurstAttempt {
                 attempt: 1,
                 status: AttemptStatus::Measured,
@@ -281,6 +283,7 @@ pub(crate) fn full_report() -> SessionReport {
         timeout_reason: Some("needs 140000 KV tokens, 131072 available".into()),
         attempts,
         rate: None,
+        baseline: Vec::new(),
     };
     let point = SeriesPoint {
         t_s: 62.0,
@@ -377,6 +380,7 @@ pub(crate) fn minimal_report() -> SessionReport {
             run_burst: false,
             settings: BTreeMap::new(),
             slo: None,
+            baseline: None,
         },
         calibration: Vec::new(),
         decode: None,

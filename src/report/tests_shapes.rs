@@ -10,7 +10,17 @@ use crate::report::phase::RoutingPhase;
 /// A `16k` decode cell at `conc` with attempts of the given statuses.
 fn cell(conc: u32, status: C, attempts: &[A]) -> DecodeCell {
     let attempts = attempts.iter().zip(1..).map(|(s, n)| full_attempt(n, *s)).collect();
-    DecodeCell { ctx: 16_384, ctx_label: "16k".into(), conc, status, timeout_reason: None, attempts, rate: None }
+    let baseline = Vec::new();
+    DecodeCell {
+        ctx: 16_384,
+        ctx_label: "16k".into(),
+        conc,
+        status,
+        timeout_reason: None,
+        attempts,
+        rate: None,
+        baseline,
+    }
 }
 
 /// The full report's routing phase renamed to `round`-`scenario`-`route`, with `status`.

@@ -52,6 +52,9 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
     if let Some(r) = &env.cfg.resume {
         super::resume::merge_history(&r.report, &mut report);
     }
+    if let Some(b) = &env.cfg.baseline {
+        crate::report::baseline::annotate::annotate(&mut report, b);
+    }
     report
 }
 
@@ -99,6 +102,7 @@ fn plan_info(env: &CellEnv) -> PlanInfo {
         run_burst: cfg.run_burst,
         settings: cfg.settings(),
         slo: Some(crate::report::goodput::PlanSlo::of(&cfg.slo, cfg.slo_source)),
+        baseline: cfg.baseline.as_ref().map(|b| b.info()),
     }
 }
 
@@ -118,5 +122,6 @@ pub fn snapshot(env: &CellEnv, state: &SessionState, writer: &ReportWriter) -> S
         actions: state.actions.len(),
         timing: state.timing.clone(),
         slo: Some(crate::report::goodput::PlanSlo::of(&env.cfg.slo, env.cfg.slo_source)),
+        baseline: env.cfg.baseline.clone(),
     }
 }

@@ -123,6 +123,13 @@ fn planned_lengths(experiments: &Experiments, cfg: &RunConfig, state: &SessionSt
     state.cells.iter().map(|c| planned(&c.spec).map(|d| d.as_secs_f64())).collect()
 }
 
+/// The warning when `--baseline` shares no cell of the plan (nothing will show a delta).
+fn baseline_unmatched(cfg: &RunConfig, state: &SessionState) -> Option<String> {
+    let b = cfg.baseline.as_ref()?;
+    let shared = state.cells.iter().any(|c| b.cell(&c.spec.compare_key()).is_some());
+    (!shared).then(|| format!("--baseline {}: it has no result for any cell of this plan; no deltas to show", b.path))
+}
+
 /// Runs preflight and starts the session runner over HTTP (reqwest). An unreachable target or
 /// an unusable plan is an error here, before any load is sent.
 pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
@@ -194,7 +201,8 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
     env.announce(&env.facts.warnings);
-    notes.into_iter().chain(origin_note).for_each(|n| env.warn(n));
+    let unmatched = baseline_unmatched(&env.cfg, &state);
+    notes.into_iter().chain(origin_note).chain(unmatched).for_each(|n| env.warn(n));
     let events = env.events.clone();
     let sink = ReportSink::spawn(writer, move |outcome| {
         let _ = events.send(saved_event(outcome));

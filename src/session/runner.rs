@@ -2,10 +2,11 @@
 //! re-run, save, stop) and writes the report at the start and after every cell.
 
 use super::assemble::{assemble, snapshot};
-use super::snapshot::{SessionSnapshot, attempt_line};
+use super::snapshot::SessionSnapshot;
 use super::state::{Attempt, CellStatus, SessionState};
 use crate::cell::context::CellEnv;
 use crate::cell::control::{CellId, Command, Knob, KnobInbox, Phase, RunnerEvent};
+use crate::cell::headline::attempt_line_against;
 use crate::cell::publisher::LivePublisher;
 use crate::experiment::{CellRun, Experiments};
 use crate::report::json::SessionReport;
@@ -212,8 +213,9 @@ impl Control {
                 }
             }
         };
-        let summary = attempt_line(&result.headline());
         let cell = &mut self.state.cells[id];
+        let key = cell.spec.compare_key();
+        let summary = attempt_line_against(&result.headline(), &key, env.cfg.baseline.as_deref());
         cell.attempts.push(Arc::new(result));
         cell.status = status;
         if interrupt == Some(Interrupt::Pause) {

@@ -53,6 +53,8 @@ pub struct SessionSnapshot {
     pub timing: Timing,
     /// The goodput SLO every experiment judges against (None: not known, e.g. a test view).
     pub slo: Option<crate::report::goodput::PlanSlo>,
+    /// The saved session the cells are compared with (`--baseline`).
+    pub baseline: Option<std::sync::Arc<crate::report::baseline::Baseline>>,
 }
 
 impl SessionSnapshot {

@@ -75,7 +75,15 @@ impl Experiment for Burst {
                 })
                 .collect();
             let (status, timeout_reason) = status_and_reason(&c.status);
-            out.push(BurstCellReport { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts });
+            out.push(BurstCellReport {
+                ctx,
+                ctx_label: format_size(ctx),
+                conc,
+                status,
+                timeout_reason,
+                attempts,
+                baseline: Vec::new(),
+            });
         }
         if !out.is_empty() {
             report.burst =

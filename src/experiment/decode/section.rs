@@ -134,7 +134,16 @@ impl Experiment for Decode {
                 sources.insert(last.aggregate_source);
             }
             let (status, timeout_reason) = status_and_reason(&c.status);
-            out.push(DecodeCell { ctx, ctx_label: format_size(ctx), conc, status, timeout_reason, attempts, rate });
+            out.push(DecodeCell {
+                ctx,
+                ctx_label: format_size(ctx),
+                conc,
+                status,
+                timeout_reason,
+                attempts,
+                baseline: Vec::new(),
+                rate,
+            });
         }
         if out.is_empty() {
             return;

@@ -9,7 +9,7 @@ pub mod render;
 use crate::report::json::SessionReport;
 use crate::stats::PercentileList;
 use figures::{CellFigures, Figure};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Version of the JSON `compare --format json` writes.
 pub const COMPARE_SCHEMA: &str = "llm-decode-bench/compare/1";
@@ -22,7 +22,7 @@ pub const HEADLINE_FIGURES: [&str; 4] =
 const SAME_PCT: f64 = 0.05;
 
 /// Which way a figure is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
     /// Throughput, goodput.
@@ -60,7 +60,7 @@ impl CellKey {
 }
 
 /// What one figure did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     /// Within 0.05%.

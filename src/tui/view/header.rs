@@ -1,5 +1,5 @@
 //! Header: target, model, engine dialect, plan, session clock, state, progress (cell i of N,
-//! ETA: `session::progress`), report path, warnings.
+//! ETA: `session::progress`), report path, warnings, the `--baseline` file overlaid.
 
 use super::super::app::{App, RunState};
 use super::super::theme;
@@ -84,6 +84,11 @@ fn second_line(app: &App) -> Line<'static> {
     spans.push(sep());
     spans.push(Span::styled("report ", theme::label()));
     spans.push(Span::styled(app.session.report_path.clone(), Style::new()));
+    if let Some(b) = &app.session.baseline {
+        spans.push(sep());
+        spans.push(Span::styled("Δ vs baseline ", theme::label()));
+        spans.push(Span::styled(b.path.clone(), theme::value()));
+    }
     Line::from(spans)
 }
 

@@ -116,13 +116,15 @@ fn widths(app: &App, grid: &Grid, avail: u16) -> (u16, Vec<u16>) {
         for (c, id) in row.iter().enumerate() {
             if let Some(id) = id {
                 let text = cell_view(app, *id).0;
-                cols[c] = cols[c].max(text.width() as u16 + 2);
+                let delta = super::baseline::matrix_delta(app, *id).map_or(0, |d| d.text().width() + 1);
+                cols[c] = cols[c].max((text.width() + delta) as u16 + 2);
                 let first = text.split(' ').find(|w| *w != "↻").unwrap_or("");
                 least[c] = least[c].max(first.width() as u16 + 2);
             }
         }
     }
-    let cols: Vec<u16> = cols.into_iter().map(|w| w.clamp(6, 18)).collect();
+    let max = if app.session.baseline.is_some() { 25 } else { 18 };
+    let cols: Vec<u16> = cols.into_iter().map(|w| w.clamp(6, max)).collect();
     let total: u16 = cols.iter().sum();
     let room = avail.saturating_sub(label_w);
     if cols.is_empty() {
@@ -174,6 +176,13 @@ fn draw_cell(app: &App, id: CellId, knee: bool, (x, y, w): (u16, u16, u16), buf:
     if app.selected == Some(id) {
         let area = Rect { x, y, width: (body.width() as u16 + 1).min(w.saturating_sub(1)).max(2), height: 1 };
         buf.set_style(area, theme::selected());
+    }
+    // The delta against --baseline, after the figure, when the whole text was drawn and fits.
+    if let Some(d) = super::baseline::matrix_delta(app, id).filter(|_| body == text) {
+        let (dx, t) = (x + 1 + body.width() as u16 + 1, d.text());
+        if dx + (t.width() as u16) < x + w {
+            buf.set_stringn(dx, y, &t, t.width(), super::baseline::style(d.change));
+        }
     }
 }
 

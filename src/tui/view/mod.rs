@@ -1,6 +1,7 @@
 //! Drawing the monitor: one file per panel, laid out for the terminal size. Views read the
 //! [`App`] only; elapsed times come from `App::now`, never from the wall clock.
 
+pub mod baseline;
 pub mod detail;
 pub mod header;
 pub mod help;

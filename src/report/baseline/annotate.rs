@@ -1,0 +1,59 @@
+//! Recording the baseline in a report: `plan.baseline` names the saved session, and every
+//! cell both sessions measured gets its `baseline` figures, from `compare` of the baseline
+//! against the report as it stands (its matching, figures, deltas and noise band).
+
+use super::{Baseline, BaselineFigure, kept, percentiles};
+use crate::report::compare::{self, CellDiff, CellKey, Options};
+use crate::report::json::SessionReport;
+
+/// The name the comparison gives the session being written.
+const THIS_SESSION: &str = "this session";
+
+/// Sets `plan.baseline` and the `baseline` figures of every cell of `report` matched in
+/// `baseline`; cells without a match keep none.
+pub fn annotate(report: &mut SessionReport, baseline: &Baseline) {
+    report.plan.baseline = Some(baseline.info());
+    let opts = Options { threshold_pct: 0.0, percentiles: percentiles() };
+    let diff = compare::compare((&baseline.path, &baseline.report), (THIS_SESSION, report), &opts);
+    for cell in &diff.cells {
+        let figures = figures_of(cell);
+        if let Some(slot) = slot(report, &cell.key) {
+            *slot = figures;
+        }
+    }
+}
+
+/// The kept figures of one compared cell.
+fn figures_of(cell: &CellDiff) -> Vec<BaselineFigure> {
+    cell.figures
+        .iter()
+        .filter(|f| kept(&f.name, f.headline))
+        .map(|f| BaselineFigure {
+            name: f.name.clone(),
+            better: f.better,
+            base: f.base,
+            new: f.new,
+            delta_pct: f.delta_pct,
+            change: f.change,
+        })
+        .collect()
+}
+
+/// The `baseline` list of the report's cell matched by `key`.
+fn slot<'a>(report: &'a mut SessionReport, key: &CellKey) -> Option<&'a mut Vec<BaselineFigure>> {
+    let at = |ctx: u64, conc: u32| key.ctx == Some(ctx) && key.conc == Some(conc);
+    match key.kind {
+        "decode" => report.decode.as_mut()?.cells.iter_mut().find(|c| at(c.ctx, c.conc)).map(|c| &mut c.baseline),
+        "burst" => report.burst.as_mut()?.cells.iter_mut().find(|c| at(c.ctx, c.conc)).map(|c| &mut c.baseline),
+        "routing" => {
+            let name = key.phase.as_deref()?;
+            report.phases.iter_mut().find(|p| p.phase == name).map(|p| &mut p.baseline)
+        }
+        _ => None,
+    }
+}
+
+/// The baseline figure `name` of a cell's `baseline` list.
+pub fn figure<'a>(list: &'a [BaselineFigure], name: &str) -> Option<&'a BaselineFigure> {
+    list.iter().find(|f| f.name == name)
+}

@@ -1,0 +1,105 @@
+use super::annotate::{annotate, figure};
+use super::*;
+use crate::report::compare::CellKey;
+use crate::report::json::SessionReport;
+use crate::report::tests_schema::{assert_valid, full_report};
+
+#[test]
+fn percentages_are_signed_and_short() {
+    assert_eq!(fmt_pct(3.24), "+3.2%");
+    assert_eq!(fmt_pct(-11.4), "-11%");
+    assert_eq!(fmt_pct(-9.96), "-10%");
+    assert_eq!(fmt_pct(0.04), "0.0%");
+    assert_eq!(fmt_pct(-0.04), "0.0%");
+    assert_eq!(fmt_pct(250.0), "+250%");
+    assert_eq!(fmt_pct(f64::NAN), "—");
+}
+
+#[test]
+fn the_sign_means_better_or_worse_by_the_figure() {
+    let up = delta(Some(100.0), Some(103.2), Better::Higher).unwrap();
+    assert_eq!((up.text().as_str(), up.change), ("+3.2%", Change::Better));
+    let slower = delta(Some(100.0), Some(89.0), Better::Higher).unwrap();
+    assert_eq!((slower.text().as_str(), slower.change), ("-11%", Change::Worse));
+    // A higher TTFT is worse, a lower one better.
+    assert_eq!(delta(Some(20.0), Some(25.0), Better::Lower).unwrap().change, Change::Worse);
+    assert_eq!(delta(Some(20.0), Some(15.0), Better::Lower).unwrap().change, Change::Better);
+    assert_eq!(delta(Some(20.0), Some(20.0), Better::Lower).unwrap().change, Change::Same);
+    // Nothing to compare: a side without a value, or a base of 0 with a new value.
+    assert_eq!(delta(None, Some(1.0), Better::Higher), None);
+    assert_eq!(delta(Some(1.0), None, Better::Higher), None);
+    assert_eq!(delta(Some(0.0), Some(5.0), Better::Higher), None);
+}
+
+/// `full_report` with every measured throughput scaled by `speed` (and TTFT by its inverse).
+fn slower(speed: f64) -> SessionReport {
+    let mut r = full_report();
+    for cell in r.decode.iter_mut().flat_map(|d| &mut d.cells) {
+        for a in &mut cell.attempts {
+            a.aggregate_tps *= speed;
+            a.request_samples.iter_mut().for_each(|s| s.ttft_ms = s.ttft_ms.map(|t| t / speed));
+            a.ttft_ms.iter_mut().for_each(|s| s.p50 /= speed);
+        }
+    }
+    for p in &mut r.phases {
+        p.output_tokens_per_second *= speed;
+    }
+    r
+}
+
+#[test]
+fn the_baseline_finds_cells_as_compare_matches_them() {
+    let b = Baseline::of("base.json", full_report());
+    let key = CellKey::cell("decode", 16_384, 8);
+    let (tps, better) = Baseline::value(b.cell(&key).expect("decode ctx=16k conc=8"), Pick::Throughput).unwrap();
+    assert_eq!(better, Better::Higher);
+    let d = b.deltas(&key, &[(Pick::Throughput, Some(tps * 0.5)), (Pick::TtftP50, None)]);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!((d[0].0, d[0].1.text().as_str(), d[0].1.change), (Pick::Throughput, "-50%", Change::Worse));
+    assert!(b.cell(&CellKey::cell("decode", 16_384, 4)).is_some(), "an errored cell's result is its attempt");
+    assert!(b.cell(&CellKey::cell("burst", 16_384, 8)).is_none(), "no such cell");
+    assert!(b.cell(&CellKey::cell("decode", 0, 1)).is_none());
+    let phase = &b.report.phases[0].phase;
+    assert!(b.cell(&CellKey::phase(phase)).is_some(), "routing phases by name");
+    assert!(b.deltas(&CellKey::cell("decode", 0, 1), &[(Pick::Throughput, Some(1.0))]).is_empty());
+}
+
+#[test]
+fn a_report_records_the_baseline_and_each_cells_figures() {
+    let b = Baseline::of("base.json", full_report());
+    let mut r = slower(0.5);
+    annotate(&mut r, &b);
+    assert_eq!(r.plan.baseline, Some(BaselineInfo { path: "base.json".into(), started_at: full_report().started_at }));
+    let cell = &r.decode.as_ref().unwrap().cells[1];
+    let tps = figure(&cell.baseline, "aggregate_tok_s").expect("throughput compared");
+    assert_eq!((tps.change, tps.better), (Change::Worse, Better::Higher));
+    assert!((tps.delta_pct.unwrap() + 50.0).abs() < 1e-9, "{tps:?}");
+    assert!(figure(&cell.baseline, TTFT_P50).is_some_and(|f| f.change == Change::Worse), "{:?}", cell.baseline);
+    assert!(figure(&cell.baseline, "per_request_tok_s").is_none(), "only the overlay's figures");
+    let phase = &r.phases[0].baseline;
+    assert!(figure(phase, "output_tok_s").is_some_and(|f| f.change == Change::Worse), "{phase:?}");
+    assert!(figure(phase, GOODPUT).is_some_and(|f| f.change == Change::Same), "{phase:?}");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_valid(&json);
+    let back: SessionReport = serde_json::from_value(json).unwrap();
+    assert_eq!(back, r, "the recorded figures read back");
+}
+
+#[test]
+fn the_final_tables_show_deltas_only_with_a_baseline() {
+    let plain = crate::report::tables::render_text(&full_report(), true, false);
+    assert!(!plain.contains("baseline"), "{plain}");
+    let mut r = slower(0.5);
+    annotate(&mut r, &Baseline::of("base.json", full_report()));
+    let text = crate::report::tables::render_text(&r, true, false);
+    for want in [text::DECODE_TITLE, text::BURST_TITLE, text::ROUTING_TITLE, "against base.json"] {
+        assert!(text.contains(want), "no {want}:\n{text}");
+    }
+    let decode = text.split(text::DECODE_TITLE).nth(1).unwrap();
+    let row = decode.lines().find(|l| l.starts_with("| 16k")).unwrap();
+    assert_eq!(row.matches("-50%").count(), 2, "{row}");
+    let plain = crate::report::tables::render_text(&SessionReport { decode: None, ..r.clone() }, true, false);
+    assert!(!plain.contains(text::DECODE_TITLE) && plain.contains(text::ROUTING_TITLE), "{plain}");
+    let routing = text.split(text::ROUTING_TITLE).nth(1).unwrap();
+    assert!(routing.lines().any(|l| l.contains("-50%") && l.contains("0.0%")), "{routing}");
+}
