@@ -24,11 +24,30 @@ fn last(c: &ServeCellReport) -> &ServeAttempt {
     c.attempts.last().expect("an attempt")
 }
 
-/// Mean of a histogram from its `_sum` and `_count`, ms.
-fn hist_mean_ms(text: &str, name: &str) -> f64 {
+/// A histogram's `_sum` (s) and `_count`.
+fn hist(text: &str, name: &str) -> (f64, f64) {
     let sum = sample_value(text, &format!("{name}_sum")).expect("histogram sum");
-    let count = sample_value(text, &format!("{name}_count")).expect("histogram count");
-    sum / count * 1e3
+    (sum, sample_value(text, &format!("{name}_count")).expect("histogram count"))
+}
+
+/// Runs the vocabulary probe alone against `base`, as each serve session does before its first
+/// cell, and returns what it added to the server's TTFT and e2e histograms and how many of its
+/// requests the server served.
+async fn probe_alone(base: &str, metrics: &str) -> ([(f64, f64); 2], u32) {
+    use llm_decode_bench::cell::context::Target;
+    let names = ["vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds"];
+    let before = metrics_text(&client(), metrics).await;
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("content-type", "application/json".parse().unwrap());
+    let backend = llm_decode_bench::load::backend::HttpBackend::shared(client());
+    let target = Target { backend, base: base.into(), headers, served_by: Vec::new() };
+    let ids = llm_decode_bench::experiment::serve::vocab::probe(&target, "sim-llama-27b").await.expect("probe");
+    let after = metrics_text(&client(), metrics).await;
+    let delta = |n: &str| {
+        let ((s0, c0), (s1, c1)) = (hist(&before, n), hist(&after, n));
+        (s1 - s0, c1 - c0)
+    };
+    ([delta(names[0]), delta(names[1])], ids.accepted)
 }
 
 /// The sweep's configuration: `--random-input-len INPUT --max-concurrency 4 --request-rate 2,inf`.
@@ -103,6 +122,9 @@ async fn a_rate_sweep_matches_the_servers_own_record() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("serve.json");
     let r = &c.info().replicas[0];
+    // The session probes the vocabulary first; what a probe adds to the server's record is
+    // measured alone here and taken out below (the session's probe sends the same requests).
+    let (probe_hist, probe_served) = probe_alone(&r.url, &r.metrics_url).await;
     let report = start(sweep_config(&r.url, &r.metrics_url, &out)).await.expect("preflight passes").join.await.unwrap();
     assert!(validate(&out) == report, "the file holds the final report");
     assert!(report.complete);
@@ -113,14 +135,21 @@ async fn a_rate_sweep_matches_the_servers_own_record() {
     let ([ttft, e2el], completed, output) = check_cells(s);
     check_spacing(s);
 
+    // The vocabulary probe found the simulator's 150002 ids exactly; its served one-token
+    // requests are in the server's totals too.
+    let ids = s.token_ids.expect("the probed token ids are recorded");
+    assert_eq!((ids.vocab, ids.low, ids.high), (150_002, 1000, 32_000), "{ids:?}");
+    assert!(ids.probes <= 40 && ids.accepted == probe_served, "{ids:?}");
+    let probed = f64::from(ids.accepted + probe_served);
     let text = metrics_text(&client(), &r.metrics_url).await;
-    let prompt_tokens = (2 * u64::from(N) * INPUT) as f64;
+    let prompt_tokens = (2 * u64::from(N) * INPUT) as f64 + probed;
     assert_eq!(sample_value(&text, "vllm:prompt_tokens_total"), Some(prompt_tokens), "exact prompt lengths");
-    assert_eq!(sample_value(&text, "vllm:generation_tokens_total"), Some(output as f64));
-    assert_eq!(sample_value(&text, "vllm:request_success_total"), Some(completed as f64));
-    for (name, client_mean) in [("vllm:time_to_first_token_seconds", ttft), ("vllm:e2e_request_latency_seconds", e2el)]
-    {
-        let server = hist_mean_ms(&text, name);
+    assert_eq!(sample_value(&text, "vllm:generation_tokens_total"), Some(output as f64 + probed));
+    assert_eq!(sample_value(&text, "vllm:request_success_total"), Some(completed as f64 + probed));
+    let names = [("vllm:time_to_first_token_seconds", ttft), ("vllm:e2e_request_latency_seconds", e2el)];
+    for ((name, client_mean), (probe_sum, probe_count)) in names.into_iter().zip(probe_hist) {
+        let (sum, count) = hist(&text, name);
+        let server = (sum - 2.0 * probe_sum) / (count - 2.0 * probe_count) * 1e3;
         // The client's latencies add loopback HTTP and SSE parsing: 10% or 5 ms, whichever is larger.
         let tol = (0.1 * server).max(5.0);
         assert!((client_mean - server).abs() <= tol, "{name}: client {client_mean:.1} ms, server {server:.1} ms");
@@ -141,7 +170,9 @@ async fn a_rate_sweep_matches_the_servers_own_record() {
     assert_eq!(cells[0], s.cells[0], "the 2/s cell is recovered as it was");
     assert_eq!((cells[1].status, cells[1].attempts.len()), (CellOutcome::Measured, 1), "inf ran once");
     let text = metrics_text(&client(), &r.metrics_url).await;
-    let more = prompt_tokens + (u64::from(N) * INPUT) as f64;
+    let reprobed = resumed.serve.as_ref().and_then(|s| s.token_ids).map_or(0, |t| t.accepted);
+    let more = prompt_tokens + (u64::from(N) * INPUT) as f64 + f64::from(reprobed);
+    assert_eq!(reprobed, probe_served, "the resumed session probes again");
     assert_eq!(sample_value(&text, "vllm:prompt_tokens_total"), Some(more), "only the inf cell's load");
 }
 

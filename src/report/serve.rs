@@ -28,8 +28,29 @@ pub struct ServeSection {
     /// The `--goodput` SLO `request_goodput` was computed under; null without `--goodput`.
     #[serde(default)]
     pub goodput_slo: Option<GoodputSlo>,
+    /// The token ids prompts were drawn from, and the vocabulary the server was found to
+    /// accept (absent when no cell ran, and in reports written before it was probed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_ids: Option<TokenIds>,
     /// One entry per cell, in plan order.
     pub cells: Vec<ServeCellReport>,
+}
+
+/// Where serve prompts' token ids come from: ids `[low, high)` of a vocabulary of `vocab` ids
+/// (the largest one-token prompt the server accepted, plus one).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct TokenIds {
+    /// Ids the server accepts: 0 to `vocab` - 1.
+    pub vocab: u32,
+    /// Lowest id drawn.
+    pub low: u32,
+    /// One past the highest id drawn.
+    pub high: u32,
+    /// One-token requests the probe sent.
+    pub probes: u32,
+    /// Of those, the ones the server served (one prompt and one output token each, counted in
+    /// its Prometheus totals like any request).
+    pub accepted: u32,
 }
 
 /// A `--goodput` SLO, ms: a request is good when it meets every bound that is set.

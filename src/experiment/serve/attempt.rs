@@ -51,12 +51,18 @@ impl ServeCell {
 }
 
 /// Runs one attempt of `spec` until every request ended (or `cancel`).
-pub async fn run_serve_attempt(env: &CellEnv, spec: &ServeCell, cancel: &CancellationToken) -> ServeAttempt {
+pub async fn run_serve_attempt(
+    env: &CellEnv,
+    spec: &ServeCell,
+    ids: std::ops::Range<u32>,
+    cancel: &CancellationToken,
+) -> ServeAttempt {
     let serve = &env.cfg.serve;
     let seed = spec.seed(serve.seed);
     let offsets = arrival_offsets(serve.num_prompts as usize, spec.rate, env.cfg.burstiness, seed);
     let (model, input_len, output_len) = (env.facts.model.clone(), spec.input_len, serve.output_len);
-    let body = Arc::new(move |i: u32| completion_body(&model, &prompt_ids(input_len, seed, i), output_len));
+    let body =
+        Arc::new(move |i: u32| completion_body(&model, &prompt_ids(input_len, seed, i, ids.clone()), output_len));
     let live = Arc::new(LiveCounters::default());
     let first_token = env.cfg.first_token_limit(spec.input_len);
     let mut ctx = env.worker_ctx(live.clone(), output_len, None, Some(first_token), 0);
@@ -72,6 +78,16 @@ pub async fn run_serve_attempt(env: &CellEnv, spec: &ServeCell, cancel: &Cancell
     lp.run_until(run_capped(ctx, started, offsets, spec.max_concurrency, body, tx, cancel.clone())).await;
     let (samples, _) = lp.finish();
     summarize_serve(env, spec, started, &samples)
+}
+
+/// An attempt that sent no load: the vocabulary probe failed (`why`, logged).
+pub fn refused_attempt(env: &CellEnv, spec: &ServeCell, why: &str) -> ServeAttempt {
+    env.emit(crate::cell::control::RunnerEvent::Log(format!("{}: no load sent: {why}", spec.label)));
+    let started = Instant::now();
+    let mut a = summarize_serve(env, spec, started, &[]);
+    // The probe's one-token request is the one that failed.
+    a.errors.insert(crate::load::sample::ErrorKind::BadRequest, 1);
+    a
 }
 
 fn summarize_serve(env: &CellEnv, spec: &ServeCell, started: Instant, samples: &[RequestSample]) -> ServeAttempt {

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod prompts;
 pub mod schedule;
 pub mod section;
+pub mod vocab;
 
 pub use attempt::{ServeCell, run_serve_attempt};
 pub use section::Serve;

@@ -1,8 +1,7 @@
 //! The serve experiment's prompts: `input_len` random token ids per request, sent as the
 //! completions endpoint's token-id prompt (`"prompt": [ids]`), so the server counts exactly
-//! `input_len` prompt tokens whatever its tokenizer. The ids stay in [`TOKEN_IDS`], a range
-//! inside every common vocabulary (32k and up) above the low ids where tokenizers keep their
-//! special tokens; the server's vocabulary size is not exposed by the OpenAI API.
+//! `input_len` prompt tokens whatever its tokenizer. The ids stay in a range the server was
+//! found to accept (`vocab.rs`), above the low ids where tokenizers keep their special tokens.
 
 use crate::load::request::json_escape;
 use bytes::Bytes;
@@ -11,17 +10,14 @@ use rand::{Rng, SeedableRng};
 use std::fmt::Write;
 use std::ops::Range;
 
-/// Token ids a serve prompt is drawn from.
-pub const TOKEN_IDS: Range<u32> = 1000..32_000;
-
-/// The prompt of request `index`: `input_len` ids from [`TOKEN_IDS`], seeded by `seed`. Its
-/// first two ids spell out `index`, so no two requests of a cell share a cached prefix block.
-pub fn prompt_ids(input_len: u64, seed: u64, index: u32) -> Vec<u32> {
-    let span = TOKEN_IDS.end - TOKEN_IDS.start;
+/// The prompt of request `index`: `input_len` ids from `range`, seeded by `seed`. Its first
+/// two ids spell out `index`, so no two requests of a cell share a cached prefix block.
+pub fn prompt_ids(input_len: u64, seed: u64, index: u32, range: Range<u32>) -> Vec<u32> {
+    let span = (range.end - range.start).max(1);
     let mut rng = StdRng::seed_from_u64(seed ^ u64::from(index).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let mut ids: Vec<u32> = (0..input_len).map(|_| rng.random_range(TOKEN_IDS)).collect();
+    let mut ids: Vec<u32> = (0..input_len).map(|_| rng.random_range(range.clone())).collect();
     for (slot, digit) in ids.iter_mut().zip([index % span, index / span % span]) {
-        *slot = TOKEN_IDS.start + digit;
+        *slot = range.start + digit;
     }
     ids
 }
@@ -48,15 +44,16 @@ mod tests {
 
     #[test]
     fn prompts_have_the_length_range_and_seed_asked_for_and_differ_per_request() {
-        let a = prompt_ids(300, 42, 0);
+        let r = 256..4096;
+        let a = prompt_ids(300, 42, 0, r.clone());
         assert_eq!(a.len(), 300);
-        assert!(a.iter().all(|id| TOKEN_IDS.contains(id)));
-        assert_eq!(a, prompt_ids(300, 42, 0), "seeded");
-        assert_ne!(a, prompt_ids(300, 43, 0));
+        assert!(a.iter().all(|id| r.contains(id)));
+        assert_eq!(a, prompt_ids(300, 42, 0, r.clone()), "seeded");
+        assert_ne!(a, prompt_ids(300, 43, 0, r.clone()));
         let firsts: std::collections::BTreeSet<Vec<u32>> =
-            (0..500).map(|i| prompt_ids(16, 42, i)[..2].to_vec()).collect();
-        assert_eq!(firsts.len(), 500, "no two requests share their first ids");
-        assert_eq!(prompt_ids(1, 42, 3).len(), 1);
+            (0..5000).map(|i| prompt_ids(16, 42, i, r.clone())[..2].to_vec()).collect();
+        assert_eq!(firsts.len(), 5000, "no two requests share their first ids");
+        assert_eq!(prompt_ids(1, 42, 3, r).len(), 1);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::experiment::decode::section::status_and_reason;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::SessionReport;
-use crate::report::serve::{GoodputSlo, ServeCellReport, ServeSection};
+use crate::report::serve::{GoodputSlo, ServeCellReport, ServeSection, TokenIds};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use std::time::Duration;
@@ -28,6 +28,8 @@ pub struct Serve {
     rates: Vec<Rate>,
     burstiness: f64,
     serve: ServeConfig,
+    /// The ids prompts are drawn from, probed from the server before the first cell runs.
+    ids: std::sync::Arc<tokio::sync::OnceCell<Result<TokenIds, String>>>,
 }
 
 impl Serve {
@@ -40,6 +42,7 @@ impl Serve {
             rates,
             burstiness: cfg.burstiness,
             serve: cfg.serve.clone(),
+            ids: Default::default(),
         }
     }
 
@@ -56,6 +59,7 @@ impl Serve {
             output_len: self.serve.output_len,
             seed: self.serve.seed,
             goodput_slo,
+            token_ids: self.ids.get().and_then(|r| r.as_ref().ok()).copied(),
             cells,
         }
     }
@@ -117,7 +121,12 @@ impl Experiment for Serve {
                 rate: rate.unwrap_or(Rate::Inf),
                 attempt: cell.attempt,
             };
-            Attempt::Serve(Box::new(run_serve_attempt(env, &s, cancel).await))
+            let ids = self.ids.get_or_init(|| super::vocab::probe(&env.target, &env.facts.model)).await;
+            let attempt = match ids {
+                Ok(ids) => run_serve_attempt(env, &s, ids.low..ids.high, cancel).await,
+                Err(why) => super::attempt::refused_attempt(env, &s, why),
+            };
+            Attempt::Serve(Box::new(attempt))
         })
     }
 

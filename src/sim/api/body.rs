@@ -141,12 +141,16 @@ fn output_budget(
 
 fn completion_prompt(prompt: Option<&Value>) -> Result<Vec<u32>, ApiError> {
     match prompt {
+        Some(Value::String(s)) if s.is_empty() => Err(ApiError::bad_request(
+            "Either prompt or prompt_embeds must be provided and non-empty.".into(),
+            Some("prompt"),
+        )),
         Some(Value::String(s)) => Ok(tokenize(s)),
         Some(Value::Array(items)) if !items.is_empty() && items.iter().all(Value::is_u64) => {
             token_ids(items.iter().filter_map(Value::as_u64))
         }
         Some(Value::Array(items)) if items.is_empty() => {
-            Err(ApiError::bad_request("The decoder prompt cannot be empty".into(), None))
+            Err(ApiError::bad_request("You must pass at least one prompt".into(), None))
         }
         Some(Value::Array(items)) if items.len() == 1 => completion_prompt(items.first()),
         Some(Value::Array(_)) => {
@@ -244,8 +248,12 @@ mod tests {
         assert!(prep(r#"{"prompt":[150001]}"#, Endpoint::Completions).is_ok(), "the last special id is in");
         assert_eq!(
             prep(r#"{"prompt":[]}"#, Endpoint::Completions).unwrap_err().message,
-            "The decoder prompt cannot be empty"
+            "You must pass at least one prompt"
         );
+        // An empty text is refused as a real vLLM refuses it, not queued for ever.
+        let empty = prep(r#"{"prompt":""}"#, Endpoint::Completions).unwrap_err();
+        assert_eq!((empty.status.as_u16(), empty.param), (400, Some("prompt")));
+        assert_eq!(empty.message, "Either prompt or prompt_embeds must be provided and non-empty.");
         assert_eq!(prep(r#"{"prompt":"x","model":"other"}"#, Endpoint::Completions).unwrap_err().status.as_u16(), 404);
         assert_eq!(prep("{not json", Endpoint::Completions).unwrap_err().status.as_u16(), 400);
         assert_eq!(prep(r#"{"messages":[]}"#, Endpoint::Chat).unwrap_err().status.as_u16(), 400);
