@@ -25,7 +25,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Ids `[low, high)` to draw prompts from, given a vocabulary of `vocab` ids: above the low
 /// ids where special tokens sit, and inside the vocabulary.
 pub fn draw_range(vocab: u32, probes: u32, accepted: u32) -> TokenIds {
-    let high = vocab.min(HIGH_ID).max(2);
+    let high = vocab.clamp(2, HIGH_ID);
     let low = LOW_ID.min(high / 16).max(1);
     TokenIds { vocab, low, high, probes, accepted }
 }
