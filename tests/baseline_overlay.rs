@@ -40,13 +40,14 @@ async fn output(mut cmd: Command) -> Output {
     .expect("joined")
 }
 
-/// A short headless decode session (ctx 0 at `conc`) against the cluster's replica, with
+/// A short headless decode session (ctx 1k at `conc`: its TTFT is prefill, which the speed
+/// scales, not loopback overhead) against the cluster's replica, with
 /// `extra` flags; returns its exit code, stdout and stderr.
 async fn session(c: &Cluster, out: &Path, conc: &str, extra: &[&str]) -> (Option<i32>, String, String) {
     let r = &c.info().replicas[0];
     let mut cmd = bin();
     cmd.args(["run", "--headless", "--base-url", &r.url, "--metrics-url", &r.metrics_url])
-        .args(["--ctx", "0", "--conc", conc, "--window", "1s", "--settle", "200ms", "--warmup-timeout", "20s"])
+        .args(["--ctx", "1k", "--conc", conc, "--window", "1s", "--settle", "200ms", "--warmup-timeout", "20s"])
         .args(["--min-stream-tokens", "1024", "--poll-interval", "100ms"])
         .args(extra)
         .arg("--out")
@@ -79,7 +80,7 @@ async fn a_slowed_simulator_shows_worse_deltas_against_its_baseline() {
     }
     // The final tables: the delta matrix, one negative tok/s delta per column.
     let table = out.split(DECODE_TITLE).nth(1).unwrap_or_else(|| panic!("no delta matrix:\n{out}"));
-    let row = table.lines().find(|l| l.starts_with("│ 0 ")).unwrap_or_else(|| panic!("no ctx 0 row:\n{table}"));
+    let row = table.lines().find(|l| l.starts_with("│ 1k ")).unwrap_or_else(|| panic!("no ctx 1k row:\n{table}"));
     assert_eq!(row.matches(" -").count(), 2, "{row}");
     let ttft = table.lines().nth(table.lines().position(|l| l == row).unwrap() + 1).unwrap();
     assert_eq!(ttft.matches("TTFT +").count(), 2, "TTFT rose in both cells: {ttft}");

@@ -38,8 +38,22 @@ impl RowKnee {
     }
 }
 
+/// Mark of a cell `--stop-at-knee` did not run (the text tables and the monitor).
+pub const PAST_KNEE: &str = "»";
+/// Legend line explaining [`PAST_KNEE`], shown when a matrix contains it.
+pub const PAST_KNEE_LEGEND: &str =
+    "» = not run: past its row's knee (--stop-at-knee); the reason is in JSON timeout_reason";
+/// The flag every `--stop-at-knee` skip reason names (`experiment::decode::knee::past_knee`).
+const STOP_AT_KNEE: &str = "(--stop-at-knee)";
+
+/// True when a skip `reason` is `--stop-at-knee`'s, not a KV misfit.
+pub fn is_past_knee(reason: &str) -> bool {
+    reason.ends_with(STOP_AT_KNEE)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{PAST_KNEE, PAST_KNEE_LEGEND, is_past_knee};
     use crate::report::json::SessionReport;
     use crate::report::tests_example::{full_knee, full_report};
     use serde_json::Value;
@@ -86,5 +100,21 @@ mod tests {
         report.decode.as_mut().unwrap().knees = vec![full_knee()];
         let text = crate::report::tables::render_text(&report, true, false);
         assert!(!text.contains(" K |"), "{text}");
+    }
+
+    #[test]
+    fn a_cell_past_the_knee_is_not_shown_as_a_kv_misfit() {
+        use crate::report::status::CellOutcome;
+        let mut report = full_report();
+        let cell = &mut report.decode.as_mut().unwrap().cells[1];
+        (cell.status, cell.attempts) = (CellOutcome::Skipped, Vec::new());
+        let reason = "past the knee at conc 8 (ctx 16k) (--stop-at-knee)";
+        cell.timeout_reason = Some(reason.into());
+        let text = crate::report::tables::render_text(&report, true, false);
+        let legend = PAST_KNEE_LEGEND.split(';').next().unwrap();
+        assert!(text.contains(legend) && !text.contains("∅"), "{text}");
+        assert!(text.lines().any(|l| l.contains(&format!(" {PAST_KNEE} |"))), "{text}");
+        assert!(is_past_knee(reason));
+        assert!(!is_past_knee("needs 2.1M tokens of KV cache, 0.5M available x 4"));
     }
 }

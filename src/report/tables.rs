@@ -178,6 +178,9 @@ pub fn cell_view(cell: &DecodeCell) -> CellView {
     match (cell.status, last) {
         (CellOutcome::Measured, Some(attempt)) => CellView::Measured(measured_cell(attempt)),
         (CellOutcome::Errored, _) => CellView::Errored { errors: last.map_or(0, error_total) },
+        (CellOutcome::Skipped, _) if cell.timeout_reason.as_deref().is_some_and(super::knee::is_past_knee) => {
+            CellView::PastKnee
+        }
         (CellOutcome::Skipped, _) => CellView::Skipped,
         _ => CellView::NotRun,
     }

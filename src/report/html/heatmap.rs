@@ -86,7 +86,7 @@ fn decode_heat(cell: &CellView, per_request: bool) -> Heat {
         }
         CellView::Errored { errors } => Heat::Errored(fmt_errored(*errors)),
         CellView::Skipped => Heat::Skipped,
-        CellView::NotRun => Heat::NotRun,
+        CellView::NotRun | CellView::PastKnee => Heat::NotRun,
     }
 }
 

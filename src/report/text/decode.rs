@@ -65,6 +65,8 @@ pub enum CellView {
     Skipped,
     /// Never run: skipped by the operator or the session ended first (shown `·`).
     NotRun,
+    /// Not run: past its row's knee under `--stop-at-knee` (shown `»`).
+    PastKnee,
 }
 
 /// Measurements of one cell that ran.
@@ -203,6 +205,7 @@ where
 fn unmeasured(cell: &CellView, errored: String) -> String {
     match cell {
         CellView::Skipped => SKIPPED.to_string(),
+        CellView::PastKnee => crate::report::knee::PAST_KNEE.to_string(),
         CellView::Errored { .. } => errored,
         CellView::NotRun | CellView::Measured(_) => NOT_RUN.to_string(),
     }
@@ -255,6 +258,9 @@ fn aggregate_legend(view: &DecodeView) -> Vec<String> {
     }
     if displayed_cells(view).any(|c| matches!(c, CellView::NotRun)) {
         paragraphs.push(NOT_RUN_LEGEND.to_string());
+    }
+    if displayed_cells(view).any(|c| matches!(c, CellView::PastKnee)) {
+        paragraphs.push(crate::report::knee::PAST_KNEE_LEGEND.to_string());
     }
     let any_suffix = displayed_cells(view).any(|c| match c {
         CellView::Measured(m) => !running_suffix(m).is_empty(),

@@ -25,11 +25,13 @@ pub const KEYS: [(&str, &str); 13] = [
 ];
 
 /// Matrix notation.
-pub const NOTATION: [(&str, &str); 8] = [
+pub const NOTATION: [(&str, &str); 10] = [
     ("146.7", "aggregate tok/s of the window (routing: good/requests tok/s)"),
     ("(X/Y)*", "avg running / requested; * capacity-limited or warmup timed out"),
     ("0.0 (Ne)", "N requests errored"),
     ("∅", "skipped: does not fit in the KV cache (deficit in the report)"),
+    ("»", "not run: past its row's knee (--stop-at-knee)"),
+    ("⌃", "the row's knee: tok/s stopped rising while TTFT or the queue rose"),
     ("skip", "skipped by the operator"),
     ("·", "pending; ↻ queued again (previous result shown)"),
     ("▶", "running (yellow: warming, cyan: measuring)"),
@@ -75,10 +77,12 @@ mod tests {
     #[test]
     fn short_help_says_what_it_leaves_out() {
         let text = |l: &Line<'_>| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>();
-        assert_eq!(help_lines(40).len(), KEYS.len() + 1 + NOTATION.len());
+        assert_eq!(help_lines(60).len(), KEYS.len() + 1 + NOTATION.len());
         assert_eq!(help_lines(KEYS.len() + NOTATION.len()).len(), KEYS.len() + NOTATION.len(), "blank line dropped");
         let short = help_lines(10);
         assert_eq!(short.len(), 10);
-        assert!(text(&short[9]).starts_with("+12 more lines"), "{}", text(&short[9]));
+        // The blank line between keys and notation goes first.
+        let more = format!("+{} more lines", KEYS.len() + NOTATION.len() - 9);
+        assert!(text(&short[9]).starts_with(&more), "{}", text(&short[9]));
     }
 }

@@ -78,6 +78,9 @@ pub fn cell_view(app: &App, id: CellId) -> (String, CellState) {
             None => ("done".into(), CellState::Done),
         },
         CellStatus::Errored => (fmt_errored(h.map_or(0, |h| h.errors)), CellState::Failed),
+        CellStatus::Skipped(r) if crate::report::knee::is_past_knee(r) => {
+            (crate::report::knee::PAST_KNEE.into(), CellState::Skipped)
+        }
         CellStatus::Skipped(_) => (SKIPPED.into(), CellState::Skipped),
         CellStatus::SkippedByOperator => (OPERATOR_SKIP.into(), CellState::OperatorSkipped),
     }
