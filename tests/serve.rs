@@ -114,6 +114,13 @@ fn check_renders(report: &SessionReport) {
     assert_eq!(rows[1]["median_tpot_ms"], json!(m.median_tpot_ms));
     assert_eq!(rows[1]["p99_itl_ms"], json!(m.p99_itl_ms));
     assert_eq!(rows[1]["max_concurrency"], json!(4));
+    // `compare` (and `--baseline`) match serve cells by input length, concurrency and rate.
+    use llm_decode_bench::report::compare::{Options, Verdict, compare};
+    let opts = Options { threshold_pct: 5.0, percentiles: llm_decode_bench::stats::percentile_list("50").unwrap() };
+    let c = compare(("a.json", report), ("b.json", report), &opts);
+    let serve: Vec<&str> = c.cells.iter().filter(|d| d.key.kind == "serve").map(|d| d.label.as_str()).collect();
+    assert_eq!(serve, ["serve ctx=200 conc=4 rate=2", "serve ctx=200 conc=4 rate=inf"]);
+    assert_eq!(c.verdict, Verdict::NoChange);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -57,7 +57,7 @@ impl CellSpec {
     pub fn compare_key(&self) -> crate::report::compare::CellKey {
         use crate::report::compare::CellKey as Key;
         match &self.key {
-            CellKey::Grid { ctx, conc, .. } => Key::cell(self.kind, *ctx, *conc),
+            CellKey::Grid { ctx, conc, rate } => Key::cell_at(self.kind, *ctx, *conc, rate.map(|r| r.to_string())),
             CellKey::Phase { round, scenario, route } => Key::phase(&format!("r{round}-{scenario}-{route}")),
         }
     }

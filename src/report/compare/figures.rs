@@ -6,6 +6,7 @@ use super::{Better, CellKey};
 use crate::report::dist::{self, Dist};
 use crate::report::json::{BurstAttempt, DecodeAttempt, SessionReport};
 use crate::report::phase::RoutingPhase;
+use crate::report::serve::ServeAttempt;
 use crate::report::status::AttemptStatus;
 use crate::report::vllm::result_attempt;
 use crate::stats::PercentileList;
@@ -88,6 +89,32 @@ fn burst_attempt(a: &BurstAttempt, pcts: &PercentileList) -> Vec<(Spec, Option<f
     out
 }
 
+fn serve_attempt(a: &ServeAttempt, pcts: &PercentileList) -> Vec<(Spec, Option<f64>)> {
+    let r = &a.request_samples;
+    let mut out = vec![(throughput("output", "output", true), Some(a.metrics.output_throughput))];
+    if let Some(g) = a.metrics.request_goodput {
+        out.push((spec("request_goodput_rps".into(), "goodput req/s".into(), "req/s", Better::Higher, true), Some(g)));
+    }
+    out.extend(latency("ttft", "TTFT", &Dist::samples_or(dist::ttft_values(r), None), pcts));
+    out.extend(latency("itl", "ITL", &Dist::samples_or(dist::itl_values(r), None), pcts));
+    out
+}
+
+/// The serve cells of `report`, keyed by input length, max concurrency and rate.
+fn serve_cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures> {
+    let cells = report.serve.iter().flat_map(|s| &s.cells);
+    cells
+        .map(|cell| {
+            let ok = cell.attempts.iter().filter(|a| a.status == AttemptStatus::Measured);
+            let measured: Vec<_> = ok.map(|a| serve_attempt(a, pcts)).collect();
+            let result = result_attempt(cell.status, cell.attempts.last()).map(|a| serve_attempt(a, pcts));
+            let rate = Some(cell.request_rate.clone());
+            let key = CellKey::cell_at("serve", cell.input_len, cell.max_concurrency, rate);
+            entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured)
+        })
+        .collect()
+}
+
 fn phase_attempt(p: &RoutingPhase, pcts: &PercentileList) -> Vec<(Spec, Option<f64>)> {
     let goodput = (p.requests > 0).then(|| p.good as f64 / p.requests as f64);
     let mut out = vec![
@@ -122,7 +149,7 @@ pub fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures> 
             .map(|a| decode_attempt(a, pcts))
             .collect();
         let result = result_attempt(cell.status, cell.attempts.last()).map(|a| decode_attempt(a, pcts));
-        let key = CellKey::cell("decode", cell.ctx, cell.conc);
+        let key = CellKey::cell_at("decode", cell.ctx, cell.conc, cell.rate.map(|r| r.to_string()));
         out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
     }
     for cell in report.burst.iter().flat_map(|b| &b.cells) {
@@ -136,6 +163,7 @@ pub fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures> 
         let key = CellKey::cell("burst", cell.ctx, cell.conc);
         out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
     }
+    out.extend(serve_cells(report, pcts));
     for phase in &report.phases {
         let same = |p: &&RoutingPhase| p.phase == phase.phase && p.status == AttemptStatus::Measured;
         let mut measured: Vec<_> = report.phase_history.iter().filter(same).map(|p| phase_attempt(p, pcts)).collect();
@@ -156,7 +184,10 @@ fn entry(
     result: Option<Vec<(Spec, Option<f64>)>>,
     measured: &[Vec<(Spec, Option<f64>)>],
 ) -> CellFigures {
-    let label = format!("{} ctx={ctx_label} conc={}", key.kind, key.conc.unwrap_or(0));
+    let mut label = format!("{} ctx={ctx_label} conc={}", key.kind, key.conc.unwrap_or(0));
+    if let Some(rate) = &key.rate {
+        label.push_str(&format!(" rate={rate}"));
+    }
     let figures = result.map(|r| assemble(r, measured)).unwrap_or_default();
     CellFigures { key, label, status: status.into(), measured: measured.len(), figures }
 }

@@ -42,20 +42,29 @@ pub struct CellKey {
     /// Concurrency, streams or burst size (decode, burst).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conc: Option<u32>,
+    /// Open-loop arrival rate as the report writes it (`4`, `inf`); None closed loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
     /// Phase name (routing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
 }
 
 impl CellKey {
-    /// A decode or burst cell.
+    /// A closed-loop decode or burst cell.
     pub fn cell(kind: &'static str, ctx: u64, conc: u32) -> Self {
-        Self { kind, ctx: Some(ctx), conc: Some(conc), phase: None }
+        Self::cell_at(kind, ctx, conc, None)
+    }
+
+    /// A matrix cell at an open-loop `rate` (None: closed loop): cells of one ctx and conc at
+    /// other rates are other cells.
+    pub fn cell_at(kind: &'static str, ctx: u64, conc: u32, rate: Option<String>) -> Self {
+        Self { kind, ctx: Some(ctx), conc: Some(conc), rate, phase: None }
     }
 
     /// A routing phase.
     pub fn phase(name: &str) -> Self {
-        Self { kind: "routing", ctx: None, conc: None, phase: Some(name.to_string()) }
+        Self { kind: "routing", ctx: None, conc: None, rate: None, phase: Some(name.to_string()) }
     }
 }
 

@@ -177,3 +177,27 @@ fn deltas_read_at_a_glance() {
     assert!(md.contains("| cell | figure | base | new | delta | change |"), "{md}");
     assert!(md.contains("| decode ctx=16k conc=8 | * aggregate tok/s | 564.8 | 564.8 | 0.0% | same |"), "{md}");
 }
+
+#[test]
+fn open_loop_cells_match_only_their_own_rate() {
+    use crate::config::Rate;
+    // The example's two decode cells at ctx 16k, conc 4 and 8, made open-loop cells at conc 8.
+    let rated = |rates: [Rate; 2]| {
+        let mut r = full_report();
+        for (cell, rate) in r.decode.as_mut().unwrap().cells.iter_mut().zip(rates) {
+            (cell.conc, cell.rate) = (8, Some(rate));
+        }
+        r
+    };
+    let base = rated([Rate::PerSecond(4.0), Rate::PerSecond(8.0)]);
+    let c = run(&base, &base);
+    let labels: Vec<&str> = c.cells.iter().map(|d| d.label.as_str()).collect();
+    assert_eq!(labels[..2], ["decode ctx=16k conc=8 rate=4", "decode ctx=16k conc=8 rate=8"]);
+    assert_eq!(c.verdict, Verdict::NoChange, "each cell against itself");
+    // The same (ctx, conc) at another rate is another cell, not a regression.
+    let other = rated([Rate::PerSecond(2.0), Rate::PerSecond(8.0)]);
+    let c = run(&base, &other);
+    assert_eq!(c.only_in_base.len(), 1, "rate 4 is not in the new run");
+    assert_eq!(c.only_in_new.len(), 1, "rate 2 is not in the base");
+    assert_eq!(c.cells.iter().filter(|d| d.label.starts_with("decode")).count(), 1, "rate 8 is compared");
+}
