@@ -29,7 +29,9 @@ fn classify(s: &Streamed) -> Outcome {
 async fn request_faults_occur_at_their_rates() {
     let spec = "reset=0.12,http500=0.08,http503=0.08,http429=0.08,stall=0.12,malformed=0.12";
     let c = cluster(1, 50.0, |cfg| cfg.faults = spec.parse().unwrap()).await;
-    let http = client();
+    // A fresh connection per request: a kept-alive one the server is closing after a reset
+    // fault could fail the next send (hyper's IncompleteMessage), which is not what is counted.
+    let http = llm_decode_bench::net::client_builder().no_proxy().pool_max_idle_per_host(0).build().unwrap();
     let url = format!("{}/v1/completions", c.info().replicas[0].url);
     let n = 300;
     let tasks: Vec<_> = (0..n)

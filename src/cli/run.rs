@@ -147,7 +147,7 @@ pub struct RunArgs {
     pub request_rate: Vec<crate::config::Rate>,
     /// Shape of the gamma arrival process of --request-rate (1: Poisson; below 1 burstier,
     /// above 1 more even), as `vllm bench serve --burstiness`.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub burstiness: f64,
     /// Step of the monitor's load knob (`+` / `-` on a running decode cell): a percentage of
     /// the load (`25%`: streams by a quarter, at least one; rates x1.25 or /1.25) or an
@@ -247,6 +247,9 @@ impl RunArgs {
         }
         if !(self.burstiness.is_finite() && self.burstiness > 0.0) {
             return Err("--burstiness must be a positive number".into());
+        }
+        if self.plan.contains(&PlanKind::Serve) && self.ctx.iter().all(|c| *c == 0) {
+            return Err("--random-input-len 0: serve prompts need at least 1 token".into());
         }
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());

@@ -116,6 +116,10 @@ fn request_rates_sweep_and_one_finite_rate_is_the_routing_rate() {
     assert_eq!(parse(&["--request-rate", "3"]).unwrap().routing.rps, 3.0);
     assert!(parse(&["--request-rate", "0"]).unwrap_err().contains("positive"));
     assert!(parse(&["--burstiness", "0"]).unwrap_err().contains("--burstiness"));
+    assert!(parse(&["--burstiness", "-1"]).unwrap_err().contains("--burstiness must be a positive number"));
+    let empty = parse(&["--plan", "serve", "--random-input-len", "0"]).unwrap_err();
+    assert!(empty.contains("--random-input-len 0"), "{empty}");
+    assert!(parse(&["--plan", "serve", "--random-input-len", "0,256"]).is_ok(), "the 0 cell is skipped, 256 runs");
 }
 
 #[test]

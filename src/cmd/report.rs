@@ -93,8 +93,8 @@ fn notes(file: &Path, report: &SessionReport, format: ReportFormat) {
     if !report.complete {
         eprintln!("note: {} is an unfinished session (complete: false)", file.display());
     }
-    let tables = report.decode.is_some() || !report.phases.is_empty();
+    let tables = report.decode.is_some() || report.serve.is_some() || !report.phases.is_empty();
     if !tables && matches!(format, ReportFormat::Text | ReportFormat::Markdown) {
-        eprintln!("note: {} has no decode matrix and no routing phase: no tables to show", file.display());
+        eprintln!("note: {} has no decode matrix, serve cell or routing phase: no tables to show", file.display());
     }
 }

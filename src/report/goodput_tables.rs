@@ -12,17 +12,36 @@ const BODY: &str = "Requests that met the SLO over those judged, per cell's last
 const DECODE_TITLE: &str = "Decode goodput: good/judged  + good req/s";
 const BURST_TITLE: &str = "Burst goodput: good/judged  + good req/s";
 
-/// `(ctx label, conc, goodput)` of each cell, from its last attempt.
-type Cells = Vec<(String, u32, Option<Goodput>)>;
+/// `(ctx label, column label, goodput)` of each cell, from its last attempt.
+type Cells = Vec<(String, String, Option<Goodput>)>;
 
-fn matrix(title: &str, ctx_labels: &[String], conc: &[u32], cells: &Cells) -> Table {
+/// Column labels of `cells` as the aggregate matrix labels them (`4`, `8/s`, `inf`, `8@4/s`),
+/// in order of first appearance.
+fn columns(cells: &Cells) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, col, _) in cells {
+        if !out.contains(col) {
+            out.push(col.clone());
+        }
+    }
+    out
+}
+
+/// The label of a matrix column: the concurrency, or the open-loop rate (with its cap when
+/// several concurrencies share a rate).
+fn column(conc: u32, rate: Option<crate::config::Rate>, many_conc: bool) -> String {
+    crate::cell::spec::CellSpec::grid_at("decode", 0, conc, rate).load_label(many_conc).unwrap_or_default()
+}
+
+fn matrix(title: &str, ctx_labels: &[String], cells: &Cells) -> Table {
+    let cols = columns(cells);
     let mut header = vec![CORNER.to_string()];
-    header.extend(conc.iter().map(u32::to_string));
+    header.extend(cols.iter().cloned());
     let mut table = Table::new(title, header);
     for label in ctx_labels {
         let mut main = vec![label.clone()];
         let mut dim = vec![String::new()];
-        for c in conc {
+        for c in &cols {
             let g = cells.iter().find(|(l, k, _)| l == label && k == c).and_then(|(_, _, g)| *g);
             main.push(g.map_or_else(|| NOT_RUN.to_string(), |g| format!("{}/{}", g.good, g.judged)));
             dim.push(g.map(|g| format!("{:.2}/s", g.rps)).unwrap_or_default());
@@ -38,17 +57,22 @@ pub fn goodput_blocks(report: &SessionReport) -> Vec<Block> {
     let Some(slo) = report.plan.slo.filter(|s| s.source.is_chosen()) else { return Vec::new() };
     let mut tables = Vec::new();
     if let Some(d) = &report.decode {
-        let cells: Cells =
-            d.cells.iter().map(|c| (c.ctx_label.clone(), c.conc, c.attempts.last().and_then(|a| a.goodput))).collect();
+        let many = d.conc.len() > 1;
+        let cell = |c: &super::json::DecodeCell| {
+            (c.ctx_label.clone(), column(c.conc, c.rate, many), c.attempts.last().and_then(|a| a.goodput))
+        };
+        let cells: Cells = d.cells.iter().map(cell).collect();
         if cells.iter().any(|c| c.2.is_some()) {
-            tables.push(matrix(DECODE_TITLE, &d.ctx_labels, &d.conc, &cells));
+            tables.push(matrix(DECODE_TITLE, &d.ctx_labels, &cells));
         }
     }
     if let Some(b) = &report.burst {
-        let cells: Cells =
-            b.cells.iter().map(|c| (c.ctx_label.clone(), c.conc, c.attempts.last().and_then(|a| a.goodput))).collect();
+        let cell = |c: &super::json::BurstCellReport| {
+            (c.ctx_label.clone(), c.conc.to_string(), c.attempts.last().and_then(|a| a.goodput))
+        };
+        let cells: Cells = b.cells.iter().map(cell).collect();
         if cells.iter().any(|c| c.2.is_some()) {
-            tables.push(matrix(BURST_TITLE, &b.ctx_labels, &b.conc, &cells));
+            tables.push(matrix(BURST_TITLE, &b.ctx_labels, &cells));
         }
     }
     if tables.is_empty() {

@@ -32,6 +32,10 @@ pub struct ServeSection {
     /// accept (absent when no cell ran, and in reports written before it was probed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_ids: Option<TokenIds>,
+    /// The knee of each row that has one (`experiment::serve::knee`): along the rate when
+    /// rates are swept, else along the concurrency.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knees: Vec<crate::report::knee::RowKnee>,
     /// One entry per cell, in plan order.
     pub cells: Vec<ServeCellReport>,
 }

@@ -151,7 +151,18 @@ pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
             *slot = view;
         }
     }
-    Some(super::text::ServeView { ctx_labels: s.ctx_labels.clone(), columns, cells })
+    let place = |k: &super::json::RowKnee| {
+        let row = s.ctx_labels.iter().position(|l| *l == k.ctx_label)?;
+        let conc = k.at_conc?;
+        let col = match &k.at_rate {
+            Some(rate) => columns.iter().position(|l| *l == column(conc, rate)),
+            // A concurrency knee (one rate): the column of that concurrency.
+            None => s.request_rates.first().and_then(|r| columns.iter().position(|l| *l == column(conc, r))),
+        }?;
+        Some((row, col, k.footnote()))
+    };
+    let knees = s.knees.iter().filter_map(place).collect();
+    Some(super::text::ServeView { ctx_labels: s.ctx_labels.clone(), columns, cells, knees })
 }
 
 /// `inf`, or `4/s` for a rate of 4 requests/s (the monitor's column label).

@@ -31,7 +31,8 @@ pub fn export(report: &SessionReport, percentiles: &PercentileList) -> Value {
     if let Some(burst) = &report.burst {
         for cell in &burst.cells {
             if let Some(a) = result_attempt(cell.status, cell.attempts.last()) {
-                let key = CellKey { kind: "burst", ctx: cell.ctx, ctx_label: &cell.ctx_label, conc: cell.conc };
+                let key =
+                    CellKey { kind: "burst", ctx: cell.ctx, ctx_label: &cell.ctx_label, conc: cell.conc, rate: None };
                 rows.push(burst_row(report, &key, a, percentiles));
             }
         }
@@ -52,6 +53,8 @@ struct CellKey<'a> {
     ctx: u64,
     ctx_label: &'a str,
     conc: u32,
+    /// Open-loop decode cells: the arrival rate (`conc` is then the in-flight cap).
+    rate: Option<crate::config::Rate>,
 }
 
 /// The throughput part of a row, vLLM's definitions over our counts.
@@ -82,7 +85,8 @@ fn decode_row(report: &SessionReport, cell: &DecodeCell, a: &DecodeAttempt, pcts
         input_tokens: prompt_tokens(report, cell.ctx).map(|p| p * completed),
         output_tokens: Some(a.window_tokens),
         output_throughput: a.aggregate_tps,
-        good: None,
+        // Requests of the window that met the session's SLO (docs/reports.md §6).
+        good: a.goodput.map(|g| g.good),
     };
     let r = &a.request_samples;
     let lat = Latencies {
@@ -91,7 +95,7 @@ fn decode_row(report: &SessionReport, cell: &DecodeCell, a: &DecodeAttempt, pcts
         itl: Dist::summary(a.itl_chunk_ms.as_ref().or(a.itl_token_ms.as_ref())),
         e2el: Dist::samples_or(dist::e2e_values(r), a.latency_ms.as_ref()),
     };
-    let key = CellKey { kind: "decode", ctx: cell.ctx, ctx_label: &cell.ctx_label, conc: cell.conc };
+    let key = CellKey { kind: "decode", ctx: cell.ctx, ctx_label: &cell.ctx_label, conc: cell.conc, rate: cell.rate };
     let mut row = cell_head(report, &key, a.attempt, a.status.as_str());
     row.insert("num_prompts".into(), Value::Null);
     fill(&mut row, &counts, &lat, pcts);
@@ -152,10 +156,14 @@ fn phase_row(report: &SessionReport, p: &RoutingPhase, pcts: &PercentileList) ->
 
 /// Label, our key and the traffic fields of a decode or burst row: a closed loop of `conc`
 /// streams (decode) or `conc` requests sent at once (burst) is vLLM's `--max-concurrency` with
-/// `--request-rate inf`.
+/// `--request-rate inf`; an open-loop decode cell has its rate.
 fn cell_head(report: &SessionReport, key: &CellKey, attempt: u32, status: &str) -> Map<String, Value> {
     let mut row = Map::new();
-    row.insert("label".into(), json!(format!("{} ctx={} conc={}", key.kind, key.ctx_label, key.conc)));
+    let mut label = format!("{} ctx={} conc={}", key.kind, key.ctx_label, key.conc);
+    if let Some(rate) = key.rate {
+        label.push_str(&format!(" rate={rate}"));
+    }
+    row.insert("label".into(), json!(label));
     row.insert("kind".into(), json!(key.kind));
     row.insert("ctx".into(), json!(key.ctx));
     row.insert("ctx_label".into(), json!(key.ctx_label));
@@ -163,7 +171,8 @@ fn cell_head(report: &SessionReport, key: &CellKey, attempt: u32, status: &str) 
     row.insert("attempt".into(), json!(attempt));
     row.insert("status".into(), json!(status));
     row.insert("model_id".into(), json!(report.model));
-    row.insert("request_rate".into(), json!("inf"));
+    let rate = key.rate.filter(|r| r.is_finite()).map_or(json!("inf"), |r| json!(r.per_second()));
+    row.insert("request_rate".into(), rate);
     row.insert("max_concurrency".into(), json!(key.conc));
     row
 }

@@ -41,7 +41,7 @@ fn decode_cells_map_onto_vllm_fields() {
     assert!(close(&r["request_throughput"], 1.0 / 30.0));
     assert!(close(&r["output_throughput"], 564.8));
     assert!(close(&r["total_token_throughput"], (16_380.0 + 16_944.0) / 30.0));
-    assert!(r["request_goodput"].is_null(), "no SLO on a decode cell");
+    assert!(close(&r["request_goodput"], 1.0 / 30.0), "one good request of the window's 30 s");
     assert_eq!((r["request_rate"].as_str(), r["max_concurrency"].as_u64()), (Some("inf"), Some(8)));
     // TTFT from the three request samples (480 ms each): every percentile, std 0.
     assert!(close(&r["median_ttft_ms"], 480.0) && close(&r["p99.9_ttft_ms"], 480.0) && close(&r["std_ttft_ms"], 0.0));
@@ -82,4 +82,18 @@ fn bursts_use_their_makespan() {
     assert!(close(&r["request_throughput"], 3.0 / 2.5) && close(&r["output_throughput"], 307.2));
     assert!(close(&r["p99_itl_ms"], 31.5), "the stored per-token ITL summary");
     assert!(close(&r["p99_e2el_ms"], 56_500.0), "from the one request sample");
+}
+
+#[test]
+fn open_loop_decode_rows_name_their_rate() {
+    use crate::config::Rate;
+    let mut report = full_report();
+    for (cell, rate) in report.decode.as_mut().unwrap().cells.iter_mut().zip([Rate::PerSecond(4.0), Rate::Inf]) {
+        (cell.conc, cell.rate) = (8, Some(rate));
+    }
+    let v = export(&report, &percentile_list("50").unwrap());
+    let decode: Vec<&Value> = v.as_array().unwrap().iter().filter(|r| r["kind"] == "decode").collect();
+    let labels: Vec<&str> = decode.iter().filter_map(|r| r["label"].as_str()).collect();
+    assert_eq!(labels, ["decode ctx=16k conc=8 rate=4", "decode ctx=16k conc=8 rate=inf"]);
+    assert_eq!((decode[0]["request_rate"].as_f64(), decode[1]["request_rate"].as_str()), (Some(4.0), Some("inf")));
 }

@@ -93,7 +93,7 @@ pub fn load_point(label: String, a: &DecodeAttempt) -> LoadPoint {
 }
 
 /// A row of the matrix: its context and, for open-loop rows, the concurrency they share.
-type RowKey = (u64, Option<u32>);
+pub type RowKey = (u64, Option<u32>);
 
 /// The knee of one row of grid cells, and the position in the caller's list of its cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,22 +118,46 @@ fn load_of(key: &CellKey) -> Option<(RowKey, f64)> {
 pub fn row_knees<'a>(
     cells: impl IntoIterator<Item = (usize, &'a CellSpec, Option<&'a DecodeAttempt>)>,
 ) -> Vec<GridKnee> {
-    let mut rows: BTreeMap<RowKey, Vec<(f64, usize, LoadPoint)>> = BTreeMap::new();
+    let mut points = Vec::new();
     for (id, spec, a) in cells {
         let (Some((row, load)), Some(a)) = (load_of(&spec.key), a.filter(|a| a.status == AttemptStatus::Measured))
         else {
             continue;
         };
         let label = spec.load_label(false).unwrap_or_default();
-        rows.entry(row).or_default().push((load, id, load_point(label, a)));
+        points.push(RowPoint { id, row, load, point: load_point(label, a) });
+    }
+    knees_of(points)
+}
+
+/// A measured cell on its row's load axis: the caller's index, the row (ctx, and the
+/// concurrency an open-loop row shares; None: the row's axis is the concurrency), its load
+/// (streams or requests/s) and its figures.
+#[derive(Debug, Clone)]
+pub struct RowPoint {
+    /// The caller's index of the cell.
+    pub id: usize,
+    /// Its row.
+    pub row: RowKey,
+    /// Its place on the row's axis.
+    pub load: f64,
+    /// Its figures.
+    pub point: LoadPoint,
+}
+
+/// The knee of every row of `points` that has one (any experiment's grid cells).
+pub fn knees_of(points: Vec<RowPoint>) -> Vec<GridKnee> {
+    let mut rows: BTreeMap<RowKey, Vec<RowPoint>> = BTreeMap::new();
+    for p in points {
+        rows.entry(p.row).or_default().push(p);
     }
     let rules = KneeRules::default();
     let mut out = Vec::new();
     for ((ctx, conc), mut row) in rows {
-        row.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let points: Vec<LoadPoint> = row.iter().map(|r| r.2.clone()).collect();
+        row.sort_by(|a, b| a.load.total_cmp(&b.load));
+        let points: Vec<LoadPoint> = row.iter().map(|r| r.point.clone()).collect();
         if let Some(knee) = find_knee(&points, &rules) {
-            let id = row[knee.index].1;
+            let id = row[knee.index].id;
             out.push(GridKnee { id, row: row_knee(ctx, conc, knee) });
         }
     }

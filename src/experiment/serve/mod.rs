@@ -6,6 +6,7 @@
 pub mod attempt;
 pub mod dispatch;
 pub mod headline;
+pub mod knee;
 pub mod metrics;
 pub mod prompts;
 pub mod schedule;

@@ -60,8 +60,17 @@ impl Serve {
             seed: self.serve.seed,
             goodput_slo,
             token_ids: self.ids.get().and_then(|r| r.as_ref().ok()).copied(),
+            knees: Vec::new(),
             cells,
         }
+    }
+}
+
+/// The latest attempt of a serve cell.
+fn last_serve(c: &CellEntry) -> Option<&crate::report::serve::ServeAttempt> {
+    match c.attempts.last().map(|a| &**a) {
+        Some(Attempt::Serve(s)) => Some(&**s),
+        _ => None,
     }
 }
 
@@ -154,7 +163,10 @@ impl Experiment for Serve {
             });
         }
         if !out.is_empty() {
-            report.serve = Some(self.section(out));
+            let mut section = self.section(out);
+            let latest = cells.iter().enumerate().map(|(i, c)| (i, &c.spec, last_serve(c)));
+            section.knees = super::knee::serve_knees(latest, self.rates.len() > 1).into_iter().map(|k| k.row).collect();
+            report.serve = Some(section);
         }
     }
 }

@@ -14,6 +14,8 @@ pub struct ServeView {
     pub columns: Vec<String>,
     /// Cells indexed `[row][column]`; missing entries render as not run.
     pub cells: Vec<Vec<ServeCellView>>,
+    /// Knees: `(row, column, footnote)`, marked `K` in their cell.
+    pub knees: Vec<(usize, usize, String)>,
 }
 
 /// One serve cell as the table shows it.
@@ -40,8 +42,8 @@ pub enum ServeCellView {
 const SERVE_TITLE: &str = "Serve output tok/s  + TTFT/TPOT median ms";
 const SERVE_LEGEND: &str = "Serve cells (vllm bench serve's workload and definitions) show \
     output tok/s over the cell's duration, with dim detail as the median TTFT ms / median TPOT \
-    ms of completed requests. Columns: inf = every prompt at once, R/s = arrivals at R \
-    requests/s, C@R/s = the same with at most C in flight. (Ne) = N requests failed; \
+    ms of completed requests. Columns: inf = every prompt arrives at once, R/s = arrivals \
+    at R requests/s (both with at most --max-concurrency in flight), C@R/s = R/s with at most C. (Ne) = N requests failed; \
     ∅ = skipped (the input len does not fit the model); · = not run.";
 
 /// The serve table and its legend.
@@ -54,14 +56,21 @@ pub fn serve_blocks(view: &ServeView) -> Vec<Block> {
         let mut dim = vec![String::new()];
         for c in 0..view.columns.len() {
             let cell = view.cells.get(r).and_then(|row| row.get(c)).cloned().unwrap_or_default();
-            let (main, detail) = cell_text(&cell);
+            let (mut main, detail) = cell_text(&cell);
+            if view.knees.iter().any(|(kr, kc, _)| (*kr, *kc) == (r, c)) {
+                main.push_str(" K");
+            }
             cells.push(main);
             dim.push(detail);
         }
         let has_dim = dim.iter().any(|d| !d.is_empty());
         table.rows.push(Row { cells, dim: has_dim.then_some(dim) });
     }
-    vec![Block::Table(table), Block::legend(&[SERVE_LEGEND])]
+    let notes: Vec<String> = view.knees.iter().map(|(_, _, note)| format!("K: {note}")).collect();
+    let mut legend = vec![SERVE_LEGEND.to_string()];
+    legend.extend(notes);
+    let legend: Vec<&str> = legend.iter().map(String::as_str).collect();
+    vec![Block::Table(table), Block::legend(&legend)]
 }
 
 /// A per-token latency, ms: one decimal below 10 ms, else as other latencies.
@@ -98,7 +107,8 @@ mod tests {
         let view = ServeView {
             ctx_labels: vec!["1k".into(), "4k".into()],
             columns: vec!["2/s".into(), "inf".into()],
-            cells: vec![vec![measured, ServeCellView::Skipped]],
+            cells: vec![vec![measured.clone(), ServeCellView::Skipped], vec![measured]],
+            knees: vec![(1, 0, "knee at conc 8 (ctx 4k): tok/s +0.4%, TTFT p50 +310%".into())],
         };
         let text = render_text_blocks(&serve_blocks(&view), RenderOptions { style: BoxStyle::Ascii, dim_ansi: false });
         assert!(text.contains("Serve output tok/s"), "{text}");
@@ -107,6 +117,8 @@ mod tests {
         let row = text.lines().find(|l| l.contains("1k")).unwrap();
         assert!(row.contains("(2e)") && row.contains(SKIPPED), "{row}");
         assert!(text.contains("85/7.2") || text.contains("85/7.3"), "{text}");
-        assert!(text.lines().find(|l| l.contains("4k")).unwrap().contains(NOT_RUN));
+        let knee_row = text.lines().find(|l| l.contains("4k")).unwrap();
+        assert!(knee_row.contains(" K |") && knee_row.contains(NOT_RUN), "{knee_row}");
+        assert!(text.contains("K: knee at conc 8 (ctx 4k): tok/s +0.4%, TTFT p50 +310%"), "{text}");
     }
 }

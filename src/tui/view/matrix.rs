@@ -154,15 +154,30 @@ fn widths(app: &App, grid: &Grid, avail: u16) -> (u16, Vec<u16>) {
 
 /// The knee of every decode row of the session that has one.
 pub fn knees(app: &App) -> Vec<GridKnee> {
-    let decode =
-        app.session.cells.iter().enumerate().filter(|(_, c)| c.spec.kind == crate::experiment::decode::section::KIND);
-    row_knees(decode.map(|(id, c)| {
+    let cells = || app.session.cells.iter().enumerate();
+    let decode = cells().filter(|(_, c)| c.spec.kind == crate::experiment::decode::section::KIND);
+    let mut out = row_knees(decode.map(|(id, c)| {
         let latest = match c.latest.as_deref() {
             Some(Attempt::Decode(d)) => Some(&**d),
             _ => None,
         };
         (id, &c.spec, latest)
-    }))
+    }));
+    let serve: Vec<_> = cells()
+        .filter(|(_, c)| c.spec.kind == crate::experiment::serve::section::KIND)
+        .map(|(id, c)| match c.latest.as_deref() {
+            Some(Attempt::Serve(s)) => (id, &c.spec, Some(&**s)),
+            _ => (id, &c.spec, None),
+        })
+        .collect();
+    let rate_of = |s: &crate::cell::spec::CellSpec| match s.key {
+        crate::cell::spec::CellKey::Grid { rate, .. } => rate.map(|r| r.to_string()),
+        crate::cell::spec::CellKey::Phase { .. } => None,
+    };
+    let rates: std::collections::BTreeSet<_> = serve.iter().map(|(_, s, _)| rate_of(s)).collect();
+    let rates_swept = rates.len() > 1;
+    out.extend(crate::experiment::serve::knee::serve_knees(serve, rates_swept));
+    out
 }
 
 fn draw_cell(app: &App, id: CellId, knee: bool, (x, y, w): (u16, u16, u16), buf: &mut Buffer) {
