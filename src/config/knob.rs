@@ -22,8 +22,13 @@ impl Default for KnobStep {
 }
 
 impl KnobStep {
-    /// The concurrency one step up (`up`) or down from `conc`; never below 1.
+    /// The concurrency one step up (`up`) or down from `conc`; never below 1. A percent step
+    /// down undoes one up (`/ (1 + p)`, rounded, at least one stream): 4 → 5 → 6 → 5 → 4.
     pub fn conc(self, conc: u32, up: bool) -> u32 {
+        if let (Self::Percent(p), false) = (self, up) {
+            let back = (f64::from(conc) / (1.0 + p / 100.0)).round() as u32;
+            return back.min(conc.saturating_sub(1)).max(1);
+        }
         let step = match self {
             Self::Percent(p) => (f64::from(conc) * p / 100.0).round().max(1.0) as u32,
             Self::Absolute(n) => (n.round() as u32).max(1),
@@ -92,6 +97,10 @@ mod tests {
         assert_eq!((s.conc(1, true), s.conc(1, false)), (2, 1), "at least one stream, never below one");
         assert_eq!(s.conc(16, true), 20);
         assert_eq!(KnobStep::Absolute(3.0).conc(2, false), 1);
+        for start in 1..200 {
+            let up = s.conc(start, true);
+            assert_eq!(s.conc(up, false), start, "a step down undoes a step up from {start}");
+        }
     }
 
     #[test]

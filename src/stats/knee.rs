@@ -122,7 +122,7 @@ fn signed_pct(x: f64) -> String {
 /// The test's description, as the report records it.
 pub fn describe_rules(r: &KneeRules) -> String {
     format!(
-        "tok/s gain over the previous cell below {} and within {}x the standard error of the difference \
+        "tok/s gain over the previous cell below {}, with its {}x standard-error band below it too \
          (when known), while TTFT p50 or p90 rose by over {} (and {} ms) or the queue by {} request(s) and over {}",
         pct(r.flat_gain),
         r.z,
@@ -140,7 +140,9 @@ fn flat(a: &LoadPoint, b: &LoadPoint, r: &KneeRules) -> (bool, Option<f64>) {
         (Some(x), Some(y)) => Some(r.z * (x * x + y * y).sqrt()),
         _ => None,
     };
-    let within = noise.is_none_or(|n| b.tps - a.tps <= n);
+    // Flat: a gain confidently under the threshold. A precise +1% is flat (more load bought
+    // almost nothing); -3% with a noise band of ±20% is not (the gain may well be large).
+    let within = noise.is_none_or(|n| b.tps - a.tps + n < r.flat_gain * a.tps);
     (a.tps > 0.0 && gain < r.flat_gain && within, noise.map(|n| n / a.tps))
 }
 
