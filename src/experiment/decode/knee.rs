@@ -167,7 +167,8 @@ pub fn knees_of(points: Vec<RowPoint>) -> Vec<GridKnee> {
 fn row_knee(ctx: u64, conc: Option<u32>, knee: Knee) -> RowKnee {
     let (axis, at_conc, at_rate) = match conc {
         None => ("conc", knee.at.parse().ok(), None),
-        Some(_) => ("rate", conc, Some(knee.at.clone())),
+        // The rate as the report writes rates (`8`, `inf`), not as a column label (`8/s`).
+        Some(_) => ("rate", conc, Some(knee.at.trim_end_matches("/s").to_string())),
     };
     RowKnee { ctx, ctx_label: format_size(ctx), axis: axis.into(), at_conc, at_rate, knee }
 }
