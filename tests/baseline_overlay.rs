@@ -5,40 +5,11 @@
 
 mod common;
 
-use common::{cluster, validate};
+use common::{bin, cluster, output, validate};
 use llm_decode_bench::report::baseline::text::DECODE_TITLE;
 use llm_decode_bench::report::compare::{Better, Change};
 use llm_decode_bench::sim::Cluster;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// Longest wait for one invocation of the binary.
-const PATIENCE: Duration = Duration::from_secs(90);
-
-fn bin() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_llm-decode-bench"));
-    cmd.env_remove("OPENAI_API_KEY").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd
-}
-
-/// Runs `cmd` to its end (bounded; killed past [`PATIENCE`]) off the async workers.
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || {
-        let mut child = cmd.spawn().expect("binary starts");
-        let deadline = Instant::now() + PATIENCE;
-        while child.try_wait().expect("wait").is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().expect("output")
-    })
-    .await
-    .expect("joined")
-}
 
 /// A short headless decode session (ctx 1k at `conc`: its TTFT is prefill, which the speed
 /// scales, not loopback overhead) against the cluster's replica, with

@@ -167,3 +167,34 @@ pub fn validate(path: &Path) -> llm_decode_bench::report::json::SessionReport {
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
     serde_json::from_str(&text).expect("report reads back")
 }
+
+/// Longest wait for one invocation of the binary ([`output`]).
+pub const PATIENCE: Duration = Duration::from_secs(90);
+
+/// The binary under test, without an API key in its environment, its output piped.
+pub fn bin() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_llm-decode-bench"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+/// Runs `cmd` to its end (bounded; killed past [`PATIENCE`]) off the async workers.
+pub async fn output(mut cmd: std::process::Command) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        let mut child = cmd.spawn().expect("binary starts");
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while child.try_wait().expect("wait").is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().expect("output")
+    })
+    .await
+    .expect("joined")
+}
