@@ -16,7 +16,7 @@ use super::status::{AttemptStatus, CellOutcome};
 use crate::stats::Summary;
 
 /// The columns of the per-cell CSV, in order.
-pub const CELL_COLUMNS: [&str; 42] = [
+pub const CELL_COLUMNS: [&str; 43] = [
     "kind",
     "label",
     "ctx",
@@ -59,6 +59,7 @@ pub const CELL_COLUMNS: [&str; 42] = [
     "cache_hit_ratio",
     "judged",
     "goodput_rps",
+    "rate",
 ];
 
 /// The columns of the per-request CSV, in order.
@@ -199,6 +200,13 @@ fn grid_head(kind: &str, ctx: u64, label: &str, conc: u32, status: CellOutcome, 
 
 fn decode_row(cell: &DecodeCell) -> Row {
     let mut row = grid_head("decode", cell.ctx, &cell.ctx_label, cell.conc, cell.status, cell.attempts.len());
+    // Open-loop cells: their rate tells apart the cells of one ctx x conc.
+    if let Some(rate) = cell.rate {
+        row.push(("rate", rate.to_string()));
+        if let Some((_, label)) = row.iter_mut().find(|(k, _)| *k == "label") {
+            label.push_str(&format!(" rate={rate}"));
+        }
+    }
     let Some(a) = cell.attempts.last() else { return row };
     row.push(("last_attempt_status", a.status.to_string()));
     if shown(a.status) {

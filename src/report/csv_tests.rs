@@ -184,3 +184,18 @@ fn snapshot_of_the_full_report() {
     let text = format!("{}\n{}", render(&full_report()), render_requests(&full_report()));
     insta::assert_snapshot!("csv_full_report", text.replace("\r\n", "\n"));
 }
+
+#[test]
+fn open_loop_cells_of_one_ctx_and_conc_are_told_apart_by_rate() {
+    use crate::config::Rate;
+    let mut report = crate::report::tests_example::full_report();
+    for (cell, rate) in report.decode.as_mut().unwrap().cells.iter_mut().zip([Rate::PerSecond(4.0), Rate::Inf]) {
+        (cell.conc, cell.rate) = (8, Some(rate));
+    }
+    let rows = read(&render(&report), &CELL_COLUMNS);
+    let decode: Vec<_> = rows.iter().filter(|r| r["kind"] == "decode").collect();
+    let seen: Vec<(&str, &str)> = decode.iter().map(|r| (r["label"].as_str(), r["rate"].as_str())).collect();
+    assert_eq!(seen, [("ctx=16k conc=8 rate=4", "4"), ("ctx=16k conc=8 rate=inf", "inf")]);
+    let closed = read(&render(&crate::report::tests_example::full_report()), &CELL_COLUMNS);
+    assert!(closed.iter().all(|r| r["rate"].is_empty()), "closed loop: no rate");
+}
