@@ -12,6 +12,13 @@ struct Wrapper {
     run: RunArgs,
 }
 
+/// `run --base-url http://127.0.0.1:9 ARGS...` parsed and checked, or its one-line error.
+fn parse(args: &[&str]) -> Result<RunConfig, String> {
+    let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+    all.extend_from_slice(args);
+    Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
+}
+
 /// The configuration `run --base-url http://127.0.0.1:9` parses to.
 pub fn config() -> RunConfig {
     Wrapper::parse_from(["x", "--base-url", "http://127.0.0.1:9"]).run.to_config().unwrap_or_else(|e| panic!("{e}"))
@@ -29,11 +36,6 @@ fn defaults_are_the_seeds() {
 
 #[test]
 fn vllm_bench_serve_flags_map_onto_ours() {
-    let parse = |args: &[&str]| {
-        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
-        all.extend_from_slice(args);
-        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
-    };
     let c = parse(&[
         "--max-concurrency",
         "8",
@@ -71,11 +73,6 @@ fn vllm_bench_serve_flags_map_onto_ours() {
 
 #[test]
 fn bad_values_are_one_line_errors() {
-    let parse = |args: &[&str]| {
-        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
-        all.extend_from_slice(args);
-        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config().map(|_| ()))
-    };
     // Each bad command line, and what its message must name (the flag, the value or the bound).
     let cases: [(&[&str], &[&str]); 8] = [
         (&["--ctx", "16q"], &["--ctx", "'16q'"]),
@@ -104,11 +101,6 @@ fn bad_values_are_one_line_errors() {
 #[test]
 fn request_rates_sweep_and_one_finite_rate_is_the_routing_rate() {
     use crate::config::Rate;
-    let parse = |args: &[&str]| {
-        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
-        all.extend_from_slice(args);
-        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
-    };
     let c = parse(&["--request-rate", "1,4,16,inf", "--burstiness", "0.5"]).unwrap();
     let want = vec![Rate::PerSecond(1.0), Rate::PerSecond(4.0), Rate::PerSecond(16.0), Rate::Inf];
     assert_eq!((c.rates, c.burstiness, c.routing.rps), (want, 0.5, 1.6));
@@ -125,11 +117,6 @@ fn request_rates_sweep_and_one_finite_rate_is_the_routing_rate() {
 #[test]
 fn the_session_slo_and_where_it_came_from() {
     use crate::config::SloSource;
-    let parse = |args: &[&str]| {
-        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
-        all.extend_from_slice(args);
-        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
-    };
     let c = parse(&[]).unwrap();
     assert_eq!((c.slo.ttft, c.slo.tpot, c.slo_source), (Some(Duration::from_secs(2)), None, SloSource::Default));
     assert!(!c.settings().contains_key("goodput"), "the default SLO is not a setting");
@@ -147,11 +134,6 @@ fn the_session_slo_and_where_it_came_from() {
 
 #[test]
 fn stop_at_knee_is_off_unless_asked() {
-    let parse = |args: &[&str]| {
-        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
-        all.extend_from_slice(args);
-        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_config())
-    };
     assert!(!config().stop_at_knee);
     assert!(parse(&["--stop-at-knee"]).unwrap().stop_at_knee);
 }

@@ -22,12 +22,23 @@ fn serve_point(label: String, a: &ServeAttempt) -> LoadPoint {
     }
 }
 
-/// The knee of every serve row that has one, from `(caller's index, spec, latest attempt)`;
-/// `rates_swept` says whether rows run along the rate (else along the concurrency).
+/// The knee of every serve row that has one, from `(caller's index, spec, latest attempt)`.
+/// Rows run along the rate when the cells name more than one rate, else along the concurrency.
 pub fn serve_knees<'a>(
     cells: impl IntoIterator<Item = (usize, &'a CellSpec, Option<&'a ServeAttempt>)>,
-    rates_swept: bool,
 ) -> Vec<GridKnee> {
+    let cells: Vec<_> = cells.into_iter().collect();
+    let mut rates: Vec<Option<f64>> = Vec::new();
+    for (_, spec, _) in &cells {
+        let rate = match spec.key {
+            CellKey::Grid { rate, .. } => rate.map(|r| r.per_second()),
+            CellKey::Phase { .. } => None,
+        };
+        if !rates.contains(&rate) {
+            rates.push(rate);
+        }
+    }
+    let rates_swept = rates.len() > 1;
     let mut points = Vec::new();
     for (id, spec, a) in cells {
         let (CellKey::Grid { ctx, conc, rate }, Some(a)) = (&spec.key, a) else { continue };
@@ -69,14 +80,14 @@ mod tests {
         let specs: Vec<CellSpec> = rates.iter().map(|r| CellSpec::grid_at("serve", 256, 8, Some(*r))).collect();
         let runs = [attempt(500.0, 90.0), attempt(990.0, 95.0), attempt(1010.0, 400.0), attempt(1012.0, 2000.0)];
         let cells = specs.iter().zip(&runs).enumerate().map(|(i, (s, a))| (i, s, Some(a)));
-        let knees = serve_knees(cells, true);
+        let knees = serve_knees(cells);
         assert_eq!(knees.len(), 1);
         assert_eq!((knees[0].id, knees[0].row.axis.as_str(), knees[0].row.at_rate.as_deref()), (2, "rate", Some("8")));
         // One rate, a concurrency sweep: the row runs along the concurrency.
         let specs: Vec<CellSpec> =
             [2, 4, 8, 16].iter().map(|c| CellSpec::grid_at("serve", 256, *c, Some(Rate::Inf))).collect();
         let cells = specs.iter().zip(&runs).enumerate().map(|(i, (s, a))| (i, s, Some(a)));
-        let knees = serve_knees(cells, false);
+        let knees = serve_knees(cells);
         assert_eq!((knees[0].row.axis.as_str(), knees[0].row.at_conc), ("conc", Some(8)));
     }
 }

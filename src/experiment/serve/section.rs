@@ -165,7 +165,7 @@ impl Experiment for Serve {
         if !out.is_empty() {
             let mut section = self.section(out);
             let latest = cells.iter().enumerate().map(|(i, c)| (i, &c.spec, last_serve(c)));
-            section.knees = super::knee::serve_knees(latest, self.rates.len() > 1).into_iter().map(|k| k.row).collect();
+            section.knees = super::knee::serve_knees(latest).into_iter().map(|k| k.row).collect();
             report.serve = Some(section);
         }
     }

@@ -163,20 +163,14 @@ pub fn knees(app: &App) -> Vec<GridKnee> {
         };
         (id, &c.spec, latest)
     }));
-    let serve: Vec<_> = cells()
-        .filter(|(_, c)| c.spec.kind == crate::experiment::serve::section::KIND)
-        .map(|(id, c)| match c.latest.as_deref() {
-            Some(Attempt::Serve(s)) => (id, &c.spec, Some(&**s)),
-            _ => (id, &c.spec, None),
-        })
-        .collect();
-    let rate_of = |s: &crate::cell::spec::CellSpec| match s.key {
-        crate::cell::spec::CellKey::Grid { rate, .. } => rate.map(|r| r.to_string()),
-        crate::cell::spec::CellKey::Phase { .. } => None,
-    };
-    let rates: std::collections::BTreeSet<_> = serve.iter().map(|(_, s, _)| rate_of(s)).collect();
-    let rates_swept = rates.len() > 1;
-    out.extend(crate::experiment::serve::knee::serve_knees(serve, rates_swept));
+    let serve = cells().filter(|(_, c)| c.spec.kind == crate::experiment::serve::section::KIND).map(|(id, c)| match c
+        .latest
+        .as_deref()
+    {
+        Some(Attempt::Serve(s)) => (id, &c.spec, Some(&**s)),
+        _ => (id, &c.spec, None),
+    });
+    out.extend(crate::experiment::serve::knee::serve_knees(serve));
     out
 }
 
