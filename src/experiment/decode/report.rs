@@ -130,6 +130,7 @@ pub fn build_attempt(
     let history = env.poller.as_ref().map(|p| p.history());
     if let (Some(history), Some(w)) = (&history, end.window) {
         let ws = window_stats(history, w.start, w.end);
+        crate::session::prom_source::note_few_scrapes(env, &spec.label, &ws);
         (ev.running_avg, ev.waiting_avg) = (ws.running_avg_total, ws.waiting_avg_total);
         ev.running_peak = ws.replicas.iter().filter_map(|r| r.running_peak).reduce(|a, b| a + b);
         ev.kv_usage_peak = ws.replicas.iter().filter_map(|r| r.kv_usage_peak).reduce(f64::max);
