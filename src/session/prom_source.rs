@@ -7,7 +7,7 @@ use crate::cell::facts::ReplicaFacts;
 use crate::config::RunConfig;
 use crate::load::backend::{Backend, SharedBackend};
 use crate::metrics::engine::EngineSample;
-use crate::metrics::poller::{MetricsTarget, PollerHandle};
+use crate::metrics::poller::{MetricsSnapshot, MetricsTarget, PollerHandle};
 use crate::metrics::prom_poller::{self, OnChange, PromPollerConfig};
 use crate::metrics::promql::{ENGINE_METRICS, PromServer, RUNNING_METRICS, group, median_spacing};
 use crate::metrics::window::WindowStats;
@@ -115,6 +115,20 @@ pub fn note_few_scrapes(env: &CellEnv, cell: &str, ws: &WindowStats) {
     }
 }
 
+/// For replicas read from a Prometheus server, the time between the scrapes behind two
+/// snapshots, seconds, averaged over the replicas read in both: the span their counter deltas
+/// cover (a window's bounds fall between scrapes). `None` for direct scraping, whose readings
+/// are taken at the bounds, or when no replica was scraped in between.
+pub fn counter_span(env: &CellEnv, start: &MetricsSnapshot, end: &MetricsSnapshot) -> Option<f64> {
+    env.facts.metrics_source.as_ref()?;
+    let spans = end.replicas.iter().filter_map(|b| {
+        let a = start.replica(&b.name)?;
+        Some(b.last_ok?.saturating_duration_since(a.last_ok?).as_secs_f64())
+    });
+    let (sum, n) = spans.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    (n > 0 && sum > 0.0).then(|| sum / n as f64)
+}
+
 /// Starts the reader over the replicas preflight found; `on_change` hears joins and leaves.
 pub fn spawn(
     cfg: &RunConfig,
@@ -140,4 +154,31 @@ pub fn metrics_source(env: &CellEnv) -> Option<MetricsSource> {
         src.replica_changes = changes.collect();
     }
     Some(src)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(scrape: Option<f64>) -> MetricsSource {
+        let (kind, url, selector) = ("prometheus".into(), "http://p".into(), String::new());
+        MetricsSource {
+            kind,
+            url,
+            selector,
+            scrape_interval_s: scrape,
+            scrape_interval_from: None,
+            replica_changes: vec![],
+        }
+    }
+
+    #[test]
+    fn a_window_under_three_scrapes_is_warned_about() {
+        let cfg = RunConfig { window: Duration::from_secs(30), ..RunConfig::defaults("http://h") };
+        assert!(start_warnings(&cfg, &source(Some(10.0))).is_empty());
+        let w = start_warnings(&cfg, &source(Some(15.0)));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("rest on 2 scrape(s) at most") && w[0].contains("45 s or more"), "{}", w[0]);
+        assert!(start_warnings(&cfg, &source(None))[0].contains("15 s assumed"));
+    }
 }
