@@ -212,6 +212,7 @@ mod tests {
             replicas: Vec::new(),
             prompts: Vec::new(),
             warnings: Vec::new(),
+            metrics_source: None,
         };
         let target = Target {
             backend: HttpBackend::shared(crate::net::client_builder().build().expect("client")),

@@ -58,6 +58,9 @@ pub struct Facts {
     pub prompts: Vec<Prompt>,
     /// Problems that do not stop the session.
     pub warnings: Vec<String>,
+    /// The Prometheus server the replicas are read from (`run --prometheus`), as the report
+    /// records it; `None` for direct scraping.
+    pub metrics_source: Option<crate::report::json::MetricsSource>,
 }
 
 impl Facts {

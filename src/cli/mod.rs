@@ -4,6 +4,7 @@ pub mod compare;
 pub mod config_file;
 pub mod demo;
 pub mod extras;
+pub mod prometheus;
 pub mod report;
 pub mod run;
 pub mod sim;

@@ -40,6 +40,9 @@ pub struct RunArgs {
     /// A replica's Prometheus page, `URL` or `NAME=URL`; repeat once per replica (default: <base-url>/metrics).
     #[arg(long = "metrics-url", visible_alias = "replica", value_parser = parse_metrics_arg)]
     pub metrics_url: Vec<MetricsEndpoint>,
+    /// Replicas from a Prometheus server (`--prometheus`, `--replica-selector`).
+    #[command(flatten)]
+    pub prom: super::prometheus::PrometheusArgs,
     /// The gateway's Prometheus page (routing counters).
     #[arg(long, value_parser = url)]
     pub gateway_metrics: Option<String>,
@@ -262,6 +265,7 @@ impl RunArgs {
             endpoint: self.endpoint,
             metrics: self.metrics_url.clone(),
             no_metrics: self.no_metrics,
+            prometheus: self.prom.server(&self.metrics_url, self.no_metrics)?,
             plans: dedup(&self.plan),
             ctx: dedup(&self.ctx),
             conc: dedup(&self.conc),

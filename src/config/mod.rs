@@ -60,6 +60,8 @@ pub struct RunConfig {
     pub metrics: Vec<MetricsEndpoint>,
     /// Do not poll any metrics.
     pub no_metrics: bool,
+    /// Read the replicas from this Prometheus server instead of their pages (`--prometheus`).
+    pub prometheus: Option<crate::metrics::promql::PromServer>,
     /// Experiments to run, in order.
     pub plans: Vec<PlanKind>,
     /// Context sizes, tokens.

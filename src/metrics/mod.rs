@@ -6,6 +6,7 @@
 //! * [`engine`]: the per-replica numbers the benchmark needs ([`EngineSample`]).
 //! * [`gateway`]: router/gateway counters and their deltas ([`GatewayDialect`]).
 //! * [`poller`]: the task that scrapes every target on a schedule and publishes snapshots.
+//! * [`promql`], [`prom_poller`]: the same snapshots read from a Prometheus server's API.
 //! * [`snapshot`]: what it publishes ([`snapshot::MetricsSnapshot`]) and the bounded history.
 //! * [`window`]: pure statistics over that history: window averages, peaks, counter deltas.
 //!
@@ -18,6 +19,8 @@ pub mod gateway;
 pub mod histogram;
 pub mod poller;
 pub mod prom;
+pub mod prom_poller;
+pub mod promql;
 pub mod snapshot;
 pub mod types;
 pub mod window;

@@ -128,7 +128,7 @@ impl Poller {
     }
 }
 
-type Reply = oneshot::Sender<Arc<MetricsSnapshot>>;
+pub(crate) type Reply = oneshot::Sender<Arc<MetricsSnapshot>>;
 
 /// Controls a running poller. Dropping it stops the poller.
 #[derive(Debug)]
@@ -140,6 +140,17 @@ pub struct PollerHandle {
 }
 
 impl PollerHandle {
+    /// A handle over another task that publishes as the poller does (the Prometheus-server
+    /// reader, [`super::prom_poller`]): it answers `requests` with a fresh snapshot.
+    pub(crate) fn from_parts(
+        rx: watch::Receiver<Arc<MetricsSnapshot>>,
+        requests: mpsc::Sender<Reply>,
+        history: Arc<Mutex<History>>,
+        cancel: CancellationToken,
+    ) -> PollerHandle {
+        PollerHandle { rx, requests, history, cancel }
+    }
+
     /// A receiver of every published snapshot (one per round, starting with the empty seq 0).
     pub fn subscribe(&self) -> watch::Receiver<Arc<MetricsSnapshot>> {
         self.rx.clone()
@@ -168,6 +179,12 @@ impl PollerHandle {
         lock(&self.history).clone()
     }
 
+    /// The replicas that joined or left so far ([`History::membership`]), without copying the
+    /// rest of the history.
+    pub fn membership(&self) -> Vec<super::snapshot::MembershipChange> {
+        lock(&self.history).membership.clone()
+    }
+
     /// Stops the poller; in-flight scrapes are abandoned and subscribers see the channel close.
     pub fn stop(self) {
         drop(self);
@@ -180,7 +197,7 @@ impl Drop for PollerHandle {
     }
 }
 
-fn lock(history: &Mutex<History>) -> MutexGuard<'_, History> {
+pub(crate) fn lock(history: &Mutex<History>) -> MutexGuard<'_, History> {
     history.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -377,7 +394,7 @@ impl PollTask {
 
 /// The engine metrics (the dialect's own name prefix, `_created` aside) whose value on this
 /// page is NaN or ±Inf; such values are left out of every figure (docs/protocol.md §0.5).
-fn nonfinite_metrics(scrape: &Scrape, dialect: EngineDialect) -> Vec<String> {
+pub(crate) fn nonfinite_metrics(scrape: &Scrape, dialect: EngineDialect) -> Vec<String> {
     let prefix = match dialect {
         EngineDialect::VllmV1 | EngineDialect::VllmV0 => "vllm:",
         EngineDialect::Sglang => "sglang:",

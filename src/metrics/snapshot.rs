@@ -195,6 +195,20 @@ pub struct History {
     /// Per replica and metric name: good polls in which a metric the tool reads was NaN or ±Inf
     /// (the value is left out of every figure).
     pub nonfinite: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Replicas that joined or left the set while polling (replicas from a Prometheus server
+    /// only; a fixed set has none), oldest first.
+    pub membership: Vec<MembershipChange>,
+}
+
+/// A replica joining or leaving the polled set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MembershipChange {
+    /// When the poll that saw the change was sent.
+    pub at: Instant,
+    /// The replica.
+    pub replica: String,
+    /// True when it joined, false when it left.
+    pub joined: bool,
 }
 
 impl History {
@@ -210,7 +224,18 @@ impl History {
         let max_gateway_points = max_points.min(Self::DEFAULT_MAX_GATEWAY_POINTS);
         let (replicas, gateway) = (Vec::new(), VecDeque::new());
         let (outages, nonfinite) = (BTreeMap::new(), BTreeMap::new());
-        History { replicas, gateway, gateway_dropped: 0, max_points, max_gateway_points, hold_max, outages, nonfinite }
+        let membership = Vec::new();
+        History {
+            replicas,
+            gateway,
+            gateway_dropped: 0,
+            max_points,
+            max_gateway_points,
+            hold_max,
+            outages,
+            nonfinite,
+            membership,
+        }
     }
 
     /// Records a failed poll of `replica` sent at `at`: opens an outage unless one is open.

@@ -341,6 +341,18 @@ pub(crate) fn full_report() -> SessionReport {
         replica_series: BTreeMap::from([("r0".into(), vec![point])]),
         replica_stale: BTreeMap::new(),
         warnings: vec!["no prefix-cache metrics on r0".into()],
+        metrics_source: Some(crate::report::json::MetricsSource {
+            kind: "prometheus".into(),
+            url: "http://prometheus:9090".into(),
+            selector: "job=\"vllm\"".into(),
+            scrape_interval_s: Some(15.0),
+            scrape_interval_from: Some("samples".into()),
+            replica_changes: vec![crate::report::json::ReplicaChange {
+                t_s: 42.5,
+                replica: "r1".into(),
+                change: "joined".into(),
+            }],
+        }),
         measured_phases: 1,
         planned_phases: 2,
         complete: true,
@@ -392,5 +404,6 @@ pub(crate) fn minimal_report() -> SessionReport {
         replica_series: BTreeMap::new(),
         replica_stale: BTreeMap::new(),
         warnings: Vec::new(),
+        metrics_source: None,
     }
 }

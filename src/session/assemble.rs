@@ -43,6 +43,7 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
         replica_series: super::series::replica_series(env),
         replica_stale: Default::default(),
         warnings: env.warnings(),
+        metrics_source: super::prom_source::metrics_source(env),
     };
     for e in experiments {
         let cells: Vec<&CellEntry> = state.cells.iter().filter(|c| e.owns(&c.spec)).collect();

@@ -10,6 +10,7 @@ pub mod handles;
 pub mod plan;
 pub mod preflight;
 pub mod progress;
+pub mod prom_source;
 pub mod resume;
 pub mod runner;
 pub mod series;

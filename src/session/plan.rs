@@ -25,6 +25,10 @@ use tokio_util::sync::CancellationToken;
 
 /// What preflight found, and the lines to say as the session starts.
 async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Facts, Vec<String>)> {
+    let prom = match &cfg.prometheus {
+        Some(server) => Some(super::prom_source::discover(&**client.backend(), server).await?),
+        None => None,
+    };
     let replica_clients: Vec<ApiClient> = metrics_endpoints(cfg)
         .iter()
         .map(|m| crate::experiment::routing::setup::replica_base(&m.url))
@@ -42,6 +46,11 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Fa
     let endpoints = metrics_endpoints(cfg);
     let mut replicas = Vec::new();
     let mut warnings = Vec::new();
+    let mut metrics_source = None;
+    if let Some(found) = prom {
+        warnings.extend(super::prom_source::start_warnings(cfg, &found.source));
+        (replicas, metrics_source) = (found.replicas, Some(found.source));
+    }
     for ep in &endpoints {
         let r = preflight::inspect_replica(&**client.backend(), ep).await;
         if let Some(e) = &r.error {
@@ -59,14 +68,16 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Fa
         prompts = p;
         warnings.extend(w);
     }
-    Ok((Facts { model, max_model_len, runtime, gateway_version: None, replicas, prompts, warnings }, notes))
+    let facts =
+        Facts { model, max_model_len, runtime, gateway_version: None, replicas, prompts, warnings, metrics_source };
+    Ok((facts, notes))
 }
 
 /// The replicas' metrics pages: as given, else `<base>/metrics` for a decode-only session (a
 /// routing session's base is a gateway, whose page is not a replica's).
 fn metrics_endpoints(cfg: &RunConfig) -> Vec<MetricsEndpoint> {
     let routing = cfg.plans.contains(&PlanKind::Routing);
-    match (cfg.no_metrics, cfg.metrics.is_empty()) {
+    match (cfg.no_metrics || cfg.prometheus.is_some(), cfg.metrics.is_empty()) {
         (true, _) => Vec::new(),
         (false, true) if routing => Vec::new(),
         (false, true) => vec![default_metrics(&cfg.base_url)],
@@ -91,7 +102,13 @@ fn spawn_poller(
     cfg: &RunConfig,
     backend: &SharedBackend,
     facts: &Facts,
+    events: &mpsc::UnboundedSender<RunnerEvent>,
 ) -> Option<crate::metrics::poller::PollerHandle> {
+    if let (Some(server), Some(source)) = (&cfg.prometheus, &facts.metrics_source) {
+        let events = events.clone();
+        let tell = Box::new(move |line: String| drop(events.send(RunnerEvent::Log(line))));
+        return Some(super::prom_source::spawn(cfg, server, backend, &facts.replicas, source, tell));
+    }
     let replicas: Vec<MetricsTarget> =
         metrics_endpoints(cfg).into_iter().map(|e| MetricsTarget { name: e.name, url: e.url }).collect();
     let gateway =
@@ -163,7 +180,8 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         }
         None => (Instant::now(), now_rfc3339(), None),
     };
-    let poller = spawn_poller(&cfg, &backend, &facts);
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let poller = spawn_poller(&cfg, &backend, &facts, &ev_tx);
     let writer = ReportWriter::new(cfg.out.clone());
     let report_path = writer.path().to_path_buf();
     let experiments = crate::experiment::plan(&cfg, Prepared { kv_capacity: facts.kv_capacity(), routing });
@@ -174,7 +192,6 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     }
     state.timing = Timing::new(planned_lengths(&experiments, &cfg, &state));
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let (live_tx, live_rx) = watch::channel(LiveAttempt::default());
     let metrics = poller.as_ref().map(|p| p.subscribe());
     facts.gateway_version = gateway_version;

@@ -66,7 +66,9 @@ impl AttemptEnd {
 }
 
 /// Prometheus counter deltas between two rounds, summed over the replicas in both.
-fn validation(start: &MetricsSnapshot, end: &MetricsSnapshot, window_s: f64, client_tps: f64) -> PromValidation {
+/// `span_s` is the time the counters' readings span (the window, or the scrapes' own times
+/// when read from a Prometheus server).
+fn validation(start: &MetricsSnapshot, end: &MetricsSnapshot, span_s: f64, client_tps: f64) -> PromValidation {
     let mut v = PromValidation {
         generation_tokens_delta: None,
         generation_tps: None,
@@ -94,7 +96,7 @@ fn validation(start: &MetricsSnapshot, end: &MetricsSnapshot, window_s: f64, cli
         add(&mut v.prefix_queries_delta, d.prefix_queries_tokens);
         add(&mut v.preemptions_delta, d.preemptions);
     }
-    v.generation_tps = v.generation_tokens_delta.filter(|_| window_s > 0.0).map(|g| g / window_s);
+    v.generation_tps = v.generation_tokens_delta.filter(|_| span_s > 0.0).map(|g| g / span_s);
     v.client_over_server = v.generation_tps.filter(|s| *s > 0.0).map(|s| client_tps / s);
     v
 }
@@ -116,7 +118,10 @@ pub fn build_attempt(
     let st = folded.finish(end.window, spec.conc);
     let window_s = end.window.map_or(0.0, |w| w.len().as_secs_f64());
     let mut prom = match (&end.metrics_start, &end.metrics_end) {
-        (Some(a), Some(b)) => Some(validation(a, b, window_s, st.aggregate_tps)),
+        (Some(a), Some(b)) => {
+            let span_s = crate::session::prom_source::counter_span(env, a, b).unwrap_or(window_s);
+            Some(validation(a, b, span_s, st.aggregate_tps))
+        }
         _ => None,
     };
     let mut ev = Evidence {
@@ -130,6 +135,7 @@ pub fn build_attempt(
     let history = env.poller.as_ref().map(|p| p.history());
     if let (Some(history), Some(w)) = (&history, end.window) {
         let ws = window_stats(history, w.start, w.end);
+        crate::session::prom_source::note_few_scrapes(env, &spec.label, &ws);
         (ev.running_avg, ev.waiting_avg) = (ws.running_avg_total, ws.waiting_avg_total);
         ev.running_peak = ws.replicas.iter().filter_map(|r| r.running_peak).reduce(|a, b| a + b);
         ev.kv_usage_peak = ws.replicas.iter().filter_map(|r| r.kv_usage_peak).reduce(f64::max);
