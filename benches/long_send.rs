@@ -77,7 +77,12 @@ async fn main() {
 
 type Figures = (Samples, Samples, u64, f64, f64);
 
-async fn run(sh: &Shape, url: &str, template: &Arc<BodyTemplate>, backend: &llm_decode_bench::load::backend::SharedBackend) -> Figures {
+async fn run(
+    sh: &Shape,
+    url: &str,
+    template: &Arc<BodyTemplate>,
+    backend: &llm_decode_bench::load::backend::SharedBackend,
+) -> Figures {
     let (mut per_mb, mut render) = (Samples::new(), Samples::new());
     let mut bytes = 0u64;
     let (cpu0, wall0) = (cpu_secs(), std::time::Instant::now());
@@ -100,7 +105,13 @@ async fn run(sh: &Shape, url: &str, template: &Arc<BodyTemplate>, backend: &llm_
     (per_mb, render, bytes, wall0.elapsed().as_secs_f64(), cpu_secs() - cpu0)
 }
 
-async fn one(url: &str, template: &BodyTemplate, backend: &dyn llm_decode_bench::load::backend::Backend, w: u32, round: usize) -> (f64, f64, u64) {
+async fn one(
+    url: &str,
+    template: &BodyTemplate,
+    backend: &dyn llm_decode_bench::load::backend::Backend,
+    w: u32,
+    round: usize,
+) -> (f64, f64, u64) {
     let headers = HeaderMap::new();
     let names = [HeaderName::from_static("x-read-us")];
     let spec = StreamSpec {
@@ -117,7 +128,8 @@ async fn one(url: &str, template: &BodyTemplate, backend: &dyn llm_decode_bench:
     let render_us = t.elapsed().as_secs_f64() * 1e6;
     let len = body.len() as u64;
     let live = LiveCounters::default();
-    let s = run_stream(backend, &spec, body, RequestSample::new(w, Instant::now()), &CancellationToken::new(), &live).await;
+    let s =
+        run_stream(backend, &spec, body, RequestSample::new(w, Instant::now()), &CancellationToken::new(), &live).await;
     assert!(s.completed(), "request failed: {:?}", s.outcome);
     let read_us: u64 = s.served_by.as_deref().and_then(|v| v.parse().ok()).expect("x-read-us");
     let read_at = *ORIGIN.get().expect("set") + Duration::from_micros(read_us);
@@ -128,7 +140,13 @@ async fn one(url: &str, template: &BodyTemplate, backend: &dyn llm_decode_bench:
 fn report(sh: &Shape, mut per_mb: Samples, mut render: Samples, bytes: u64, wall: f64, cpu: f64) {
     let mb = bytes as f64 / 1e6;
     let n = per_mb.len();
-    println!("long_send: {} streams x {} rounds, {} tokens per prompt ({:.3} MB body)", sh.streams, sh.rounds, sh.tokens, mb / n.max(1) as f64);
+    println!(
+        "long_send: {} streams x {} rounds, {} tokens per prompt ({:.3} MB body)",
+        sh.streams,
+        sh.rounds,
+        sh.tokens,
+        mb / n.max(1) as f64
+    );
     let p = |s: &mut Samples, q| s.percentile(q).unwrap_or(f64::NAN);
     println!(
         "  send time per MB (send -> last byte read by the server): p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms",
@@ -136,6 +154,14 @@ fn report(sh: &Shape, mut per_mb: Samples, mut render: Samples, bytes: u64, wall
         p(&mut per_mb, 99.0),
         per_mb.max().unwrap_or(f64::NAN)
     );
-    println!("  body render (nonce + copy) per request: p50 {:.0} us  p99 {:.0} us", p(&mut render, 50.0), p(&mut render, 99.0));
-    println!("  aggregate: {:.0} MB/s over {wall:.2} s wall; process CPU {:.2} ms per MB (client + server)", mb / wall, cpu * 1e3 / mb);
+    println!(
+        "  body render (nonce + copy) per request: p50 {:.0} us  p99 {:.0} us",
+        p(&mut render, 50.0),
+        p(&mut render, 99.0)
+    );
+    println!(
+        "  aggregate: {:.0} MB/s over {wall:.2} s wall; process CPU {:.2} ms per MB (client + server)",
+        mb / wall,
+        cpu * 1e3 / mb
+    );
 }

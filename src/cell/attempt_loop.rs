@@ -96,7 +96,18 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         let mut ticker = tokio::time::interval_at(Instant::now() + TICK, TICK);
         ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let deadline = Box::pin(tokio::time::sleep_until(Instant::now()));
-        Self { env, rx, live, publisher, tally, samples: Vec::new(), ticker, deadline, deadline_at: None, ends_only: false }
+        Self {
+            env,
+            rx,
+            live,
+            publisher,
+            tally,
+            samples: Vec::new(),
+            ticker,
+            deadline,
+            deadline_at: None,
+            ends_only: false,
+        }
     }
 
     /// Keeps only the first and last mark of each sample received (after the tally saw it

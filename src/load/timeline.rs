@@ -131,7 +131,8 @@ impl Iterator for Iter<'_> {
         }
         let dt = take(self.bytes, &mut self.pos);
         let dk = take(self.bytes, &mut self.pos);
-        let m = Mark { at_us: self.prev.at_us.wrapping_add(dt as u64), tokens: self.prev.tokens.wrapping_add(dk as u64) };
+        let m =
+            Mark { at_us: self.prev.at_us.wrapping_add(dt as u64), tokens: self.prev.tokens.wrapping_add(dk as u64) };
         self.prev = m;
         Some(m)
     }
@@ -190,7 +191,8 @@ mod tests {
         let want: Vec<_> = all.windows(2).map(|w| (w[0], w[1])).collect();
         assert_eq!(pairs, want);
         // Out-of-order values (hand-made tests) survive too.
-        let odd = vec![Mark { at_us: 10, tokens: 5 }, Mark { at_us: 3, tokens: 1 }, Mark { at_us: u64::MAX / 2, tokens: 0 }];
+        let odd =
+            vec![Mark { at_us: 10, tokens: 5 }, Mark { at_us: 3, tokens: 1 }, Mark { at_us: u64::MAX / 2, tokens: 0 }];
         assert_eq!(Timeline::from(odd.clone()).iter().collect::<Vec<_>>(), odd);
         assert_eq!(Timeline::new().pairs().count(), 0);
     }
