@@ -6,6 +6,7 @@
 pub const SPARE_FDS: u64 = 64;
 
 /// The open-file limits of the process, (soft, hard); None where they cannot be read.
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every unix
 pub fn limits() -> Option<(u64, u64)> {
     let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes one rlimit through a valid pointer to a local.
