@@ -14,9 +14,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-/// Most token-timeline marks a request reserves before its first chunk (16 bytes each): a
-/// longer stream grows its timeline as chunks arrive, so 10,000 waiting streams do not hold
-/// 64 KiB each up front.
+/// Most token-timeline marks a request reserves before its first chunk (about 3 bytes each,
+/// `load::timeline`): a longer stream grows its timeline as chunks arrive, so 10,000 waiting
+/// streams hold no more than a few hundred bytes each up front.
 pub const TIMELINE_RESERVE: u64 = 128;
 
 /// Where the load goes: the transport, the URL and the headers of every request.

@@ -1,8 +1,8 @@
 //! One streaming request, measured by the task that sends it: the per-token hot path.
 //!
 //! Per body read: one `Instant::now()`, the SSE decoder (no allocation for whole events), the
-//! chunk parser (only the fields used), one `Vec` push per chunk that carried tokens and two
-//! relaxed atomic adds. No lock, no channel, no rendering.
+//! chunk parser (only the fields used), one timeline push (two varints) per chunk that carried
+//! tokens and two relaxed atomic adds. No lock, no channel, no rendering.
 
 use super::backend::{Backend, BackendResponse, Exchange};
 use super::chunk::{ChunkInfo, FinishReason, parse_chunk};
