@@ -5,6 +5,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod experiment;
+pub mod fdlimit;
 pub mod load;
 pub mod metrics;
 pub mod net;

@@ -74,6 +74,14 @@ pub struct AttemptLoop<'a, T: Tally = PlainTally> {
     ticker: Interval,
     deadline: Pin<Box<Sleep>>,
     deadline_at: Option<Instant>,
+    /// Keep only the first and last mark of each sample's timeline ([`AttemptLoop::ends_only`]).
+    ends_only: bool,
+}
+
+/// Drops the inner marks of a finished timeline, keeping its first and last (TTFT, ITL, the
+/// last token) and freeing the rest.
+pub fn keep_timeline_ends(s: &mut RequestSample) {
+    s.marks.keep_ends();
 }
 
 impl<'a, T: Tally> AttemptLoop<'a, T> {
@@ -88,7 +96,26 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         let mut ticker = tokio::time::interval_at(Instant::now() + TICK, TICK);
         ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let deadline = Box::pin(tokio::time::sleep_until(Instant::now()));
-        Self { env, rx, live, publisher, tally, samples: Vec::new(), ticker, deadline, deadline_at: None }
+        Self {
+            env,
+            rx,
+            live,
+            publisher,
+            tally,
+            samples: Vec::new(),
+            ticker,
+            deadline,
+            deadline_at: None,
+            ends_only: false,
+        }
+    }
+
+    /// Keeps only the first and last mark of each sample received (after the tally saw it
+    /// whole): for an experiment whose tally folds the timelines as requests end, so memory
+    /// does not grow with tokens.
+    pub fn ends_only(mut self) -> Self {
+        self.ends_only = true;
+        self
     }
 
     /// Moves the view to `phase` (bounded by `len` when known).
@@ -130,6 +157,10 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         let replica = self.tally.replica(&s);
         self.publisher.tally(&s, replica.as_deref());
         self.tally.extra(&s, replica.as_deref(), self.publisher.live_mut());
+        let mut s = s;
+        if self.ends_only {
+            keep_timeline_ends(&mut s);
+        }
         self.samples.push(s);
     }
 
@@ -276,6 +307,17 @@ mod tests {
         assert_eq!(Instant::now(), end);
         cancel.cancel();
         assert_eq!(lp.wait(&cancel, None).await, Wake::Cancelled);
+    }
+
+    #[test]
+    fn keeping_the_ends_keeps_ttft_itl_and_the_last_token() {
+        use crate::load::sample::Mark;
+        let mut s = sample("a", false);
+        s.marks = (1..=1000).map(|i| Mark { at_us: 5_000 + i * 100, tokens: i }).collect();
+        let (ttft, itl, last) = (s.ttft(), s.itl(), s.last_token_at());
+        keep_timeline_ends(&mut s);
+        assert!(s.marks.len() == 2 && s.marks.heap_bytes() <= 16, "the rest is freed: {}", s.marks.heap_bytes());
+        assert_eq!((s.ttft(), s.itl(), s.last_token_at()), (ttft, itl, last));
     }
 
     #[tokio::test(start_paused = true)]

@@ -14,6 +14,11 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+/// Most token-timeline marks a request reserves before its first chunk (about 3 bytes each,
+/// `load::timeline`): a longer stream grows its timeline as chunks arrive, so 10,000 waiting
+/// streams hold no more than a few hundred bytes each up front.
+pub const TIMELINE_RESERVE: u64 = 128;
+
 /// Where the load goes: the transport, the URL and the headers of every request.
 pub struct Target {
     /// Transport of the load, preflight and polling (one connection pool).
@@ -99,7 +104,7 @@ impl CellEnv {
             first_token_timeout,
             queued_waits: false,
             idle_timeout: self.cfg.idle_timeout,
-            expected_chunks: expected_chunks.min(4096) as usize,
+            expected_chunks: expected_chunks.min(TIMELINE_RESERVE) as usize,
             live,
             nonce_base,
         }

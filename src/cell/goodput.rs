@@ -29,7 +29,7 @@ fn shown(s: &RequestSample, cutoff: Instant) -> Shown {
         (true, Some(t), _, _) => tpot(s.e2e(), t, s.output_tokens),
         // A stream still running at the cutoff: over the tokens it showed so far.
         (false, _, Some(f), Some(m)) if m.tokens >= 2 => {
-            s.mark_at(m).saturating_duration_since(f).checked_div(u32::try_from(m.tokens - 1).unwrap_or(u32::MAX))
+            s.mark_at(&m).saturating_duration_since(f).checked_div(u32::try_from(m.tokens - 1).unwrap_or(u32::MAX))
         }
         _ => None,
     };

@@ -3,7 +3,7 @@
 
 use crate::load::sample::{Outcome, RequestSample};
 use crate::report::json::RequestRecord;
-use crate::stats::Samples;
+use crate::stats::GapDist;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -47,7 +47,7 @@ pub fn stream_window(s: &RequestSample, w: &Window) -> StreamWindow {
     let mut first: Option<(Instant, u64)> = None;
     let mut last: Option<(Instant, u64)> = None;
     for m in &s.marks {
-        let t = s.mark_at(m);
+        let t = s.mark_at(&m);
         if t < w.start {
             before = m.tokens;
         } else if t < w.end {
@@ -65,30 +65,28 @@ pub fn stream_window(s: &RequestSample, w: &Window) -> StreamWindow {
 }
 
 /// Gaps between consecutive chunks whose later chunk falls in `w`, ms: given once per chunk
-/// to `per_chunk`, and `k` times as `gap/k` to `per_token` for a chunk of `k` tokens.
-pub fn push_gaps(s: &RequestSample, w: &Window, mut per_chunk: impl FnMut(f64), mut per_token: impl FnMut(f64)) {
-    for pair in s.marks.windows(2) {
-        let (a, b) = (&pair[0], &pair[1]);
-        if !w.contains(s.mark_at(b)) {
+/// to `per_chunk`, and as (`gap/k`, `k`) to `per_token` for a chunk of `k` tokens (`k` equal
+/// per-token gaps).
+pub fn push_gaps(s: &RequestSample, w: &Window, mut per_chunk: impl FnMut(f64), mut per_token: impl FnMut(f64, u64)) {
+    for (a, b) in s.marks.pairs() {
+        if !w.contains(s.mark_at(&b)) {
             continue;
         }
         let gap_ms = (b.at_us - a.at_us) as f64 / 1e3;
         let k = b.tokens.saturating_sub(a.tokens).max(1);
         per_chunk(gap_ms);
-        for _ in 0..k.min(4096) {
-            per_token(gap_ms / k as f64);
-        }
+        per_token(gap_ms / k as f64, k);
     }
 }
 
 /// Per-token gaps of whole streams (every chunk after a stream's first), ms: [`push_gaps`]
 /// over each sample's own span. Bursts and routing phases summarise these as their ITL.
-pub fn per_token_gaps<'a>(samples: impl IntoIterator<Item = &'a RequestSample>) -> Samples {
-    let (mut per_chunk, mut per_token) = (Samples::new(), Samples::new());
+pub fn per_token_gaps<'a>(samples: impl IntoIterator<Item = &'a RequestSample>) -> GapDist {
+    let mut per_token = GapDist::new();
     for s in samples {
         let Some(last) = s.marks.last() else { continue };
-        let all = Window { start: s.sent_at, end: s.mark_at(last) + Duration::from_micros(1) };
-        push_gaps(s, &all, |g| per_chunk.push(g), |g| per_token.push(g));
+        let all = Window { start: s.sent_at, end: s.mark_at(&last) + Duration::from_micros(1) };
+        push_gaps(s, &all, |_| {}, |g, k| per_token.push_n(g, k));
     }
     per_token
 }
@@ -155,10 +153,10 @@ mod tests {
         let sw = stream_window(&s, &w);
         assert_eq!(sw.tokens, 8);
         assert_eq!(sw.itl, Some(Duration::from_millis(10)), "(90-50)/(9-5)");
-        let (mut chunk, mut token) = (Samples::new(), Samples::new());
-        push_gaps(&s, &w, |g| chunk.push(g), |g| token.push(g));
-        assert_eq!(chunk.len(), 2);
-        assert_eq!(token.len(), 8);
+        let (mut chunk, mut token) = (GapDist::new(), GapDist::new());
+        push_gaps(&s, &w, |g| chunk.push(g), |g, k| token.push_n(g, k));
+        assert_eq!(chunk.count(), 2);
+        assert_eq!(token.count(), 8);
         assert_eq!(token.percentile(50.0), Some(10.0));
         assert_eq!(chunk.percentile(50.0), Some(40.0));
     }
@@ -168,10 +166,10 @@ mod tests {
         let o = Instant::now();
         let a = sample(o, &[(10, 1), (50, 5), (90, 9)]);
         let b = sample(o + Duration::from_secs(1), &[(20, 1), (40, 2)]);
-        let mut g = per_token_gaps([&a, &b, &sample(o, &[])]);
-        assert_eq!(g.len(), 9, "8 tokens after a's first chunk, 1 after b's");
-        assert_eq!(g.min(), Some(10.0));
-        assert_eq!(g.max(), Some(20.0));
+        let g = per_token_gaps([&a, &b, &sample(o, &[])]);
+        assert_eq!(g.count(), 9, "8 tokens after a's first chunk, 1 after b's");
+        let sum = g.summary().unwrap();
+        assert_eq!((sum.min, sum.max), (10.0, 20.0));
         assert_eq!(g.percentile(50.0), Some(10.0));
     }
 

@@ -4,7 +4,7 @@ use super::goodput::{GoodputTally, judge};
 use super::sample_window::{Window, push_gaps, record, stream_window};
 use crate::load::sample::{ErrorKind, Outcome, RequestSample, TokenSource};
 use crate::report::json::RequestRecord;
-use crate::stats::{Reservoir, SampleOf, Slo, Summary};
+use crate::stats::{GapDist, Reservoir, SampleOf, Slo, Summary};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -53,7 +53,8 @@ pub struct ClientStats {
 /// Most request records an attempt keeps for the report (about 6 MB of JSON), and most values
 /// its per-request distributions (TTFT, per-stream ITL, TPOT, latency) hold; beyond it both are
 /// uniform samples, while `outcomes` and each summary's count, mean and extremes stay exact.
-/// Per-token distributions hold [`crate::stats::reservoir::DEFAULT_CAPACITY`] values.
+/// Per-token and per-chunk distributions are [`GapDist`]s: exact up to
+/// [`crate::stats::gap_dist::EXACT_CAP`] values, then a histogram of 0.1% precision.
 pub const REQUEST_SAMPLE_CAP: usize = 16_384;
 
 fn ms(d: Duration) -> f64 {
@@ -79,15 +80,17 @@ pub fn summarize(
 
 /// [`summarize`] one sample at a time, so a long window can fold each finished request in as
 /// it arrives and drop its token timeline: memory then grows by one [`RequestRecord`] per
-/// request, and the distributions are bounded [`Reservoir`]s (exact up to their capacity).
+/// request up to [`REQUEST_SAMPLE_CAP`], and the distributions are bounded ([`Reservoir`]s
+/// per request, [`GapDist`] histograms per token and chunk), whatever the number of tokens.
 #[derive(Debug, Clone)]
 pub struct Summarizer {
     origin: Instant,
     st: ClientStats,
     ttft: Reservoir,
     itl: Reservoir,
-    tok_gaps: Reservoir,
-    chunk_gaps: Reservoir,
+    /// Per-token and per-chunk gaps: bounded histograms past their exact cap (stats::gap_dist).
+    tok_gaps: GapDist,
+    chunk_gaps: GapDist,
     tpot: Reservoir,
     lat: Reservoir,
     sources: BTreeMap<TokenSource, u64>,
@@ -103,8 +106,8 @@ impl Summarizer {
             st: ClientStats::default(),
             ttft: Reservoir::new(REQUEST_SAMPLE_CAP),
             itl: Reservoir::new(REQUEST_SAMPLE_CAP),
-            tok_gaps: Reservoir::default(),
-            chunk_gaps: Reservoir::default(),
+            tok_gaps: GapDist::new(),
+            chunk_gaps: GapDist::new(),
             tpot: Reservoir::new(REQUEST_SAMPLE_CAP),
             lat: Reservoir::new(REQUEST_SAMPLE_CAP),
             sources: BTreeMap::new(),
@@ -133,7 +136,7 @@ impl Summarizer {
             self.itl.push(ms(d));
         }
         if let Some(w) = window {
-            push_gaps(s, w, |g| self.chunk_gaps.push(g), |g| self.tok_gaps.push(g));
+            push_gaps(s, w, |g| self.chunk_gaps.push(g), |g, k| self.tok_gaps.push_n(g, k));
         }
         if let (Some(t), Some(first)) = (s.ttft(), s.first_token_at())
             && first < cutoff

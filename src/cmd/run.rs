@@ -24,6 +24,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = session::check_out(cfg.out.as_deref()) {
         return Ok(session::usage(&e));
     }
+    let streams = cfg.conc.iter().copied().max().unwrap_or(1);
+    if let Err(e) = crate::fdlimit::prepare(u64::from(streams)) {
+        return Ok(session::usage(&e));
+    }
     // The log file is opened before preflight, so a bad path fails before any load is sent.
     let printer = session::printer(args.headless, args.log_file.as_deref())?;
     let mut signals = Signals::new()?;

@@ -10,6 +10,10 @@ use std::process::ExitCode;
 /// exits with that signal's code (README "Exit codes": 130, 143, 129).
 pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let cfg = args.to_config().map_err(anyhow::Error::msg)?;
+    // Each client stream is a connection the simulator holds open.
+    if let Some((from, to)) = crate::fdlimit::raise_to_hard() {
+        eprintln!("raised the open-file limit from {from} to {to} (one socket per stream)");
+    }
     // Listening before the cluster starts: a signal from then on stops it the same way.
     let mut signals = Signals::new()?;
     let cluster = Cluster::start(cfg).await?;

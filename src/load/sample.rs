@@ -1,6 +1,7 @@
 //! What one request measured: its own timestamps, token timeline, outcome and attribution.
 
 use super::chunk::FinishReason;
+use super::timeline::Timeline;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -133,8 +134,8 @@ pub struct RequestSample {
     pub scheduled_at: Option<Instant>,
     /// When the request was handed to the HTTP client.
     pub sent_at: Instant,
-    /// Token timeline, one mark per chunk that carried output.
-    pub marks: Vec<Mark>,
+    /// Token timeline, one mark per chunk that carried output (compact, exact).
+    pub marks: Timeline,
     /// When the request ended (last byte, error or cut).
     pub ended_at: Instant,
     /// Output tokens, by `token_source`.
@@ -166,7 +167,7 @@ impl RequestSample {
             worker,
             scheduled_at: None,
             sent_at,
-            marks: Vec::new(),
+            marks: Timeline::new(),
             ended_at: sent_at,
             output_tokens: 0,
             token_source: TokenSource::None,
@@ -188,12 +189,12 @@ impl RequestSample {
 
     /// When the first output arrived.
     pub fn first_token_at(&self) -> Option<Instant> {
-        self.marks.first().map(|m| self.mark_at(m))
+        self.marks.first().map(|m| self.mark_at(&m))
     }
 
     /// When the last output arrived.
     pub fn last_token_at(&self) -> Option<Instant> {
-        self.marks.last().map(|m| self.mark_at(m))
+        self.marks.last().map(|m| self.mark_at(&m))
     }
 
     /// Start of the latency clock: the scheduled time in open loop (so a late send cannot

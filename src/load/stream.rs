@@ -1,8 +1,8 @@
 //! One streaming request, measured by the task that sends it: the per-token hot path.
 //!
 //! Per body read: one `Instant::now()`, the SSE decoder (no allocation for whole events), the
-//! chunk parser (only the fields used), one `Vec` push per chunk that carried tokens and two
-//! relaxed atomic adds. No lock, no channel, no rendering.
+//! chunk parser (only the fields used), one timeline push (two varints) per chunk that carried
+//! tokens and two relaxed atomic adds. No lock, no channel, no rendering.
 
 use super::backend::{Backend, BackendResponse, Exchange};
 use super::chunk::{ChunkInfo, FinishReason, parse_chunk};
@@ -11,6 +11,7 @@ use super::live::LiveCounters;
 use super::sample::{ErrorKind, Mark, Outcome, RequestSample, TokenSource};
 use super::scrub::Scrubber;
 use super::sse::{SseDecoder, SseEvent};
+use super::timeline::Timeline;
 use bytes::Bytes;
 use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderMap, HeaderName};
 use std::sync::atomic::Ordering;
@@ -157,11 +158,9 @@ impl StreamState<'_> {
 }
 
 /// Spreads a final usage count over chunk marks in proportion to the chunks seen.
-fn rescale(marks: &mut [Mark], total: u64) {
+fn rescale(marks: &mut Timeline, total: u64) {
     let n = marks.len() as u64;
-    for (i, m) in marks.iter_mut().enumerate() {
-        m.tokens = ((i as u64 + 1) * total).div_ceil(n);
-    }
+    marks.map_tokens(|i, _| ((i as u64 + 1) * total).div_ceil(n));
 }
 
 /// What the headers of a success answer say against it being an event stream: another

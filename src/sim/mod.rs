@@ -135,8 +135,20 @@ pub fn replica_name(i: usize) -> String {
     }
 }
 
+/// Pending connections a listener queues (the kernel caps it at `net.core.somaxconn`): 10,000
+/// streams connecting at once overflow tokio's default of 1,024, and a connection the queue
+/// dropped is reset half a minute later.
+const LISTEN_BACKLOG: u32 = 16_384;
+
 async fn bind(host: IpAddr, port: u16) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(SocketAddr::new(host, port)).await.with_context(|| format!("cannot listen on {host}:{port}"))
+    let addr = SocketAddr::new(host, port);
+    let listen = || -> std::io::Result<TcpListener> {
+        let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(LISTEN_BACKLOG)
+    };
+    listen().with_context(|| format!("cannot listen on {host}:{port}"))
 }
 
 /// An endpoint at `http://{authority}`.

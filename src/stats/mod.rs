@@ -3,6 +3,7 @@
 //! Nothing in here does I/O or depends on an async runtime; everything is plain data
 //! so it can be unit- and property-tested in isolation.
 
+pub mod gap_dist;
 pub mod knee;
 pub mod percentile_list;
 pub mod quantile;
@@ -14,6 +15,7 @@ pub mod saturation;
 pub mod slope;
 pub mod timing;
 
+pub use gap_dist::GapDist;
 pub use percentile_list::{PercentileList, percentile_list};
 pub use quantile::{Percentiles, Samples, Summary};
 pub use rate::WindowCounter;

@@ -87,6 +87,11 @@ impl Samples {
         }
     }
 
+    /// The samples held, in no particular order.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
     /// Number of samples held.
     pub fn len(&self) -> usize {
         self.values.len()

@@ -94,10 +94,9 @@ fn client_side(d: &PhaseData<'_>, slo: &Slo, p: &mut RoutingPhase) {
 
 /// Per-token ITL of the completed requests (the gaps bursts summarise), seconds.
 fn itl_secs(samples: &[RequestSample]) -> PhaseLatency {
-    let mut gaps_ms = per_token_gaps(samples.iter().filter(|s| s.completed()));
-    let l = pcts(&mut gaps_ms);
-    let s = |ms: Option<f64>| ms.map(|ms| ms / 1e3);
-    PhaseLatency { p50: s(l.p50), p95: s(l.p95), p99: s(l.p99) }
+    let gaps_ms = per_token_gaps(samples.iter().filter(|s| s.completed()));
+    let s = |q: f64| gaps_ms.percentile(q).map(|ms| ms / 1e3);
+    PhaseLatency { p50: s(50.0), p95: s(95.0), p99: s(99.0) }
 }
 
 /// The phase entry. `status` is `measured` unless the runner says otherwise.

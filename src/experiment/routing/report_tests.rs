@@ -13,7 +13,8 @@ use tokio::time::Instant;
 
 fn sample(origin: Instant, ttft_ms: u64, family: u32, pod: Option<&str>) -> RequestSample {
     let mut s = RequestSample::new(0, origin);
-    s.marks = vec![Mark { at_us: ttft_ms * 1000, tokens: 1 }, Mark { at_us: ttft_ms * 1000 + 100_000, tokens: 11 }];
+    s.marks =
+        vec![Mark { at_us: ttft_ms * 1000, tokens: 1 }, Mark { at_us: ttft_ms * 1000 + 100_000, tokens: 11 }].into();
     s.output_tokens = 11;
     s.prompt_tokens = Some(5000 + u64::from(family));
     s.ended_at = origin + Duration::from_millis(ttft_ms + 100);
@@ -136,7 +137,8 @@ fn itl_is_per_token_over_completed_requests_in_seconds_beside_per_request_tpot()
     steady.ended_at = o + Duration::from_millis(410);
     // A failed stream's gaps (1 s) are not counted.
     let mut failed = sample(o, 10, 2, None);
-    failed.marks[1].at_us = 1_010_000;
+    failed.marks =
+        failed.marks.iter().enumerate().map(|(i, m)| if i == 1 { Mark { at_us: 1_010_000, ..m } } else { m }).collect();
     failed.outcome = Outcome::Failed { kind: ErrorKind::Overloaded, detail: "503".into() };
     let v = entry(&[chunked.clone(), steady, failed], 3);
     let (p50, p99) = (v.itl.p50.unwrap(), v.itl.p99.unwrap());

@@ -3,11 +3,12 @@
 //! `vllm bench serve`'s definitions.
 
 use super::dispatch::run_capped;
-use super::metrics::{RequestFigures, serve_metrics};
+use super::metrics::{RequestFigures, ServeGaps, serve_metrics};
 use super::prompts::{completion_body, prompt_ids};
 use super::schedule::arrival_offsets;
-use crate::cell::attempt_loop::{AttemptLoop, PlainTally};
+use crate::cell::attempt_loop::{AttemptLoop, Tally};
 use crate::cell::context::CellEnv;
+use crate::cell::control::LiveAttempt;
 use crate::cell::control::Phase;
 use crate::cell::publisher::LivePublisher;
 use crate::cell::sample_window::record;
@@ -72,29 +73,46 @@ pub async fn run_serve_attempt(
     let ctx = Arc::new(ctx);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.max_concurrency);
-    let mut lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
+    // Each request's gaps are folded in as it ends; only its first and last marks are kept.
+    let mut lp = AttemptLoop::new(env, rx, live, publisher, GapTally::default()).ends_only();
     lp.phase(Phase::Measuring, None);
     let started = Instant::now();
     lp.run_until(run_capped(ctx, started, offsets, spec.max_concurrency, body, tx, cancel.clone())).await;
-    let (samples, _) = lp.finish();
-    summarize_serve(env, spec, started, &samples)
+    let (samples, tally) = lp.finish();
+    summarize_serve(env, spec, started, &samples, &tally.0)
+}
+
+/// Folds each finished request's chunk gaps into the attempt's distributions.
+#[derive(Debug, Default)]
+struct GapTally(ServeGaps);
+
+impl Tally for GapTally {
+    fn extra(&mut self, s: &RequestSample, _replica: Option<&str>, _live: &mut LiveAttempt) {
+        self.0.add(s);
+    }
 }
 
 /// An attempt that sent no load: the vocabulary probe failed (`why`, logged).
 pub fn refused_attempt(env: &CellEnv, spec: &ServeCell, why: &str) -> ServeAttempt {
     env.emit(crate::cell::control::RunnerEvent::Log(format!("{}: no load sent: {why}", spec.label)));
     let started = Instant::now();
-    let mut a = summarize_serve(env, spec, started, &[]);
+    let mut a = summarize_serve(env, spec, started, &[], &ServeGaps::default());
     // The probe's one-token request is the one that failed.
     a.errors.insert(crate::load::sample::ErrorKind::BadRequest, 1);
     a
 }
 
-fn summarize_serve(env: &CellEnv, spec: &ServeCell, started: Instant, samples: &[RequestSample]) -> ServeAttempt {
+fn summarize_serve(
+    env: &CellEnv,
+    spec: &ServeCell,
+    started: Instant,
+    samples: &[RequestSample],
+    gaps: &ServeGaps,
+) -> ServeAttempt {
     let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
     let duration = end.saturating_duration_since(started).as_secs_f64();
     let figures: Vec<RequestFigures> = samples.iter().map(|s| RequestFigures::of(s, spec.input_len)).collect();
-    let metrics = serve_metrics(&figures, duration, env.cfg.serve.goodput.as_ref());
+    let metrics = serve_metrics(&figures, gaps, duration, env.cfg.serve.goodput.as_ref());
     let mut errors = BTreeMap::new();
     for kind in samples.iter().filter_map(RequestSample::error_kind) {
         *errors.entry(kind).or_insert(0) += 1;

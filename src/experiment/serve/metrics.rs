@@ -2,15 +2,16 @@
 //! them: latencies and token totals are of completed requests only; TPOT per request is
 //! (e2el - ttft) / (output tokens - 1), for requests of two tokens or more; ITL is every gap
 //! between consecutive content chunks of a request; std is the population standard deviation
-//! and percentiles interpolate linearly (numpy's defaults); goodput counts a one-token
-//! request's TPOT as 0.
+//! and percentiles interpolate linearly (numpy's defaults; ITL percentiles past
+//! [`crate::stats::gap_dist::EXACT_CAP`] gaps come from a histogram, within 0.1%); goodput
+//! counts a one-token request's TPOT as 0.
 
 use crate::load::sample::RequestSample;
 use crate::report::serve::ServeMetrics;
-use crate::stats::{Samples, Slo};
+use crate::stats::{GapDist, Samples, Slo};
 use std::time::Duration;
 
-/// What one request contributes to the figures, ms.
+/// What one request contributes to the figures, ms (its gaps go to [`ServeGaps`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RequestFigures {
     /// The server completed it.
@@ -23,35 +24,52 @@ pub struct RequestFigures {
     pub ttft_ms: Option<f64>,
     /// Send to last byte.
     pub e2el_ms: f64,
-    /// Gaps between consecutive content chunks.
-    pub chunk_gaps_ms: Vec<f64>,
-    /// The same gaps spread over their tokens (a chunk of k tokens after gap g: k values g/k).
-    pub token_gaps_ms: Vec<f64>,
 }
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// The chunk gaps of completed requests, folded in as each request ends so no request keeps
+/// its timeline: bounded distributions, exact up to [`crate::stats::gap_dist::EXACT_CAP`]
+/// values and within 0.1% beyond (docs/reports.md §1.2).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServeGaps {
+    /// Gaps between consecutive content chunks (vLLM's ITL).
+    pub chunk_ms: GapDist,
+    /// The same gaps spread over their tokens (a chunk of k tokens after gap g: k values g/k).
+    pub token_ms: GapDist,
+}
+
+impl ServeGaps {
+    /// Adds the gaps of `s` if the server completed it.
+    pub fn add(&mut self, s: &RequestSample) {
+        if !s.completed() {
+            return;
+        }
+        for (a, b) in s.marks.pairs() {
+            let gap = (b.at_us.saturating_sub(a.at_us)) as f64 / 1e3;
+            self.chunk_ms.push(gap);
+            let k = b.tokens.saturating_sub(a.tokens).max(1);
+            self.token_ms.push_n(gap / k as f64, k);
+        }
+    }
+}
+
+/// Mean, median, population std and p99 of a gap distribution; all None when empty.
+fn describe_gaps(d: &GapDist) -> [Option<f64>; 4] {
+    [d.mean(), d.percentile(50.0), d.std_dev(), d.percentile(99.0)]
+}
+
 impl RequestFigures {
     /// The figures of sample `s`, whose prompt was `input_tokens` long.
     pub fn of(s: &RequestSample, input_tokens: u64) -> Self {
-        let mut chunk_gaps_ms = Vec::with_capacity(s.marks.len());
-        let mut token_gaps_ms = Vec::with_capacity(s.output_tokens as usize);
-        for w in s.marks.windows(2) {
-            let gap = (w[1].at_us.saturating_sub(w[0].at_us)) as f64 / 1e3;
-            chunk_gaps_ms.push(gap);
-            let k = w[1].tokens.saturating_sub(w[0].tokens).max(1);
-            token_gaps_ms.extend(std::iter::repeat_n(gap / k as f64, k as usize));
-        }
         Self {
             completed: s.completed(),
             input_tokens,
             output_tokens: s.output_tokens,
             ttft_ms: s.ttft().map(ms),
             e2el_ms: ms(s.e2e()),
-            chunk_gaps_ms,
-            token_gaps_ms,
         }
     }
 
@@ -73,18 +91,17 @@ pub fn describe(values: impl IntoIterator<Item = f64>) -> [Option<f64>; 4] {
     [s.mean(), s.percentile(50.0), s.std_dev(), s.percentile(99.0)]
 }
 
-/// The figures of `reqs` over `duration_s`, with `request_goodput` under `slo` when given.
-pub fn serve_metrics(reqs: &[RequestFigures], duration_s: f64, slo: Option<&Slo>) -> ServeMetrics {
+/// The figures of `reqs` (their chunk gaps folded in `gaps`) over `duration_s`, with
+/// `request_goodput` under `slo` when given.
+pub fn serve_metrics(reqs: &[RequestFigures], gaps: &ServeGaps, duration_s: f64, slo: Option<&Slo>) -> ServeMetrics {
     let ok: Vec<&RequestFigures> = reqs.iter().filter(|r| r.completed).collect();
     let per_s = |n: f64| if duration_s > 0.0 { n / duration_s } else { 0.0 };
     let input: u64 = ok.iter().map(|r| r.input_tokens).sum();
     let output: u64 = ok.iter().map(|r| r.output_tokens).sum();
     let [mean_ttft_ms, median_ttft_ms, std_ttft_ms, p99_ttft_ms] = describe(ok.iter().filter_map(|r| r.ttft_ms));
     let [mean_tpot_ms, median_tpot_ms, std_tpot_ms, p99_tpot_ms] = describe(ok.iter().filter_map(|r| r.tpot_ms()));
-    let [mean_itl_ms, median_itl_ms, std_itl_ms, p99_itl_ms] =
-        describe(ok.iter().flat_map(|r| r.chunk_gaps_ms.iter().copied()));
-    let [mean_itl_token_ms, median_itl_token_ms, std_itl_token_ms, p99_itl_token_ms] =
-        describe(ok.iter().flat_map(|r| r.token_gaps_ms.iter().copied()));
+    let [mean_itl_ms, median_itl_ms, std_itl_ms, p99_itl_ms] = describe_gaps(&gaps.chunk_ms);
+    let [mean_itl_token_ms, median_itl_token_ms, std_itl_token_ms, p99_itl_token_ms] = describe_gaps(&gaps.token_ms);
     let [mean_e2el_ms, median_e2el_ms, std_e2el_ms, p99_e2el_ms] = describe(ok.iter().map(|r| r.e2el_ms));
     let good = slo.map(|slo| per_s(ok.iter().filter(|r| r.meets(slo)).count() as f64));
     ServeMetrics {

@@ -44,22 +44,28 @@ fn one_request_gives_ttft_tpot_and_both_itls() {
     s2.ended_at = s2.sent_at + Duration::from_millis(160);
     let f = RequestFigures::of(&s2, 7);
     assert!(close(f.ttft_ms, 100.0) && (f.e2el_ms - 160.0).abs() < 1e-9);
-    assert_eq!(f.chunk_gaps_ms, vec![30.0, 20.0], "vLLM's ITL: one gap per chunk");
-    assert_eq!(f.token_gaps_ms, vec![15.0, 15.0, 20.0], "ours: the gap spread over its tokens");
+    let mut gaps = ServeGaps::default();
+    gaps.add(&s2);
+    assert_eq!(gaps.chunk_ms.count(), 2, "vLLM's ITL: one gap per chunk");
+    assert!(close(gaps.chunk_ms.mean(), 25.0) && close(gaps.chunk_ms.percentile(0.0), 20.0));
+    assert_eq!(gaps.token_ms.count(), 3, "ours: the gap spread over its tokens");
+    assert!(close(gaps.token_ms.percentile(50.0), 15.0) && close(gaps.token_ms.percentile(100.0), 20.0));
     assert!(close(f.tpot_ms(), 20.0), "(160 - 100) / (4 - 1)");
-    let one = RequestFigures::of(&request(50, 0, &[]), 7);
-    assert_eq!((one.tpot_ms(), one.chunk_gaps_ms.len()), (None, 0), "one token: no TPOT, no ITL");
+    let one = request(50, 0, &[]);
+    let mut none = ServeGaps::default();
+    none.add(&one);
+    assert_eq!((RequestFigures::of(&one, 7).tpot_ms(), none.chunk_ms.count()), (None, 0), "one token: no TPOT, no ITL");
 }
 
 #[test]
 fn totals_rates_and_latencies_are_of_completed_requests_only() {
     let mut failed = request(10, 5, &[1, 1, 1]);
     failed.outcome = Outcome::Failed { kind: ErrorKind::StreamReset, detail: "reset".into() };
-    let reqs: Vec<RequestFigures> = [request(100, 10, &[1, 1]), request(200, 20, &[1, 1]), failed]
-        .iter()
-        .map(|s| RequestFigures::of(s, 50))
-        .collect();
-    let m = serve_metrics(&reqs, 2.0, None);
+    let samples = [request(100, 10, &[1, 1]), request(200, 20, &[1, 1]), failed];
+    let reqs: Vec<RequestFigures> = samples.iter().map(|s| RequestFigures::of(s, 50)).collect();
+    let mut gaps = ServeGaps::default();
+    samples.iter().for_each(|s| gaps.add(s));
+    let m = serve_metrics(&reqs, &gaps, 2.0, None);
     assert_eq!((m.completed, m.failed), (2, 1));
     assert_eq!((m.total_input_tokens, m.total_output_tokens), (100, 6));
     assert!((m.request_throughput - 1.0).abs() < 1e-12);
@@ -83,15 +89,15 @@ fn goodput_counts_requests_meeting_every_bound_and_a_one_token_tpot_as_zero() {
             .collect();
     let ms = Duration::from_millis;
     let slo = Slo { ttft: Some(ms(150)), tpot: Some(ms(10)), e2e: None };
-    let m = serve_metrics(&reqs, 4.0, Some(&slo));
+    let m = serve_metrics(&reqs, &ServeGaps::default(), 4.0, Some(&slo));
     assert!(close(m.request_goodput, 0.5), "the 100 ms and the one-token request: 2 / 4 s, {:?}", m.request_goodput);
     // TPOT of the first: (118 - 100) / 4 = 4.5 ms.
     let tight = Slo { ttft: Some(ms(150)), tpot: Some(ms(4)), e2e: None };
-    assert!(close(serve_metrics(&reqs, 4.0, Some(&tight)).request_goodput, 0.25));
+    assert!(close(serve_metrics(&reqs, &ServeGaps::default(), 4.0, Some(&tight)).request_goodput, 0.25));
 }
 
 #[test]
 fn nothing_completed_gives_no_latencies_and_zero_rates() {
-    let m = serve_metrics(&[], 0.0, None);
+    let m = serve_metrics(&[], &ServeGaps::default(), 0.0, None);
     assert_eq!((m.completed, m.request_throughput, m.mean_ttft_ms, m.p99_itl_ms), (0, 0.0, None, None));
 }
