@@ -73,3 +73,62 @@ async fn firehose_serves_both_endpoints_and_a_run_session_starts() {
     assert!(attempt.request_samples.iter().any(|r| r.output_tokens == 256), "whole answers measured");
     common::validate(&out);
 }
+
+/// The CI smoke of the bench instrument: 64 streams, both modes, with and without the monitor,
+/// a 2 s window each; every figure is in the JSON with sane values.
+#[tokio::test]
+async fn bench_at_64_streams_writes_every_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let mut cmd = common::bin();
+    cmd.args(["bench", "--streams", "64", "--window", "2s", "--json"]).arg(&json);
+    let out = common::output(cmd).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "bench failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("tool+monitor"), "the table: {stdout}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("JSON written")).unwrap();
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 6, "2 modes x (raw, tool, tool+monitor)");
+    for r in rows {
+        let what = format!("{} {}", r["mode"], r["client"]);
+        assert_eq!(r["streams"], 64);
+        assert!(r["tokens"].as_u64().unwrap() > 0, "{what}: tokens");
+        assert!(r["tokens_per_s"].as_f64().unwrap() > 0.0, "{what}");
+        assert!(r["cpu_us_per_token"].as_f64().unwrap() > 0.0, "{what}");
+        assert!(r["server_cpu_us_per_token"].as_f64().unwrap() > 0.0, "{what}");
+        assert!(r["rss_kib"].as_u64().unwrap() > 0 && r["hwm_kib"].as_u64() >= r["rss_kib"].as_u64(), "{what}");
+        assert!(r["rss_kib_per_stream"].as_f64().is_some(), "{what}");
+        assert_eq!(r["errors"], 0, "{what}: no client errors");
+        if r["mode"] == "paced" {
+            let lag = &r["lag"];
+            assert!(lag["count"].as_u64().unwrap() > 0, "{what}: lags counted");
+            let (p50, p99, max) =
+                (lag["p50_ms"].as_f64().unwrap(), lag["p99_ms"].as_f64().unwrap(), lag["max_ms"].as_f64().unwrap());
+            assert!(p50 <= p99 && p99 <= max && max < 5000.0, "{what}: lag {lag}");
+        } else {
+            assert!(r.get("lag").is_none(), "{what}: firehose stamps whole writes, no lag");
+        }
+        if r["client"] == "raw" {
+            assert!(r.get("vs_raw").is_none());
+        } else {
+            let x = &r["vs_raw"];
+            assert!(x["cpu_us_per_token"].as_f64().unwrap() > 0.0, "{what}: {x}");
+            assert!(x["tokens_per_s"].as_f64().unwrap() > 0.0, "{what}: {x}");
+        }
+        if r["client"] == "tool-monitor" {
+            let k = &r["key_to_screen"];
+            assert!(k["count"].as_u64().unwrap() > 0 && k["frames"].as_u64().unwrap() > 10, "{what}: {k}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn bench_refuses_more_streams_than_open_files_before_any_load() {
+    let mut cmd = common::bin();
+    cmd.args(["bench", "--streams", "64,100000000", "--json", "/nonexistent/x.json"]);
+    let out = common::output(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs more open files") && err.lines().count() == 1, "{err}");
+    assert!(out.stdout.is_empty(), "nothing ran");
+}

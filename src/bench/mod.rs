@@ -2,7 +2,13 @@
 //! project's own run in its own process, and what the bench reads of its own process.
 
 pub mod child;
+pub mod figures;
 pub mod lag;
+pub mod probe;
+pub mod raw;
+pub mod run;
+pub mod screen;
 pub mod server;
 pub mod sysinfo;
 pub mod template;
+pub mod tool;

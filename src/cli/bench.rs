@@ -35,3 +35,41 @@ pub struct BenchServerArgs {
     #[arg(long)]
     pub until_stdin_closes: bool,
 }
+
+/// Which clients `bench` runs with the monitor drawing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MonitorRuns {
+    /// The tool without the monitor only.
+    Off,
+    /// The tool with the monitor drawing only.
+    On,
+    /// Both.
+    Both,
+}
+
+/// `bench`: the firehose bench (BENCHMARKS.md): per mode and stream count, the raw baseline
+/// client and the tool's real client path against the bench server in its own process.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Stream counts to run, in order, streams.
+    #[arg(long, value_delimiter = ',', default_value = "1,64,1024,10000", value_parser = clap::value_parser!(u32).range(1..))]
+    pub streams: Vec<u32>,
+    /// Server modes to run: firehose (throughput and CPU), paced (measurement lag).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "firehose,paced")]
+    pub modes: Vec<Mode>,
+    /// Measurement window of each run.
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = "5s")]
+    pub window: std::time::Duration,
+    /// Tokens per stream (one per event), tokens.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub tokens: u64,
+    /// Paced mode: time between two events of one stream, microseconds.
+    #[arg(long, default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(1000..))]
+    pub interval_us: u64,
+    /// Run the tool with the monitor drawing into a 200x60 TestBackend at 20 frames/s (`on`), without (`off`), or both.
+    #[arg(long, value_enum, default_value_t = MonitorRuns::Both)]
+    pub monitor: MonitorRuns,
+    /// Where to write the JSON figures.
+    #[arg(long, default_value = "bench.json")]
+    pub json: std::path::PathBuf,
+}

@@ -43,3 +43,35 @@ pub async fn bench_server(args: BenchServerArgs) -> anyhow::Result<ExitCode> {
     server.shutdown();
     Ok(ExitCode::SUCCESS)
 }
+
+/// Runs the bench: prints the table, writes the JSON figures.
+pub async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCode> {
+    use crate::bench::figures::Client;
+    use crate::cli::bench::MonitorRuns;
+    let most = args.streams.iter().copied().max().unwrap_or(1);
+    let limit = crate::bench::sysinfo::raise_nofile();
+    if let Some(limit) = limit.filter(|l| *l < u64::from(most) + 256) {
+        eprintln!("error: --streams {most} needs more open files than the limit allows ({limit}); raise `ulimit -Hn`");
+        return Ok(ExitCode::from(super::exit::USAGE));
+    }
+    let tool_runs = match args.monitor {
+        MonitorRuns::Off => vec![Client::Tool],
+        MonitorRuns::On => vec![Client::ToolMonitor],
+        MonitorRuns::Both => vec![Client::Tool, Client::ToolMonitor],
+    };
+    let plan = crate::bench::run::Plan {
+        streams: args.streams,
+        modes: args.modes,
+        window: args.window,
+        tokens: args.tokens,
+        interval: Duration::from_micros(args.interval_us),
+        tool_runs,
+    };
+    let exe = std::env::current_exe()?;
+    let rows = crate::bench::run::run(&plan, &exe).await?;
+    let report = crate::bench::run::report(&plan, rows);
+    std::fs::write(&args.json, serde_json::to_vec_pretty(&report)?)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.json.display()))?;
+    println!("figures written to {}", args.json.display());
+    Ok(ExitCode::SUCCESS)
+}

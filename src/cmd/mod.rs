@@ -25,6 +25,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Man) => extras::man(),
         Some(Command::Report(args)) => Ok(report::run(&args)),
         Some(Command::Compare(args)) => Ok(compare::run(*args)),
+        Some(Command::Bench(args)) => bench::bench(*args).await,
         Some(Command::BenchServer(args)) => bench::bench_server(*args).await,
         None => demo::run_demo(cli.demo).await,
     }
