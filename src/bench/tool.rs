@@ -136,17 +136,24 @@ async fn press_keys(
 /// Runs the session; with `monitor`, the monitor's loop draws it at 20 frames per second.
 pub async fn run(cfg: RunConfig, monitor: bool) -> anyhow::Result<ToolRun> {
     let handles = crate::session::start(cfg).await?;
-    let follower = tokio::spawn(follow(handles.live.clone()));
+    let mut follower = tokio::spawn(follow(handles.live.clone()));
     let probe = Arc::new(Mutex::new(KeyProbe::default()));
     let report = if monitor {
         let (tx, rx) = mpsc::unbounded_channel();
         let keys = tokio::spawn(press_keys(tx, probe.clone(), handles.live.clone()));
+        // The window's end (or the live view's) closes the loop's input, even if the key task
+        // missed the window between its ticks.
+        let window = follower;
+        follower = tokio::spawn(async move {
+            let w = window.await.ok().flatten();
+            keys.abort();
+            w
+        });
         let mut terminal = ratatui::Terminal::new(TimedBackend::new(200, 60, probe.clone()))?;
         let opts = crate::tui::LoopOptions { fps: 20, log_widget: false };
         let input = crate::tui::ChannelInput(rx);
         // The loop returns once the runner is done and the input is closed.
         let (report, _) = crate::tui::run_loop(&mut terminal, handles, input, opts).await?;
-        keys.abort();
         report
     } else {
         let mut events = handles.events;
