@@ -5,26 +5,23 @@
 /// File descriptors kept beside the streams: the log, the report, metrics polls, the terminal.
 pub const SPARE_FDS: u64 = 64;
 
-/// The open-file limits of the process, (soft, hard); None where they cannot be read.
-#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every unix
+/// The open-file limits of the process, (soft, hard); `u64::MAX` stands for unlimited.
 pub fn limits() -> Option<(u64, u64)> {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit writes one rlimit through a valid pointer to a local.
-    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
-    (rc == 0).then_some((r.rlim_cur as u64, r.rlim_max as u64))
+    let lim = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    Some((lim.current.unwrap_or(u64::MAX), lim.maximum.unwrap_or(u64::MAX)))
 }
 
 /// Raises the soft open-file limit to the hard one. Returns (from, to) when it had to change,
-/// None when it already was at the hard limit or could not be read or changed.
+/// None when it already was at the hard limit or could not be changed.
 pub fn raise_to_hard() -> Option<(u64, u64)> {
-    let (soft, hard) = limits()?;
-    if soft >= hard {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let lim = getrlimit(Resource::Nofile);
+    if lim.current == lim.maximum {
         return None;
     }
-    let r = libc::rlimit { rlim_cur: hard as libc::rlim_t, rlim_max: hard as libc::rlim_t };
-    // SAFETY: setrlimit reads one rlimit through a valid pointer to a local.
-    let rc = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) };
-    (rc == 0).then_some((soft, hard))
+    let (from, to) = (lim.current.unwrap_or(u64::MAX), lim.maximum.unwrap_or(u64::MAX));
+    let raised = Rlimit { current: lim.maximum, maximum: lim.maximum };
+    setrlimit(Resource::Nofile, raised).ok().map(|()| (from, to))
 }
 
 /// Why `streams` concurrent streams cannot run under an open-file limit of `limit`, if so.

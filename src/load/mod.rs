@@ -16,5 +16,6 @@ pub mod sample;
 pub mod scrub;
 pub mod sse;
 pub mod stream;
+pub mod tap;
 pub mod timeline;
 pub mod worker;
