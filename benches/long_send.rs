@@ -39,11 +39,7 @@ async fn chat(body: Bytes) -> impl IntoResponse {
 }
 
 fn cpu_secs() -> f64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes one rusage through a valid pointer to a local.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(ru.ru_utime) + t(ru.ru_stime)
+    llm_decode_bench::bench::sysinfo::process_cpu().as_secs_f64()
 }
 
 struct Shape {
