@@ -106,3 +106,30 @@ async fn eight_and_sixteen_replicas_balance_behind_cache_aware() {
     cache_aware_balances(8, 12).await;
     cache_aware_balances(16, 24).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_four_replicas_start_in_one_process_and_each_serves_through_the_gateway() {
+    let c = common::cluster(64, 50.0, |s: &mut SimConfig| {
+        s.gateway_mode = GatewayMode::VllmRouter;
+        s.router_policy = RouterPolicy::RoundRobin;
+    })
+    .await;
+    let info = c.info();
+    assert_eq!(info.replicas.len(), 64);
+    assert_eq!(info.replicas[63].name, "sim-64");
+    let http = common::client();
+    let body = serde_json::json!({"model": info.model, "prompt": "hello", "max_tokens": 2, "stream": false});
+    for _ in 0..64 {
+        let r = http.post(format!("{}/v1/completions", info.gateway.url)).json(&body).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let served = || -> Vec<u64> {
+        (0..64).map(|i| c.replica_stats(i).map_or(0, |s| s.finished_stop + s.finished_length)).collect()
+    };
+    // The engines publish their counters when they go idle, just after the last answer.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while served().iter().any(|&n| n != 1) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(served().iter().all(|&n| n == 1), "round robin reaches every replica once: {:?}", served());
+}
