@@ -58,7 +58,13 @@ fn owned(p: &RoutingPhase) -> BTreeMap<String, usize> {
 
 /// The phase started from a balanced map: every replica owns families/R rounded down or up.
 fn assert_balanced(p: &RoutingPhase, replicas: usize, families: usize, warnings: &[String]) {
-    assert_eq!(p.config.balanced, Some(true), "{}: owners {:?}; warnings {warnings:?}", p.phase, p.config.initial_owners);
+    assert_eq!(
+        p.config.balanced,
+        Some(true),
+        "{}: owners {:?}; warnings {warnings:?}",
+        p.phase,
+        p.config.initial_owners
+    );
     assert_eq!(p.initial_prefix_owners.len(), families, "{}", p.phase);
     let per = owned(p);
     let (lo, hi) = (families / replicas, families.div_ceil(replicas));

@@ -259,7 +259,11 @@ mod tests {
     #[test]
     fn the_table_grows_on_first_use_in_the_order_a_full_table_would_give() {
         let mut kv = KvCache::new(22_528, 16);
-        assert_eq!((kv.blocks.len(), kv.num_blocks(), kv.num_free()), (0, 22_528, 22_528), "an idle replica stores no table");
+        assert_eq!(
+            (kv.blocks.len(), kv.num_blocks(), kv.num_free()),
+            (0, 22_528, 22_528),
+            "an idle replica stores no table"
+        );
         let mut kv = KvCache::new(4, 16);
         let mut a = Vec::new();
         assert!(kv.allocate(2, &mut a));

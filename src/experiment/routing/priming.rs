@@ -217,14 +217,8 @@ pub async fn prime(
     let names: Vec<String> = r.replicas.iter().map(|x| x.name.clone()).collect();
     let mut primer = GatewayPrimer { env, r, spec, headers, cancel, salt: r.prefix_set(&spec.name) };
     let per_attempt = candidates_per_attempt(cfg.priming_candidates as usize, cfg.families as usize, names.len());
-    let setup = prime_until_balanced(
-        &names,
-        cfg.families as usize,
-        per_attempt,
-        cfg.max_setup_attempts,
-        &mut primer,
-    )
-    .await;
+    let setup =
+        prime_until_balanced(&names, cfg.families as usize, per_attempt, cfg.max_setup_attempts, &mut primer).await;
     if !setup.balanced {
         let owned: Vec<String> = setup.owners.iter().map(|(n, c)| format!("{n} {}", c.len())).collect();
         env.warn(format!(

@@ -41,7 +41,13 @@ pub fn summary(rows: &[ReplicaLive], names: &[String]) -> Line<'static> {
     let sum = |f: fn(&ReplicaLive) -> Option<f64>| rows.iter().filter_map(f).sum::<f64>();
     let total: u64 = rows.iter().map(|r| r.requests).sum();
     let (lo, hi) = rows.iter().fold((u64::MAX, 0), |(lo, hi), r| (lo.min(r.requests), hi.max(r.requests)));
-    let spread = if lo > 0 { format!("{:.1}x", hi as f64 / lo as f64) } else if hi > 0 { "∞".into() } else { "—".into() };
+    let spread = if lo > 0 {
+        format!("{:.1}x", hi as f64 / lo as f64)
+    } else if hi > 0 {
+        "∞".into()
+    } else {
+        "—".into()
+    };
     let kvs: Vec<f64> = rows.iter().filter_map(|r| r.kv_usage).collect();
     let kv_mean = (!kvs.is_empty()).then(|| kvs.iter().sum::<f64>() / kvs.len() as f64);
     let kv_max = kvs.iter().copied().reduce(f64::max);

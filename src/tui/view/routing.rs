@@ -170,7 +170,12 @@ mod tests {
             reset: false,
         };
         let mut deltas: Vec<CounterDelta> = (0..64).map(|w| d(w, if w == 16 { 69.0 } else { 20.0 })).collect();
-        deltas.push(CounterDelta { name: "vllm_router_requests_total".into(), labels: Default::default(), delta: 5.0, reset: false });
+        deltas.push(CounterDelta {
+            name: "vllm_router_requests_total".into(),
+            labels: Default::default(),
+            delta: 5.0,
+            reset: false,
+        });
         let rows = rows_of(&deltas, None);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].name, "processed_requests ×64, max :8017 69");
