@@ -258,7 +258,7 @@ mod tests {
 
     #[test]
     fn the_table_grows_on_first_use_in_the_order_a_full_table_would_give() {
-        let mut kv = KvCache::new(22_528, 16);
+        let kv = KvCache::new(22_528, 16);
         assert_eq!(
             (kv.blocks.len(), kv.num_blocks(), kv.num_free()),
             (0, 22_528, 22_528),

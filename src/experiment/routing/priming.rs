@@ -262,7 +262,7 @@ mod tests {
     }
 
     fn ab(c: usize) -> Option<String> {
-        Some(if c % 2 == 0 { "a" } else { "b" }.to_string())
+        Some(if c.is_multiple_of(2) { "a" } else { "b" }.to_string())
     }
 
     #[tokio::test]
