@@ -79,14 +79,15 @@ fn rows_of(deltas: &[CounterDelta], route: Option<&str>) -> Vec<Row> {
         let rest: Vec<_> = d.labels.iter().filter(|(k, _)| !WORKER_LABELS.contains(&k.as_str())).collect();
         (d.name.clone(), format!("{rest:?}"), rest.len() < d.labels.len())
     };
+    let keys: Vec<_> = deltas.iter().map(key).collect();
     let mut out: Vec<Row> = Vec::new();
     let mut done = vec![false; deltas.len()];
     for i in 0..deltas.len() {
         if done[i] {
             continue;
         }
-        let k = key(&deltas[i]);
-        let group: Vec<usize> = (i..deltas.len()).filter(|&j| !done[j] && key(&deltas[j]) == k).collect();
+        let k = &keys[i];
+        let group: Vec<usize> = (i..deltas.len()).filter(|&j| !done[j] && keys[j] == *k).collect();
         if !k.2 || group.len() < GROUP_AT {
             done[i] = true;
             out.push(Row { name: names[i].clone(), delta: deltas[i].delta, reset: deltas[i].reset });
