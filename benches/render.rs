@@ -1,5 +1,5 @@
 //! Render cost of a full frame of a busy monitor: a routing phase with 8 prompt families,
-//! 2-4 replicas and a 500-line log, drawn into a `TestBackend` (200x60, and 80x24 for scale).
+//! 2-4 replicas (and a 64-replica fleet with 96 families) and a 500-line log, drawn into a `TestBackend` (200x60, and 80x24 for scale).
 //!
 //! `cargo bench --bench render` prints min / median / p95 / p99 per frame in ms (target: < 4 ms).
 
@@ -45,6 +45,15 @@ fn main() {
     for (replicas, w, h) in [(2, 200, 60), (4, 200, 60), (2, 80, 24)] {
         let t = measure(fixtures::routing_with(replicas, 500), w, h);
         report(&format!("{w}x{h} routing phase, 8 families, {replicas} replicas, 500 log lines (app log)"), &t);
+    }
+    // A fleet: 64 replicas, 96 families, 65 router counters (condensed rows, the others column).
+    for (w, h) in [(160, 48), (80, 24)] {
+        let mut app = fixtures::fleet(64);
+        for i in 0..496 {
+            app.log(format!("r1-phase-{i}: measured: 184.6 tok/s good 94/96  TTFT p50 310 ms"), false);
+        }
+        let t = measure(app, w, h);
+        report(&format!("{w}x{h} routing phase, 96 families, 64 replicas, 500 log lines (app log)"), &t);
     }
     // The live session's log panel: the tui-logger widget over 500 tracing events.
     let _logs = logging::install(None).expect("logging");

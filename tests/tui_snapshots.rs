@@ -194,3 +194,39 @@ fn detail_against_a_baseline() {
     assert_snapshot!(t.backend());
     assert!(find(t.backend().buffer(), "vs baseline sessions/20260830T090000Z.json: tok/s -11% TTFT").is_some());
 }
+
+/// Fleets: 16 and 64 replicas (sim-p owns the hot family), at 160x48 and 80x24.
+mod fleet {
+    use super::*;
+    use llm_decode_bench::tui::app::Action;
+    use llm_decode_bench::tui::fleet::FleetKey;
+
+    #[test]
+    fn of_16_at_160x48() {
+        assert_snapshot!(draw(&fixtures::fleet(16), 160, 48).backend());
+    }
+
+    #[test]
+    fn of_16_at_80x24() {
+        assert_snapshot!(draw(&fixtures::fleet(16), 80, 24).backend());
+    }
+
+    #[test]
+    fn of_64_at_160x48() {
+        assert_snapshot!(draw(&fixtures::fleet(64), 160, 48).backend());
+    }
+
+    #[test]
+    fn of_64_at_80x24() {
+        assert_snapshot!(draw(&fixtures::fleet(64), 80, 24).backend());
+    }
+
+    #[test]
+    fn of_64_by_load_on_the_second_page() {
+        let mut app = fixtures::fleet(64);
+        draw(&app, 160, 48);
+        app.update(Action::Fleet(FleetKey::ToggleOrder));
+        app.update(Action::Fleet(FleetKey::PageDown));
+        assert_snapshot!(draw(&app, 160, 48).backend());
+    }
+}

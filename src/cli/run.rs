@@ -169,7 +169,9 @@ pub struct RunArgs {
     /// Prompt families per phase.
     #[arg(long, default_value_t = 8)]
     pub families: u32,
-    /// Candidate prefixes primed before warm and hot phases.
+    /// Candidate prefixes primed per attempt before warm and hot phases: at least this many,
+    /// more on a fleet whose quotas need them (R x (ln R + 2 quota + 3)); an attempt stops
+    /// once the family map is balanced.
     #[arg(long, default_value_t = 16)]
     pub priming_candidates: u32,
     /// A request is good when its TTFT is at most this [default: 2s]; with --slo-tpot, the

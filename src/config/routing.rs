@@ -70,7 +70,8 @@ pub struct RoutingConfig {
     pub prompt_tokens: u64,
     /// Prompt families.
     pub families: u32,
-    /// Candidate prefixes sent when priming.
+    /// Candidate prefixes sent per priming attempt, at least
+    /// (`family_map::candidates_per_attempt` raises it for a fleet).
     pub priming_candidates: u32,
     /// Service-level objective that makes a request `good`: the session's
     /// (`RunConfig::slo`), set from it when the experiment is set up.

@@ -4,6 +4,11 @@
 //! queue. A free block may still carry the hash of the full prompt block it held, so a later
 //! request with the same prefix can take it back (a prefix-cache hit) until an allocation
 //! evicts it. Allocation takes the least recently freed block first.
+//!
+//! The block table grows on first use: blocks never allocated are not stored (they would sit
+//! at the head of the free queue, ahead of every freed block, so they are taken first in
+//! index order, exactly as in a table built up front). An idle replica of a 64-replica
+//! simulator costs no table.
 
 use std::collections::HashMap;
 use xxhash_rust::xxh64::Xxh64;
@@ -21,7 +26,9 @@ struct Block {
 /// The block pool of one replica.
 #[derive(Debug)]
 pub struct KvCache {
+    /// Blocks allocated at least once, by id; ids `blocks.len()..capacity` are untouched.
     blocks: Vec<Block>,
+    capacity: usize,
     head: u32,
     tail: u32,
     free: usize,
@@ -50,17 +57,8 @@ pub fn block_hashes(tokens: &[u32], block_size: usize) -> Vec<u64> {
 impl KvCache {
     /// A pool of `num_blocks` free blocks of `block_size` tokens.
     pub fn new(num_blocks: usize, block_size: usize) -> Self {
-        let n = num_blocks.min(NIL as usize - 1);
-        let blocks = (0..n)
-            .map(|i| Block {
-                refs: 0,
-                hash: None,
-                prev: if i == 0 { NIL } else { i as u32 - 1 },
-                next: if i + 1 == n { NIL } else { i as u32 + 1 },
-            })
-            .collect();
-        let last = if n == 0 { NIL } else { n as u32 - 1 };
-        Self { blocks, head: if n == 0 { NIL } else { 0 }, tail: last, free: n, cached: HashMap::new(), block_size }
+        let capacity = num_blocks.min(NIL as usize - 1);
+        Self { blocks: Vec::new(), capacity, head: NIL, tail: NIL, free: capacity, cached: HashMap::new(), block_size }
     }
 
     /// Tokens per block.
@@ -70,7 +68,7 @@ impl KvCache {
 
     /// Total blocks in the pool.
     pub fn num_blocks(&self) -> usize {
-        self.blocks.len()
+        self.capacity
     }
 
     /// Blocks on the free queue (cached or not).
@@ -80,10 +78,10 @@ impl KvCache {
 
     /// Fraction of blocks in use, 0..1 (vLLM `kv_cache_usage_perc`).
     pub fn usage(&self) -> f64 {
-        if self.blocks.is_empty() {
+        if self.capacity == 0 {
             return 0.0;
         }
-        (self.blocks.len() - self.free) as f64 / self.blocks.len() as f64
+        (self.capacity - self.free) as f64 / self.capacity as f64
     }
 
     /// Number of leading `hashes` whose blocks are cached (in use or free).
@@ -109,6 +107,13 @@ impl KvCache {
             return false;
         }
         for _ in 0..n {
+            if self.blocks.len() < self.capacity {
+                // An untouched block: first in line, as in a table built up front.
+                out.push(self.blocks.len() as u32);
+                self.blocks.push(Block { refs: 1, hash: None, prev: NIL, next: NIL });
+                self.free -= 1;
+                continue;
+            }
             let id = self.head;
             self.unlink(id);
             let block = &mut self.blocks[id as usize];
@@ -249,5 +254,26 @@ mod tests {
         kv.release(&a);
         kv.reset_prefix_cache();
         assert_eq!(kv.cached_prefix_len(&hashes), 0);
+    }
+
+    #[test]
+    fn the_table_grows_on_first_use_in_the_order_a_full_table_would_give() {
+        let kv = KvCache::new(22_528, 16);
+        assert_eq!(
+            (kv.blocks.len(), kv.num_blocks(), kv.num_free()),
+            (0, 22_528, 22_528),
+            "an idle replica stores no table"
+        );
+        let mut kv = KvCache::new(4, 16);
+        let mut a = Vec::new();
+        assert!(kv.allocate(2, &mut a));
+        kv.release(&a);
+        let mut b = Vec::new();
+        assert!(kv.allocate(3, &mut b));
+        // Up front the queue would be 2, 3, then the freed 1, 0 (a request's last block first).
+        assert_eq!(b, vec![2, 3, 1]);
+        assert_eq!(kv.blocks.len(), 4);
+        assert!(!kv.allocate(2, &mut b), "one block left");
+        assert!((kv.usage() - 0.75).abs() < 1e-9);
     }
 }

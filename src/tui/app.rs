@@ -61,6 +61,8 @@ pub enum Action {
     KnobUp,
     /// `-`: turn it down one step.
     KnobDown,
+    /// PgDn / PgUp / `o`: scroll or reorder the replica rows.
+    Fleet(super::fleet::FleetKey),
 }
 
 /// The session as the header names it.
@@ -125,6 +127,8 @@ pub struct App {
     pub log_widget: Option<tui_logger::TuiWidgetState>,
     /// When the runner finished (freezes the session clock).
     pub finished_at: Option<Instant>,
+    /// Scroll and order of the replica rows (many replicas).
+    pub fleet: super::fleet::FleetView,
     pause_intent: Option<bool>,
     stopping: bool,
     interrupted: bool,
@@ -151,6 +155,7 @@ impl App {
             notice: None,
             log_widget: None,
             finished_at: None,
+            fleet: Default::default(),
             pause_intent: None,
             stopping: false,
             interrupted: false,
@@ -292,6 +297,7 @@ impl App {
             Action::Save => return self.save(),
             Action::KnobUp => return self.knob(Knob::Up),
             Action::KnobDown => return self.knob(Knob::Down),
+            Action::Fleet(key) => self.fleet.apply(key),
             Action::Enter | Action::Yes | Action::No | Action::Interrupt => {}
         }
         None

@@ -2,6 +2,7 @@
 //! decides what an action means in the current mode.
 
 use super::app::Action;
+use super::fleet::FleetKey;
 use super::grid::Dir;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -25,6 +26,9 @@ pub fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::Char('?') | KeyCode::F(1) => Action::ToggleHelp,
         KeyCode::Char('+' | '=') => Action::KnobUp,
         KeyCode::Char('-' | '_') => Action::KnobDown,
+        KeyCode::PageDown => Action::Fleet(FleetKey::PageDown),
+        KeyCode::PageUp => Action::Fleet(FleetKey::PageUp),
+        KeyCode::Char('o' | 'O') => Action::Fleet(FleetKey::ToggleOrder),
         KeyCode::Enter => Action::Enter,
         KeyCode::Esc => Action::Back,
         KeyCode::Up | KeyCode::Char('k') => Action::Move(Dir::Up),
@@ -52,6 +56,9 @@ mod tests {
         assert_eq!(action(&press(KeyCode::Left)), Some(Action::Move(Dir::Left)));
         assert_eq!(action(&press(KeyCode::Char('?'))), Some(Action::ToggleHelp));
         assert_eq!(action(&press(KeyCode::Char('x'))), None);
+        assert_eq!(action(&press(KeyCode::PageDown)), Some(Action::Fleet(FleetKey::PageDown)));
+        assert_eq!(action(&press(KeyCode::PageUp)), Some(Action::Fleet(FleetKey::PageUp)));
+        assert_eq!(action(&press(KeyCode::Char('o'))), Some(Action::Fleet(FleetKey::ToggleOrder)));
         assert_eq!(action(&press(KeyCode::Char('+'))), Some(Action::KnobUp));
         assert_eq!(action(&press(KeyCode::Char('='))), Some(Action::KnobUp), "+ without shift");
         assert_eq!(action(&press(KeyCode::Char('-'))), Some(Action::KnobDown));

@@ -8,6 +8,7 @@
 pub mod app;
 pub mod event_loop;
 pub mod fixtures;
+pub mod fleet;
 pub mod grid;
 pub mod keymap;
 pub mod logging;

@@ -1,5 +1,10 @@
 //! Picking which primed candidate prefixes become the phase's families, so that initial
-//! ownership is balanced across replicas.
+//! ownership is balanced across replicas, and how many candidates an attempt may spend on it.
+//!
+//! Balanced means every replica owns `families / replicas` families, rounded down or up;
+//! with fewer families than replicas, each family has a replica of its own. The replicas
+//! that own one more are those that served the most candidates (ties: name order), so no
+//! particular replica has to win the router's draw.
 
 use std::collections::BTreeMap;
 
@@ -13,11 +18,25 @@ pub fn quotas(families: usize, replicas: usize) -> Vec<usize> {
     (0..r).map(|i| families / r + usize::from(i < families % r)).collect()
 }
 
+/// The quota of each replica given who served what: `families / R` each, and one more for
+/// the `families % R` replicas that served the most candidates (ties to name order).
+fn quotas_by_supply(owners: &Owners, replicas: &[String], families: usize) -> Vec<usize> {
+    let r = replicas.len().max(1);
+    let supply = |i: usize| owners.get(&replicas[i]).map_or(0, Vec::len);
+    let mut order: Vec<usize> = (0..replicas.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(supply(i)), i));
+    let mut q = vec![families / r; replicas.len()];
+    for &i in order.iter().take(families % r) {
+        q[i] += 1;
+    }
+    q
+}
+
 /// Family f maps to the f-th smallest chosen candidate, where each replica contributes its
 /// first quota candidates. None when some replica owns fewer candidates than its quota.
 pub fn pick_balanced(owners: &Owners, replicas: &[String], families: usize) -> Option<Vec<usize>> {
     let mut chosen = Vec::with_capacity(families);
-    for (name, quota) in replicas.iter().zip(quotas(families, replicas.len())) {
+    for (name, quota) in replicas.iter().zip(quotas_by_supply(owners, replicas, families)) {
         let owned = owners.get(name).map(Vec::as_slice).unwrap_or_default();
         if owned.len() < quota {
             return None;
@@ -37,34 +56,48 @@ pub fn pick_any(owners: &Owners, families: usize) -> Vec<usize> {
     all
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn owners(pairs: &[(&str, &[usize])]) -> Owners {
-        pairs.iter().map(|(n, c)| (n.to_string(), c.to_vec())).collect()
-    }
-
-    #[test]
-    fn reproduces_the_seed_pick() {
-        // tests/fixtures/seed_002.json, r2-hot90-random: B owned 0,1,2,3,5,7,8,14,15 and A owned 4,6,9..13.
-        let o = owners(&[("L20-B", &[0, 1, 2, 3, 5, 7, 8, 14, 15]), ("L20-A", &[4, 6, 9, 10, 11, 12, 13])]);
-        let map = pick_balanced(&o, &["L20-A".into(), "L20-B".into()], 8).unwrap();
-        assert_eq!(map, vec![0, 1, 2, 3, 4, 6, 9, 10]);
-    }
-
-    #[test]
-    fn unbalanced_ownership_has_no_pick() {
-        let o = owners(&[("a", &[0, 1, 2, 3, 4, 5, 6]), ("b", &[7, 8, 9])]);
-        assert_eq!(pick_balanced(&o, &["a".into(), "b".into()], 8), None);
-        assert_eq!(pick_any(&o, 8), vec![0, 1, 2, 3, 4, 5, 6, 7]);
-    }
-
-    #[test]
-    fn quotas_spread_the_remainder() {
-        assert_eq!(quotas(8, 3), vec![3, 3, 2]);
-        assert_eq!(quotas(8, 2), vec![4, 4]);
-        let o = owners(&[("a", &[0, 3, 6]), ("b", &[1, 4, 7]), ("c", &[2, 5])]);
-        assert_eq!(pick_balanced(&o, &["a".into(), "b".into(), "c".into()], 8).unwrap(), (0..8).collect::<Vec<_>>());
-    }
+/// Candidates one priming attempt may send: at least `configured` (`--priming-candidates`),
+/// and enough that a router spreading them at random fills every quota with high
+/// probability (R x (ln R + 2 quota + 3): the coupon collector's tail leaves about 1% of
+/// attempts short). An
+/// attempt stops as soon as a balanced map exists, so the bound costs only when needed.
+pub fn candidates_per_attempt(configured: usize, families: usize, replicas: usize) -> usize {
+    let r = replicas.max(1);
+    let quota = families.div_ceil(r);
+    let draws = (r as f64 * ((r as f64).ln() + 2.0 * quota as f64 + 3.0)).ceil() as usize;
+    configured.max(families).max(if r > 1 { draws } else { families })
 }
+
+/// Where a priming attempt stands after `sent` candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// A balanced map exists: stop priming.
+    Balanced,
+    /// Every attributed candidate landed on one replica of several, `sent` is large enough
+    /// to tell (a least-loaded router given one request at a time, docs/protocol.md §8.10):
+    /// more of the same will not balance; the next attempt spreads with ballast streams.
+    Piled,
+    /// Keep priming.
+    Continue,
+}
+
+/// Candidates after which a round that put all on one replica counts as [`Progress::Piled`].
+pub fn pile_after(replicas: usize) -> usize {
+    (2 * replicas).max(8)
+}
+
+/// The [`Progress`] of an attempt that sent `sent` candidates (`spread`: it already uses
+/// ballast streams, so piling up is not given up on early).
+pub fn progress(owners: &Owners, replicas: &[String], families: usize, sent: usize, spread: bool) -> Progress {
+    if pick_balanced(owners, replicas, families).is_some() {
+        return Progress::Balanced;
+    }
+    if !spread && replicas.len() > 1 && owners.len() == 1 && sent >= pile_after(replicas.len()) {
+        return Progress::Piled;
+    }
+    Progress::Continue
+}
+
+#[cfg(test)]
+#[path = "family_map_tests.rs"]
+mod tests;

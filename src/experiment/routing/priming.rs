@@ -6,7 +6,7 @@
 
 use super::attribution::resolve;
 use super::env::RoutingEnv;
-use super::family_map::{Owners, pick_any, pick_balanced};
+use super::family_map::{Owners, Progress, candidates_per_attempt, pick_any, pick_balanced, progress};
 use super::plan::PhaseSpec;
 use super::report::Setup;
 use super::spread::Ballast;
@@ -120,7 +120,8 @@ async fn prime_attributed(
 }
 
 /// The priming retry loop: primes attempt after attempt (each on fresh candidates) until the
-/// owners allow a balanced family map; after the last attempt, settles for the best pick.
+/// owners allow a balanced family map; after the last attempt, settles for the best pick. An
+/// attempt ends early once balanced, or (unspread) once every candidate piled on one replica.
 pub async fn prime_until_balanced(
     names: &[String],
     families: usize,
@@ -132,7 +133,8 @@ pub async fn prime_until_balanced(
     let attempts = max_attempts.max(1);
     for attempt in 1..=attempts {
         let base = (attempt as usize - 1) * per_attempt;
-        owners = primer.round(attempt, base..base + per_attempt).await;
+        let check = |o: &Owners, sent: usize| progress(o, names, families, sent, attempt > 1);
+        owners = primer.round(attempt, base..base + per_attempt, &check).await;
         if let Some(map) = pick_balanced(&owners, names, families) {
             return Setup { attempt, family_map: map, owners, balanced: true };
         }
@@ -149,10 +151,19 @@ pub async fn prime_until_balanced(
     Setup { attempt: attempts, family_map: map, owners, balanced: false }
 }
 
+/// How an attempt is going after some candidates: owners so far and candidates sent.
+pub type Check<'a> = dyn Fn(&Owners, usize) -> Progress + Send + Sync + 'a;
+
 /// One priming attempt: sends candidates and reports who served each.
 pub trait Primer {
-    /// Primes `candidates` (attempt `attempt`, 1-based) and returns their owners.
-    fn round(&mut self, attempt: u32, candidates: std::ops::Range<usize>) -> impl Future<Output = Owners> + Send;
+    /// Primes `candidates` (attempt `attempt`, 1-based) one after another, asking `check`
+    /// after each and stopping unless it says [`Progress::Continue`]; returns their owners.
+    fn round(
+        &mut self,
+        attempt: u32,
+        candidates: std::ops::Range<usize>,
+        check: &Check<'_>,
+    ) -> impl Future<Output = Owners> + Send;
 }
 
 /// Primes through the gateway under the phase's route.
@@ -167,7 +178,7 @@ struct GatewayPrimer<'a> {
 }
 
 impl Primer for GatewayPrimer<'_> {
-    async fn round(&mut self, attempt: u32, candidates: std::ops::Range<usize>) -> Owners {
+    async fn round(&mut self, attempt: u32, candidates: std::ops::Range<usize>, check: &Check<'_>) -> Owners {
         if attempt > 1 {
             reset_caches(self.env, self.r).await;
             self.env.warn(format!(
@@ -184,6 +195,9 @@ impl Primer for GatewayPrimer<'_> {
             let key = (c, self.salt.as_str(), k % spread);
             if let Some(who) = prime_one(self.env, self.r, self.headers, key, self.cancel).await {
                 owners.entry(who).or_default().push(c);
+            }
+            if check(&owners, k + 1) != Progress::Continue {
+                break;
             }
         }
         owners
@@ -202,14 +216,9 @@ pub async fn prime(
     let cfg = &r.cfg;
     let names: Vec<String> = r.replicas.iter().map(|x| x.name.clone()).collect();
     let mut primer = GatewayPrimer { env, r, spec, headers, cancel, salt: r.prefix_set(&spec.name) };
-    let setup = prime_until_balanced(
-        &names,
-        cfg.families as usize,
-        cfg.priming_candidates as usize,
-        cfg.max_setup_attempts,
-        &mut primer,
-    )
-    .await;
+    let per_attempt = candidates_per_attempt(cfg.priming_candidates as usize, cfg.families as usize, names.len());
+    let setup =
+        prime_until_balanced(&names, cfg.families as usize, per_attempt, cfg.max_setup_attempts, &mut primer).await;
     if !setup.balanced {
         let owned: Vec<String> = setup.owners.iter().map(|(n, c)| format!("{n} {}", c.len())).collect();
         env.warn(format!(
@@ -227,21 +236,33 @@ pub async fn prime(
 mod tests {
     use super::*;
 
-    /// Scripted owners per attempt; records the candidates it was asked to prime.
-    struct Scripted<F: FnMut(u32, Vec<usize>) -> Owners + Send> {
-        calls: Vec<(u32, std::ops::Range<usize>)>,
-        owners: F,
+    /// Scripted owner of each candidate per attempt; records the candidates it was asked to
+    /// prime and how many it sent.
+    struct Scripted<F: FnMut(u32, usize) -> Option<String> + Send> {
+        calls: Vec<(u32, std::ops::Range<usize>, usize)>,
+        owner: F,
     }
 
-    impl<F: FnMut(u32, Vec<usize>) -> Owners + Send> Primer for Scripted<F> {
-        async fn round(&mut self, attempt: u32, candidates: std::ops::Range<usize>) -> Owners {
-            self.calls.push((attempt, candidates.clone()));
-            (self.owners)(attempt, candidates.collect())
+    impl<F: FnMut(u32, usize) -> Option<String> + Send> Primer for Scripted<F> {
+        async fn round(&mut self, attempt: u32, candidates: std::ops::Range<usize>, check: &Check<'_>) -> Owners {
+            let mut owners = Owners::new();
+            let mut sent = 0;
+            for c in candidates.clone() {
+                sent += 1;
+                if let Some(who) = (self.owner)(attempt, c) {
+                    owners.entry(who).or_default().push(c);
+                }
+                if check(&owners, sent) != Progress::Continue {
+                    break;
+                }
+            }
+            self.calls.push((attempt, candidates, sent));
+            owners
         }
     }
 
-    fn owners(pairs: &[(&str, Vec<usize>)]) -> Owners {
-        pairs.iter().map(|(n, c)| (n.to_string(), c.clone())).collect()
+    fn ab(c: usize) -> Option<String> {
+        Some(if c.is_multiple_of(2) { "a" } else { "b" }.to_string())
     }
 
     #[tokio::test]
@@ -249,30 +270,37 @@ mod tests {
         let names = vec!["a".to_string(), "b".to_string()];
         let mut p = Scripted {
             calls: Vec::new(),
-            owners: |attempt, c: Vec<usize>| match attempt {
-                1 => owners(&[("a", c)]),
-                _ => owners(&[
-                    ("a", c.iter().copied().step_by(2).collect()),
-                    ("b", c.iter().copied().skip(1).step_by(2).collect()),
-                ]),
-            },
+            owner: |attempt, c| if attempt == 1 { Some("a".to_string()) } else { ab(c) },
         };
         let setup = prime_until_balanced(&names, 4, 6, 3, &mut p).await;
-        assert_eq!(p.calls, vec![(1, 0..6), (2, 6..12)], "fresh candidates on the retry");
+        assert_eq!(p.calls, vec![(1, 0..6, 6), (2, 6..12, 4)], "fresh candidates on the retry, stopped once balanced");
         assert!(setup.balanced);
         assert_eq!(setup.attempt, 2);
         assert_eq!(setup.family_map, vec![6, 7, 8, 9]);
     }
 
     #[tokio::test]
+    async fn a_pile_on_one_replica_ends_the_unspread_attempt_early() {
+        let names: Vec<String> = (0..16).map(crate::sim::replica_name).collect();
+        let mut p = Scripted {
+            calls: Vec::new(),
+            owner: |attempt, c| Some(if attempt == 1 { "sim-a".to_string() } else { crate::sim::replica_name(c % 16) }),
+        };
+        let setup = prime_until_balanced(&names, 32, 200, 3, &mut p).await;
+        assert_eq!(p.calls, vec![(1, 0..200, 32), (2, 200..400, 32)]);
+        assert!(setup.balanced && setup.attempt == 2);
+        assert_eq!(setup.family_map, (200..232).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
     async fn settles_for_the_best_pick_after_the_last_attempt() {
         let names = vec!["a".to_string(), "b".to_string()];
-        let mut one_sided = Scripted { calls: Vec::new(), owners: |_, c: Vec<usize>| owners(&[("a", c)]) };
+        let mut one_sided = Scripted { calls: Vec::new(), owner: |_, _| Some("a".to_string()) };
         let setup = prime_until_balanced(&names, 4, 4, 2, &mut one_sided).await;
         assert!(!setup.balanced);
         assert_eq!(setup.attempt, 2);
         assert_eq!(setup.family_map, vec![4, 5, 6, 7]);
-        let mut nobody = Scripted { calls: Vec::new(), owners: |_, _| Owners::new() };
+        let mut nobody = Scripted { calls: Vec::new(), owner: |_, _| None };
         let none = prime_until_balanced(&names, 3, 4, 1, &mut nobody).await;
         assert_eq!(none.family_map, vec![0, 1, 2], "nothing attributed: identity map");
     }

@@ -8,7 +8,7 @@ use ratatui::layout::{Margin, Rect};
 use ratatui::text::{Line, Span};
 
 /// Keys and what they do.
-pub const KEYS: [(&str, &str); 13] = [
+pub const KEYS: [(&str, &str); 15] = [
     ("p", "pause the load now (the attempt is kept as paused) / resume"),
     ("s", "skip the running cell, or the selected pending cell"),
     ("r", "re-run the selected finished cell next (attempts are kept)"),
@@ -16,6 +16,8 @@ pub const KEYS: [(&str, &str); 13] = [
     ("+ / -", "turn the running decode cell's load up / down a step (--knob-step)"),
     ("←↓↑→ hjkl", "select a cell"),
     ("f", "let the selection follow the running cell again"),
+    ("PgDn PgUp", "next / previous page of replicas (many replicas)"),
+    ("o", "order replicas by name / by load (busiest first)"),
     ("Enter", "open / close the selected cell's detail"),
     ("q", "stop the session, write the report and quit (asks first)"),
     ("Ctrl-C", "the same without asking; twice leaves at once"),

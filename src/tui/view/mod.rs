@@ -3,6 +3,7 @@
 
 pub mod baseline;
 pub mod detail;
+pub mod fleet;
 pub mod header;
 pub mod help;
 pub mod keybar;

@@ -100,26 +100,71 @@ pub fn width(app: &App) -> u16 {
     (FAMILY_W + owner_width(&names) + cols + 2).clamp(28, 60) as u16
 }
 
-fn header(names: &[String]) -> Line<'static> {
-    let mut s = format!("{:<FAMILY_W$}{:<ow$}", "family", "owner", ow = owner_width(names));
-    for n in names {
+/// Width of the `others` column.
+const OTHERS_W: usize = 8;
+
+/// The replica columns drawn: all of them, or (too many for the width) the top replicas by
+/// requests served (then families owned) and one `others` column summing the rest.
+struct Columns {
+    shown: Vec<String>,
+    others: Vec<String>,
+    /// Width of the owner column (owners in `others` are named there too).
+    ow: usize,
+}
+
+impl Columns {
+    fn fit(o: &Owners, width: usize) -> Self {
+        let ow = owner_width(&o.names);
+        let all: usize = FAMILY_W + ow + o.names.iter().map(|n| col_width(n)).sum::<usize>();
+        if all <= width {
+            return Self { shown: o.names.clone(), others: Vec::new(), ow };
+        }
+        let served = |n: &str| o.families.iter().filter_map(|f| f.served.get(n)).sum::<u64>();
+        let owned = |n: &str| o.families.iter().filter(|f| f.owner.as_deref() == Some(n)).count();
+        let mut ranked: Vec<(usize, &String)> = o.names.iter().enumerate().collect();
+        ranked.sort_by_key(|(i, n)| (std::cmp::Reverse((served(n), owned(n))), *i));
+        let mut room = width.saturating_sub(FAMILY_W + ow + OTHERS_W);
+        let mut shown = Vec::new();
+        let mut others = Vec::new();
+        for (_, n) in ranked {
+            if others.is_empty() && col_width(n) <= room {
+                room -= col_width(n);
+                shown.push(n.clone());
+            } else {
+                others.push(n.clone());
+            }
+        }
+        Self { shown, others, ow }
+    }
+
+    fn served_by_others(&self, f: &FamilyLive) -> u64 {
+        self.others.iter().filter_map(|n| f.served.get(n)).sum()
+    }
+}
+
+fn header(c: &Columns) -> Line<'static> {
+    let mut s = format!("{:<FAMILY_W$}{:<ow$}", "family", "owner", ow = c.ow);
+    for n in &c.shown {
         let w = col_width(n);
         s.push_str(&format!("{:>w$}", fit(n, w - 2)));
+    }
+    if !c.others.is_empty() {
+        s.push_str(&format!("{:>w$}", format!("+{}", c.others.len()), w = OTHERS_W - 1));
     }
     Line::styled(s, theme::dim())
 }
 
-fn family_line(f: &FamilyLive, names: &[String]) -> Line<'static> {
+fn family_line(f: &FamilyLive, c: &Columns) -> Line<'static> {
     let fam_style = if f.hot { theme::hot() } else { theme::label() };
     let fam = if f.hot { format!("{} {HOT}", f.family) } else { f.family.to_string() };
     let owner = f.owner.clone().unwrap_or_else(|| "—".into());
-    let ow = owner_width(names);
+    let ow = c.ow;
     let mut spans = vec![
         Span::styled(format!("{fam:<FAMILY_W$}"), fam_style),
         Span::styled(format!("{:<ow$}", fit(&owner, ow - 1)), theme::value()),
     ];
     let top = f.served.values().copied().max().unwrap_or(0);
-    for n in names {
+    for n in &c.shown {
         let w = col_width(n);
         let served = f.served.get(n).copied().unwrap_or(0);
         let mark = if f.owner.as_deref() == Some(n.as_str()) { OWNER } else { " " };
@@ -127,48 +172,68 @@ fn family_line(f: &FamilyLive, names: &[String]) -> Line<'static> {
         spans.push(Span::styled(format!("{:>w$}", served, w = w - 1), style));
         spans.push(Span::styled(mark, theme::hot()));
     }
+    if !c.others.is_empty() {
+        let owned = f.owner.as_ref().is_some_and(|o| c.others.contains(o));
+        spans.push(Span::styled(format!("{:>w$}", c.served_by_others(f), w = OTHERS_W - 1), theme::dim()));
+        spans.push(Span::styled(if owned { OWNER } else { " " }, theme::hot()));
+    }
     Line::from(spans)
 }
 
 /// A totals row over `families`: `all` (every family) or `+3 more` (those not shown), so the
 /// rows on screen always add up to `all`.
-fn sum_line(label: &str, families: &[FamilyLive], names: &[String]) -> Line<'static> {
-    let w = FAMILY_W + owner_width(names);
+fn sum_line(label: &str, families: &[FamilyLive], c: &Columns) -> Line<'static> {
+    let w = FAMILY_W + c.ow;
     let mut spans = vec![Span::styled(format!("{:<w$}", label), theme::label())];
-    for n in names {
+    for n in &c.shown {
         let w = col_width(n);
         let total: u64 = families.iter().map(|f| f.served.get(n).copied().unwrap_or(0)).sum();
         spans.push(Span::styled(format!("{:>w$} ", total, w = w - 1), theme::value()));
+    }
+    if !c.others.is_empty() {
+        let total: u64 = families.iter().map(|f| c.served_by_others(f)).sum();
+        spans.push(Span::styled(format!("{:>w$} ", total, w = OTHERS_W - 1), theme::value()));
     }
     Line::from(spans)
 }
 
 /// The header, the families that fit in `rows` lines, a `+N more` row summing the others,
-/// and the `all` row.
-fn table(o: &Owners, rows: usize) -> Vec<Line<'static>> {
+/// and the `all` row; replica columns as [`Columns::fit`] in `width` allows.
+fn table(o: &Owners, rows: usize, width: usize) -> Vec<Line<'static>> {
+    let c = Columns::fit(o, width);
     let room = rows.saturating_sub(2);
     let shown = if o.families.len() <= room { o.families.len() } else { room.saturating_sub(1) };
-    let mut out = vec![header(&o.names)];
-    out.extend(o.families.iter().take(shown).map(|f| family_line(f, &o.names)));
+    let mut out = vec![header(&c)];
+    out.extend(o.families.iter().take(shown).map(|f| family_line(f, &c)));
     let rest = &o.families[shown..];
     if !rest.is_empty() {
         let label = format!("+{} more", rest.len());
-        out.push(sum_line(&label, rest, &o.names).patch_style(theme::dim()));
+        out.push(sum_line(&label, rest, &c).patch_style(theme::dim()));
     }
-    out.push(sum_line("all", &o.families, &o.names));
+    out.push(sum_line("all", &o.families, &c));
     out
+}
+
+/// The panel title: with the `others` column, how many replicas have a column of their own
+/// and how many are summed in it.
+fn title(o: &Owners, width: usize) -> String {
+    let c = Columns::fit(o, width);
+    match c.others.len() {
+        0 => o.title.clone(),
+        n => format!("{} · top {}/{}, +{n} summed", o.title, c.shown.len(), o.names.len()),
+    }
 }
 
 /// Draws the prefix-owner panel.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let o = owners(app);
-    let inner = framed(panel(o.title.clone()), area, buf);
+    let inner = framed(panel(title(&o, usize::from(area.width.saturating_sub(2)))), area, buf);
     if o.families.is_empty() {
         let msg = "no prompt families here: select a routing phase";
         buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
         return;
     }
-    let out = table(&o, usize::from(inner.height));
+    let out = table(&o, usize::from(inner.height), usize::from(inner.width));
     for (i, line) in out.iter().enumerate().take(usize::from(inner.height)) {
         buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
     }
@@ -203,12 +268,12 @@ mod tests {
         let app = crate::tui::fixtures::routing_imbalance();
         let o = owners(&app);
         let text = |l: &Line<'_>| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>();
-        let small: Vec<String> = table(&o, 7).iter().map(text).collect();
+        let small: Vec<String> = table(&o, 7, 200).iter().map(text).collect();
         assert_eq!(small.len(), 7);
         assert!(small[4].starts_with("3 "), "{small:?}");
         assert_eq!(small[5].split_whitespace().collect::<Vec<_>>(), ["+4", "more", "27", "0"]);
         assert_eq!(small[6].split_whitespace().collect::<Vec<_>>(), ["all", "27", "69"]);
-        let tall: Vec<String> = table(&o, 10).iter().map(text).collect();
+        let tall: Vec<String> = table(&o, 10, 200).iter().map(text).collect();
         assert_eq!(tall.len(), 10);
         assert!(!tall.iter().any(|l| l.contains("more")), "{tall:?}");
     }

@@ -6,6 +6,7 @@
 
 use super::super::app::App;
 use super::super::theme;
+use super::fleet;
 use super::widgets::{bar, count, distinct_names, fit_left, framed, panel, pct, sparkline};
 use crate::cell::control::ReplicaLive;
 use ratatui::buffer::Buffer;
@@ -39,9 +40,10 @@ pub fn rows(app: &App) -> Cow<'_, [ReplicaLive]> {
     Cow::Owned(rows)
 }
 
-/// Height the panel would like, borders included.
+/// Height the panel would like, borders included (a fleet adds its summary line).
 pub fn height(app: &App) -> u16 {
-    (rows(app).len() as u16 + 3).max(4)
+    let n = rows(app).len();
+    (n as u16 + 3 + u16::from(n >= super::fleet::FLEET_AT)).max(4)
 }
 
 /// Width of the current tok/s after the sparkline.
@@ -163,18 +165,27 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         (false, true) => "Replicas (latest poll)",
         (false, false) => "Replicas (this cell)",
     };
-    let inner = framed(panel(title), area, buf);
+    let by_load = if app.fleet.order == super::super::fleet::Order::Load { " by load" } else { "" };
+    let inner = framed(panel(format!("{title}{by_load}")), area, buf);
     if rows.is_empty() {
         let msg = if app.metrics.is_none() { "no metrics polled" } else { "waiting for the first poll" };
         buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
         return;
     }
     let names = distinct_names(&rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>());
+    if fleet::needs_condensing(rows.len(), inner) {
+        return fleet::render_condensed(app, &rows, &names, inner, buf);
+    }
     let c = columns(&names, usize::from(inner.width));
     let total: u64 = rows.iter().map(|r| r.requests).sum();
-    buf.set_line(inner.x, inner.y, &header(&c), inner.width);
-    let shown = rows.iter().zip(&names).enumerate().take(usize::from(inner.height.saturating_sub(1)));
-    for (i, (r, name)) in shown {
-        buf.set_line(inner.x, inner.y + 1 + i as u16, &row(r, name, state_of(app, r), &c, total), inner.width);
+    let mut y = inner.y;
+    if rows.len() >= fleet::FLEET_AT {
+        buf.set_line(inner.x, y, &fleet::summary(&rows, &names), inner.width);
+        y += 1;
+    }
+    buf.set_line(inner.x, y, &header(&c), inner.width);
+    for (k, i) in fleet::order(app, &rows).into_iter().enumerate() {
+        let r = &rows[i];
+        buf.set_line(inner.x, y + 1 + k as u16, &row(r, &names[i], state_of(app, r), &c, total), inner.width);
     }
 }

@@ -58,6 +58,58 @@ pub fn shorten_hosts(names: Vec<String>) -> Vec<String> {
     names.iter().map(rewrite).collect()
 }
 
+/// Labels that name a worker: series differing only in one are per-worker copies.
+const WORKER_LABELS: [&str; 3] = ["worker", "worker_id", "pod"];
+/// Per-worker copies of a counter from which they are summed into one row.
+const GROUP_AT: usize = 4;
+
+/// One line of the panel.
+struct Row {
+    name: String,
+    delta: f64,
+    reset: bool,
+}
+
+/// The display rows: one per series, except that `GROUP_AT` or more per-worker copies of one
+/// counter (e.g. `vllm_router_processed_requests_total{worker}` on a fleet) become one row
+/// `processed_requests ×64, max :8017 69` with their sum.
+fn rows_of(deltas: &[CounterDelta], route: Option<&str>) -> Vec<Row> {
+    let names = shorten_hosts(deltas.iter().map(|d| short_name(d, route)).collect());
+    let key = |d: &CounterDelta| {
+        let rest: Vec<_> = d.labels.iter().filter(|(k, _)| !WORKER_LABELS.contains(&k.as_str())).collect();
+        (d.name.clone(), format!("{rest:?}"), rest.len() < d.labels.len())
+    };
+    let keys: Vec<_> = deltas.iter().map(key).collect();
+    let mut out: Vec<Row> = Vec::new();
+    let mut done = vec![false; deltas.len()];
+    for i in 0..deltas.len() {
+        if done[i] {
+            continue;
+        }
+        let k = &keys[i];
+        let group: Vec<usize> = (i..deltas.len()).filter(|&j| !done[j] && keys[j] == *k).collect();
+        if !k.2 || group.len() < GROUP_AT {
+            done[i] = true;
+            out.push(Row { name: names[i].clone(), delta: deltas[i].delta, reset: deltas[i].reset });
+            continue;
+        }
+        let top = group.iter().copied().max_by(|&a, &b| deltas[a].delta.total_cmp(&deltas[b].delta)).unwrap_or(i);
+        let worker = deltas[top].labels.iter().find(|(k, _)| WORKER_LABELS.contains(&k.as_str())).map(|(_, v)| v);
+        let short = |n: &str| n.rsplit([' ', ',']).next().unwrap_or(n).to_string();
+        let base = short_name(&CounterDelta { labels: Default::default(), ..deltas[i].clone() }, route);
+        let max = worker.map(|_| short(&names[top])).unwrap_or_default();
+        out.push(Row {
+            name: format!("{base} ×{}, max {max} {:.0}", group.len(), deltas[top].delta),
+            delta: group.iter().map(|&j| deltas[j].delta).sum(),
+            reset: group.iter().any(|&j| deltas[j].reset),
+        });
+        for j in group {
+            done[j] = true;
+        }
+    }
+    out
+}
+
 /// Draws the routing panel.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner = framed(panel("Routing: gateway counters Δ this phase"), area, buf);
@@ -68,26 +120,26 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let route = app.live.cell.and_then(|c| app.session.cells.get(c)).and_then(|c| c.spec.route());
-    let names = shorten_hosts(deltas.iter().map(|d| short_name(d, route)).collect());
-    let top = deltas.iter().map(|d| d.delta).fold(0.0, f64::max);
+    let rows_all = rows_of(deltas, route);
+    let top = rows_all.iter().map(|d| d.delta).fold(0.0, f64::max);
     let width = usize::from(inner.width);
     let value_w = 8;
-    let name_w = names.iter().map(|n| n.chars().count()).max().unwrap_or(10).min(width / 2 + 8);
+    let name_w = rows_all.iter().map(|n| n.name.chars().count()).max().unwrap_or(10).min(width / 2 + 8);
     let bar_w = width.saturating_sub(name_w + value_w + 2);
     let rows = usize::from(inner.height);
-    let shown = if deltas.len() <= rows { deltas.len() } else { rows.saturating_sub(1) };
-    for (i, (d, name)) in deltas.iter().zip(&names).take(shown).enumerate() {
+    let shown = if rows_all.len() <= rows { rows_all.len() } else { rows.saturating_sub(1) };
+    for (i, d) in rows_all.iter().take(shown).enumerate() {
         let ratio = if top > 0.0 { d.delta / top } else { 0.0 };
         let reset = if d.reset { "↺" } else { " " };
         let line = Line::from(vec![
-            Span::styled(format!("{:<name_w$} ", fit(name, name_w)), theme::label()),
+            Span::styled(format!("{:<name_w$} ", fit(&d.name, name_w)), theme::label()),
             Span::styled(format!("{:>7.0}{reset}", d.delta), theme::value()),
             Span::styled(bar(ratio, bar_w), theme::spark()),
         ]);
         buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
     }
-    if shown < deltas.len() {
-        let more = format!("+{} more counters", deltas.len() - shown);
+    if shown < rows_all.len() {
+        let more = format!("+{} more counters", rows_all.len() - shown);
         buf.set_line(inner.x, inner.y + shown as u16, &Line::styled(more, theme::dim()), inner.width);
     }
 }
@@ -108,5 +160,27 @@ mod tests {
         let apart = vec!["w a:1".to_string(), "w b:1".to_string()];
         assert_eq!(shorten_hosts(apart.clone()), apart);
         assert_eq!(strip_scheme("http://10.0.0.1:8001/"), "10.0.0.1:8001");
+    }
+
+    #[test]
+    fn per_worker_copies_of_a_counter_are_summed_in_one_row() {
+        let d = |w: usize, delta: f64| CounterDelta {
+            name: "vllm_router_processed_requests_total".into(),
+            labels: [("worker".to_string(), format!("http://127.0.0.1:{}", 8001 + w))].into(),
+            delta,
+            reset: false,
+        };
+        let mut deltas: Vec<CounterDelta> = (0..64).map(|w| d(w, if w == 16 { 69.0 } else { 20.0 })).collect();
+        deltas.push(CounterDelta {
+            name: "vllm_router_requests_total".into(),
+            labels: Default::default(),
+            delta: 5.0,
+            reset: false,
+        });
+        let rows = rows_of(&deltas, None);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].name, "processed_requests ×64, max :8017 69");
+        assert_eq!(rows[0].delta, 63.0 * 20.0 + 69.0);
+        assert_eq!(rows_of(&deltas[..3], None).len(), 3, "a few workers keep a row each");
     }
 }
