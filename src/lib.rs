@@ -1,5 +1,6 @@
 //! llm-decode-bench: drive streaming load against OpenAI-compatible LLM servers and watch them live.
 
+pub mod bench;
 pub mod cell;
 pub mod cli;
 pub mod cmd;

@@ -14,6 +14,8 @@ fn main() -> ExitCode {
         }
     };
     let cli = Cli::parse_from(argv);
+    // Every stream is a socket: thousands of streams need more than the usual 1,024 files.
+    llm_decode_bench::bench::sysinfo::raise_nofile();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

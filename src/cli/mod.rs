@@ -1,5 +1,6 @@
 //! Command-line interface: clap derive definitions of every subcommand and flag.
 
+pub mod bench;
 pub mod compare;
 pub mod config_file;
 pub mod demo;
@@ -43,6 +44,11 @@ pub enum Command {
     Completions(extras::CompletionsArgs),
     /// Print the man page (roff) on stdout, e.g. `llm-decode-bench man > llm-decode-bench.1`.
     Man,
+    /// The firehose bench: the tool's client cost, lag and memory against a raw baseline client (BENCHMARKS.md).
+    Bench(Box<bench::BenchArgs>),
+    /// The bench instrument's streaming server (firehose or paced), run in its own process.
+    #[command(hide = true)]
+    BenchServer(Box<bench::BenchServerArgs>),
 }
 
 #[cfg(test)]

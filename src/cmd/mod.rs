@@ -1,5 +1,6 @@
 //! Subcommand implementations: each turns parsed flags into a call into the library.
 
+pub mod bench;
 pub mod compare;
 pub mod demo;
 pub mod exit;
@@ -24,6 +25,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Man) => extras::man(),
         Some(Command::Report(args)) => Ok(report::run(&args)),
         Some(Command::Compare(args)) => Ok(compare::run(*args)),
+        Some(Command::Bench(args)) => bench::bench(*args).await,
+        Some(Command::BenchServer(args)) => bench::bench_server(*args).await,
         None => demo::run_demo(cli.demo).await,
     }
 }

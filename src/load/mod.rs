@@ -16,4 +16,5 @@ pub mod sample;
 pub mod scrub;
 pub mod sse;
 pub mod stream;
+pub mod tap;
 pub mod worker;

@@ -114,10 +114,15 @@ impl StreamState<'_> {
         self.events += 1;
         match ev {
             SseEvent::Done => self.done = true,
-            SseEvent::Data(d) => match parse_chunk(d) {
-                Ok(info) => self.on_chunk(info, at_us),
-                Err(_) => self.sample.malformed_chunks += 1,
-            },
+            SseEvent::Data(d) => {
+                if let Some(tap) = super::tap::get() {
+                    tap(d, self.sample.sent_at + Duration::from_micros(at_us));
+                }
+                match parse_chunk(d) {
+                    Ok(info) => self.on_chunk(info, at_us),
+                    Err(_) => self.sample.malformed_chunks += 1,
+                }
+            }
             SseEvent::Error(d) => {
                 let msg = parse_chunk(d).ok().and_then(|c| c.error).map(|e| e.message);
                 let msg = msg.unwrap_or_else(|| String::from_utf8_lossy(d).into_owned());

@@ -1,0 +1,172 @@
+//! The bench's figures: one row per mode x streams x client, each also as a ratio to the raw
+//! baseline client of the same mode and stream count; printed as a table and written as JSON.
+
+use super::lag::LagFigures;
+use super::server::Mode;
+use serde::Serialize;
+
+/// Which client a row measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Client {
+    /// The raw baseline (no SSE, no JSON).
+    Raw,
+    /// The tool's decode cell.
+    Tool,
+    /// The tool's decode cell with the monitor drawing.
+    ToolMonitor,
+}
+
+impl Client {
+    /// The table's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Raw => "raw",
+            Self::Tool => "tool",
+            Self::ToolMonitor => "tool+monitor",
+        }
+    }
+}
+
+/// Key-to-screen latency of a monitor run, ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct KeyFigures {
+    /// Keys timed.
+    pub count: usize,
+    /// Median, ms.
+    pub p50_ms: f64,
+    /// Largest, ms.
+    pub max_ms: f64,
+    /// Frames drawn during the run.
+    pub frames: u64,
+}
+
+/// The tool's figures over the raw client's (tool / raw; lower is better except tokens/s).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Ratios {
+    /// Tokens/s ingested, tool / raw.
+    pub tokens_per_s: f64,
+    /// CPU per token, tool / raw.
+    pub cpu_us_per_token: f64,
+    /// Lag p99, tool / raw (paced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag_p99: Option<f64>,
+    /// RSS per active stream, tool / raw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rss_kib_per_stream: Option<f64>,
+}
+
+/// One measured run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// Server mode.
+    pub mode: Mode,
+    /// Concurrent streams.
+    pub streams: u32,
+    /// Client.
+    pub client: Client,
+    /// Window length, s.
+    pub window_s: f64,
+    /// Tokens ingested in the window.
+    pub tokens: u64,
+    /// Tokens ingested per second.
+    pub tokens_per_s: f64,
+    /// Client CPU (user + system) per token, microseconds.
+    pub cpu_us_per_token: f64,
+    /// Client CPU over the window, cores (CPU seconds per second).
+    pub cpu_cores: f64,
+    /// Server CPU per token it sent over the run, microseconds (its own process).
+    pub server_cpu_us_per_token: f64,
+    /// Measurement lag (paced mode): the client's timestamp minus the server's send time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag: Option<LagFigures>,
+    /// VmRSS at the end of the window less the idle baseline, per stream, KiB.
+    pub rss_kib_per_stream: f64,
+    /// VmRSS at the end of the window, KiB.
+    pub rss_kib: u64,
+    /// VmHWM (peak RSS of the process so far), KiB.
+    pub hwm_kib: u64,
+    /// Client errors (failed requests).
+    pub errors: u64,
+    /// Key-to-screen latency (monitor runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_to_screen: Option<KeyFigures>,
+    /// Against the raw client of the same mode and streams (tool rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vs_raw: Option<Ratios>,
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { f64::NAN }
+}
+
+impl Row {
+    /// Fills [`Row::vs_raw`] from the raw row.
+    pub fn compare(&mut self, raw: &Row) {
+        let lag = match (self.lag, raw.lag) {
+            (Some(t), Some(r)) => Some(ratio(t.p99_ms, r.p99_ms)),
+            _ => None,
+        };
+        let rss = (raw.rss_kib_per_stream > 0.0).then(|| ratio(self.rss_kib_per_stream, raw.rss_kib_per_stream));
+        self.vs_raw = Some(Ratios {
+            tokens_per_s: ratio(self.tokens_per_s, raw.tokens_per_s),
+            cpu_us_per_token: ratio(self.cpu_us_per_token, raw.cpu_us_per_token),
+            lag_p99: lag,
+            rss_kib_per_stream: rss,
+        });
+    }
+}
+
+/// The table header.
+pub fn header() -> String {
+    format!(
+        "{:<8} {:>7} {:<12} {:>11} {:>8} {:>7} {:>8} {:>22} {:>9} {:>6} {:>12} {:>17}",
+        "mode",
+        "streams",
+        "client",
+        "tok/s",
+        "us/tok",
+        "x raw",
+        "srv us",
+        "lag p50/p99/max ms",
+        "KiB/strm",
+        "errors",
+        "key p50/max",
+        "tok/s x raw"
+    )
+}
+
+/// One line of the table.
+pub fn line(r: &Row) -> String {
+    let lag = r.lag.map_or("-".to_string(), |l| format!("{:.2}/{:.2}/{:.2}", l.p50_ms, l.p99_ms, l.max_ms));
+    let key = r.key_to_screen.map_or("-".to_string(), |k| format!("{:.1}/{:.1}", k.p50_ms, k.max_ms));
+    let (x_cpu, x_tps) = r.vs_raw.map_or(("-".into(), "-".into()), |v| {
+        (format!("{:.1}x", v.cpu_us_per_token), format!("{:.2}x", v.tokens_per_s))
+    });
+    format!(
+        "{:<8} {:>7} {:<12} {:>11.0} {:>8.3} {:>7} {:>8.3} {:>22} {:>9.1} {:>6} {:>12} {:>17}",
+        format!("{:?}", r.mode).to_lowercase(),
+        r.streams,
+        r.client.name(),
+        r.tokens_per_s,
+        r.cpu_us_per_token,
+        x_cpu,
+        r.server_cpu_us_per_token,
+        lag,
+        r.rss_kib_per_stream,
+        r.errors,
+        key,
+        x_tps
+    )
+}
+
+/// The JSON the bench writes.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// The binary's version and commit.
+    pub version: &'static str,
+    /// The command line's settings.
+    pub settings: serde_json::Value,
+    /// Every run, in order.
+    pub rows: Vec<Row>,
+}

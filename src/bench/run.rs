@@ -1,0 +1,196 @@
+//! The bench command's driver: per server mode one bench server child, per stream count the raw
+//! client then the tool (without and with the monitor), each row printed as it is measured.
+
+use super::child::{ServerProcess, ServerStats};
+use super::figures::{BenchReport, Client, KeyFigures, Row, header, line};
+use super::raw::{self, RawCounts, RawTarget};
+use super::server::Mode;
+use super::sysinfo::{process_cpu, rss_kib};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Stream counts, in order.
+    pub streams: Vec<u32>,
+    /// Server modes, in order.
+    pub modes: Vec<Mode>,
+    /// Measurement window of each run.
+    pub window: Duration,
+    /// Tokens per stream.
+    pub tokens: u64,
+    /// Paced mode: time between events of a stream.
+    pub interval: Duration,
+    /// The tool's runs per mode and streams: [`Client::Tool`] and/or [`Client::ToolMonitor`].
+    pub tool_runs: Vec<Client>,
+}
+
+/// Time the raw client runs before its window opens (connections set up, streams flowing).
+fn raw_warmup(streams: u32) -> Duration {
+    Duration::from_millis(500 + u64::from(streams) / 10)
+}
+
+async fn server_stats(srv: &ServerProcess, http: &reqwest::Client) -> anyhow::Result<ServerStats> {
+    srv.stats(http).await
+}
+
+fn server_us_per_token(a: &ServerStats, b: &ServerStats) -> f64 {
+    let tokens = b.tokens.saturating_sub(a.tokens);
+    if tokens == 0 { 0.0 } else { b.cpu_ns.saturating_sub(a.cpu_ns) as f64 / 1e3 / tokens as f64 }
+}
+
+/// A row's shared fields from a window's two readings.
+struct Window {
+    secs: f64,
+    tokens: u64,
+    cpu: Duration,
+    rss: (u64, u64),
+}
+
+fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss: u64) -> Row {
+    let per_token = if w.tokens == 0 { 0.0 } else { w.cpu.as_secs_f64() * 1e6 / w.tokens as f64 };
+    Row {
+        mode,
+        streams,
+        client,
+        window_s: w.secs,
+        tokens: w.tokens,
+        tokens_per_s: if w.secs > 0.0 { w.tokens as f64 / w.secs } else { 0.0 },
+        cpu_us_per_token: per_token,
+        cpu_cores: if w.secs > 0.0 { w.cpu.as_secs_f64() / w.secs } else { 0.0 },
+        server_cpu_us_per_token: 0.0,
+        lag: None,
+        rss_kib_per_stream: w.rss.0.saturating_sub(base_rss) as f64 / f64::from(streams),
+        rss_kib: w.rss.0,
+        hwm_kib: w.rss.1,
+        errors: 0,
+        key_to_screen: None,
+        vs_raw: None,
+    }
+}
+
+async fn raw_row(
+    srv: &ServerProcess,
+    http: &reqwest::Client,
+    mode: Mode,
+    streams: u32,
+    plan: &Plan,
+) -> anyhow::Result<Row> {
+    let addr: SocketAddr = srv.url.trim_start_matches("http://").parse()?;
+    let counts = Arc::new(RawCounts::default());
+    let base_rss = rss_kib().unwrap_or_default().0;
+    let s0 = server_stats(srv, http).await?;
+    let start = Instant::now() + raw_warmup(streams);
+    let end = start + plan.window;
+    let target = RawTarget::chat(addr, "bench", plan.tokens, mode == Mode::Paced);
+    let task = tokio::spawn(raw::run(target, streams as usize, end + Duration::from_millis(100), counts.clone()));
+    tokio::time::sleep_until(start).await;
+    counts.lag.reset();
+    let (t0, c0, k0, e0) =
+        (Instant::now(), process_cpu(), counts.tokens.load(Ordering::Relaxed), counts.errors.load(Ordering::Relaxed));
+    tokio::time::sleep_until(end).await;
+    let (t1, c1, k1) = (Instant::now(), process_cpu(), counts.tokens.load(Ordering::Relaxed));
+    let w = Window {
+        secs: (t1 - t0).as_secs_f64(),
+        tokens: k1.saturating_sub(k0),
+        cpu: c1.saturating_sub(c0),
+        rss: rss_kib().unwrap_or_default(),
+    };
+    let lag = counts.lag.figures();
+    task.await?;
+    let s1 = server_stats(srv, http).await?;
+    let mut r = row(mode, streams, Client::Raw, &w, base_rss);
+    r.errors = counts.errors.load(Ordering::Relaxed).saturating_sub(e0);
+    r.lag = lag.filter(|_| mode == Mode::Paced);
+    r.server_cpu_us_per_token = server_us_per_token(&s0, &s1);
+    Ok(r)
+}
+
+async fn tool_row(
+    srv: &ServerProcess,
+    http: &reqwest::Client,
+    mode: Mode,
+    streams: u32,
+    client: Client,
+    plan: &Plan,
+) -> anyhow::Result<Row> {
+    let out = std::env::temp_dir().join(format!("llm-decode-bench-bench-{}-{streams}.json", std::process::id()));
+    let cfg = super::tool::config(&srv.url, streams, plan.tokens, plan.window, &out);
+    let base_rss = rss_kib().unwrap_or_default().0;
+    let s0 = server_stats(srv, http).await?;
+    super::probe::enable(mode == Mode::Paced);
+    let run = super::tool::run(cfg, client == Client::ToolMonitor).await;
+    super::probe::enable(false);
+    let _ = std::fs::remove_file(&out);
+    let run = run?;
+    let s1 = server_stats(srv, http).await?;
+    let (a, b) = run.window.ok_or_else(|| anyhow::anyhow!("the decode cell at {streams} streams never measured"))?;
+    let (secs, tokens, tps) = run.report_window;
+    // CPU as a rate over the readings, applied to the report's window (src/bench/tool.rs).
+    let rate = b.cpu.saturating_sub(a.cpu).as_secs_f64() / (b.at - a.at).as_secs_f64().max(1e-3);
+    let w = Window { secs, tokens, cpu: Duration::from_secs_f64(rate * secs), rss: b.rss_kib };
+    let mut r = row(mode, streams, client, &w, base_rss);
+    r.tokens_per_s = tps;
+    r.errors = run.errors.max(b.failed);
+    r.lag = super::probe::TOOL_LAG.figures().filter(|_| mode == Mode::Paced);
+    r.server_cpu_us_per_token = server_us_per_token(&s0, &s1);
+    if client == Client::ToolMonitor {
+        let mut k = run.key_ms.clone();
+        k.sort_by(f64::total_cmp);
+        let p50 = k.get(k.len() / 2).copied().unwrap_or(0.0);
+        r.key_to_screen = Some(KeyFigures {
+            count: k.len(),
+            p50_ms: p50,
+            max_ms: k.last().copied().unwrap_or(0.0),
+            frames: run.frames,
+        });
+    }
+    Ok(r)
+}
+
+/// Runs the plan with bench servers started from `exe`; prints each row as it is measured.
+pub async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
+    let http = crate::net::client_builder().no_proxy().build()?;
+    println!("{}", header());
+    let mut rows = Vec::new();
+    for &mode in &plan.modes {
+        let mode_arg = format!("{mode:?}").to_lowercase();
+        let args = [
+            "--mode",
+            &mode_arg,
+            "--interval-us",
+            &plan.interval.as_micros().to_string(),
+            "--tokens",
+            &plan.tokens.to_string(),
+        ];
+        let srv = ServerProcess::spawn(exe, &args.map(String::from))?;
+        for &n in &plan.streams {
+            let raw = raw_row(&srv, &http, mode, n, plan).await?;
+            println!("{}", line(&raw));
+            for &client in &plan.tool_runs {
+                let mut r = tool_row(&srv, &http, mode, n, client, plan).await?;
+                r.compare(&raw);
+                println!("{}", line(&r));
+                rows.push(r);
+            }
+            rows.push(raw);
+        }
+    }
+    Ok(rows)
+}
+
+/// The JSON report of `rows`.
+pub fn report(plan: &Plan, rows: Vec<Row>) -> BenchReport {
+    let settings = serde_json::json!({
+        "streams": plan.streams, "modes": plan.modes, "window_s": plan.window.as_secs_f64(),
+        "tokens": plan.tokens, "interval_us": plan.interval.as_micros() as u64,
+        "tool_runs": plan.tool_runs, "open_file_limit": super::sysinfo::raise_nofile(),
+        "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
+    });
+    BenchReport { version: crate::cli::VERSION, settings, rows }
+}

@@ -1,0 +1,290 @@
+//! The bench server: an OpenAI-compatible streaming endpoint of the project's own, run in its own
+//! process (`llm-decode-bench bench-server`) so that client and server CPU count apart.
+//!
+//! `/v1/chat/completions` and `/v1/completions` stream one token per SSE event, `usage` on
+//! every event (continuous usage), a final usage chunk and `[DONE]`; every event carries the
+//! server's send time in `bench_sent_unix_ns` (src/bench/template.rs). `/v1/models`,
+//! `/tokenize` and a minimal vLLM-style `/metrics` let a `run` session start against it;
+//! `GET /bench/stats` reports the server's own CPU time and counts as JSON.
+//!
+//! Firehose mode writes pre-formatted events as fast as the client reads (batches of about
+//! `batch_bytes`, each copied once and stamped); paced mode sends event k of a stream at
+//! `start + k * interval` (tokio's timer: 1 ms granularity), the last token together with the
+//! final usage chunk and `[DONE]`.
+
+use super::template::{Flavor, Template};
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::stream::{self, Stream};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::time::Instant;
+
+/// How events are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// As fast as the client reads.
+    Firehose,
+    /// One event every interval per stream.
+    Paced,
+}
+
+/// Settings of the server.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Where to listen (port 0: a free one).
+    pub addr: SocketAddr,
+    /// Firehose or paced.
+    pub mode: Mode,
+    /// Paced mode: time between events of one stream.
+    pub interval: Duration,
+    /// Tokens of an answer when the request names no `max_tokens`.
+    pub tokens: u64,
+    /// The model id served.
+    pub model: String,
+    /// `max_model_len` reported by `/v1/models`, tokens.
+    pub max_model_len: u64,
+    /// Firehose mode: bytes per write (whole events, at least one), bytes.
+    pub batch_bytes: usize,
+}
+
+/// Counters of the server, read by `/bench/stats` and `/metrics`.
+#[derive(Debug, Default)]
+struct Counts {
+    requests: AtomicU64,
+    active: AtomicI64,
+    events: AtomicU64,
+    tokens: AtomicU64,
+}
+
+struct ServerState {
+    opts: ServerOptions,
+    counts: Counts,
+    templates: Mutex<HashMap<(Flavor, u64, u64), Arc<Template>>>,
+}
+
+impl ServerState {
+    /// The template of one answer shape, laid out at its first request.
+    fn template(&self, flavor: Flavor, prompt: u64, tokens: u64) -> Arc<Template> {
+        let mut map = self.templates.lock().unwrap_or_else(|e| e.into_inner());
+        let t = map.entry((flavor, prompt, tokens));
+        t.or_insert_with(|| Arc::new(Template::build(flavor, &self.opts.model, prompt, tokens))).clone()
+    }
+}
+
+/// One active stream: counted while its body lives.
+struct Active(Arc<ServerState>);
+
+impl Active {
+    fn new(st: Arc<ServerState>) -> Self {
+        st.counts.requests.fetch_add(1, Ordering::Relaxed);
+        st.counts.active.fetch_add(1, Ordering::Relaxed);
+        Self(st)
+    }
+
+    fn sent(&self, events: usize, tokens: usize) {
+        self.0.counts.events.fetch_add(events as u64, Ordering::Relaxed);
+        self.0.counts.tokens.fetch_add(tokens as u64, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        self.0.counts.active.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A running server.
+pub struct BenchServer {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl BenchServer {
+    /// Binds (backlog 4,096, so thousands of streams can connect at once) and serves on the
+    /// current runtime.
+    pub async fn start(opts: ServerOptions) -> anyhow::Result<Self> {
+        let socket =
+            if opts.addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+        socket.set_reuseaddr(true)?;
+        socket.bind(opts.addr).map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.addr))?;
+        let listener: TcpListener = socket.listen(4096)?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(ServerState { opts, counts: Counts::default(), templates: Mutex::default() });
+        let router = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/completions", post(completions))
+            .route("/v1/models", get(models))
+            .route("/tokenize", post(tokenize))
+            .route("/metrics", get(metrics))
+            .route("/bench/stats", get(stats))
+            .route("/health", get(|| async { "ok" }))
+            .with_state(state);
+        use axum::serve::ListenerExt;
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                eprintln!("bench-server: stopped: {e}");
+            }
+        });
+        Ok(Self { addr, task })
+    }
+
+    /// Stops serving.
+    pub fn shutdown(self) {
+        self.task.abort();
+    }
+}
+
+/// Prompt tokens of a request: a quarter of its prompt's bytes (`prompt`, or the messages'
+/// contents), at least one.
+fn prompt_tokens(v: &Value) -> u64 {
+    let text_len = match (v.get("prompt"), v.get("messages")) {
+        (Some(Value::String(p)), _) => p.len(),
+        (_, Some(Value::Array(ms))) => {
+            ms.iter().filter_map(|m| m.get("content").and_then(Value::as_str)).map(str::len).sum()
+        }
+        _ => 0,
+    };
+    (text_len as u64 / 4).max(1)
+}
+
+async fn chat(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {
+    answer(st, Flavor::Chat, &body)
+}
+
+async fn completions(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {
+    answer(st, Flavor::Completion, &body)
+}
+
+fn answer(st: Arc<ServerState>, flavor: Flavor, body: &[u8]) -> Response {
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return (StatusCode::BAD_REQUEST, "bench-server: the body is not JSON\n").into_response();
+    };
+    let prompt = prompt_tokens(&v);
+    let tokens = v.get("max_tokens").or_else(|| v.get("max_completion_tokens")).and_then(Value::as_u64);
+    let tokens = tokens.unwrap_or(st.opts.tokens);
+    if v.get("stream").and_then(Value::as_bool) != Some(true) {
+        return whole(&st.opts.model, flavor, prompt, tokens);
+    }
+    let template = st.template(flavor, prompt, tokens);
+    let active = Active::new(st.clone());
+    let body = match st.opts.mode {
+        Mode::Firehose => Body::from_stream(firehose(template, active, st.opts.batch_bytes)),
+        Mode::Paced => Body::from_stream(paced(template, active, st.opts.interval)),
+    };
+    let mut resp = Response::new(body);
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    resp
+}
+
+/// A non-streaming answer (the tool's usage probes).
+fn whole(model: &str, flavor: Flavor, prompt: u64, tokens: u64) -> Response {
+    let text = " tok".repeat(tokens.min(4096) as usize);
+    let usage = json!({"prompt_tokens": prompt, "completion_tokens": tokens, "total_tokens": prompt + tokens});
+    let v = match flavor {
+        Flavor::Chat => json!({"id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}],
+            "usage": usage}),
+        Flavor::Completion => json!({"id": "cmpl-bench", "object": "text_completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "text": text, "finish_reason": "length"}], "usage": usage}),
+    };
+    axum::Json(v).into_response()
+}
+
+/// Token events of a template: all but the final usage chunk and `[DONE]`.
+fn token_events(t: &Template) -> usize {
+    t.events().saturating_sub(2)
+}
+
+fn firehose(t: Arc<Template>, active: Active, batch: usize) -> impl Stream<Item = Result<Bytes, Infallible>> {
+    stream::unfold((t, 0usize, active), move |(t, from, active)| async move {
+        if from >= t.events() {
+            return None;
+        }
+        let to = t.batch_end(from, batch);
+        let bytes = t.stamped(from, to, super::sysinfo::unix_ns());
+        active.sent(to - from, to.min(token_events(&t)).saturating_sub(from));
+        Some((Ok(bytes), (t, to, active)))
+    })
+}
+
+fn paced(t: Arc<Template>, active: Active, interval: Duration) -> impl Stream<Item = Result<Bytes, Infallible>> {
+    let start = Instant::now();
+    stream::unfold((t, 0usize, active), move |(t, from, active)| async move {
+        if from >= t.events() {
+            return None;
+        }
+        let due = start + interval.saturating_mul(from as u32);
+        tokio::time::sleep_until(due).await;
+        // The last token goes out with the final usage chunk and `[DONE]`.
+        let to = if from + 1 >= token_events(&t) { t.events() } else { from + 1 };
+        let bytes = t.stamped(from, to, super::sysinfo::unix_ns());
+        active.sent(to - from, to.min(token_events(&t)).saturating_sub(from));
+        Some((Ok(bytes), (t, to, active)))
+    })
+}
+
+async fn models(State(st): State<Arc<ServerState>>) -> Response {
+    let m = &st.opts.model;
+    axum::Json(json!({"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "bench",
+        "root": m, "max_model_len": st.opts.max_model_len}]}))
+    .into_response()
+}
+
+async fn tokenize(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {
+    let Ok(v) = serde_json::from_slice::<Value>(&body) else {
+        return (StatusCode::BAD_REQUEST, "bench-server: the body is not JSON\n").into_response();
+    };
+    axum::Json(json!({"count": prompt_tokens(&v), "max_model_len": st.opts.max_model_len, "tokens": []}))
+        .into_response()
+}
+
+/// The figures of `/bench/stats`.
+fn stats_json(st: &ServerState) -> Value {
+    let c = &st.counts;
+    json!({
+        "cpu_ns": super::sysinfo::process_cpu().as_nanos() as u64,
+        "requests": c.requests.load(Ordering::Relaxed),
+        "active": c.active.load(Ordering::Relaxed),
+        "events": c.events.load(Ordering::Relaxed),
+        "tokens": c.tokens.load(Ordering::Relaxed),
+        "mode": st.opts.mode,
+        "interval_us": st.opts.interval.as_micros() as u64,
+    })
+}
+
+async fn stats(State(st): State<Arc<ServerState>>) -> Response {
+    axum::Json(stats_json(&st)).into_response()
+}
+
+async fn metrics(State(st): State<Arc<ServerState>>) -> Response {
+    let c = &st.counts;
+    let m = &st.opts.model;
+    let text = format!(
+        "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{{model_name=\"{m}\"}} 0\n\
+         # TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{model_name=\"{m}\"}} 0\n\
+         # TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{model_name=\"{m}\"}} {}\n\
+         # TYPE bench_server_cpu_seconds_total counter\nbench_server_cpu_seconds_total {}\n",
+        c.active.load(Ordering::Relaxed).max(0),
+        c.tokens.load(Ordering::Relaxed),
+        super::sysinfo::process_cpu().as_secs_f64(),
+    );
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}

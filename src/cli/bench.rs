@@ -1,0 +1,75 @@
+//! Flags of `bench-server` (hidden: the bench instrument's server, BENCHMARKS.md) and `bench`.
+
+use crate::bench::server::Mode;
+use clap::Args;
+use std::net::IpAddr;
+
+/// `bench-server`: the firehose / paced streaming server of the bench instrument.
+#[derive(Debug, Clone, Args)]
+pub struct BenchServerArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// Port to listen on (0: a free port; the first line on stdout names it).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// `firehose`: events as fast as the client reads; `paced`: one event every --interval-us per stream.
+    #[arg(long, value_enum, default_value_t = Mode::Firehose)]
+    pub mode: Mode,
+    /// Paced mode: time between two events of one stream, microseconds (tokio's timer has 1 ms granularity).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub interval_us: u64,
+    /// Tokens of an answer when the request names no `max_tokens`, tokens.
+    #[arg(long, default_value_t = 1024)]
+    pub tokens: u64,
+    /// Model id listed by `/v1/models`.
+    #[arg(long, default_value = "bench")]
+    pub model: String,
+    /// `max_model_len` listed by `/v1/models`, tokens.
+    #[arg(long, default_value_t = 131_072)]
+    pub max_model_len: u64,
+    /// Firehose mode: bytes per write (whole events, at least one), bytes.
+    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_bytes: u64,
+    /// Exit when stdin reaches its end (a parent that spawned the server with a pipe and died).
+    #[arg(long)]
+    pub until_stdin_closes: bool,
+}
+
+/// Which clients `bench` runs with the monitor drawing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MonitorRuns {
+    /// The tool without the monitor only.
+    Off,
+    /// The tool with the monitor drawing only.
+    On,
+    /// Both.
+    Both,
+}
+
+/// `bench`: the firehose bench (BENCHMARKS.md): per mode and stream count, the raw baseline
+/// client and the tool's real client path against the bench server in its own process.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Stream counts to run, in order, streams.
+    #[arg(long, value_delimiter = ',', default_value = "1,64,1024,10000", value_parser = clap::value_parser!(u32).range(1..))]
+    pub streams: Vec<u32>,
+    /// Server modes to run: firehose (throughput and CPU), paced (measurement lag).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "firehose,paced")]
+    pub modes: Vec<Mode>,
+    /// Measurement window of each run.
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = "5s")]
+    pub window: std::time::Duration,
+    /// Tokens per stream (one per event), tokens.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub tokens: u64,
+    /// Paced mode: time between two events of one stream, microseconds.
+    #[arg(long, default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(1000..))]
+    pub interval_us: u64,
+    /// Run the tool with the monitor drawing into a 200x60 TestBackend at 20 frames/s (`on`), without (`off`), or both.
+    #[arg(long, value_enum, default_value_t = MonitorRuns::Both)]
+    pub monitor: MonitorRuns,
+    /// Where to write the JSON figures.
+    #[arg(long, default_value = "bench.json")]
+    pub json: std::path::PathBuf,
+}

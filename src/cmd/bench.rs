@@ -1,0 +1,77 @@
+//! `bench-server` and `bench`: the bench instrument's server and driver (BENCHMARKS.md).
+
+use crate::bench::server::{BenchServer, ServerOptions};
+use crate::cli::bench::BenchServerArgs;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Serves until Ctrl-C, SIGTERM, or (with `--until-stdin-closes`) the end of stdin. The first
+/// line on stdout is `listening http://HOST:PORT`.
+pub async fn bench_server(args: BenchServerArgs) -> anyhow::Result<ExitCode> {
+    let nofile = crate::bench::sysinfo::raise_nofile();
+    let opts = ServerOptions {
+        addr: SocketAddr::new(args.host, args.port),
+        mode: args.mode,
+        interval: Duration::from_micros(args.interval_us),
+        tokens: args.tokens,
+        model: args.model,
+        max_model_len: args.max_model_len,
+        batch_bytes: args.batch_bytes as usize,
+    };
+    let server = BenchServer::start(opts).await?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening http://{}", server.addr)?;
+    let limit = nofile.map_or_else(|| "unlimited".to_string(), |n| n.to_string());
+    writeln!(out, "mode {:?}, open-file limit {limit}", args.mode)?;
+    out.flush()?;
+    drop(out);
+    let stdin_closed = async {
+        if args.until_stdin_closes {
+            let _ = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink())).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = stdin_closed => {}
+    }
+    server.shutdown();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the bench: prints the table, writes the JSON figures.
+pub async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCode> {
+    use crate::bench::figures::Client;
+    use crate::cli::bench::MonitorRuns;
+    let most = args.streams.iter().copied().max().unwrap_or(1);
+    let limit = crate::bench::sysinfo::raise_nofile();
+    if let Some(limit) = limit.filter(|l| *l < u64::from(most) + 256) {
+        eprintln!("error: --streams {most} needs more open files than the limit allows ({limit}); raise `ulimit -Hn`");
+        return Ok(ExitCode::from(super::exit::USAGE));
+    }
+    let tool_runs = match args.monitor {
+        MonitorRuns::Off => vec![Client::Tool],
+        MonitorRuns::On => vec![Client::ToolMonitor],
+        MonitorRuns::Both => vec![Client::Tool, Client::ToolMonitor],
+    };
+    let plan = crate::bench::run::Plan {
+        streams: args.streams,
+        modes: args.modes,
+        window: args.window,
+        tokens: args.tokens,
+        interval: Duration::from_micros(args.interval_us),
+        tool_runs,
+    };
+    let exe = std::env::current_exe()?;
+    let rows = crate::bench::run::run(&plan, &exe).await?;
+    let report = crate::bench::run::report(&plan, rows);
+    std::fs::write(&args.json, serde_json::to_vec_pretty(&report)?)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.json.display()))?;
+    println!("figures written to {}", args.json.display());
+    Ok(ExitCode::SUCCESS)
+}

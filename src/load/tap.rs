@@ -1,0 +1,22 @@
+//! An optional observer of every data event the stream reader decodes, with the reader's own
+//! timestamp of the read that carried it: the bench instrument's measurement-lag probe
+//! (src/bench/probe.rs). Off unless installed; off, it costs one atomic load per data event.
+
+use std::sync::OnceLock;
+use tokio::time::Instant;
+
+/// The observer: an event's data (the JSON of a `data:` line) and when its read was timed.
+pub type Tap = fn(data: &[u8], at: Instant);
+
+static TAP: OnceLock<Tap> = OnceLock::new();
+
+/// Installs the observer for the life of the process; false when one already is.
+pub fn install(tap: Tap) -> bool {
+    TAP.set(tap).is_ok()
+}
+
+/// The observer, if installed.
+#[inline]
+pub fn get() -> Option<Tap> {
+    TAP.get().copied()
+}
