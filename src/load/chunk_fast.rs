@@ -18,6 +18,19 @@ pub(super) fn parse(data: &[u8]) -> Option<ChunkInfo> {
     (cur.i == data.len()).then_some(info)
 }
 
+/// Bytes that end the plain run of a string: the quote, the backslash, control characters.
+const STOPS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = true;
+        c += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
 struct Cursor<'a> {
     b: &'a [u8],
     i: usize,
@@ -76,21 +89,20 @@ impl<'a> Cursor<'a> {
         let mut escapes = 0;
         loop {
             let rest = &self.b[self.i..];
-            let stop = memchr::memchr2(b'"', b'\\', rest)?;
-            // Written as a fold (no early exit) so that it compiles to a vector loop.
-            if rest[..stop].iter().fold(false, |bad, &c| bad | (c < 0x20)) {
-                return None;
-            }
+            let stop = rest.iter().position(|&c| STOPS[usize::from(c)])?;
             self.i += stop + 1;
-            if rest[stop] == b'"' {
-                return Some((&self.b[start..self.i - 1], escapes));
+            match rest[stop] {
+                b'"' => return Some((&self.b[start..self.i - 1], escapes)),
+                b'\\' if escapes_ok => {
+                    let e = *self.b.get(self.i)?;
+                    if !matches!(e, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') {
+                        return None;
+                    }
+                    self.i += 1;
+                    escapes += 1;
+                }
+                _ => return None,
             }
-            let e = *self.b.get(self.i)?;
-            if !escapes_ok || !matches!(e, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') {
-                return None;
-            }
-            self.i += 1;
-            escapes += 1;
         }
     }
 

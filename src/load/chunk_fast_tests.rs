@@ -68,7 +68,20 @@ fn text() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         any::<String>().prop_map(|s| serde_json::to_vec(&s).unwrap()),
         "[a-z \u{e9}\u{1F600}]{0,8}".prop_map(|s| format!("\"{s}\"").into_bytes()),
-        pick(&["\"a\\nb\"", "\"\\/\\t\\\\\"", "\"a\\qb\"", "\"\\ud83d\"", "\"x\x01\"", "\"<ff>\"", "\"<c3>\"", "null", "5", "[]", "{}", "true"]),
+        pick(&[
+            "\"a\\nb\"",
+            "\"\\/\\t\\\\\"",
+            "\"a\\qb\"",
+            "\"\\ud83d\"",
+            "\"x\x01\"",
+            "\"<ff>\"",
+            "\"<c3>\"",
+            "null",
+            "5",
+            "[]",
+            "{}",
+            "true"
+        ]),
     ]
 }
 
@@ -112,7 +125,10 @@ fn choice() -> impl Strategy<Value = Vec<u8>> {
         member("index", number()),
         member("delta", delta()),
         member("text", text()),
-        member("finish_reason", pick(&["null", "\"stop\"", "\"length\"", "\"abort\"", "\"tool_calls\"", "5", "\"st\\u006fp\""])),
+        member(
+            "finish_reason",
+            pick(&["null", "\"stop\"", "\"length\"", "\"abort\"", "\"tool_calls\"", "5", "\"st\\u006fp\""])
+        ),
         member("logprobs", pick(&["null", "{\"content\":[]}"])),
         member("stop_reason", number()),
     ];

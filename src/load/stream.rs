@@ -11,13 +11,13 @@ use super::live::LiveCounters;
 use super::sample::{ErrorKind, Mark, Outcome, RequestSample, TokenSource};
 use super::scrub::Scrubber;
 use super::sse::{SseDecoder, SseEvent};
-use wait::{Waits, Woke};
 use bytes::Bytes;
 use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderMap, HeaderName};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use wait::{Waits, Woke};
 
 #[path = "stream_wait.rs"]
 mod wait;
