@@ -90,10 +90,24 @@ pub enum ChunkError {
 /// Handles chat (`chat.completion.chunk`) and legacy completions (`text_completion`),
 /// `"usage": null`, the usage-only final chunk with `"choices": []`, and errors both
 /// nested (`{"error": {...}}`) and flat (`{"object": "error", "message": ...}`).
+///
+/// The common shapes take a serde-free fast path (`chunk_fast.rs`); the rest, and anything it
+/// is unsure of, the full serde parser.
 pub fn parse_chunk(data: &[u8]) -> Result<ChunkInfo, ChunkError> {
+    match fast::parse(data) {
+        Some(info) => Ok(info),
+        None => parse_chunk_full(data),
+    }
+}
+
+/// The full parser alone (what the fast path must agree with).
+fn parse_chunk_full(data: &[u8]) -> Result<ChunkInfo, ChunkError> {
     let raw: RawChunk<'_> = serde_json::from_slice(data)?;
     Ok(raw.into_info())
 }
+
+#[path = "chunk_fast.rs"]
+mod fast;
 
 #[derive(Deserialize)]
 struct RawChunk<'a> {
@@ -376,3 +390,7 @@ impl<'de> Visitor<'de> for ErrorFieldVisitor {
 #[cfg(test)]
 #[path = "chunk_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "chunk_fast_tests.rs"]
+mod fast_tests;

@@ -227,7 +227,7 @@ impl SseDecoder {
 
     /// Splits off the first complete line, without its line ending.
     fn split_line<'b>(&mut self, bytes: &'b [u8]) -> Option<(&'b [u8], &'b [u8])> {
-        let end = bytes.iter().position(|&b| b == b'\n' || b == b'\r')?;
+        let end = memchr::memchr2(b'\n', b'\r', bytes)?;
         let ending = match (bytes[end], bytes.get(end + 1)) {
             (b'\r', Some(b'\n')) => 2,
             (b'\r', None) => {

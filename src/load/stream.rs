@@ -18,6 +18,10 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use wait::{Waits, Woke};
+
+#[path = "stream_wait.rs"]
+mod wait;
 
 /// Everything needed to send one streaming request.
 #[derive(Debug, Clone)]
@@ -360,23 +364,25 @@ async fn pump(
     // Re-armed once at the first token: a first-token deadline still set then would hold a
     // stalled stream until it passes (minutes) instead of the idle timeout.
     let mut idle_armed = false;
+    let cancelled = cancel.cancelled();
+    tokio::pin!(cancelled);
     let timer = tokio::time::sleep_until(armed.unwrap_or(sent));
     tokio::pin!(timer);
+    let mut waits = Waits::new(cancel, cancelled, timer);
     loop {
-        let read = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Outcome::Cut,
-            _ = &mut timer, if armed.is_some() => {
+        let read = match waits.next(armed.is_some(), resp.chunk()).await {
+            Woke::Cut => return Outcome::Cut,
+            Woke::Timer => {
                 armed = match next_deadline(st, spec, last_data, &mut clock, Instant::now()) {
                     Ok(next) => next,
                     Err(failed) => return failed,
                 };
                 if let Some(d) = armed {
-                    timer.as_mut().reset(d);
+                    waits.reset(d);
                 }
                 continue;
             }
-            r = resp.chunk() => r,
+            Woke::Read(read) => read,
         };
         let bytes = match read {
             Ok(Some(b)) => b,
@@ -396,7 +402,16 @@ async fn pump(
             // Tokens flow: from now on the idle timeout applies.
             idle_armed = true;
             armed = Some(last_data + spec.idle_timeout);
-            timer.as_mut().reset(last_data + spec.idle_timeout);
+            waits.reset(last_data + spec.idle_timeout);
+        } else if armed.is_some_and(|d| d <= now) {
+            // The deadline passed while reads kept coming (no tokens yet): judge it now.
+            armed = match next_deadline(st, spec, last_data, &mut clock, now) {
+                Ok(next) => next,
+                Err(failed) => return failed,
+            };
+            if let Some(d) = armed {
+                waits.reset(d);
+            }
         }
     }
 }
