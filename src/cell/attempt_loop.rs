@@ -19,6 +19,10 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Instant, Interval, MissedTickBehavior, Sleep};
 use tokio_util::sync::CancellationToken;
 
+/// Most samples taken from the channel in one receive: a batch per poll keeps the loop ahead
+/// of thousands of finishing requests a second while the workers keep every core busy.
+const INBOX: usize = 1024;
+
 /// How often an attempt publishes its live view (and checks its conditions).
 pub const TICK: Duration = Duration::from_millis(250);
 
@@ -76,6 +80,10 @@ pub struct AttemptLoop<'a, T: Tally = PlainTally> {
     deadline_at: Option<Instant>,
     /// Keep only the first and last mark of each sample's timeline ([`AttemptLoop::ends_only`]).
     ends_only: bool,
+    /// Samples of the latest batch receive, taken at once.
+    inbox: Vec<RequestSample>,
+    /// Every sender is gone: nothing more can arrive.
+    closed: bool,
 }
 
 /// Drops the inner marks of a finished timeline, keeping its first and last (TTFT, ITL, the
@@ -107,6 +115,8 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
             deadline,
             deadline_at: None,
             ends_only: false,
+            inbox: Vec::with_capacity(INBOX),
+            closed: false,
         }
     }
 
@@ -164,6 +174,19 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         self.samples.push(s);
     }
 
+    /// Takes the `n` samples [`UnboundedReceiver::recv_many`] put in the inbox (0: the channel
+    /// closed, every sender is gone).
+    fn take_inbox(&mut self, n: usize) {
+        if n == 0 {
+            self.closed = true;
+        }
+        let mut inbox = std::mem::take(&mut self.inbox);
+        for s in inbox.drain(..) {
+            self.take(s);
+        }
+        self.inbox = inbox;
+    }
+
     /// Takes every sample already waiting on the channel.
     pub fn drain(&mut self) {
         while let Ok(s) = self.rx.try_recv() {
@@ -190,11 +213,13 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
                 biased;
                 _ = cancel.cancelled() => return Wake::Cancelled,
                 _ = &mut self.deadline, if armed => return Wake::Deadline,
-                Some(s) = self.rx.recv() => self.take(s),
+                // The tick before the samples: a channel that never empties (thousands of
+                // short requests a second) must not starve the view and the caller's checks.
                 _ = self.ticker.tick() => {
                     self.publish();
                     return Wake::Tick;
                 }
+                n = self.rx.recv_many(&mut self.inbox, INBOX), if !self.closed => self.take_inbox(n),
             }
         }
     }
@@ -210,8 +235,8 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
                     self.drain();
                     return out;
                 }
-                Some(s) = self.rx.recv() => self.take(s),
                 _ = self.ticker.tick() => self.publish(),
+                n = self.rx.recv_many(&mut self.inbox, INBOX), if !self.closed => self.take_inbox(n),
             }
         }
     }
