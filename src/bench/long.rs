@@ -69,7 +69,7 @@ pub struct LongFigures {
     pub client_cpu_ms_per_mb: f64,
     /// Server CPU per MB received, ms (its own process).
     pub server_cpu_ms_per_mb: f64,
-    /// VmRSS and VmHWM of the client process at the end, and its idle baseline, KiB.
+    /// VmRSS of the client process at the end, KiB.
     pub rss_kib: u64,
     /// Peak RSS of the client process, KiB.
     pub hwm_kib: u64,
