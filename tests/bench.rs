@@ -74,21 +74,35 @@ async fn firehose_serves_both_endpoints_and_a_run_session_starts() {
     common::validate(&out);
 }
 
+#[tokio::test]
+async fn bench_server_takes_bodies_over_axums_default_limit_and_stamps_their_read() {
+    let srv = server(&["--mode", "firehose"]);
+    let before = llm_decode_bench::bench::sysinfo::unix_ns();
+    let body = common::chat_body(&"x".repeat(3 << 20), 1);
+    let resp = common::client().post(format!("{}/v1/chat/completions", srv.url)).json(&body).send().await.unwrap();
+    assert_eq!(resp.status(), 200, "a 3 MB prompt is read, not refused");
+    let read: u64 = resp.headers()["x-bench-read-unix-ns"].to_str().unwrap().parse().unwrap();
+    assert!(read >= before && read <= llm_decode_bench::bench::sysinfo::unix_ns(), "the read time is when it was read");
+}
+
 /// The CI smoke of the bench instrument: 64 streams, both modes, with and without the monitor,
-/// a 2 s window each; every figure is in the JSON with sane values.
+/// a 2 s window each, each row in its own process; a small long-context row (8k-token prompts,
+/// 2 rounds); every figure is in the JSON with sane values.
 #[tokio::test]
 async fn bench_at_64_streams_writes_every_figure() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("bench.json");
     let mut cmd = common::bin();
-    cmd.args(["bench", "--streams", "64", "--window", "2s", "--json"]).arg(&json);
+    cmd.args(["bench", "--streams", "64", "--window", "2s", "--long-tokens", "8192", "--long-rounds", "2", "--json"]);
+    cmd.arg(&json);
     let out = common::output(cmd).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "bench failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("tool+monitor"), "the table: {stdout}");
+    assert!(stdout.contains("tool+monitor") && stdout.contains("long context: 64 streams"), "the table: {stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("JSON written")).unwrap();
     let rows = v["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 6, "2 modes x (raw, tool, tool+monitor)");
+    let tool_rss = rows.iter().filter(|r| r["client"] != "raw").map(|r| r["rss_kib"].as_u64().unwrap()).min().unwrap();
     for r in rows {
         let what = format!("{} {}", r["mode"], r["client"]);
         assert_eq!(r["streams"], 64);
@@ -97,7 +111,11 @@ async fn bench_at_64_streams_writes_every_figure() {
         assert!(r["cpu_us_per_token"].as_f64().unwrap() > 0.0, "{what}");
         assert!(r["server_cpu_us_per_token"].as_f64().unwrap() > 0.0, "{what}");
         assert!(r["rss_kib"].as_u64().unwrap() > 0 && r["hwm_kib"].as_u64() >= r["rss_kib"].as_u64(), "{what}");
-        assert!(r["rss_kib_per_stream"].as_f64().is_some(), "{what}");
+        // Each row in a fresh process: its idle baseline is not an earlier row's heap.
+        let (rss, idle) = (r["rss_kib"].as_u64().unwrap(), r["idle_rss_kib"].as_u64().unwrap());
+        assert!(idle > 0 && idle < tool_rss, "{what}: idle {idle} KiB, a tool row's RSS {tool_rss} KiB");
+        let per = r["rss_kib_per_stream"].as_f64().unwrap();
+        assert!((per - rss.saturating_sub(idle) as f64 / 64.0).abs() < 1e-6, "{what}: {per} KiB/stream");
         assert_eq!(r["errors"], 0, "{what}: no client errors");
         if r["mode"] == "paced" {
             let lag = &r["lag"];
@@ -119,6 +137,15 @@ async fn bench_at_64_streams_writes_every_figure() {
             let k = &r["key_to_screen"];
             assert!(k["count"].as_u64().unwrap() > 0 && k["frames"].as_u64().unwrap() > 10, "{what}: {k}");
         }
+    }
+    let long = &v["long_context"];
+    assert_eq!((long["requests"].as_u64(), long["errors"].as_u64()), (Some(128), Some(0)), "{long}");
+    assert!((32_000..40_000).contains(&long["body_bytes"].as_u64().unwrap()), "8k tokens: about 32 KB: {long}");
+    let send = &long["send_ms_per_mb"];
+    let (p50, p99, max) = (send["p50"].as_f64().unwrap(), send["p99"].as_f64().unwrap(), send["max"].as_f64().unwrap());
+    assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{send}");
+    for k in ["mb_per_s", "client_cpu_ms_per_mb", "server_cpu_ms_per_mb"] {
+        assert!(long[k].as_f64().unwrap() > 0.0, "{k}: {long}");
     }
 }
 

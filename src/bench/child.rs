@@ -71,9 +71,14 @@ impl ServerProcess {
 
     /// Its counters and CPU time now.
     pub async fn stats(&self, client: &reqwest::Client) -> anyhow::Result<ServerStats> {
-        let r = client.get(format!("{}/bench/stats", self.url)).timeout(Duration::from_secs(10)).send().await?;
-        Ok(r.error_for_status()?.json().await?)
+        stats_at(client, &self.url).await
     }
+}
+
+/// The counters and CPU time of the bench server at `url` now (`GET /bench/stats`).
+pub async fn stats_at(client: &reqwest::Client, url: &str) -> anyhow::Result<ServerStats> {
+    let r = client.get(format!("{url}/bench/stats")).timeout(Duration::from_secs(10)).send().await?;
+    Ok(r.error_for_status()?.json().await?)
 }
 
 impl Drop for ServerProcess {

@@ -3,10 +3,10 @@
 
 use super::lag::LagFigures;
 use super::server::Mode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which client a row measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Client {
     /// The raw baseline (no SSE, no JSON).
@@ -29,7 +29,7 @@ impl Client {
 }
 
 /// Key-to-screen latency of a monitor run, ms.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct KeyFigures {
     /// Keys timed.
     pub count: usize,
@@ -42,7 +42,7 @@ pub struct KeyFigures {
 }
 
 /// The tool's figures over the raw client's (tool / raw; lower is better except tokens/s).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ratios {
     /// Tokens/s ingested, tool / raw.
     pub tokens_per_s: f64,
@@ -57,7 +57,7 @@ pub struct Ratios {
 }
 
 /// One measured run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// Server mode.
     pub mode: Mode,
@@ -80,12 +80,16 @@ pub struct Row {
     /// Measurement lag (paced mode): the client's timestamp minus the server's send time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lag: Option<LagFigures>,
-    /// VmRSS at the end of the window less the idle baseline, per stream, KiB.
+    /// VmRSS at the end of the window less the idle baseline, per stream, KiB (each row runs in
+    /// its own process, src/bench/rowproc.rs).
     pub rss_kib_per_stream: f64,
     /// VmRSS at the end of the window, KiB.
     pub rss_kib: u64,
-    /// VmHWM (peak RSS of the process so far), KiB.
+    /// VmHWM (peak RSS of the row's own process), KiB.
     pub hwm_kib: u64,
+    /// VmRSS of the row's own process before it connected (the idle baseline), KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_rss_kib: Option<u64>,
     /// Client errors (failed requests).
     pub errors: u64,
     /// Key-to-screen latency (monitor runs).
@@ -169,4 +173,7 @@ pub struct BenchReport {
     pub settings: serde_json::Value,
     /// Every run, in order.
     pub rows: Vec<Row>,
+    /// The long-context row: 128k-token prompts, send time per MB (src/bench/long.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_context: Option<super::long::LongFigures>,
 }

@@ -28,7 +28,7 @@ impl Default for LagHist {
 }
 
 /// Lag percentiles, ms.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LagFigures {
     /// Lags counted.
     pub count: u64,

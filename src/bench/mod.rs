@@ -4,8 +4,10 @@
 pub mod child;
 pub mod figures;
 pub mod lag;
+pub mod long;
 pub mod probe;
 pub mod raw;
+pub mod rowproc;
 pub mod run;
 pub mod screen;
 pub mod server;

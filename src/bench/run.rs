@@ -1,5 +1,6 @@
 //! The bench command's driver: per server mode one bench server child, per stream count the raw
-//! client then the tool (without and with the monitor), each row printed as it is measured.
+//! client then the tool (without and with the monitor), each row measured in a child process
+//! of its own (src/bench/rowproc.rs) and printed as it is measured; then the long-context row.
 
 use super::child::{ServerProcess, ServerStats};
 use super::figures::{BenchReport, Client, KeyFigures, Row, header, line};
@@ -28,6 +29,8 @@ pub struct Plan {
     pub interval: Duration,
     /// The tool's runs per mode and streams: [`Client::Tool`] and/or [`Client::ToolMonitor`].
     pub tool_runs: Vec<Client>,
+    /// The long-context row's shape; None skips it.
+    pub long: Option<super::long::LongShape>,
 }
 
 /// Time the raw client runs before its window opens (connections set up, streams flowing).
@@ -35,8 +38,8 @@ fn raw_warmup(streams: u32) -> Duration {
     Duration::from_millis(500 + u64::from(streams) / 10)
 }
 
-async fn server_stats(srv: &ServerProcess, http: &reqwest::Client) -> anyhow::Result<ServerStats> {
-    srv.stats(http).await
+async fn server_stats(url: &str, http: &reqwest::Client) -> anyhow::Result<ServerStats> {
+    super::child::stats_at(http, url).await
 }
 
 fn server_us_per_token(a: &ServerStats, b: &ServerStats) -> f64 {
@@ -68,23 +71,19 @@ fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss: u64) -> R
         rss_kib_per_stream: w.rss.0.saturating_sub(base_rss) as f64 / f64::from(streams),
         rss_kib: w.rss.0,
         hwm_kib: w.rss.1,
+        idle_rss_kib: Some(base_rss),
         errors: 0,
         key_to_screen: None,
         vs_raw: None,
     }
 }
 
-async fn raw_row(
-    srv: &ServerProcess,
-    http: &reqwest::Client,
-    mode: Mode,
-    streams: u32,
-    plan: &Plan,
-) -> anyhow::Result<Row> {
-    let addr: SocketAddr = srv.url.trim_start_matches("http://").parse()?;
+/// The raw client's row against the bench server at `url`, measured in this process.
+pub async fn raw_row(url: &str, http: &reqwest::Client, mode: Mode, streams: u32, plan: &Plan) -> anyhow::Result<Row> {
+    let addr: SocketAddr = url.trim_start_matches("http://").parse()?;
     let counts = Arc::new(RawCounts::default());
     let base_rss = rss_kib().unwrap_or_default().0;
-    let s0 = server_stats(srv, http).await?;
+    let s0 = server_stats(url, http).await?;
     let start = Instant::now() + raw_warmup(streams);
     let end = start + plan.window;
     let target = RawTarget::chat(addr, "bench", plan.tokens, mode == Mode::Paced);
@@ -103,7 +102,7 @@ async fn raw_row(
     };
     let lag = counts.lag.figures();
     task.await?;
-    let s1 = server_stats(srv, http).await?;
+    let s1 = server_stats(url, http).await?;
     let mut r = row(mode, streams, Client::Raw, &w, base_rss);
     r.errors = counts.errors.load(Ordering::Relaxed).saturating_sub(e0);
     r.lag = lag.filter(|_| mode == Mode::Paced);
@@ -111,8 +110,10 @@ async fn raw_row(
     Ok(r)
 }
 
-async fn tool_row(
-    srv: &ServerProcess,
+/// The tool's row (`client`: with or without the monitor) against the bench server at `url`,
+/// measured in this process.
+pub async fn tool_row(
+    url: &str,
     http: &reqwest::Client,
     mode: Mode,
     streams: u32,
@@ -120,15 +121,15 @@ async fn tool_row(
     plan: &Plan,
 ) -> anyhow::Result<Row> {
     let out = std::env::temp_dir().join(format!("llm-decode-bench-bench-{}-{streams}.json", std::process::id()));
-    let cfg = super::tool::config(&srv.url, streams, plan.tokens, plan.window, &out);
+    let cfg = super::tool::config(url, streams, plan.tokens, plan.window, &out);
     let base_rss = rss_kib().unwrap_or_default().0;
-    let s0 = server_stats(srv, http).await?;
+    let s0 = server_stats(url, http).await?;
     super::probe::enable(mode == Mode::Paced);
     let run = super::tool::run(cfg, client == Client::ToolMonitor).await;
     super::probe::enable(false);
     let _ = std::fs::remove_file(&out);
     let run = run?;
-    let s1 = server_stats(srv, http).await?;
+    let s1 = server_stats(url, http).await?;
     let (a, b) = run.window.ok_or_else(|| anyhow::anyhow!("the decode cell at {streams} streams never measured"))?;
     let (secs, tokens, tps) = run.report_window;
     // CPU as a rate over the readings, applied to the report's window (src/bench/tool.rs).
@@ -155,7 +156,6 @@ async fn tool_row(
 
 /// Runs the plan with bench servers started from `exe`; prints each row as it is measured.
 pub async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
-    let http = crate::net::client_builder().no_proxy().build()?;
     println!("{}", header());
     let mut rows = Vec::new();
     for &mode in &plan.modes {
@@ -170,10 +170,10 @@ pub async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
         ];
         let srv = ServerProcess::spawn(exe, &args.map(String::from))?;
         for &n in &plan.streams {
-            let raw = raw_row(&srv, &http, mode, n, plan).await?;
+            let raw = super::rowproc::measure(exe, &srv.url, mode, n, Client::Raw, plan).await?;
             println!("{}", line(&raw));
             for &client in &plan.tool_runs {
-                let mut r = tool_row(&srv, &http, mode, n, client, plan).await?;
+                let mut r = super::rowproc::measure(exe, &srv.url, mode, n, client, plan).await?;
                 r.compare(&raw);
                 println!("{}", line(&r));
                 rows.push(r);
@@ -184,13 +184,25 @@ pub async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// The long-context row of `plan` (None when `plan.long` is None): its own firehose bench
+/// server and its own client process; printed as a small section after the table.
+pub async fn long_row(plan: &Plan, exe: &Path) -> anyhow::Result<Option<super::long::LongFigures>> {
+    let Some(shape) = plan.long else { return Ok(None) };
+    let srv = ServerProcess::spawn(exe, &["--mode".to_string(), "firehose".to_string()])?;
+    let f = super::rowproc::measure_long(exe, &srv.url, shape).await?;
+    println!("{}", super::long::section(&f));
+    Ok(Some(f))
+}
+
 /// The JSON report of `rows`.
-pub fn report(plan: &Plan, rows: Vec<Row>) -> BenchReport {
+pub fn report(plan: &Plan, rows: Vec<Row>, long_context: Option<super::long::LongFigures>) -> BenchReport {
     let settings = serde_json::json!({
         "streams": plan.streams, "modes": plan.modes, "window_s": plan.window.as_secs_f64(),
         "tokens": plan.tokens, "interval_us": plan.interval.as_micros() as u64,
         "tool_runs": plan.tool_runs, "open_file_limit": super::sysinfo::raise_nofile(),
         "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "row_process": "each client row in a child process of its own",
+        "long": plan.long,
     });
-    BenchReport { version: crate::cli::VERSION, settings, rows }
+    BenchReport { version: crate::cli::VERSION, settings, rows, long_context }
 }

@@ -31,7 +31,7 @@ use tokio::net::TcpListener;
 use tokio::time::Instant;
 
 /// How events are sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// As fast as the client reads.
@@ -58,6 +58,14 @@ pub struct ServerOptions {
     /// Firehose mode: bytes per write (whole events, at least one), bytes.
     pub batch_bytes: usize,
 }
+
+/// Largest request body read, bytes: well above a 128k-token prompt (about 0.5 MB), where
+/// axum's default would refuse anything over 2 MB.
+pub const BODY_LIMIT: usize = 64 << 20;
+
+/// Response header on streamed answers: the unix time (ns) at which the handler had the whole
+/// request body, so a client can time its send across processes (src/bench/long.rs).
+pub const READ_HEADER: &str = "x-bench-read-unix-ns";
 
 /// Counters of the server, read by `/bench/stats` and `/metrics`.
 #[derive(Debug, Default)]
@@ -131,6 +139,7 @@ impl BenchServer {
             .route("/metrics", get(metrics))
             .route("/bench/stats", get(stats))
             .route("/health", get(|| async { "ok" }))
+            .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
             .with_state(state);
         use axum::serve::ListenerExt;
         let listener = listener.tap_io(|tcp| {
@@ -164,7 +173,10 @@ fn prompt_tokens(v: &Value) -> u64 {
 }
 
 async fn chat(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {
-    answer(st, Flavor::Chat, &body)
+    let read = super::sysinfo::unix_ns();
+    let mut resp = answer(st, Flavor::Chat, &body);
+    resp.headers_mut().insert(READ_HEADER, HeaderValue::from(read));
+    resp
 }
 
 async fn completions(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {

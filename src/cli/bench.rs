@@ -72,4 +72,24 @@ pub struct BenchArgs {
     /// Where to write the JSON figures.
     #[arg(long, default_value = "bench.json")]
     pub json: std::path::PathBuf,
+    /// Long-context row: prompt tokens per request (about 4 bytes each; 0 skips the row), tokens.
+    #[arg(long, default_value_t = 131_072)]
+    pub long_tokens: usize,
+    /// Long-context row: concurrent streams, streams.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..100_000))]
+    pub long_streams: u64,
+    /// Long-context row: counted rounds of one request per stream (one more opens the connections).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..10_000))]
+    pub long_rounds: u64,
+    /// Internal: measure this one client row (MODE:STREAMS:CLIENT) in this process against
+    /// --server and print it as JSON (the bench runs each row so, src/bench/rowproc.rs).
+    #[arg(long, hide = true, value_parser = crate::bench::rowproc::parse_row, requires = "server")]
+    pub row: Option<crate::bench::rowproc::RowSpec>,
+    /// Internal: measure the long-context row (STREAMS:TOKENS:ROUNDS) in this process against
+    /// --server and print it as JSON.
+    #[arg(long, hide = true, value_parser = crate::bench::rowproc::parse_long, requires = "server", conflicts_with = "row")]
+    pub long_row: Option<crate::bench::long::LongShape>,
+    /// Internal: base URL of the running bench server a --row or --long-row child measures against.
+    #[arg(long, hide = true)]
+    pub server: Option<String>,
 }

@@ -59,6 +59,11 @@ pub async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCod
         MonitorRuns::On => vec![Client::ToolMonitor],
         MonitorRuns::Both => vec![Client::Tool, Client::ToolMonitor],
     };
+    let long = (args.long_tokens > 0).then_some(crate::bench::long::LongShape {
+        streams: args.long_streams as usize,
+        tokens: args.long_tokens,
+        rounds: args.long_rounds as usize,
+    });
     let plan = crate::bench::run::Plan {
         streams: args.streams,
         modes: args.modes,
@@ -66,12 +71,35 @@ pub async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCod
         tokens: args.tokens,
         interval: Duration::from_micros(args.interval_us),
         tool_runs,
+        long,
     };
+    if let Some(url) = &args.server {
+        return child_row(args.row, args.long_row, url, &plan).await;
+    }
     let exe = std::env::current_exe()?;
     let rows = crate::bench::run::run(&plan, &exe).await?;
-    let report = crate::bench::run::report(&plan, rows);
+    let long = crate::bench::run::long_row(&plan, &exe).await?;
+    let report = crate::bench::run::report(&plan, rows, long);
     std::fs::write(&args.json, serde_json::to_vec_pretty(&report)?)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.json.display()))?;
     println!("figures written to {}", args.json.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A row's child process (`bench --row` / `--long-row` with `--server`): one row, one JSON line.
+async fn child_row(
+    row: Option<crate::bench::rowproc::RowSpec>,
+    long: Option<crate::bench::long::LongShape>,
+    url: &str,
+    plan: &crate::bench::run::Plan,
+) -> anyhow::Result<ExitCode> {
+    match (row, long) {
+        (Some(spec), _) => crate::bench::rowproc::serve_row(spec, url, plan).await?,
+        (None, Some(shape)) => crate::bench::rowproc::serve_long(shape, url).await?,
+        (None, None) => {
+            eprintln!("error: --server is for a bench row's child process: give --row or --long-row with it");
+            return Ok(ExitCode::from(super::exit::USAGE));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
