@@ -105,6 +105,11 @@ impl PromServer {
         if sel.contains(['{', '}']) {
             return Err(format!("--replica-selector `{selector}`: give label matchers only, e.g. job=\"vllm\""));
         }
+        if let Some(bad) = split_matchers(sel).into_iter().find(|m| !is_matcher(m)) {
+            return Err(format!(
+                "--replica-selector `{selector}`: `{bad}` is not a label matcher; write label=\"value\" (the value quoted, e.g. job=\"vllm\"), with =, !=, =~ or !~"
+            ));
+        }
         Ok(PromServer { url: url.trim().trim_end_matches('/').to_string(), selector: sel.to_string() })
     }
 
@@ -247,3 +252,53 @@ pub fn median_spacing(series: &[Series]) -> Option<f64> {
 #[cfg(test)]
 #[path = "tests_promql.rs"]
 mod tests;
+
+/// The comma-separated matchers of a selector, commas inside quoted values kept.
+fn split_matchers(sel: &str) -> Vec<&str> {
+    let (mut out, mut start, mut quote) = (Vec::new(), 0, None::<char>);
+    for (i, c) in sel.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '"' | '\'' | '`') => quote = Some(c),
+            (None, ',') => {
+                out.push(sel[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(sel[start..].trim());
+    out.into_iter().filter(|m| !m.is_empty()).collect()
+}
+
+/// True for one PromQL label matcher: a label name, `=`, `!=`, `=~` or `!~`, a quoted value.
+fn is_matcher(m: &str) -> bool {
+    let name_end = m.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(m.len());
+    let (name, rest) = m.split_at(name_end);
+    let rest = rest.trim_start();
+    let op = ["=~", "!~", "!=", "="].into_iter().find(|op| rest.starts_with(op));
+    let (Some(op), false) = (op, name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit())) else {
+        return false;
+    };
+    let value = rest[op.len()..].trim();
+    let q = value.chars().next();
+    value.len() >= 2 && matches!(q, Some('"' | '\'' | '`')) && value.ends_with(q.unwrap_or('"'))
+}
+
+#[cfg(test)]
+mod selector_tests {
+    use super::*;
+
+    #[test]
+    fn selectors_are_label_matchers_with_quoted_values() {
+        let ok = |s: &str| PromServer::new("http://127.0.0.1:9090", s).map(|p| p.selector);
+        assert_eq!(ok(r#"job="vllm""#).as_deref(), Ok(r#"job="vllm""#));
+        assert!(ok(r#"{job="vllm", pod=~"a,b.*"}"#).is_ok(), "commas inside values");
+        assert!(ok(r#"namespace!="x",job!~'t.*'"#).is_ok());
+        assert!(ok("").is_ok(), "empty: every engine series");
+        for bad in ["job=vllm", "job", r#"="vllm""#, r#"job=="vllm""#, r#"job="vllm"#] {
+            let e = ok(bad).expect_err(bad);
+            assert!(e.contains("not a label matcher") && e.contains(r#"job="vllm""#), "{bad}: {e}");
+        }
+    }
+}
