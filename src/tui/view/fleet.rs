@@ -34,9 +34,10 @@ pub fn order(app: &App, rows: &[ReplicaLive]) -> Vec<usize> {
     idx
 }
 
-/// The fleet line: replicas, the hottest (busiest) replica and its share of requests,
-/// running and waiting summed, requests in all and per replica from least to most (spread =
-/// most / least), mean and (after `≤`) top KV usage.
+/// The fleet line: replicas, the hottest replica (with requests attributed, the one that
+/// served most and its share; else the most loaded and its running and waiting); running and waiting
+/// summed, requests in all and per replica from least to most (spread = most / least) or
+/// "not attributed", mean and (after `≤`) top KV usage.
 pub fn summary(rows: &[ReplicaLive], names: &[String]) -> Line<'static> {
     let sum = |f: fn(&ReplicaLive) -> Option<f64>| rows.iter().filter_map(f).sum::<f64>();
     let total: u64 = rows.iter().map(|r| r.requests).sum();
@@ -51,16 +52,29 @@ pub fn summary(rows: &[ReplicaLive], names: &[String]) -> Line<'static> {
     let kvs: Vec<f64> = rows.iter().filter_map(|r| r.kv_usage).collect();
     let kv_mean = (!kvs.is_empty()).then(|| kvs.iter().sum::<f64>() / kvs.len() as f64);
     let kv_max = kvs.iter().copied().reduce(f64::max);
-    let hot = (0..rows.len()).max_by_key(|&i| (load(&rows[i]), std::cmp::Reverse(i)));
+    // With requests attributed, the replica that served most (its share is shown); else the
+    // most loaded (running + waiting).
+    let hot = match total {
+        0 => (0..rows.len()).max_by_key(|&i| (load(&rows[i]), std::cmp::Reverse(i))),
+        _ => (0..rows.len()).max_by_key(|&i| (rows[i].requests, load(&rows[i]), std::cmp::Reverse(i))),
+    };
     let mut spans = vec![Span::styled(format!("fleet {}", rows.len()), theme::label())];
     if let Some(h) = hot.filter(|_| total > 0 || rows.iter().any(|r| load(r).0 > 0)) {
-        let share = (total > 0).then(|| rows[h].requests as f64 / total as f64);
-        let text = format!(" · hottest {} {} reqs {}", names[h], rows[h].requests, pct(share));
+        let r = &rows[h];
+        let text = match total {
+            0 => format!(" · hottest {} run {} wait {}", names[h], count(r.running), count(r.waiting)),
+            _ => format!(" · hottest {} {} reqs {}", names[h], r.requests, pct(Some(r.requests as f64 / total as f64))),
+        };
         spans.push(Span::styled(text, theme::hot()));
     }
     let run = format!(" · run {} wait {}", count(Some(sum(|r| r.running))), count(Some(sum(|r| r.waiting))));
     spans.push(Span::styled(run, theme::value()));
-    spans.push(Span::styled(format!(" · reqs {total}, {}..{hi} ({spread})", lo.min(hi)), theme::value()));
+    let reqs = match total {
+        // No response named its replica (no routing header, or a gateway that names none).
+        0 => " · reqs not attributed".to_string(),
+        _ => format!(" · reqs {total}, {}..{hi} ({spread})", lo.min(hi)),
+    };
+    spans.push(Span::styled(reqs, theme::value()));
     spans.push(Span::styled(format!(" · KV {} ≤{}", pct(kv_mean), pct(kv_max)), theme::value()));
     Line::from(spans)
 }
@@ -132,5 +146,26 @@ pub fn render_condensed(app: &App, rows: &[ReplicaLive], names: &[String], inner
         };
         let note = format!("+{hidden} replicas hidden ({a}-{b}/{}), {keys}", rows.len());
         buf.set_line(inner.x, inner.y + inner.height - 1, &Line::styled(note, theme::warn()), inner.width);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(rows: &[ReplicaLive]) -> String {
+        let names: Vec<String> = (0..rows.len()).map(|i| format!("r{i}")).collect();
+        summary(rows, &names).spans.iter().map(|s| s.content.to_string()).collect()
+    }
+
+    #[test]
+    fn the_hottest_is_named_by_what_is_known() {
+        let busy = |running: f64, requests: u64| ReplicaLive { running: Some(running), requests, ..Default::default() };
+        // No response named its replica: the most loaded, and no request spread of zeros.
+        let t = text(&[busy(1.0, 0), busy(7.0, 0), busy(2.0, 0)]);
+        assert!(t.contains("hottest r1 run 7 wait") && t.contains("reqs not attributed"), "{t}");
+        // Requests attributed: the replica that served most, with its share.
+        let t = text(&[busy(9.0, 1), busy(1.0, 3), busy(0.0, 0)]);
+        assert!(t.contains("hottest r1 3 reqs 75%") && t.contains("reqs 4, 0..3"), "{t}");
     }
 }
