@@ -287,13 +287,16 @@ async fn a_bad_server_or_selector_is_one_line_before_any_load() {
     let closed = format!("http://127.0.0.1:{}", free_port());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("never.json");
-    let cases: [(Vec<&str>, &str); 4] = [
+    let cases: [(Vec<&str>, &str); 5] = [
         (vec!["--prometheus", &closed], "--prometheus http://127.0.0.1:"),
         (
             vec!["--prometheus", &prom.url, "--replica-selector", "job=\"nope\""],
             "no engine series match {job=\"nope\"}",
         ),
-        (vec!["--prometheus", &prom.url, "--replica-selector", "job=="], "--prometheus http://127.0.0.1:"),
+        // Refused by the server (a bad regular expression): its answer, on one line.
+        (vec!["--prometheus", &prom.url, "--replica-selector", "job=~\"(\""], "--prometheus http://127.0.0.1:"),
+        // Not a matcher at all: refused before the server is asked.
+        (vec!["--prometheus", &prom.url, "--replica-selector", "job=="], "is not a label matcher"),
         (vec!["--prometheus", &prom.url, "--replica", "http://127.0.0.1:1/metrics"], "exclusive"),
     ];
     for (args, needle) in cases {
