@@ -18,6 +18,7 @@ pub mod knee;
 pub mod levels;
 pub mod load;
 pub mod markdown;
+pub mod metrics_source;
 pub mod phase;
 pub mod serve;
 pub mod sink;
