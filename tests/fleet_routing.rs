@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::{config, inproc_cluster};
-use llm_decode_bench::config::{MetricsEndpoint, PlanKind, RunConfig};
+use common::{inproc_cluster, routing_base};
+use llm_decode_bench::config::RunConfig;
 use llm_decode_bench::experiment::routing::{Arrival, RoutingConfig};
 use llm_decode_bench::report::json::SessionReport;
 use llm_decode_bench::report::phase::RoutingPhase;
@@ -19,10 +19,7 @@ use std::path::Path;
 
 fn fleet_config(c: &InProcCluster, out: &Path, families: u32, routes: &[&str]) -> RunConfig {
     let info = c.info();
-    let mut cfg = config(&info.gateway.url, "http://unused/metrics", out, vec![0], vec![1]);
-    cfg.metrics =
-        info.replicas.iter().map(|r| MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }).collect();
-    cfg.plans = vec![PlanKind::Routing];
+    let mut cfg = routing_base(c, out);
     cfg.routing = RoutingConfig {
         scenarios: vec!["hot90".parse().unwrap()],
         routes: routes.iter().map(|s| s.to_string()).collect(),

@@ -156,6 +156,17 @@ pub fn config(base: &str, metrics: &str, out: &Path, ctx: Vec<u64>, conc: Vec<u3
     }
 }
 
+/// A routing session's base config against an in-process cluster: the gateway as target, every
+/// replica's metrics polled, the routing plan only (each test sets its own `routing`).
+pub fn routing_base(c: &InProcCluster, out: &Path) -> RunConfig {
+    let info = c.info();
+    let mut cfg = config(&info.gateway.url, "http://unused/metrics", out, vec![0], vec![1]);
+    cfg.metrics =
+        info.replicas.iter().map(|r| MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }).collect();
+    cfg.plans = vec![llm_decode_bench::config::PlanKind::Routing];
+    cfg
+}
+
 /// Reads a written report, validates it against the schema in `assets/`, and parses it.
 pub fn validate(path: &Path) -> llm_decode_bench::report::json::SessionReport {
     let text = std::fs::read_to_string(path).expect("report written");
