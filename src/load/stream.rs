@@ -23,6 +23,10 @@ use wait::{Waits, Woke};
 #[path = "stream_wait.rs"]
 mod wait;
 
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;
+
 /// Everything needed to send one streaming request.
 #[derive(Debug, Clone)]
 pub struct StreamSpec<'a> {
@@ -78,17 +82,28 @@ impl StreamState<'_> {
         if info.finish_reason.is_some() {
             self.finish = info.finish_reason;
         }
+        // The token accounting rule of docs/reports.md §1.1, one arm per shape.
+        let counted_chunks = !self.continuous && !self.sample.marks.is_empty();
         let delta = match (info.has_choices, info.completion_tokens) {
+            // Usage after tokens were counted from chunks: the request's total riding on a
+            // chunk that still has choices (llama.cpp's finish chunk), not a running count.
+            (true, Some(c)) if counted_chunks => {
+                self.final_usage = Some(self.final_usage.unwrap_or(0).max(c));
+                u64::from(info.content_bytes > 0)
+            }
+            // Usage from the first chunk on: continuous usage, exact per chunk.
             (true, Some(c)) => {
                 self.continuous = true;
                 let d = c.saturating_sub(self.last_usage);
                 self.last_usage = self.last_usage.max(c);
                 d
             }
+            // The usage-only final chunk (`choices: []`).
             (false, Some(c)) => {
                 self.final_usage = Some(c);
                 0
             }
+            // No usage: one token per chunk with text.
             (_, None) => u64::from(info.content_bytes > 0 && !self.continuous),
         };
         if delta > 0 {
