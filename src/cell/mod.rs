@@ -15,3 +15,4 @@ pub mod replicas_live;
 pub mod sample_window;
 pub mod spec;
 pub mod summarize;
+pub mod tps_bins;

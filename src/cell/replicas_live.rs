@@ -65,7 +65,7 @@ impl ReplicaTracker {
 
     fn sample_rates(&mut self, snap: &MetricsSnapshot) {
         for r in &snap.replicas {
-            let (Some(tokens), Some(at)) = (r.sample.as_ref().and_then(|s| s.generation_tokens), r.last_ok) else {
+            let (Some(tokens), Some(at)) = (r.sample.as_ref().and_then(|s| s.live_generation_tokens), r.last_ok) else {
                 continue;
             };
             if let Some((t0, g0)) = self.last_gen.get(&r.name)

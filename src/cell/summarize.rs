@@ -2,6 +2,7 @@
 
 use super::goodput::{GoodputTally, judge};
 use super::sample_window::{Window, push_gaps, record, stream_window};
+use super::tps_bins::TpsBins;
 use crate::load::sample::{ErrorKind, Outcome, RequestSample, TokenSource};
 use crate::report::json::RequestRecord;
 use crate::stats::{GapDist, Reservoir, SampleOf, Slo, Summary};
@@ -48,6 +49,9 @@ pub struct ClientStats {
     pub outcomes: BTreeMap<String, u64>,
     /// Verdicts against the SLO given with [`Summarizer::with_slo`] (exact, every request).
     pub goodput: Option<GoodputTally>,
+    /// The client's own tok/s per [`super::tps_bins::BIN`] of the window: (seconds into the
+    /// window, tok/s); empty without a window.
+    pub window_series: Vec<(f64, f64)>,
 }
 
 /// Most request records an attempt keeps for the report (about 6 MB of JSON), and most values
@@ -96,6 +100,7 @@ pub struct Summarizer {
     sources: BTreeMap<TokenSource, u64>,
     records: SampleOf<RequestRecord>,
     slo: Option<Slo>,
+    bins: TpsBins,
 }
 
 impl Summarizer {
@@ -113,6 +118,7 @@ impl Summarizer {
             sources: BTreeMap::new(),
             records: SampleOf::new(REQUEST_SAMPLE_CAP),
             slo: None,
+            bins: TpsBins::default(),
         }
     }
 
@@ -137,6 +143,7 @@ impl Summarizer {
         }
         if let Some(w) = window {
             push_gaps(s, w, |g| self.chunk_gaps.push(g), |g, k| self.tok_gaps.push_n(g, k));
+            self.bins.add(s, w);
         }
         if let (Some(t), Some(first)) = (s.ttft(), s.first_token_at())
             && first < cutoff
@@ -175,6 +182,7 @@ impl Summarizer {
         if let Some(w) = window.filter(|w| !w.is_empty()) {
             st.aggregate_tps = st.window_tokens as f64 / w.len().as_secs_f64();
             st.per_request_tps = st.aggregate_tps / f64::from(requested.max(1));
+            st.window_series = self.bins.series(&w);
         }
         let mut by: Vec<_> = self.sources.into_iter().collect();
         by.sort_by_key(|(_, tokens)| std::cmp::Reverse(*tokens));

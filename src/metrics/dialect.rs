@@ -50,6 +50,43 @@ impl EngineDialect {
         matches!(self, Self::VllmV1 | Self::VllmV0)
     }
 
+    /// How this engine's counters follow generated tokens while streams run, which decides
+    /// what the decode cross-check and the saturation test may read (docs/reports.md §1.2.2).
+    pub fn live_tokens(self) -> LiveTokens {
+        match self {
+            Self::VllmV1 | Self::VllmV0 => LiveTokens::Counter("vllm:generation_tokens_total"),
+            Self::LlamaCpp => LiveTokens::Counter("llamacpp:n_busy_slots_per_decode x llamacpp:n_decode_total"),
+            Self::Sglang => LiveTokens::AtRequestEnd("sglang:generation_tokens_total"),
+            Self::Unknown => LiveTokens::Unknown,
+        }
+    }
+}
+
+/// What an engine's `/metrics` says about tokens while they are generated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveTokens {
+    /// A counter (or product of series, named here) that moves as tokens are generated.
+    Counter(&'static str),
+    /// The engine's token counter (named) moves only when a request ends: streams cut by the
+    /// client count after the window closed, so it cannot check a window live.
+    AtRequestEnd(&'static str),
+    /// No engine series recognised.
+    Unknown,
+}
+
+impl LiveTokens {
+    /// Why a window's client token count cannot be checked against the server's, if it cannot.
+    pub fn unchecked_reason(self, dialect: EngineDialect) -> Option<String> {
+        match self {
+            Self::Counter(_) => None,
+            Self::AtRequestEnd(name) => Some(format!("server counts move at request end on {dialect} ({name})")),
+            Self::Unknown => Some("no engine token counter recognised".into()),
+        }
+    }
+}
+
+impl EngineDialect {
+
     /// Detects the dialect from sample names and declared `# TYPE` families:
     ///
     /// 1. Any `vllm:` name → vLLM. Then, in order:

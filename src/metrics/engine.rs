@@ -34,8 +34,14 @@ pub struct EngineSample {
     pub retracted_gauge: Option<f64>,
     /// Counter: prompt tokens processed, tokens (SGLang: counted when a request finishes).
     pub prompt_tokens: Option<f64>,
-    /// Counter: generated tokens, tokens (SGLang: counted when a request finishes).
+    /// Counter: generated tokens, tokens (SGLang, llama.cpp: counted when a request finishes).
     pub generation_tokens: Option<f64>,
+    /// Counter that moves as tokens are generated, tokens: vLLM's `generation_tokens_total`;
+    /// llama.cpp's busy-slot decodes, `n_busy_slots_per_decode x n_decode_total` (one token per
+    /// busy slot per decode call, prefill calls included); None where the engine counts tokens
+    /// only when a request ends (SGLang). See [`EngineDialect::live_tokens`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_generation_tokens: Option<f64>,
     /// Counter: requests finished for any reason but abort.
     pub requests_finished: Option<f64>,
     /// Counter: aborted requests.
@@ -66,6 +72,9 @@ pub struct CounterDeltas {
     pub prompt_tokens: Option<f64>,
     /// Generated tokens, tokens.
     pub generation_tokens: Option<f64>,
+    /// Tokens the live counter saw generated ([`EngineSample::live_generation_tokens`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_generation_tokens: Option<f64>,
     /// Requests finished (not aborted).
     pub requests_finished: Option<f64>,
     /// Requests aborted.
@@ -125,6 +134,7 @@ impl EngineSample {
             preemptions: d(self.preemptions, earlier.preemptions),
             prompt_tokens: d(self.prompt_tokens, earlier.prompt_tokens),
             generation_tokens: d(self.generation_tokens, earlier.generation_tokens),
+            live_generation_tokens: d(self.live_generation_tokens, earlier.live_generation_tokens),
             requests_finished: d(self.requests_finished, earlier.requests_finished),
             requests_aborted: d(self.requests_aborted, earlier.requests_aborted),
             ..CounterDeltas::default()
@@ -197,6 +207,8 @@ fn vllm(s: &Scrape, v1: bool) -> EngineSample {
         preemptions: counter(s, "vllm:num_preemptions_total"),
         prompt_tokens: counter(s, "vllm:prompt_tokens_total"),
         generation_tokens: counter(s, "vllm:generation_tokens_total"),
+        // vLLM counts generated tokens per engine step: the same counter is live.
+        live_generation_tokens: counter(s, "vllm:generation_tokens_total"),
         requests_finished,
         requests_aborted,
         kv_capacity_tokens,
@@ -270,12 +282,24 @@ fn sglang(s: &Scrape) -> EngineSample {
 }
 
 fn llamacpp(s: &Scrape) -> EngineSample {
+    // `prompt_tokens_total` excludes the tokens reused from the cache (its HELP says so), so
+    // the lookups are both together; like every token counter here they move at request end.
+    let prompt = counter(s, "llamacpp:prompt_tokens_total");
+    let cached = counter(s, "llamacpp:prompt_tokens_cached_total");
+    // Live: every decode call adds one token per busy slot, and the gauge (a counter in older
+    // builds) is the lifetime average of busy slots per call, so their product is the running
+    // total of busy-slot decodes (docs/protocol.md §2.3).
+    let decodes = counter(s, "llamacpp:n_decode_total");
+    let busy = s.sum("llamacpp:n_busy_slots_per_decode");
     EngineSample {
         running: s.sum("llamacpp:requests_processing"),
         waiting: s.sum("llamacpp:requests_deferred"),
         kv_usage: s.avg("llamacpp:kv_cache_usage_ratio"),
-        prompt_tokens: counter(s, "llamacpp:prompt_tokens_total"),
+        prompt_tokens: prompt,
+        prefix_hits_tokens: cached,
+        prefix_queries_tokens: cached.zip(prompt).map(|(c, p)| c + p),
         generation_tokens: counter(s, "llamacpp:tokens_predicted_total"),
+        live_generation_tokens: decodes.zip(busy).map(|(n, b)| n * b),
         peak_seq_tokens: s.sum("llamacpp:n_tokens_max"),
         ..EngineSample::default()
     }

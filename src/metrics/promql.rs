@@ -52,6 +52,9 @@ pub const ENGINE_METRICS: &[&str] = &[
     "llamacpp:tokens_predicted_total",
     "llamacpp:n_tokens_max",
     "llamacpp:kv_cache_usage_ratio",
+    "llamacpp:prompt_tokens_cached_total",
+    "llamacpp:n_decode_total",
+    "llamacpp:n_busy_slots_per_decode",
 ];
 
 /// The running-batch gauge of each dialect: one series per engine, scraped every interval.

@@ -111,7 +111,8 @@ pub struct Point {
     pub waiting: Option<f64>,
     /// KV-cache usage, fraction 0..1.
     pub kv_usage: Option<f64>,
-    /// Counter: generated tokens, tokens.
+    /// Counter: generated tokens, tokens, from the series that moves as they are generated
+    /// ([`EngineSample::live_generation_tokens`]); None where the engine has none.
     pub generation_tokens: Option<f64>,
     /// Counter: prompt tokens, tokens.
     pub prompt_tokens: Option<f64>,
@@ -133,7 +134,7 @@ impl Point {
             running: s.running,
             waiting: s.waiting,
             kv_usage: s.kv_usage,
-            generation_tokens: s.generation_tokens,
+            generation_tokens: s.live_generation_tokens,
             prompt_tokens: s.prompt_tokens,
             prefix_queries_tokens: s.prefix_queries_tokens,
             prefix_hits_tokens: s.prefix_hits_tokens,

@@ -129,6 +129,34 @@ fn llamacpp_page() {
 }
 
 #[test]
+fn llamacpp_7e4c0a9_page_has_a_live_token_counter() {
+    // The real page (tests/fixtures/llamacpp_7e4c0a9/): `n_busy_slots_per_decode` is a gauge
+    // there, and the cached-prompt counter exists. Live tokens = busy slots x decode calls.
+    let e = page(include_str!("../../tests/fixtures/llamacpp_7e4c0a9/metrics.txt"));
+    assert_eq!(e.dialect, EngineDialect::LlamaCpp);
+    assert_eq!((e.prompt_tokens, e.generation_tokens), (Some(16.0), Some(5.0)));
+    assert_eq!(e.live_generation_tokens, Some(5.0), "5 decode calls with one busy slot each");
+    assert_eq!((e.prefix_hits_tokens, e.prefix_queries_tokens), (Some(0.0), Some(16.0)));
+    assert_eq!((e.kv_usage, e.kv_capacity_tokens), (None, None));
+    // The older fixture declares the average a counter: read the same way.
+    assert!(close(engine("llamacpp").live_generation_tokens.unwrap(), 2100.0 * 1.75));
+}
+
+#[test]
+fn live_tokens_by_dialect() {
+    use super::dialect::LiveTokens;
+    assert_eq!(EngineDialect::VllmV1.live_tokens(), LiveTokens::Counter("vllm:generation_tokens_total"));
+    assert!(matches!(EngineDialect::LlamaCpp.live_tokens(), LiveTokens::Counter(_)));
+    let sglang = EngineDialect::Sglang.live_tokens();
+    assert_eq!(
+        sglang.unchecked_reason(EngineDialect::Sglang).as_deref(),
+        Some("server counts move at request end on sglang (sglang:generation_tokens_total)")
+    );
+    assert_eq!(engine("sglang").live_generation_tokens, None);
+    assert_eq!(engine("vllm_v1").live_generation_tokens, engine("vllm_v1").generation_tokens);
+}
+
+#[test]
 fn gateway_pages_give_an_empty_sample() {
     assert_eq!(engine("vllm_router"), EngineSample::default());
 }

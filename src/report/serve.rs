@@ -105,7 +105,25 @@ pub struct ServeAttempt {
     pub metrics: ServeMetrics,
     /// One entry per request.
     pub request_samples: Vec<RequestRecord>,
+    /// The server's count of the attempt's output tokens against the client's; absent when
+    /// not polled, the engine is unknown, or the attempt was stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_tokens: Option<ServerTokenCheck>,
 }
+
+/// The server's and the client's output tokens of one serve attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerTokenCheck {
+    /// The engine counter read, e.g. `llamacpp:tokens_predicted_total`.
+    pub counter: String,
+    /// Its change over the attempt, summed over the replicas, tokens.
+    pub server_output_tokens: f64,
+    /// Output tokens the client counted over every request (failed ones included), tokens.
+    pub client_output_tokens: u64,
+    /// The two are equal.
+    pub equal: bool,
+}
+
 
 /// `vllm bench serve`'s result figures of one attempt, with its definitions: latencies are of
 /// completed requests only; a figure without samples is null (vLLM writes 0).

@@ -124,6 +124,8 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
             preemptions_delta: Some(0.0),
             kv_usage_peak: Some(0.875),
             counts_disagree: false,
+            server_counter: Some("vllm:generation_tokens_total".into()),
+            counts_unchecked: None,
         }),
         client_lag_ms: Some(summary(0.5)),
         target_lost: Vec::new(),

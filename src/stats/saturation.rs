@@ -15,7 +15,9 @@ pub const TTFT_RISE_MIN: f64 = 0.5;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TpsNoise {
     /// Where the samples came from: `per_second` (tok/s of each poll interval of the window,
-    /// from the engine's generation counter) or `stream_spread` (the streams' own tok/s).
+    /// from the engine's live generation counter), `client_per_second` (the client's own tok/s
+    /// per 500 ms of the window, when the engine's series is empty or flat, as on engines that
+    /// count tokens at request end) or `stream_spread` (the streams' own tok/s).
     pub source: String,
     /// Samples.
     pub n: usize,

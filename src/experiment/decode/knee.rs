@@ -59,23 +59,37 @@ fn stream_rates(records: &[RequestRecord], window_s: f64) -> Vec<f64> {
     by_worker.values().map(|t| *t as f64 / window_s).collect()
 }
 
+/// True when a polled tok/s series says something: it has points and not all are zero (a
+/// counter that moves only at request end stays flat at zero while streams run).
+fn informative(tps: &Series) -> bool {
+    tps.iter().any(|p| p.1 > 0.0)
+}
+
 /// The within-cell saturation test of an attempt whose window was `w` (None: no window), with
-/// the poller's history `h` (None: not polled) and the attempt's request records.
+/// the poller's history `h` (None: not polled), the attempt's request records and the client's
+/// own tok/s series (`ClientStats::window_series`), which stands in for the engine's when
+/// that is empty or flat.
 pub fn attempt_saturation(
     h: Option<&History>,
     w: Option<Window>,
     poll: Duration,
     records: &[RequestRecord],
+    client_tps: &[(f64, f64)],
 ) -> Option<Saturation> {
     let w = w.filter(|w| !w.len().is_zero())?;
     let mut s = WindowSeries::default();
     if let Some(h) = h {
         (s.waiting, s.tps) = polled_series(h, w, poll.max(MIN_STEP));
     }
+    let mut source = "per_second";
+    if !informative(&s.tps) && !client_tps.is_empty() {
+        (s.tps, source) = (client_tps.to_vec(), "client_per_second");
+    }
     s.ttft = records.iter().filter_map(|r| Some((r.sent_ms / 1e3, r.ttft_ms?))).collect();
     let tps: Vec<f64> = s.tps.iter().map(|p| p.1).collect();
     let noise: Option<TpsNoise> = per_second_noise(&tps)
         .filter(|n| n.n >= 3)
+        .map(|n| TpsNoise { source: source.into(), ..n })
         .or_else(|| stream_spread_noise(&stream_rates(records, w.len().as_secs_f64())));
     Some(saturation(&s, noise))
 }

@@ -82,17 +82,22 @@ fn without_a_poller_ttft_and_the_stream_spread_decide() {
         good: None,
     };
     let growing: Vec<_> = (0..20).map(|i| rec(i % 4, f64::from(i) * 0.5, 50.0 + 40.0 * f64::from(i))).collect();
-    let s = attempt_saturation(None, Some(w), Duration::from_millis(250), &growing).unwrap();
+    let s = attempt_saturation(None, Some(w), Duration::from_millis(250), &growing, &[]).unwrap();
     assert_eq!(s.verdict, SaturationVerdict::OverSaturated, "{s:?}");
     assert_eq!(s.tps_noise.as_ref().map(|n| (n.source.as_str(), n.n)), Some(("stream_spread", 4)));
     let steady: Vec<_> = (0..20).map(|i| rec(i % 4, f64::from(i) * 0.5, 50.0 + f64::from(i % 3))).collect();
-    let s = attempt_saturation(None, Some(w), Duration::from_millis(250), &steady).unwrap();
+    let s = attempt_saturation(None, Some(w), Duration::from_millis(250), &steady, &[]).unwrap();
     assert_eq!(s.verdict, SaturationVerdict::Steady);
-    assert!(attempt_saturation(None, None, Duration::from_millis(250), &steady).is_none(), "no window");
+    assert!(attempt_saturation(None, None, Duration::from_millis(250), &steady, &[]).is_none(), "no window");
 }
 
 /// Two replicas polled every 100 ms for 5 s, 500 tok/s each; replica `a` queues `wait(t)`.
 fn history(start: Instant, wait: impl Fn(f64) -> f64) -> History {
+    history_at(start, wait, 500.0)
+}
+
+/// [`history`] with `rate` tok/s per replica as the engine's live counter shows it.
+fn history_at(start: Instant, wait: impl Fn(f64) -> f64, rate: f64) -> History {
     let mut h = History::new(1000, None);
     for name in ["a", "b"] {
         let points = (0..=50)
@@ -103,7 +108,7 @@ fn history(start: Instant, wait: impl Fn(f64) -> f64) -> History {
                     running: Some(4.0),
                     waiting: Some(if name == "a" { wait(t) } else { 0.0 }),
                     kv_usage: Some(0.5),
-                    generation_tokens: Some(1e4 + 500.0 * t),
+                    generation_tokens: Some(1e4 + rate * t),
                     prompt_tokens: None,
                     prefix_queries_tokens: None,
                     prefix_hits_tokens: None,
@@ -122,7 +127,7 @@ fn a_queue_growing_at_flat_throughput_is_over_saturated() {
     let start = Instant::now();
     let w = Window { start, end: start + Duration::from_secs(5) };
     let step = Duration::from_millis(100);
-    let s = attempt_saturation(Some(&history(start, |t| (2.0 * t).floor())), Some(w), step, &[]).unwrap();
+    let s = attempt_saturation(Some(&history(start, |t| (2.0 * t).floor())), Some(w), step, &[], &[]).unwrap();
     assert_eq!(s.verdict, SaturationVerdict::OverSaturated, "{s:?}");
     let wait = s.waiting.unwrap();
     assert!((wait.slope - 2.0).abs() < 0.2 && wait.rising(), "{wait:?}");
@@ -130,6 +135,23 @@ fn a_queue_growing_at_flat_throughput_is_over_saturated() {
     assert_eq!(noise.source, "per_second");
     assert!((noise.mean_tps - 1000.0).abs() < 1.0 && noise.se_tps < 1.0, "{noise:?}");
     assert!(!s.tps.unwrap().rising());
-    let steady = attempt_saturation(Some(&history(start, |_| 4.0)), Some(w), step, &[]).unwrap();
+    let steady = attempt_saturation(Some(&history(start, |_| 4.0)), Some(w), step, &[], &[]).unwrap();
     assert_eq!(steady.verdict, SaturationVerdict::Steady, "{steady:?}");
+}
+
+#[test]
+fn a_flat_server_series_gives_way_to_the_client_series() {
+    // llama.cpp-like: the engine's counter does not move during the window (all zeros), so
+    // the noise comes from the client's own per-500 ms tok/s, not a meaningless ±0.
+    let start = Instant::now();
+    let w = Window { start, end: start + Duration::from_secs(5) };
+    let step = Duration::from_millis(250);
+    let client: Vec<(f64, f64)> = (1..=10).map(|i| (i as f64 * 0.5, 1000.0 + if i % 2 == 0 { 40.0 } else { -40.0 })).collect();
+    let s = attempt_saturation(Some(&history_at(start, |_| 0.0, 0.0)), Some(w), step, &[], &client).unwrap();
+    let noise = s.tps_noise.unwrap();
+    assert_eq!(noise.source, "client_per_second");
+    assert!((noise.mean_tps - 1000.0).abs() < 1e-9 && noise.se_tps > 5.0, "{noise:?}");
+    // An informative server series is kept.
+    let kept = attempt_saturation(Some(&history(start, |_| 4.0)), Some(w), step, &[], &client).unwrap();
+    assert_eq!(kept.tps_noise.unwrap().source, "per_second");
 }

@@ -8,6 +8,7 @@ use crate::cell::summarize::Summarizer;
 use crate::load::sample::{RequestSample, TokenSource};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::metrics::window::window_stats;
+use crate::metrics::{EngineDialect, dialect::LiveTokens};
 use crate::report::json::{DecodeAttempt, PromValidation};
 use crate::report::status::AttemptStatus;
 use crate::stats::Reservoir;
@@ -68,8 +69,20 @@ impl AttemptEnd {
 /// Prometheus counter deltas between two rounds, summed over the replicas in both.
 /// `span_s` is the time the counters' readings span (the window, or the scrapes' own times
 /// when read from a Prometheus server).
-fn validation(start: &MetricsSnapshot, end: &MetricsSnapshot, span_s: f64, client_tps: f64) -> PromValidation {
+fn validation(
+    start: &MetricsSnapshot,
+    end: &MetricsSnapshot,
+    span_s: f64,
+    client_tps: f64,
+    dialect: EngineDialect,
+) -> PromValidation {
+    let live = dialect.live_tokens();
     let mut v = PromValidation {
+        server_counter: match live {
+            LiveTokens::Counter(name) => Some(name.to_string()),
+            _ => None,
+        },
+        counts_unchecked: live.unchecked_reason(dialect),
         generation_tokens_delta: None,
         generation_tps: None,
         client_over_server: None,
@@ -91,7 +104,8 @@ fn validation(start: &MetricsSnapshot, end: &MetricsSnapshot, span_s: f64, clien
             continue;
         };
         let d = bs.delta(a);
-        add(&mut v.generation_tokens_delta, d.generation_tokens);
+        // Only a counter that moves as tokens are generated can speak for a window.
+        add(&mut v.generation_tokens_delta, d.live_generation_tokens.filter(|_| v.server_counter.is_some()));
         add(&mut v.prefix_hits_delta, d.prefix_hits_tokens);
         add(&mut v.prefix_queries_delta, d.prefix_queries_tokens);
         add(&mut v.preemptions_delta, d.preemptions);
@@ -120,7 +134,7 @@ pub fn build_attempt(
     let mut prom = match (&end.metrics_start, &end.metrics_end) {
         (Some(a), Some(b)) => {
             let span_s = crate::session::prom_source::counter_span(env, a, b).unwrap_or(window_s);
-            Some(validation(a, b, span_s, st.aggregate_tps))
+            Some(validation(a, b, span_s, st.aggregate_tps, env.facts.dialect()))
         }
         _ => None,
     };
@@ -142,7 +156,8 @@ pub fn build_attempt(
     }
     if let Some(p) = prom.as_mut() {
         p.kv_usage_peak = ev.kv_usage_peak;
-        p.counts_disagree = counts_disagree(st.window_tokens, p.generation_tokens_delta);
+        p.counts_disagree =
+            p.counts_unchecked.is_none() && counts_disagree(st.window_tokens, p.generation_tokens_delta);
         ev.preemptions = p.preemptions_delta;
     }
     let verdict = end.window.map(|_| capacity(&ev)).unwrap_or_default();
@@ -150,7 +165,13 @@ pub fn build_attempt(
     let measured = end.window.is_some() && !(st.error_count > 0 && st.window_tokens == 0);
     let status = if measured { AttemptStatus::Measured } else { AttemptStatus::Errored };
     let source = st.sources.first().copied().unwrap_or(TokenSource::None);
-    let saturation = super::knee::attempt_saturation(history.as_ref(), end.window, env.cfg.poll_interval, &st.records);
+    let saturation = super::knee::attempt_saturation(
+        history.as_ref(),
+        end.window,
+        env.cfg.poll_interval,
+        &st.records,
+        &st.window_series,
+    );
     DecodeAttempt {
         attempt: spec.attempt,
         status,

@@ -76,10 +76,21 @@ pub async fn run_serve_attempt(
     // Each request's gaps are folded in as it ends; only its first and last marks are kept.
     let mut lp = AttemptLoop::new(env, rx, live, publisher, GapTally::default()).ends_only();
     lp.phase(Phase::Measuring, None);
+    let before = env.metrics_now().await;
     let started = Instant::now();
     lp.run_until(run_capped(ctx, started, offsets, spec.max_concurrency, body, tx, cancel.clone())).await;
     let (samples, tally) = lp.finish();
-    summarize_serve(env, spec, started, &samples, &tally.0)
+    let mut attempt = summarize_serve(env, spec, started, &samples, &tally.0);
+    if !cancel.is_cancelled() {
+        attempt.server_tokens = super::server_check::check(env, before, &samples).await;
+        if let Some(c) = attempt.server_tokens.as_ref().filter(|c| !c.equal) {
+            env.warn(format!(
+                "{}: the server counted {} output tokens ({}), the client {}",
+                spec.label, c.server_output_tokens, c.counter, c.client_output_tokens
+            ));
+        }
+    }
+    attempt
 }
 
 /// Folds each finished request's chunk gaps into the attempt's distributions.
@@ -129,6 +140,7 @@ fn summarize_serve(
         errors,
         metrics,
         request_samples: records,
+        server_tokens: None,
     }
 }
 

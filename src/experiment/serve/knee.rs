@@ -71,6 +71,7 @@ mod tests {
             errors: Default::default(),
             metrics,
             request_samples: Vec::new(),
+            server_tokens: None,
         }
     }
 

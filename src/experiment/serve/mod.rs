@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod prompts;
 pub mod schedule;
 pub mod section;
+pub mod server_check;
 pub mod vocab;
 
 pub use attempt::{ServeCell, run_serve_attempt};

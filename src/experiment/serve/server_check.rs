@@ -1,0 +1,74 @@
+//! The server's own count of a serve cell's output tokens: the engines' generated-token
+//! counters read before the first request and after the last one ended, against the tokens
+//! the client counted. Every request of a cell ends inside it, so the request-end counters of
+//! SGLang and llama.cpp serve here as well as vLLM's (docs/reports.md §5).
+
+use crate::cell::context::CellEnv;
+use crate::load::sample::RequestSample;
+use crate::metrics::poller::MetricsSnapshot;
+pub use crate::report::serve::ServerTokenCheck;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Re-reads after the last request while the server's count is still short of the client's:
+/// an engine may count a request a moment after its last event.
+const SETTLE_READS: u32 = 5;
+/// Wait between those re-reads.
+const SETTLE_WAIT: Duration = Duration::from_millis(100);
+
+/// The counter name of a dialect's generated tokens.
+fn counter_name(dialect: crate::metrics::EngineDialect) -> Option<&'static str> {
+    use crate::metrics::EngineDialect as D;
+    match dialect {
+        D::VllmV1 | D::VllmV0 => Some("vllm:generation_tokens_total"),
+        D::Sglang => Some("sglang:generation_tokens_total"),
+        D::LlamaCpp => Some("llamacpp:tokens_predicted_total"),
+        D::Unknown => None,
+    }
+}
+
+/// Generated tokens between two rounds, summed over the replicas read in both; None when no
+/// replica was, or one restarted (its counter went down).
+pub fn generated_between(start: &MetricsSnapshot, end: &MetricsSnapshot) -> Option<f64> {
+    let mut total: Option<f64> = None;
+    for b in &end.replicas {
+        let a = start.replicas.iter().find(|r| r.name == b.name).and_then(|r| r.sample.as_ref());
+        let (Some(a), Some(bs)) = (a, b.sample.as_ref()) else { continue };
+        let d = bs.delta(a);
+        if d.reset {
+            return None;
+        }
+        if let Some(g) = d.generation_tokens {
+            total = Some(total.unwrap_or(0.0) + g);
+        }
+    }
+    total
+}
+
+/// Reads the end round (re-reading a few times while the server is short) and compares.
+pub async fn check(
+    env: &CellEnv,
+    start: Option<Arc<MetricsSnapshot>>,
+    samples: &[RequestSample],
+) -> Option<ServerTokenCheck> {
+    let counter = counter_name(env.facts.dialect())?;
+    let start = start?;
+    let client: u64 = samples.iter().map(|s| s.output_tokens).sum();
+    let mut server = None;
+    for read in 0..SETTLE_READS {
+        if read > 0 {
+            tokio::time::sleep(SETTLE_WAIT).await;
+        }
+        server = generated_between(&start, &*env.metrics_now().await?);
+        if server.is_some_and(|s| s >= client as f64) {
+            break;
+        }
+    }
+    let server = server?;
+    Some(ServerTokenCheck {
+        counter: counter.to_string(),
+        server_output_tokens: server,
+        client_output_tokens: client,
+        equal: (server - client as f64).abs() < 0.5,
+    })
+}
