@@ -48,8 +48,20 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct ModelInfo {
     /// Model id.
     pub id: String,
-    /// Context length, tokens, when the server reports it.
+    /// Context length, tokens, when the server reports it: vLLM's `max_model_len`, else
+    /// llama.cpp's `meta.n_ctx` (the context of one slot, which a request must fit).
     pub max_model_len: Option<u64>,
+    /// The field `max_model_len` came from (`max_model_len` or `meta.n_ctx`).
+    pub len_field: Option<&'static str>,
+}
+
+/// llama.cpp's server limits, from `GET /props`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotLimits {
+    /// Requests decoded at once (`total_slots`); more wait (`requests_deferred`).
+    pub total_slots: u64,
+    /// Context of one slot, tokens (`default_generation_settings.n_ctx`).
+    pub slot_ctx: Option<u64>,
 }
 
 /// An OpenAI-compatible server (or gateway) base URL plus credentials.
@@ -155,9 +167,21 @@ impl ApiClient {
             .iter()
             .filter_map(|m| {
                 let id = m.get("id")?.as_str()?.to_string();
-                Some(ModelInfo { id, max_model_len: m.get("max_model_len").and_then(Value::as_u64) })
+                let vllm = m.get("max_model_len").and_then(Value::as_u64).map(|l| (l, "max_model_len"));
+                let slot = || m.pointer("/meta/n_ctx").and_then(Value::as_u64).map(|l| (l, "meta.n_ctx"));
+                let len = vllm.or_else(slot).filter(|(l, _)| *l > 0);
+                Some(ModelInfo { id, max_model_len: len.map(|l| l.0), len_field: len.map(|l| l.1) })
             })
             .collect())
+    }
+
+    /// `GET /props` (llama.cpp): the slot count and a slot's context; None when the server
+    /// has no such page or it names no slots.
+    pub async fn slot_limits(&self) -> Option<SlotLimits> {
+        let v = self.get_json("/props").await.ok()?;
+        let total_slots = v.get("total_slots").and_then(Value::as_u64).filter(|n| *n > 0)?;
+        let slot_ctx = v.pointer("/default_generation_settings/n_ctx").and_then(Value::as_u64);
+        Some(SlotLimits { total_slots, slot_ctx })
     }
 
     /// `GET /version` (vLLM), when the server has it.
@@ -175,9 +199,22 @@ impl ApiClient {
             Endpoint::Completions => json!({"model": model, "prompt": text}),
         };
         let v = self.post_json("/tokenize", &body).await?;
-        v.get("count")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| ClientError::Shape { url: redact_url(&self.url("/tokenize")), detail: "no `count`".into() })
+        if let Some(count) = v.get("count").and_then(Value::as_u64) {
+            return Ok(count);
+        }
+        // llama.cpp answers `{"tokens": [...]}` without a count, and only for `content`: to a
+        // vLLM-style body it says `{"tokens": []}`, which means "unknown", never 0 tokens. A
+        // bare tokenizer has no chat template, so only a completions prompt is asked again.
+        let shape = |detail: &str| ClientError::Shape { url: redact_url(&self.url("/tokenize")), detail: detail.into() };
+        if endpoint == Endpoint::Chat || !v.get("tokens").is_some_and(Value::is_array) {
+            return Err(shape("no `count`"));
+        }
+        let again = self.post_json("/tokenize", &json!({"content": text, "add_special": true})).await?;
+        let n = again.get("tokens").and_then(Value::as_array).map_or(0, Vec::len);
+        match n {
+            0 => Err(shape("an empty token list (unknown, not 0 tokens)")),
+            n => Ok(n as u64),
+        }
     }
 
     /// Prompt tokens from a one-token probe request's `usage.prompt_tokens`.

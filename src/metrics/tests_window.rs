@@ -133,7 +133,7 @@ fn gateway_history_keeps_only_changes_and_is_bounded() {
 }
 
 fn counter_point(at: Instant, generation: Option<f64>) -> Point {
-    let sample = EngineSample { generation_tokens: generation, ..EngineSample::default() };
+    let sample = EngineSample { live_generation_tokens: generation, ..EngineSample::default() };
     Point::from_sample(at, &sample)
 }
 

@@ -35,7 +35,8 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Fa
         .filter(|b| b.trim_end_matches('/') != client.base())
         .map(|b| ApiClient::new(client.backend().clone(), &b, cfg.api_key.clone()))
         .collect();
-    let (model, max_model_len) = preflight::discover(client, cfg.model.as_deref(), &replica_clients).await?;
+    let found = preflight::discover(client, cfg.model.as_deref(), &replica_clients).await?;
+    let (model, max_model_len) = (found.model, found.max_model_len);
     let runtime = match (cfg.plans.contains(&PlanKind::Routing), metrics_endpoints(cfg).first()) {
         (true, Some(m)) => {
             let base = crate::experiment::routing::setup::replica_base(&m.url);
@@ -60,7 +61,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Fa
         replicas.push(r);
     }
     let mut prompts = Vec::new();
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = found.note.into_iter().collect();
     if cfg.plans.contains(&PlanKind::Decode) {
         let (fit, too_long) = preflight::split_ctx(&cfg.ctx, max_model_len);
         notes.extend(preflight::too_long_note(&too_long, max_model_len));

@@ -5,7 +5,7 @@ use crate::cell::facts::{Prompt, ReplicaFacts};
 use crate::config::MetricsEndpoint;
 use crate::load::backend::{Backend, Exchange};
 use crate::load::calibrate::{CalibrateOptions, calibrate_many};
-use crate::load::client::{ApiClient, ClientError, REQUEST_TIMEOUT, redact_url};
+use crate::load::client::{ApiClient, ClientError, ModelInfo, REQUEST_TIMEOUT, redact_url};
 use crate::load::counters::ServerCounter;
 use crate::load::request::Endpoint;
 use crate::metrics::prom::Scrape;
@@ -58,45 +58,71 @@ fn preflight_error(e: &ClientError) -> anyhow::Error {
     }
 }
 
+/// The model preflight found and its limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Discovered {
+    /// Model id.
+    pub model: String,
+    /// Context a request must fit, tokens (vLLM `max_model_len`, llama.cpp a slot's `n_ctx`).
+    pub max_model_len: Option<u64>,
+    /// Where the limits came from, to say at start (e.g. llama.cpp's slots).
+    pub note: Option<String>,
+}
+
 /// Finds the model: the one asked for (which must be served), or the first served. When the
-/// gateway names no usable model, the replicas' own `/v1/models` do.
-pub async fn discover(
-    client: &ApiClient,
-    wanted: Option<&str>,
-    replicas: &[ApiClient],
-) -> anyhow::Result<(String, Option<u64>)> {
+/// gateway names no usable model, the replicas' own `/v1/models` do. A context length read
+/// from llama.cpp's `meta.n_ctx` is one slot's; `/props` then gives the slot count.
+pub async fn discover(client: &ApiClient, wanted: Option<&str>, replicas: &[ApiClient]) -> anyhow::Result<Discovered> {
     let what = redact_url(&client.url("/v1/models"));
     let mut models = say_while_waiting(&what, client.models()).await.map_err(|e| preflight_error(&e))?;
     models.retain(|m| usable(&m.id));
     if models.is_empty() && wanted.is_none() {
         models = replica_models(replicas).await;
     }
-    match wanted {
-        Some(w) => {
-            let len = models.iter().find(|m| m.id == w).and_then(|m| m.max_model_len);
-            Ok((w.to_string(), len))
-        }
-        None => {
-            let first = models.first().ok_or_else(|| {
-                anyhow::anyhow!("preflight: {} lists no model; pass --model", redact_url(&client.url("/v1/models")))
-            })?;
-            Ok((first.id.clone(), first.max_model_len))
-        }
+    let found = match wanted {
+        Some(w) => models.into_iter().find(|m| m.id == w).unwrap_or(ModelInfo {
+            id: w.to_string(),
+            max_model_len: None,
+            len_field: None,
+        }),
+        None => models.into_iter().next().ok_or_else(|| {
+            anyhow::anyhow!("preflight: {} lists no model; pass --model", redact_url(&client.url("/v1/models")))
+        })?,
+    };
+    let note = match found.len_field {
+        Some("meta.n_ctx") => Some(slot_note(client, found.max_model_len).await),
+        _ => None,
+    };
+    Ok(Discovered { model: found.id, max_model_len: found.max_model_len, note })
+}
+
+/// The start line of a llama.cpp server's limits: the slot context and, from `/props`, the
+/// slot count.
+async fn slot_note(client: &ApiClient, slot_ctx: Option<u64>) -> String {
+    let ctx = slot_ctx.map_or("?".to_string(), |c| c.to_string());
+    match client.slot_limits().await {
+        Some(l) => format!(
+            "preflight: llama.cpp limits: {} slots of {ctx} tokens (/props; /v1/models meta.n_ctx): a prompt and its output must fit one slot, and more than {} requests wait (requests_deferred)",
+            l.total_slots, l.total_slots
+        ),
+        None => format!("preflight: context of one request {ctx} tokens (/v1/models meta.n_ctx; /props unavailable)"),
     }
 }
 
 /// The context sizes whose prompt fits `max_model_len` (all when it is unknown), and those
 /// whose prompt alone is longer: these are neither calibrated nor run.
 pub fn split_ctx(ctx: &[u64], max_model_len: Option<u64>) -> (Vec<u64>, Vec<u64>) {
-    ctx.iter().partition(|c| max_model_len.is_none_or(|len| **c <= len))
+    // A prompt that fills the context leaves no room for a single output token.
+    ctx.iter().partition(|c| max_model_len.is_none_or(|len| **c < len))
 }
 
 /// The one preflight line naming the context sizes over `max_model_len`, if any.
 pub fn too_long_note(too_long: &[u64], max_model_len: Option<u64>) -> Option<String> {
     let len = max_model_len?;
-    let sizes: Vec<String> = too_long.iter().map(|c| crate::units::format_size(*c)).collect();
+    let sizes: Vec<String> =
+        too_long.iter().map(|c| format!("{} (deficit {} tokens)", crate::units::format_size(*c), c + 1 - len)).collect();
     (!sizes.is_empty()).then(|| {
-        format!("preflight: --ctx {} exceeds the model's max_model_len {len}: those cells are skipped", sizes.join(","))
+        format!("preflight: --ctx {} leaves no room in the model's max_model_len {len}: those cells are skipped", sizes.join(", "))
     })
 }
 
