@@ -61,7 +61,7 @@ fn stream_rates(records: &[RequestRecord], window_s: f64) -> Vec<f64> {
 
 /// True when a polled tok/s series says something: it has points and not all are zero (a
 /// counter that moves only at request end stays flat at zero while streams run).
-fn informative(tps: &Series) -> bool {
+fn informative(tps: &[(f64, f64)]) -> bool {
     tps.iter().any(|p| p.1 > 0.0)
 }
 
@@ -82,7 +82,7 @@ pub fn attempt_saturation(
         (s.waiting, s.tps) = polled_series(h, w, poll.max(MIN_STEP));
     }
     let mut source = "per_second";
-    if !informative(&s.tps) && !client_tps.is_empty() {
+    if !informative(&s.tps) && informative(client_tps) {
         (s.tps, source) = (client_tps.to_vec(), "client_per_second");
     }
     s.ttft = records.iter().filter_map(|r| Some((r.sent_ms / 1e3, r.ttft_ms?))).collect();
