@@ -112,17 +112,16 @@ async fn slot_note(client: &ApiClient, slot_ctx: Option<u64>) -> String {
 /// The context sizes whose prompt fits `max_model_len` (all when it is unknown), and those
 /// whose prompt alone is longer: these are neither calibrated nor run.
 pub fn split_ctx(ctx: &[u64], max_model_len: Option<u64>) -> (Vec<u64>, Vec<u64>) {
-    // A prompt that fills the context leaves no room for a single output token.
-    ctx.iter().partition(|c| max_model_len.is_none_or(|len| **c < len))
+    ctx.iter().partition(|c| max_model_len.is_none_or(|len| **c <= len))
 }
 
 /// The one preflight line naming the context sizes over `max_model_len`, if any.
 pub fn too_long_note(too_long: &[u64], max_model_len: Option<u64>) -> Option<String> {
     let len = max_model_len?;
     let sizes: Vec<String> =
-        too_long.iter().map(|c| format!("{} (deficit {} tokens)", crate::units::format_size(*c), c + 1 - len)).collect();
+        too_long.iter().map(|c| format!("{} (deficit {} tokens)", crate::units::format_size(*c), c - len)).collect();
     (!sizes.is_empty()).then(|| {
-        format!("preflight: --ctx {} leaves no room in the model's max_model_len {len}: those cells are skipped", sizes.join(", "))
+        format!("preflight: --ctx {} exceeds the model's max_model_len {len}: those cells are skipped", sizes.join(", "))
     })
 }
 

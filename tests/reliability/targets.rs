@@ -333,12 +333,12 @@ async fn a_context_over_max_model_len_is_said_at_preflight_and_skipped() {
     let mut c = cfg(&out, vec![0, 1_000_000_000], vec![1]);
     c.window = Duration::from_secs(1);
     let (report, logs) = run(c, backend(router)).await;
-    let line = "preflight: --ctx 1000000000 (deficit 999995905 tokens) leaves no room in the model's max_model_len 4096: those cells are skipped";
+    let line = "preflight: --ctx 1000000000 (deficit 999995904 tokens) exceeds the model's max_model_len 4096: those cells are skipped";
     assert!(report.warnings.iter().any(|w| w == line), "{:?}", report.warnings);
     assert!(logs.iter().any(|l| l.strip_prefix("warning: ").unwrap_or(l) == line), "{logs:?}");
     let big = &cells(&report)[1];
     assert_eq!(big.status, CellOutcome::Skipped);
-    assert!(big.timeout_reason.as_deref().is_some_and(|r| r.contains("no room in max_model_len 4096")), "{big:?}");
+    assert!(big.timeout_reason.as_deref().is_some_and(|r| r.contains("exceeds max_model_len 4096; deficit 999995904 tokens")), "{big:?}");
     assert!(biggest.load(Ordering::SeqCst) < 1 << 20, "the huge prompt is never built or counted");
     let _: Value = serde_json::to_value(&report).unwrap();
 }

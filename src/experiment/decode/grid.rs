@@ -24,10 +24,7 @@ pub fn kv_skip_reason(ctx: u64, conc: u32, capacity: Option<u64>, oversubscribe:
 pub fn ctx_skip_reason(spec: &CellSpec, max_model_len: Option<u64>) -> Option<String> {
     let CellKey::Grid { ctx, .. } = spec.key else { return None };
     let len = max_model_len?;
-    // The prompt and at least one output token must fit (session/preflight.rs `split_ctx`).
-    (ctx >= len).then(|| {
-        format!("a {}-token prompt leaves no room in max_model_len {len}; deficit {} tokens", format_size(ctx), ctx + 1 - len)
-    })
+    (ctx > len).then(|| format!("a {}-token prompt exceeds max_model_len {len}; deficit {} tokens", format_size(ctx), ctx - len))
 }
 
 /// The axes of a ctx x conc grid and its KV-fit rule.
@@ -106,10 +103,8 @@ mod tests {
     fn a_context_over_max_model_len_is_skipped() {
         let big = CellSpec::grid("decode", 1 << 30, 1);
         let r = ctx_skip_reason(&big, Some(131_072)).unwrap();
-        assert!(r.contains("no room in max_model_len 131072; deficit 1073610753 tokens"), "{r}");
-        let full = ctx_skip_reason(&CellSpec::grid("decode", 131_072, 1), Some(131_072));
-        assert!(full.is_some_and(|r| r.ends_with("deficit 1 tokens")), "a full context leaves no output token");
-        assert_eq!(ctx_skip_reason(&CellSpec::grid("decode", 131_071, 1), Some(131_072)), None);
+        assert!(r.contains("exceeds max_model_len 131072; deficit 1073610752 tokens"), "{r}");
+        assert_eq!(ctx_skip_reason(&CellSpec::grid("decode", 131_072, 1), Some(131_072)), None, "sent, refused");
         assert_eq!(ctx_skip_reason(&big, None), None, "unknown length: runs");
     }
 
