@@ -70,9 +70,11 @@ pub async fn props(State(st): State<Arc<LlamaState>>) -> Response {
         "model_ftype": FTYPE,
         "model_path": format!("/models/{m}.gguf"),
         "modalities": {"vision": false, "video": false, "audio": false},
+        "media_marker": "<__media__>",
         "endpoint_slots": true, "endpoint_props": false, "endpoint_metrics": true,
         "ui": false, "ui_settings": {},
         "chat_template": CHAT_TEMPLATE,
+        "chat_template_caps": {"supports_string_content": true, "supports_system_role": true, "supports_tools": false},
         "bos_token": "<|endoftext|>", "eos_token": "<|im_end|>",
         "build_info": BUILD_INFO,
         "is_sleeping": false, "cors_proxy_enabled": false

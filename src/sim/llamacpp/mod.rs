@@ -136,3 +136,7 @@ pub fn router(state: Arc<LlamaState>) -> Router {
         .layer(axum::middleware::from_fn(server::llama_headers))
         .with_state(state)
 }
+
+#[cfg(test)]
+#[path = "inproc_tests.rs"]
+mod inproc_tests;
