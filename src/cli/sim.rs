@@ -179,3 +179,26 @@ impl SimArgs {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use crate::sim::{EngineMode, SimConfig};
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> SimConfig {
+        let cli = Cli::try_parse_from([&["llm-decode-bench", "sim"], args].concat()).unwrap();
+        let Some(Command::Sim(sim)) = cli.command else { panic!("not the sim subcommand") };
+        sim.to_config().unwrap()
+    }
+
+    #[test]
+    fn the_engine_defaults_to_vllm_and_llamacpp_takes_a_slot_context() {
+        let c = config(&[]);
+        assert_eq!((c.engine_mode, c.slot_ctx), (EngineMode::Vllm, None));
+        let c = config(&["--engine", "llamacpp", "--slot-ctx", "8k", "--max-num-seqs", "4"]);
+        assert_eq!((c.engine_mode, c.slot_ctx, c.engine.max_num_seqs), (EngineMode::Llamacpp, Some(8192), 4));
+        assert_eq!(config(&["--metrics-dialect", "vllm,sglang"]).dialects.len(), 2, "dialects still work");
+        assert!(Cli::try_parse_from(["x", "sim", "--engine", "tgi"]).is_err());
+    }
+}
