@@ -214,6 +214,7 @@ async fn discovery_answers_like_llama_server() {
     let (status, headers, body) = get(&c, "/version").await;
     assert_eq!((status, headers["connection"].to_str().unwrap()), (404, "close"));
     assert_eq!(body, r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#);
+    assert_eq!(get(&c, "/v1/completions").await.0, 404, "a wrong method is not found either");
     let any_model = json!({"model": "not-served", "prompt": "hi", "max_tokens": 2});
     assert_eq!(post_text(&c, "/v1/completions", &any_model).await.0, 200, "the model field is not checked");
 }

@@ -132,6 +132,7 @@ pub fn router(state: Arc<LlamaState>) -> Router {
         .route("/tokenize", post(discovery::tokenize_endpoint))
         .route("/metrics", get(metrics::metrics))
         .fallback(discovery::not_found)
+        .method_not_allowed_fallback(discovery::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), discovery::unless_down))
         .layer(axum::middleware::from_fn(server::llama_headers))
         .with_state(state)
