@@ -19,7 +19,7 @@ use axum::response::{IntoResponse, Response};
 use rand::Rng;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 /// `POST /v1/completions`.
@@ -121,7 +121,7 @@ fn chunk_format(replica: &ReplicaState, req: &LlamaRequest) -> LlamaFormat {
     let n = replica.next_id.fetch_add(1, Ordering::Relaxed);
     LlamaFormat {
         id: completion_id(&replica.name, n),
-        created: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        created: super::unix_seconds(),
         model_json: serde_json::to_string(&replica.model).unwrap_or_else(|_| "\"\"".into()),
         endpoint: req.endpoint,
         prompt_tokens: req.prompt.len() as u64,

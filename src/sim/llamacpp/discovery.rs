@@ -26,10 +26,6 @@ fn json_response(v: &Value) -> Response {
     ([(header::CONTENT_TYPE, JSON)], v.to_string()).into_response()
 }
 
-fn created() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 /// `GET /v1/models`: llama-server's Ollama-style `models` list and the OpenAI `data` list.
 pub async fn models(State(st): State<Arc<LlamaState>>) -> Response {
     let m = &st.replica.model;
@@ -42,7 +38,7 @@ pub async fn models(State(st): State<Arc<LlamaState>>) -> Response {
         }],
         "object": "list",
         "data": [{
-            "id": m, "aliases": [m], "tags": [], "object": "model", "created": created(), "owned_by": "llamacpp",
+            "id": m, "aliases": [m], "tags": [], "object": "model", "created": super::unix_seconds(), "owned_by": "llamacpp",
             "meta": {"vocab_type": 2, "n_vocab": VOCAB_SIZE, "n_ctx": st.slot_ctx, "n_ctx_train": st.n_ctx_train,
                      "n_embd": N_EMBD, "n_params": N_PARAMS, "size": 2 * N_PARAMS, "ftype": FTYPE}
         }]

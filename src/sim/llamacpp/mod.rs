@@ -85,6 +85,11 @@ pub fn engine_params(cfg: &SimConfig) -> EngineParams {
     }
 }
 
+/// Now, seconds since the Unix epoch (the `created` fields).
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
 /// Rejects a llama.cpp configuration no replica can run.
 pub fn validate(cfg: &SimConfig) -> Result<(), String> {
     if cfg.engine_mode == EngineMode::Llamacpp && slot_ctx(cfg) < 2 {
