@@ -233,3 +233,89 @@ async fn first_tokens_arrive_when_the_engine_sends_them_on_a_reused_connection()
     let (client_ms, server_ms) = (client_total * 1e3 / f64::from(n), (sum1 - sum0) * 1e3 / f64::from(n));
     assert!(client_ms - server_ms < 10.0, "client TTFT {client_ms:.1} ms, engine {server_ms:.1} ms");
 }
+
+/// An HTTP/1.1 request as a client on a kept-alive connection writes it.
+fn raw_request(method: &str, path: &str, body: &str) -> Vec<u8> {
+    let head = format!("{method} {path} HTTP/1.1\r\nHost: sim\r\nContent-Type: application/json\r\n");
+    format!("{head}Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+/// Reads one response with a `Content-Length` body; returns its head (lower case) and body.
+async fn read_response(s: &mut tokio::net::TcpStream) -> (String, String) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    loop {
+        let text = String::from_utf8_lossy(&buf).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let head = head.to_ascii_lowercase();
+            let len = head.lines().find_map(|l| l.strip_prefix("content-length: ")).map(|v| v.parse().unwrap());
+            if body.len() >= len.expect("a sized answer") {
+                return (head, body.to_string());
+            }
+        }
+        let mut chunk = [0u8; 4096];
+        let n = s.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "the connection closed after {:?}", String::from_utf8_lossy(&buf));
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// llama-server closes the connection after a streamed answer although it advertised
+/// keep-alive (and sends no `Connection: close`); other answers keep the connection open.
+#[tokio::test]
+async fn llamacpp_closes_the_connection_after_a_stream_and_keeps_it_otherwise() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let c = llamacpp_cluster(1, 50.0, |_| {}).await;
+    let addr = c.info().replicas[0].url.trim_start_matches("http://").to_string();
+    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let body = completion_body("close after me", 8).to_string();
+    s.write_all(&raw_request("POST", "/v1/completions", &body)).await.unwrap();
+    let mut all = Vec::new();
+    let read = tokio::time::timeout(T, s.read_to_end(&mut all)).await;
+    read.expect("the server closes the connection after the stream").unwrap();
+    let text = String::from_utf8(all).unwrap();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap();
+    let head = head.to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 200") && head.contains("content-type: text/event-stream"), "{head}");
+    assert!(head.contains("keep-alive: timeout=5, max=100") && head.contains("server: llama.cpp"), "{head}");
+    assert!(!head.contains("connection:"), "no Connection header: {head}");
+    assert!(rest.contains("\"finish_reason\":\"length\"") && rest.ends_with("data: [DONE]\n\n\r\n0\r\n\r\n"), "{rest}");
+    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let whole = json!({"prompt": "keep me", "max_tokens": 3}).to_string();
+    for (method, path, body) in [("GET", "/health", ""), ("POST", "/v1/completions", &whole), ("GET", "/metrics", "")] {
+        s.write_all(&raw_request(method, path, body)).await.unwrap();
+        let (head, _) = read_response(&mut s).await;
+        assert!(head.starts_with("http/1.1 200") && head.contains("keep-alive: timeout=5, max=100"), "{head}");
+    }
+}
+
+#[tokio::test]
+async fn llamacpp_refuses_a_prompt_over_its_slot_with_the_captured_400() {
+    let c = llamacpp_cluster(1, 50.0, |cfg| cfg.slot_ctx = Some(8192)).await;
+    let url = format!("{}/v1/completions", c.info().replicas[0].url);
+    let body = json!({"prompt": vec![7; 27_001], "max_tokens": 4, "stream": true});
+    let resp = client().post(&url).json(&body).send().await.unwrap();
+    assert_eq!(resp.status(), 400);
+    assert_eq!(resp.headers()["connection"], "close");
+    let captured = include_str!("fixtures/llamacpp_7e4c0a9/over_context_400.json");
+    assert_eq!(resp.text().await.unwrap(), captured.trim_end());
+}
+
+/// The gateway keeps no idle connection to llama.cpp replicas, so back-to-back streams
+/// through it all succeed although each replica closes after every stream.
+#[tokio::test]
+async fn llamacpp_replicas_behind_the_gateway_serve_streams_back_to_back() {
+    let c = llamacpp_cluster(2, 50.0, |_| {}).await;
+    let url = format!("{}/v1/chat/completions", c.info().gateway.url);
+    let http = client();
+    for i in 0..6 {
+        let s =
+            stream(&http, &url, &[("routing-strategy", "least-request")], &chat_body(&format!("turn {i}"), 6), T).await;
+        assert_eq!((s.status, s.done, s.completion_tokens()), (200, true, Some(6)), "turn {i}: {}", s.error_body);
+    }
+    let m = metrics_text(&http, &c.info().replicas[0].metrics_url).await;
+    let served = sample_value(&m, "llamacpp:tokens_predicted_total").unwrap();
+    let other =
+        sample_value(&metrics_text(&http, &c.info().replicas[1].metrics_url).await, "llamacpp:tokens_predicted_total");
+    assert_eq!(served + other.unwrap(), 36.0);
+}

@@ -31,7 +31,7 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve a simulated cluster (vLLM-like replicas behind an AIBrix-like gateway) on loopback.
+    /// Serve a simulated cluster (vLLM- or llama.cpp-like replicas behind an AIBrix-like gateway) on loopback.
     Sim(Box<sim::SimArgs>),
     /// Run a benchmark session (decode matrix, routing experiment) against a server or gateway.
     Run(Box<run::RunArgs>),

@@ -1,10 +1,10 @@
 //! `llm-decode-bench sim`: flags of the simulated cluster.
 
-use crate::sim::SimConfig;
 use crate::sim::expo::MetricsDialect;
 use crate::sim::faults::FaultSpec;
 use crate::sim::gateway::{GatewayMode, PrefixParams, RouterPolicy};
 use crate::sim::params::EngineParams;
+use crate::sim::{EngineMode, SimConfig};
 use crate::units::{parse_duration, parse_size};
 use clap::Args;
 use std::net::IpAddr;
@@ -30,7 +30,15 @@ pub struct SimArgs {
     /// Served model name.
     #[arg(long, default_value = "sim-llama-27b")]
     pub model: String,
-    /// Most requests running at once per replica (vLLM --max-num-seqs).
+    /// Server every replica imitates: `vllm` (OpenAI server, metrics in --metrics-dialect) or
+    /// `llamacpp` (llama.cpp's llama-server --metrics: slots, llamacpp:* metrics, its streams).
+    #[arg(long = "engine", value_enum, default_value_t = EngineMode::Vllm)]
+    pub engine_mode: EngineMode,
+    /// llama.cpp mode: context of one slot, tokens (e.g. 8k); default: the KV capacity shared
+    /// out over the slots, at most --max-model-len.
+    #[arg(long, value_parser = size_usize)]
+    pub slot_ctx: Option<usize>,
+    /// Most requests running at once per replica (vLLM --max-num-seqs; llama.cpp's slots).
     #[arg(long, default_value_t = 8)]
     pub max_num_seqs: usize,
     /// Token budget of one engine step, tokens (chunked prefill; vLLM --max-num-batched-tokens).
@@ -166,6 +174,31 @@ impl SimArgs {
             router_policy: self.router_policy,
             router_overcount: self.router_overcount,
             dev_mode: self.dev_mode,
+            engine_mode: self.engine_mode,
+            slot_ctx: self.slot_ctx,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use crate::sim::{EngineMode, SimConfig};
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> SimConfig {
+        let cli = Cli::try_parse_from([&["llm-decode-bench", "sim"], args].concat()).unwrap();
+        let Some(Command::Sim(sim)) = cli.command else { panic!("not the sim subcommand") };
+        sim.to_config().unwrap()
+    }
+
+    #[test]
+    fn the_engine_defaults_to_vllm_and_llamacpp_takes_a_slot_context() {
+        let c = config(&[]);
+        assert_eq!((c.engine_mode, c.slot_ctx), (EngineMode::Vllm, None));
+        let c = config(&["--engine", "llamacpp", "--slot-ctx", "8k", "--max-num-seqs", "4"]);
+        assert_eq!((c.engine_mode, c.slot_ctx, c.engine.max_num_seqs), (EngineMode::Llamacpp, Some(8192), 4));
+        assert_eq!(config(&["--metrics-dialect", "vllm,sglang"]).dialects.len(), 2, "dialects still work");
+        assert!(Cli::try_parse_from(["x", "sim", "--engine", "tgi"]).is_err());
     }
 }

@@ -8,7 +8,7 @@
 //! reaches the replicas through the same kind of backend.
 
 use super::engine::{EngineClock, EngineHandle};
-use super::{ClusterInfo, EndpointInfo, SimConfig, api, check, cluster_info, endpoint, gateway};
+use super::{ClusterInfo, EndpointInfo, SimConfig, check, cluster_info, endpoint, gateway, replica_router};
 use super::{faults::Power, gateway_state, replica_name, replica_state, set_down, stats};
 use crate::load::backend::{Backend, BackendError, BackendResponse, Exchange, SendFuture, SharedBackend};
 use axum::Router;
@@ -110,7 +110,7 @@ impl InProcCluster {
             engines.push(state.engine.clone());
             powers.push(state.power.clone());
             backend.power_with(&authority, state.power.clone());
-            backend.serve(&authority, api::router(Arc::new(state)));
+            backend.serve(&authority, replica_router(&cfg, state));
             replicas.push(endpoint(name, &authority));
         }
         let upstream: SharedBackend = Arc::new(backend.clone());

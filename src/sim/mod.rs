@@ -1,6 +1,7 @@
 //! The embedded simulated cluster: N vLLM-like replicas behind an AIBrix-like gateway, on
 //! loopback ([`Cluster`]) or in process ([`inproc::InProcCluster`], for tests on tokio's
-//! paused clock). See [`params`] for the physical model each replica runs.
+//! paused clock). See [`params`] for the physical model each replica runs, and [`llamacpp`]
+//! for the mode where every replica answers like llama.cpp's llama-server instead.
 
 pub mod api;
 pub mod engine;
@@ -9,6 +10,7 @@ pub mod faults;
 pub mod gateway;
 pub mod inproc;
 pub mod kv;
+pub mod llamacpp;
 pub mod params;
 pub mod stats;
 pub mod tokenizer;
@@ -20,6 +22,7 @@ use engine::{EngineClock, EngineHandle};
 use expo::MetricsDialect;
 use faults::FaultSpec;
 use gateway::{GatewayState, PrefixParams, Upstream};
+pub use llamacpp::EngineMode;
 use params::EngineParams;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -66,6 +69,11 @@ pub struct SimConfig {
     /// Replicas mount `POST /reset_prefix_cache`, as vLLM does only with
     /// `VLLM_SERVER_DEV_MODE=1` (docs/protocol.md §8.7); off by default, so a reset is a 404.
     pub dev_mode: bool,
+    /// Which server every replica imitates: vLLM (default) or llama.cpp's llama-server.
+    pub engine_mode: EngineMode,
+    /// llama.cpp mode: context of one slot, tokens; None shares the KV capacity out over the
+    /// `max_num_seqs` slots ([`llamacpp::slot_ctx`]).
+    pub slot_ctx: Option<usize>,
 }
 
 impl Default for SimConfig {
@@ -86,6 +94,8 @@ impl Default for SimConfig {
             router_policy: gateway::RouterPolicy::RoundRobin,
             router_overcount: false,
             dev_mode: false,
+            engine_mode: EngineMode::Vllm,
+            slot_ctx: None,
         }
     }
 }
@@ -179,11 +189,19 @@ impl Cluster {
             let state = replica_state(&cfg, i, &name, EngineClock::Thread)?;
             engines.push(state.engine.clone());
             powers.push(state.power.clone());
-            serve(listener, api::router(Arc::new(state)), cancel.clone());
+            let router = replica_router(&cfg, state);
+            match cfg.engine_mode {
+                EngineMode::Vllm => serve(listener, router, cancel.clone()),
+                EngineMode::Llamacpp => llamacpp::server::serve(listener, router, cancel.clone()),
+            }
             replicas.push(endpoint(name, &addr.to_string()));
         }
         let gw_addr = gw_listener.local_addr()?;
-        let client = gateway::upstream_client().context("cannot build the gateway's HTTP client")?;
+        let client = match cfg.engine_mode {
+            EngineMode::Vllm => gateway::upstream_client(),
+            EngineMode::Llamacpp => llamacpp::server::upstream_client(),
+        };
+        let client = client.context("cannot build the gateway's HTTP client")?;
         let gw = gateway_state(&cfg, &replicas, HttpBackend::shared(client), EngineClock::Thread);
         serve(gw_listener, gateway::router(Arc::new(gw)), cancel.clone());
         let info = cluster_info(&cfg, endpoint("gateway".into(), &gw_addr.to_string()), replicas);
@@ -230,6 +248,7 @@ fn set_down(powers: &[Arc<faults::Power>], engines: &[EngineHandle], i: usize, d
 /// Rejects a configuration no cluster can run.
 fn check(cfg: &SimConfig) -> anyhow::Result<()> {
     cfg.engine.validate().map_err(anyhow::Error::msg)?;
+    llamacpp::validate(cfg).map_err(anyhow::Error::msg)?;
     anyhow::ensure!(cfg.replicas >= 1 && cfg.replicas <= 64, "--replicas must be within 1..64");
     let top = usize::from(cfg.port) + cfg.replicas;
     anyhow::ensure!(
@@ -247,16 +266,32 @@ fn cluster_info(cfg: &SimConfig, gateway: EndpointInfo, replicas: Vec<EndpointIn
         true => format!("{}-like, policy {}", cfg.gateway_mode, cfg.router_policy.as_str()),
         false => "AIBrix-like; routing-strategy: random | least-request | prefix-cache".to_string(),
     };
-    ClusterInfo { gateway_kind, gateway, replicas, model: cfg.model.clone(), max_model_len: cfg.engine.max_model_len }
+    let max_model_len = match cfg.engine_mode {
+        EngineMode::Vllm => cfg.engine.max_model_len,
+        EngineMode::Llamacpp => llamacpp::slot_ctx(cfg),
+    };
+    ClusterInfo { gateway_kind, gateway, replicas, model: cfg.model.clone(), max_model_len }
+}
+
+/// The axum router of a replica built as `state`, in the API of `cfg.engine_mode`.
+fn replica_router(cfg: &SimConfig, state: ReplicaState) -> axum::Router {
+    match cfg.engine_mode {
+        EngineMode::Vllm => api::router(Arc::new(state)),
+        EngineMode::Llamacpp => llamacpp::router(Arc::new(llamacpp::LlamaState::new(state, cfg))),
+    }
 }
 
 fn replica_state(cfg: &SimConfig, i: usize, name: &str, clock: EngineClock) -> anyhow::Result<ReplicaState> {
     let dialect = cfg.dialects.get(i).or(cfg.dialects.last()).copied().unwrap_or_default();
+    let params = match cfg.engine_mode {
+        EngineMode::Vllm => cfg.engine.clone(),
+        EngineMode::Llamacpp => llamacpp::engine_params(cfg),
+    };
     Ok(ReplicaState {
         name: name.to_string(),
         model: cfg.model.clone(),
-        params: cfg.engine.clone(),
-        engine: EngineHandle::spawn_on(name, cfg.engine.clone(), clock).context("cannot start engine thread")?,
+        engine: EngineHandle::spawn_on(name, params.clone(), clock).context("cannot start engine thread")?,
+        params,
         stream_interval: cfg.stream_interval.max(1),
         dialect,
         faults: cfg.faults.clone(),

@@ -9,7 +9,7 @@ use llm_decode_bench::load::chunk::{ChunkInfo, parse_chunk};
 use llm_decode_bench::load::sse::{SseDecoder, SseEvent};
 use llm_decode_bench::sim::inproc::InProcCluster;
 use llm_decode_bench::sim::params::EngineParams;
-use llm_decode_bench::sim::{Cluster, SimConfig};
+use llm_decode_bench::sim::{Cluster, EngineMode, SimConfig};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
@@ -28,6 +28,24 @@ pub fn inproc_cluster(replicas: usize, speed: f64, tweak: impl FnOnce(&mut SimCo
         SimConfig { replicas, engine: EngineParams { speed, ..EngineParams::default() }, ..SimConfig::default() };
     tweak(&mut cfg);
     InProcCluster::start(cfg).expect("cluster starts")
+}
+
+/// A cluster on loopback whose replicas answer like llama.cpp's llama-server (`--engine
+/// llamacpp`): slots, `llamacpp:*` metrics, its streams, the connection closed after a stream.
+pub async fn llamacpp_cluster(replicas: usize, speed: f64, tweak: impl FnOnce(&mut SimConfig)) -> Cluster {
+    cluster(replicas, speed, |cfg| {
+        cfg.engine_mode = EngineMode::Llamacpp;
+        tweak(cfg);
+    })
+    .await
+}
+
+/// The same llama.cpp-mode cluster in process, for the paused clock.
+pub fn llamacpp_inproc(replicas: usize, speed: f64, tweak: impl FnOnce(&mut SimConfig)) -> InProcCluster {
+    inproc_cluster(replicas, speed, |cfg| {
+        cfg.engine_mode = EngineMode::Llamacpp;
+        tweak(cfg);
+    })
 }
 
 /// A plain HTTP client.

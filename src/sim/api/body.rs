@@ -107,7 +107,7 @@ pub fn prepare(body: &[u8], endpoint: Endpoint, limits: &Limits<'_>) -> Result<P
 }
 
 /// A stable hash of the prompt's first 4096 token ids (seeds the modelled output length).
-fn prompt_seed(tokens: &[u32]) -> u64 {
+pub fn prompt_seed(tokens: &[u32]) -> u64 {
     let mut h = Xxh64::new(7);
     for t in tokens.iter().take(4096) {
         h.update(&t.to_le_bytes());

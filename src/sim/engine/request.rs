@@ -79,6 +79,8 @@ pub(super) struct Seq {
     pub cached_tokens: u64,
     /// First admitted to the running batch.
     pub admitted_at: Option<Instant>,
+    /// First token emitted.
+    pub first_token_at: Option<Instant>,
     /// Last token emitted.
     pub last_token_at: Option<Instant>,
 }
@@ -95,6 +97,7 @@ impl Seq {
             step_new: 0,
             cached_tokens: 0,
             admitted_at: None,
+            first_token_at: None,
             last_token_at: None,
         }
     }

@@ -89,18 +89,23 @@ impl Scheduler {
 
     fn drop_abandoned(&mut self) {
         let kv = &mut self.kv;
-        let mut aborted = 0;
+        let (mut aborted, mut generated, mut seconds) = (0, 0, 0.0);
+        let now = self.clock.now();
         self.running.retain_mut(|s| {
             let keep = !s.abandoned();
             if !keep {
                 kv.release(&s.blocks);
                 aborted += 1;
+                let (g, t) = complete::cut_generation(s, now);
+                (generated, seconds) = (generated + g, seconds + t);
             }
             keep
         });
         self.waiting.retain(|s| !s.abandoned());
         if aborted > 0 {
-            self.lock_stats().finished_abort += aborted;
+            let mut st = self.lock_stats();
+            st.finished_abort += aborted;
+            st.llamacpp.on_prediction(generated, seconds);
         }
     }
 
