@@ -174,3 +174,45 @@ async fn run_burst_adds_phase_three() {
     let text = llm_decode_bench::report::tables::render_text(&report, false, false);
     assert!(text.contains("Burst output tok/s") && !text.contains("Not run. Re-run with --run-burst"), "{text}");
 }
+
+/// The decode matrix of issue 20 against the simulator's llama.cpp mode on loopback (4 slots of
+/// 8k tokens, the connection closed after every stream): exit 0, 12k skipped with its deficit,
+/// the cross-check on busy-slot decodes agreeing, no request failing, 8 streams held at 4 slots.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llamacpp_decode_matrix_verdicts() {
+    let c = common::llamacpp_cluster(1, 25.0, |cfg| {
+        cfg.engine.max_num_seqs = 4;
+        cfg.slot_ctx = Some(8192);
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("llamacpp.json");
+    let r = &c.info().replicas[0];
+    let cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024, 12_288], vec![2, 8]);
+    let report = start(cfg).await.expect("preflight passes").join.await.unwrap();
+    validate(&out);
+    assert!(report.complete);
+    assert_eq!(report.target.max_model_len, Some(8192), "a slot's context from /v1/models meta.n_ctx");
+    for conc in [2, 8] {
+        let big = cell(&report, "12k", conc);
+        assert_eq!(big.status, CellOutcome::Skipped);
+        let why = big.timeout_reason.as_deref().unwrap_or_default();
+        assert!(why.contains("exceeds max_model_len 8192; deficit 4096 tokens"), "{why}");
+    }
+    for (ctx, conc) in [("0", 2), ("0", 8), ("1k", 2), ("1k", 8)] {
+        let a = last(cell(&report, ctx, conc));
+        assert_eq!(a.status, AttemptStatus::Measured, "{ctx} x {conc}");
+        assert_eq!(a.error_count, 0, "{ctx} x {conc}: {:?}", a.errors);
+        let prom = a.prometheus.as_ref().expect("prometheus validation");
+        assert!(!prom.counts_disagree && prom.counts_unchecked.is_none(), "{ctx} x {conc}: {prom:?}");
+        let counter = prom.server_counter.as_deref().unwrap_or_default();
+        assert!(counter.contains("llamacpp:n_decode_total"), "{counter}");
+        let ratio = prom.client_over_server.expect("server rate");
+        assert!((ratio - 1.0).abs() < 0.05, "{ctx} x {conc}: client/server {ratio}");
+        let noise = a.saturation.as_ref().and_then(|s| s.tps_noise.as_ref()).expect("noise");
+        assert!(noise.se_tps > 0.0, "{ctx} x {conc}: the knee's noise is not ±0: {noise:?}");
+    }
+    let eight = last(cell(&report, "0", 8));
+    assert!(eight.capacity_limited, "8 streams on 4 slots");
+    assert!((3.5..=4.5).contains(&eight.running_avg.unwrap()), "{:?}", eight.running_avg);
+}

@@ -199,3 +199,37 @@ async fn the_simulator_refuses_out_of_vocabulary_token_ids_as_vllm_does() {
     assert_eq!(s.status, 200);
     assert_eq!(s.chunks.iter().rev().find_map(|c| c.prompt_tokens), Some(3), "prompt tokens = ids sent");
 }
+
+/// The serve sweep of issue 20 (`--max-concurrency 1,4 --request-rate 4,inf`) against the
+/// simulator's llama.cpp mode on loopback, which closes the connection after every stream and
+/// puts `usage` on the finish chunk: every request completes (no `connect` errors), each
+/// attempt's output tokens equal the server's `tokens_predicted_total` delta exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llamacpp_serve_sweep_counts_every_token_once() {
+    let n = 32;
+    let c = common::llamacpp_cluster(1, 25.0, |cfg| cfg.slot_ctx = Some(8192)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("serve.json");
+    let r = &c.info().replicas[0];
+    let cfg = RunConfig {
+        plans: vec![PlanKind::Serve],
+        rates: vec![Rate::PerSecond(40.0), Rate::Inf],
+        serve: ServeConfig { num_prompts: n, output_len: OUTPUT, seed: 7, goodput: None },
+        ..config(&r.url, &r.metrics_url, &out, vec![INPUT], vec![1, 4])
+    };
+    let report = start(cfg).await.expect("preflight passes").join.await.unwrap();
+    validate(&out);
+    assert!(report.complete);
+    let s = report.serve.as_ref().expect("a serve section");
+    assert_eq!(s.cells.len(), 4);
+    for cell in &s.cells {
+        let a = last(cell);
+        assert!(a.errors.is_empty(), "{}: {:?}", cell.request_rate, a.errors);
+        assert_eq!((a.metrics.completed, a.metrics.failed), (u64::from(n), 0));
+        assert_eq!(a.metrics.total_output_tokens, u64::from(n) * OUTPUT, "counted once, not twice");
+        let check = a.server_tokens.as_ref().expect("the server's count");
+        assert_eq!(check.counter, "llamacpp:tokens_predicted_total");
+        assert!(check.equal, "{check:?}");
+        assert_eq!(check.server_output_tokens, (u64::from(n) * OUTPUT) as f64);
+    }
+}

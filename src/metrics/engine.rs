@@ -283,7 +283,7 @@ fn sglang(s: &Scrape) -> EngineSample {
 
 fn llamacpp(s: &Scrape) -> EngineSample {
     // `prompt_tokens_total` excludes the tokens reused from the cache (its HELP says so), so
-    // the lookups are both together; like every token counter here they move at request end.
+    // the lookups are both together (they move once a prompt is evaluated, docs/protocol.md §2.3).
     let prompt = counter(s, "llamacpp:prompt_tokens_total");
     let cached = counter(s, "llamacpp:prompt_tokens_cached_total");
     // Live: every decode call adds one token per busy slot, and the gauge (a counter in older
