@@ -10,6 +10,7 @@ pub mod gateway;
 pub mod inproc;
 pub mod kv;
 pub mod params;
+pub mod sglang;
 pub mod stats;
 pub mod tokenizer;
 

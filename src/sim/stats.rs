@@ -92,6 +92,8 @@ pub struct ReplicaStats {
     pub gen_throughput: f64,
     /// When the replica started, seconds since the Unix epoch (the `_created` values).
     pub created_unix: f64,
+    /// What the SGLang page shows, moved as SGLang moves it.
+    pub sglang: crate::sim::sglang::stats::SglangStats,
 }
 
 impl Default for ReplicaStats {
@@ -120,6 +122,7 @@ impl Default for ReplicaStats {
             fin_requests: 0,
             gen_throughput: 0.0,
             created_unix,
+            sglang: Default::default(),
         }
     }
 }

@@ -22,9 +22,13 @@ impl Scheduler {
         let mut st = self.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let kv = &mut self.kv;
         let mut emitted = 0u32;
+        let mut sgl = crate::sim::sglang::stats::Step::default();
         self.running.retain_mut(|seq| {
             if seq.step_new == 0 {
                 return true;
+            }
+            if seq.computed < seq.req.prompt.len() {
+                sgl.prefill_tokens += seq.step_new.min(seq.req.prompt.len() - seq.computed) as u64;
             }
             seq.computed += std::mem::take(&mut seq.step_new);
             publish_hashes(kv, seq, bs);
@@ -32,6 +36,7 @@ impl Scheduler {
                 return true;
             }
             emitted += 1;
+            sgl.decode_tokens += u64::from(seq.generated > 0);
             match sample(seq, at, &mut st) {
                 Outcome::Continue => true,
                 Outcome::Finished(reason) => {
@@ -41,6 +46,7 @@ impl Scheduler {
                 }
                 Outcome::Aborted => {
                     st.finished_abort += 1;
+                    st.sglang.on_abort(seq.leaving(at), true);
                     kv.release(&seq.blocks);
                     false
                 }
@@ -52,6 +58,11 @@ impl Scheduler {
         }
         st.gen_throughput = self.recent.iter().map(|(_, n)| f64::from(*n)).sum();
         publish_gauges(&mut st, &self.kv, self.running.len(), self.waiting.len());
+        sgl.running = st.running;
+        sgl.waiting = st.waiting;
+        sgl.used_tokens = st.kv_used_blocks * self.params.block_size;
+        sgl.token_usage = st.kv_usage;
+        st.sglang.on_step(at, sgl);
     }
 
     /// Refreshes the gauges without running a step (after submissions or aborts).
@@ -82,9 +93,14 @@ fn sample(seq: &mut Seq, at: Instant, st: &mut ReplicaStats) -> Outcome {
     match seq.last_token_at {
         None => {
             st.prompt_tokens += seq.req.prompt.len() as u64;
-            st.ttft.observe(at.saturating_duration_since(seq.req.arrival));
+            let ttft = at.saturating_duration_since(seq.req.arrival);
+            st.ttft.observe(ttft);
+            st.sglang.ttft[usize::from(seq.req.stream)].observe(ttft);
         }
-        Some(prev) => st.itl.observe(at.saturating_duration_since(prev)),
+        Some(prev) => {
+            st.itl.observe(at.saturating_duration_since(prev));
+            st.sglang.itl.observe(at.saturating_duration_since(prev));
+        }
     }
     seq.last_token_at = Some(at);
     if seq.req.events.send(TokenEvent::Token { at }).is_err() {
@@ -108,4 +124,5 @@ fn finish(seq: &Seq, reason: FinishReason, at: Instant, st: &mut ReplicaStats) {
     st.fin_generation_tokens += u64::from(seq.generated);
     st.fin_cached_tokens += seq.cached_tokens;
     st.fin_requests += 1;
+    st.sglang.on_finish(seq.leaving(at));
 }

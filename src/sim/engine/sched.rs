@@ -89,19 +89,24 @@ impl Scheduler {
 
     fn drop_abandoned(&mut self) {
         let kv = &mut self.kv;
-        let mut aborted = 0;
+        let now = self.clock.now();
+        let mut st = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
         self.running.retain_mut(|s| {
             let keep = !s.abandoned();
             if !keep {
                 kv.release(&s.blocks);
-                aborted += 1;
+                st.finished_abort += 1;
+                st.sglang.on_abort(s.leaving(now), true);
             }
             keep
         });
-        self.waiting.retain(|s| !s.abandoned());
-        if aborted > 0 {
-            self.lock_stats().finished_abort += aborted;
-        }
+        self.waiting.retain(|s| {
+            let keep = !s.abandoned();
+            if !keep {
+                st.sglang.on_abort(s.leaving(now), false);
+            }
+            keep
+        });
     }
 
     fn schedule_running(&mut self, budget: &mut usize) -> bool {
@@ -146,7 +151,9 @@ impl Scheduler {
         seq.hashed = 0;
         seq.step_new = 0;
         self.waiting.push_front(seq);
-        self.lock_stats().preemptions += 1;
+        let mut st = self.lock_stats();
+        st.preemptions += 1;
+        st.sglang.on_retract();
     }
 
     fn admit_waiting(&mut self, budget: &mut usize) {
@@ -184,6 +191,7 @@ impl Scheduler {
         let mut st = self.lock_stats();
         st.prefix_queries += total as u64;
         st.prefix_hits += cached as u64;
+        st.sglang.on_admission(cached as u64);
         if seq.admitted_at.is_none() {
             let now = self.clock.now();
             seq.admitted_at = Some(now);
