@@ -1,4 +1,4 @@
-//! The simulator's SGLang mode answers as SGLang's source does (docs/protocol.md §2.1–§2.5):
+//! The simulator's SGLang mode answers as SGLang's source does (docs/protocol.md §2.1, §2.3–§2.6):
 //! where usage rides in a stream, the capacity routes, `/flush_cache`, the length check,
 //! and counters that move when a request ends, a client abort included.
 
@@ -17,7 +17,11 @@ async fn sglang() -> llm_decode_bench::sim::Cluster {
 /// The `data:` payloads of a whole SSE body.
 async fn events(resp: reqwest::Response) -> Vec<Value> {
     let text = resp.text().await.unwrap();
-    text.split("\n\n").filter_map(|e| e.strip_prefix("data: ")).filter(|d| *d != "[DONE]").map(|d| serde_json::from_str(d).unwrap()).collect()
+    text.split("\n\n")
+        .filter_map(|e| e.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
 }
 
 #[tokio::test]
@@ -53,9 +57,20 @@ async fn capacity_routes_and_the_length_check() {
     assert_eq!((info["max_running_requests"].as_u64(), info["page_size"].as_u64()), (Some(8), Some(16)));
     assert!(info["context_length"].is_null(), "unset unless --context-length is given");
     let models: Value = http.get(format!("{base}/v1/models")).send().await.unwrap().json().await.unwrap();
-    assert_eq!((models["data"][0]["max_model_len"].as_u64(), models["data"][0]["owned_by"].as_str()), (Some(131_072), Some("sglang")));
+    assert_eq!(
+        (models["data"][0]["max_model_len"].as_u64(), models["data"][0]["owned_by"].as_str()),
+        (Some(131_072), Some("sglang"))
+    );
     assert_eq!(http.get(format!("{base}/version")).send().await.unwrap().status(), 404);
-    let tok: Value = http.post(format!("{base}/tokenize")).json(&json!({"prompt": "a b c"})).send().await.unwrap().json().await.unwrap();
+    let tok: Value = http
+        .post(format!("{base}/tokenize"))
+        .json(&json!({"prompt": "a b c"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(tok["count"], 3);
     // Too long for the context: 400 before any stream starts, in SGLang's flat error shape.
     let body = json!({"prompt": "x", "max_tokens": 131_072, "stream": true});
@@ -63,7 +78,12 @@ async fn capacity_routes_and_the_length_check() {
     assert_eq!(resp.status(), 400);
     let err: Value = resp.json().await.unwrap();
     assert_eq!((err["object"].as_str(), err["code"].as_u64()), (Some("error"), Some(400)));
-    assert!(err["message"].as_str().unwrap().starts_with("Requested token count exceeds the model's maximum context length of 131072 tokens."));
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Requested token count exceeds the model's maximum context length of 131072 tokens.")
+    );
 }
 
 #[tokio::test]
@@ -87,7 +107,8 @@ async fn a_cut_stream_is_counted_as_aborted_and_finished_with_its_tokens() {
     let c = sglang().await;
     let http = client();
     let r = &c.info().replicas[0];
-    let resp = http.post(format!("{}/v1/completions", r.url)).json(&completion_body("cut", 100_000)).send().await.unwrap();
+    let resp =
+        http.post(format!("{}/v1/completions", r.url)).json(&completion_body("cut", 100_000)).send().await.unwrap();
     let mut body = resp.bytes_stream();
     body.next().await.unwrap().unwrap();
     drop(body);

@@ -281,8 +281,10 @@ fn sglang(s: &Scrape) -> EngineSample {
 /// state, so of the series that differ only in `tp_rank`, `pp_rank` or `pid` the one of the
 /// lowest (`pp_rank`, `tp_rank`) is kept (docs/protocol.md §2.1). `None` without a series.
 fn sglang_schedulers(s: &Scrape, name: &str) -> Option<Vec<f64>> {
+    /// (`pp_rank`, `tp_rank`) of the series kept, and its value.
+    type RankedValue = ((u64, u64), f64);
     let rank = |l: &BTreeMap<String, String>, k: &str| l.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    let mut kept: BTreeMap<Vec<(&str, &str)>, ((u64, u64), f64)> = BTreeMap::new();
+    let mut kept: BTreeMap<Vec<(&str, &str)>, RankedValue> = BTreeMap::new();
     for x in s.samples(name).filter(|x| !x.value.is_nan()) {
         let key: Vec<(&str, &str)> = x
             .labels

@@ -162,7 +162,8 @@ mod tests {
 
     #[test]
     fn vllm_page_parses_and_names_every_family() {
-        let text = render(MetricsDialect::Vllm, "m", &EngineParams::default(), &ReplicaStats::default(), Instant::now());
+        let text =
+            render(MetricsDialect::Vllm, "m", &EngineParams::default(), &ReplicaStats::default(), Instant::now());
         let parsed = crate::metrics::prom::Scrape::parse_strict(&text).unwrap();
         for name in ["vllm:num_requests_running", "vllm:prefix_cache_hits_total", "vllm:cache_config_info"] {
             assert!(parsed.has(name), "{name}");
@@ -173,7 +174,8 @@ mod tests {
 
     #[test]
     fn sglang_page_uses_sglang_names() {
-        let text = render(MetricsDialect::Sglang, "m", &EngineParams::default(), &ReplicaStats::default(), Instant::now());
+        let text =
+            render(MetricsDialect::Sglang, "m", &EngineParams::default(), &ReplicaStats::default(), Instant::now());
         assert!(text.contains("sglang:max_total_num_tokens{engine_type=\"unified\",model_name=\"m\""));
         assert!(!text.contains("vllm:"));
     }

@@ -34,7 +34,8 @@ async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Respo
     let limits = Limits { model: &st.model, max_model_len: st.params.max_model_len };
     let sglang = st.dialect == MetricsDialect::Sglang;
     let prep = match sglang {
-        true => sglang::api::prepare(&body, endpoint, &st.model, st.params.max_model_len),
+        true => sglang::api::prepare(&body, endpoint, &st.model, st.params.max_model_len)
+            .map_err(IntoResponse::into_response),
         false => prepare(&body, endpoint, &limits).map_err(IntoResponse::into_response),
     };
     let prep = match prep {
@@ -71,7 +72,8 @@ async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Respo
     if prep.stream && sglang {
         let delay = st.params.wall(sglang::stream::ABORT_DELAY);
         let stream = sglang::stream::sse_body(rx, fmt, st.stream_interval, fault, delay);
-        return ([(header::CONTENT_TYPE, "text/event-stream; charset=utf-8")], Body::from_stream(stream)).into_response();
+        return ([(header::CONTENT_TYPE, "text/event-stream; charset=utf-8")], Body::from_stream(stream))
+            .into_response();
     }
     if prep.stream {
         let stream = sse_body(rx, fmt, st.stream_interval, fault);

@@ -1,6 +1,6 @@
 //! The routes an SGLang replica has beyond the OpenAI pair (`http_server.py`), its request
 //! validation (`TokenizerManager._validate_one_request`) and its flat error body
-//! (docs/protocol.md §2.3–§2.5).
+//! (docs/protocol.md §2.5, §2.6).
 
 use crate::sim::api::ReplicaState;
 use crate::sim::api::body::{Endpoint, Limits, Prepared, prepare as prepare_openai};
@@ -34,14 +34,31 @@ pub fn mount(r: Router<Arc<ReplicaState>>) -> Router<Arc<ReplicaState>> {
 }
 
 /// SGLang's `ErrorResponse`: flat, `{"object": "error", "message", "type", "param", "code"}`.
-pub fn error(status: StatusCode, kind: &str, message: &str) -> Response {
-    let body = json!({"object": "error", "message": message, "type": kind, "param": null, "code": status.as_u16()});
-    (status, axum::Json(body)).into_response()
+#[derive(Debug, Clone)]
+pub struct SglangError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// `type`.
+    pub kind: &'static str,
+    /// `message`.
+    pub message: String,
+}
+
+impl IntoResponse for SglangError {
+    fn into_response(self) -> Response {
+        let code = self.status.as_u16();
+        let body = json!({"object": "error", "message": self.message, "type": self.kind, "param": null, "code": code});
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+fn error(status: StatusCode, kind: &'static str, message: &str) -> SglangError {
+    SglangError { status, kind, message: message.to_string() }
 }
 
 /// Parses and validates a completion or chat request as SGLang does: the OpenAI parsing of
 /// `body.rs`, then SGLang's own length check and usage options (errors as [`error`]).
-pub fn prepare(body: &[u8], endpoint: Endpoint, model: &str, context_len: usize) -> Result<Prepared, Response> {
+pub fn prepare(body: &[u8], endpoint: Endpoint, model: &str, context_len: usize) -> Result<Prepared, SglangError> {
     let open = Limits { model, max_model_len: usize::MAX / 4 };
     let mut prep = prepare_openai(body, endpoint, &open).map_err(|e| error(e.status, e.kind, &e.message))?;
     let raw: Value = serde_json::from_slice(body).unwrap_or_default();
@@ -50,9 +67,8 @@ pub fn prepare(body: &[u8], endpoint: Endpoint, model: &str, context_len: usize)
     let max_new = asked.or((endpoint == Endpoint::Completions).then_some(16));
     let input = prep.prompt.len();
     if input >= context_len {
-        let msg = format!(
-            "The input ({input} tokens) is longer than the model's context length ({context_len} tokens)."
-        );
+        let msg =
+            format!("The input ({input} tokens) is longer than the model's context length ({context_len} tokens).");
         return Err(error(StatusCode::BAD_REQUEST, "BadRequestError", &msg));
     }
     if let Some(m) = max_new.filter(|m| m + input as u64 > context_len as u64) {
@@ -116,7 +132,8 @@ fn server_args(st: &ReplicaState) -> serde_json::Map<String, Value> {
 async fn server_info(State(st): State<Arc<ReplicaState>>) -> Response {
     let p = &st.params;
     let capacity = p.kv_capacity_tokens();
-    let throughput = st.engine.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner).sglang.logged.gen_throughput;
+    let throughput =
+        st.engine.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner).sglang.logged.gen_throughput;
     let mut internal = server_args(&st);
     internal.insert("last_gen_throughput".into(), json!(throughput));
     internal.insert(
@@ -159,7 +176,7 @@ async fn tokenize_route(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Res
             let count: Vec<usize> = t.iter().map(Vec::len).collect();
             axum::Json(json!({"tokens": t, "count": count, "max_model_len": len})).into_response()
         }
-        _ => error(StatusCode::BAD_REQUEST, "Bad Request", "Field required: prompt"),
+        _ => error(StatusCode::BAD_REQUEST, "Bad Request", "Field required: prompt").into_response(),
     }
 }
 
@@ -168,12 +185,13 @@ mod tests {
     use super::*;
 
     fn prep(body: &str, ep: Endpoint) -> Result<Prepared, StatusCode> {
-        prepare(body.as_bytes(), ep, "m", 100).map_err(|r| r.status())
+        prepare(body.as_bytes(), ep, "m", 100).map_err(|e| e.status)
     }
 
     #[test]
     fn usage_options_are_independent_and_off_by_default() {
-        let p = prep(r#"{"prompt":"x","stream_options":{"continuous_usage_stats":true}}"#, Endpoint::Completions).unwrap();
+        let p =
+            prep(r#"{"prompt":"x","stream_options":{"continuous_usage_stats":true}}"#, Endpoint::Completions).unwrap();
         assert!(p.continuous_usage && !p.include_usage);
         let p = prep(r#"{"prompt":"x","stream_options":{}}"#, Endpoint::Completions).unwrap();
         assert!(!p.continuous_usage && !p.include_usage);

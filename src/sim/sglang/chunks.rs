@@ -1,4 +1,4 @@
-//! SGLang's streamed chunks (`serving_chat.py`, `serving_completions.py`, docs/protocol.md §2.2):
+//! SGLang's streamed chunks (`serving_chat.py`, `serving_completions.py`, docs/protocol.md §2.4):
 //! chat sends the finish reason in a chunk of its own with an empty delta and no usage;
 //! completions put it on the last text chunk; `include_usage` adds a `choices: []` chunk.
 
@@ -64,10 +64,18 @@ pub fn tokens(f: &ChunkFormat, from: u64, to: u64, finish: Option<&str>) -> Byte
     let fin = finish.map_or_else(|| "null".to_string(), |r| format!("\"{r}\""));
     match f.endpoint {
         Endpoint::Chat => {
-            let _ = write!(out, "{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{fin},\"matched_stop\":{}}}]", matched(finish));
+            let _ = write!(
+                out,
+                "{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{fin},\"matched_stop\":{}}}]",
+                matched(finish)
+            );
         }
         Endpoint::Completions => {
-            let _ = write!(out, "{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{fin},\"matched_stop\":{}}}]", matched(finish));
+            let _ = write!(
+                out,
+                "{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{fin},\"matched_stop\":{}}}]",
+                matched(finish)
+            );
         }
     }
     if f.continuous_usage {

@@ -195,7 +195,9 @@ mod tests {
         assert!(text.contains(
             "sglang:generation_tokens_total{engine_type=\"unified\",is_streaming=\"true\",model_name=\"m\"} 5.0"
         ));
-        assert!(text.contains("sglang:cached_tokens_total{cache_source=\"total\",engine_type=\"unified\",model_name=\"m\"} 4.0"));
+        assert!(text.contains(
+            "sglang:cached_tokens_total{cache_source=\"total\",engine_type=\"unified\",model_name=\"m\"} 4.0"
+        ));
         assert!(text.contains("sglang:num_running_reqs{engine_type=\"unified\",model_name=\"m\",moe_ep_rank=\"0\",pp_rank=\"0\",tp_rank=\"0\"} 1.0"));
         assert!(text.contains("model_name=\"m\",le=\"+Inf\"} 1.0"));
         assert!(!text.contains("is_streaming=\"false\""), "untouched series are absent");

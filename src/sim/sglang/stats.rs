@@ -15,8 +15,8 @@ pub const ITL_BOUNDS: &[f64] = &[
 ];
 /// SGLang's default `e2e_request_latency_seconds` bounds, seconds.
 pub const E2E_BOUNDS: &[f64] = &[
-    0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 20.0, 40.0, 60.0, 80.0, 100.0, 200.0, 400.0, 600.0,
-    1200.0, 1800.0, 2400.0,
+    0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 20.0, 40.0, 60.0, 80.0, 100.0, 200.0, 400.0, 600.0, 1200.0,
+    1800.0, 2400.0,
 ];
 
 /// Decode steps between two decode-stats logs (SGLang `--decode-log-interval`, default 40).
@@ -188,7 +188,7 @@ impl SglangStats {
         self.realtime[2] += s.decode_tokens;
         self.decode_tokens_since_log += s.decode_tokens;
         self.decode_steps += 1;
-        if self.decode_steps % DECODE_LOG_INTERVAL == 0 {
+        if self.decode_steps.is_multiple_of(DECODE_LOG_INTERVAL) {
             let since = at.saturating_duration_since(since_decode_log);
             let tokens = std::mem::take(&mut self.decode_tokens_since_log);
             let throughput = if since.is_zero() { 0.0 } else { tokens as f64 / since.as_secs_f64() };
