@@ -1,4 +1,4 @@
-//! The simulator's SGLang mode answers as SGLang's source does (docs/protocol.md §2.1, §2.3–§2.6):
+//! The simulator's SGLang mode answers as SGLang's source does (docs/protocol.md §2.1, §2.4–§2.7):
 //! where usage rides in a stream, the capacity routes, `/flush_cache`, the length check,
 //! and counters that move when a request ends, a client abort included.
 

@@ -56,7 +56,7 @@ pub enum EngineMsg {
     /// Forget every cached prefix, then reply.
     ResetPrefixCache(tokio::sync::oneshot::Sender<()>),
     /// Forget every cached prefix only if no request is queued or running, and reply whether
-    /// it did (SGLang's `flush_cache`, docs/protocol.md §2.5).
+    /// it did (SGLang's `flush_cache`, docs/protocol.md §2.6).
     FlushCacheIfIdle(tokio::sync::oneshot::Sender<bool>),
     /// Drop every request and start afresh with zeroed counters (a killed process).
     Crash,

@@ -1,6 +1,6 @@
 //! The routes an SGLang replica has beyond the OpenAI pair (`http_server.py`), its request
 //! validation (`TokenizerManager._validate_one_request`) and its flat error body
-//! (docs/protocol.md §2.5, §2.6).
+//! (docs/protocol.md §2.6, §2.7).
 
 use crate::sim::api::ReplicaState;
 use crate::sim::api::body::{Endpoint, Limits, Prepared, prepare as prepare_openai};

@@ -1,4 +1,4 @@
-//! SGLang's streamed chunks (`serving_chat.py`, `serving_completions.py`, docs/protocol.md §2.4):
+//! SGLang's streamed chunks (`serving_chat.py`, `serving_completions.py`, docs/protocol.md §2.5):
 //! chat sends the finish reason in a chunk of its own with an empty delta and no usage;
 //! completions put it on the last text chunk; `include_usage` adds a `choices: []` chunk.
 

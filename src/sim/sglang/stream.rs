@@ -1,6 +1,6 @@
 //! An SGLang SSE body: the chunk sequence of [`super::chunks`], and a client that goes away
 //! aborts its request only [`ABORT_DELAY`] later, as SGLang's `create_abort_task` sleeps 2 s
-//! before `abort_request` (`tokenizer_manager.py`, docs/protocol.md §2.3), so the engine keeps generating meanwhile.
+//! before `abort_request` (`tokenizer_manager.py`, docs/protocol.md §2.4), so the engine keeps generating meanwhile.
 
 use super::chunks;
 use crate::sim::api::body::Endpoint;
