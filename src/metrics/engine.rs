@@ -260,25 +260,57 @@ fn vllm_kv_capacity(s: &Scrape) -> (Option<f64>, Option<f64>) {
 fn sglang(s: &Scrape) -> EngineSample {
     let prompt = counter(s, "sglang:prompt_tokens_total");
     let aborted = counter(s, "sglang:num_aborted_requests_total");
-    // `num_requests_total` counts every request that reached a final state, aborts included.
+    // `num_requests_total` counts requests the tokenizer saw finish, running ones cut by their
+    // client included; `num_aborted_requests_total` counts every client abort, queued ones
+    // too (docs/protocol.md §2.1), so the difference is a close floor of the finished ones.
     let finished = counter(s, "sglang:num_requests_total").map(|t| (t - aborted.unwrap_or(0.0)).max(0.0));
+    let scheduler = |name: &str| sglang_schedulers(s, name);
+    let kv_usage = scheduler("sglang:token_usage");
     EngineSample {
-        running: s.sum("sglang:num_running_reqs"),
-        waiting: s.sum("sglang:num_queue_reqs"),
-        kv_usage: s.avg("sglang:token_usage"),
+        running: scheduler("sglang:num_running_reqs").map(|v| v.iter().sum()),
+        waiting: scheduler("sglang:num_queue_reqs").map(|v| v.iter().sum()),
+        kv_usage: kv_usage.map(|v| v.iter().sum::<f64>() / v.len() as f64),
         prefix_queries_tokens: prompt,
         prefix_hits_tokens: counter(s, "sglang:cached_tokens_total"),
-        preemptions: counter(s, "sglang:num_retracted_requests_total"),
-        retracted_gauge: s.sum("sglang:num_retracted_reqs"),
+        preemptions: scheduler("sglang:num_retracted_requests_total")
+            .map(|v| v.iter().sum())
+            .or_else(|| counter(s, "sglang:num_retracted_requests_total")),
+        retracted_gauge: scheduler("sglang:num_retracted_reqs").map(|v| v.iter().sum()),
         prompt_tokens: prompt,
         generation_tokens: counter(s, "sglang:generation_tokens_total"),
         requests_finished: finished,
         requests_aborted: aborted,
-        kv_capacity_tokens: s.sum("sglang:max_total_num_tokens"),
+        kv_capacity_tokens: scheduler("sglang:max_total_num_tokens").map(|v| v.iter().sum()),
+        block_size: scheduler("sglang:page_size").and_then(|v| v.first().copied()),
         ttft_hist: first_hist(s, &["sglang:time_to_first_token_seconds"]),
         itl_hist: first_hist(s, &["sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"]),
         ..EngineSample::default()
     }
+}
+
+/// One value per distinct SGLang scheduler: every pipeline stage (`pp_rank`) and, with
+/// `--enable-metrics-for-all-schedulers`, every TP rank of a DP rank logs the same scheduler
+/// state, so of the series that differ only in `tp_rank`, `pp_rank` or `pid` the one of the
+/// lowest (`pp_rank`, `tp_rank`) is kept (docs/protocol.md §2.1). `None` without a series.
+fn sglang_schedulers(s: &Scrape, name: &str) -> Option<Vec<f64>> {
+    /// (`pp_rank`, `tp_rank`) of the series kept, and its value.
+    type RankedValue = ((u64, u64), f64);
+    let rank = |l: &BTreeMap<String, String>, k: &str| l.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let mut kept: BTreeMap<Vec<(&str, &str)>, RankedValue> = BTreeMap::new();
+    for x in s.samples(name).filter(|x| !x.value.is_nan()) {
+        let key: Vec<(&str, &str)> = x
+            .labels
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "tp_rank" | "pp_rank" | "pid"))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let at = (rank(&x.labels, "pp_rank"), rank(&x.labels, "tp_rank"));
+        let slot = kept.entry(key).or_insert((at, x.value));
+        if at < slot.0 {
+            *slot = (at, x.value);
+        }
+    }
+    (!kept.is_empty()).then(|| kept.into_values().map(|(_, v)| v).collect())
 }
 
 fn llamacpp(s: &Scrape) -> EngineSample {

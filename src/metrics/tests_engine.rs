@@ -20,6 +20,7 @@ fn dialect_of_every_fixture() {
         ("vllm_v0", EngineDialect::VllmV0),
         ("vllm_v1_docs_hist", EngineDialect::VllmV1),
         ("sglang", EngineDialect::Sglang),
+        ("sglang_observability", EngineDialect::Sglang),
         ("llamacpp", EngineDialect::LlamaCpp),
         ("aibrix_gateway", EngineDialect::Unknown),
         ("vllm_router", EngineDialect::Unknown),
@@ -116,6 +117,30 @@ fn sglang_page() {
     assert!(close(ttft.quantile(0.5).unwrap(), 0.2));
     assert!(close(ttft.quantile(0.95).unwrap(), 0.52));
     assert_eq!(e.itl_hist.unwrap().count, 1000.0);
+}
+
+/// The current layout (`observability/metrics_collector.py`): `is_streaming` and `cache_source`
+/// on the tokenizer counters, `pid` on `num_retracted_reqs`, two pipeline stages each logging.
+#[test]
+fn sglang_current_page_counts_each_scheduler_once() {
+    let e = engine("sglang_observability");
+    assert_eq!((e.running, e.waiting, e.kv_usage), (Some(7.0), Some(2.0), Some(0.42)), "not once per stage");
+    assert_eq!((e.kv_capacity_tokens, e.block_size), (Some(65536.0), Some(16.0)));
+    assert_eq!((e.preemptions, e.retracted_gauge), (Some(3.0), Some(1.0)));
+    assert_eq!((e.prompt_tokens, e.generation_tokens), (Some(12000.0), Some(4000.0)), "summed over is_streaming");
+    assert_eq!((e.prefix_hits_tokens, e.requests_finished, e.requests_aborted), (Some(4200.0), Some(38.0), Some(2.0)));
+    assert_eq!((e.ttft_hist.unwrap().count, e.itl_hist.unwrap().count), (40.0, 1000.0));
+}
+
+#[test]
+fn sglang_data_parallel_ranks_are_summed_and_tp_copies_are_not() {
+    let e = page(
+        "sglang:num_running_reqs{dp_rank=\"0\",tp_rank=\"0\"} 3\n\
+         sglang:num_running_reqs{dp_rank=\"0\",tp_rank=\"1\"} 3\n\
+         sglang:num_running_reqs{dp_rank=\"1\",tp_rank=\"2\"} 4\n\
+         sglang:num_running_reqs{dp_rank=\"1\",tp_rank=\"3\"} 4\n",
+    );
+    assert_eq!(e.running, Some(7.0));
 }
 
 #[test]

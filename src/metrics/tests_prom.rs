@@ -10,6 +10,7 @@ pub(super) const FIXTURES: &[(&str, &str)] = &[
     ("vllm_v0", include_str!("../../tests/fixtures/vllm_v0.txt")),
     ("vllm_v1_docs_hist", include_str!("../../tests/fixtures/vllm_v1_docs_hist.txt")),
     ("sglang", include_str!("../../tests/fixtures/sglang.txt")),
+    ("sglang_observability", include_str!("../../tests/fixtures/sglang_observability.txt")),
     ("llamacpp", include_str!("../../tests/fixtures/llamacpp.txt")),
     ("aibrix_gateway", include_str!("../../tests/fixtures/aibrix_gateway.txt")),
     ("vllm_router", include_str!("../../tests/fixtures/vllm_router.txt")),

@@ -3,6 +3,7 @@
 use super::params::EngineParams;
 use super::stats::{Hist, ReplicaStats};
 use std::fmt::Write;
+use std::time::Instant;
 
 /// Which engine's metric names a replica exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -10,7 +11,7 @@ pub enum MetricsDialect {
     /// vLLM V1 names (`vllm:*`, `model_name` and `engine` labels, `_created` gauges).
     #[default]
     Vllm,
-    /// SGLang names (`sglang:*`; token counters advance when a request finishes).
+    /// SGLang (`sglang:*`, and SGLang's API: [`crate::sim::sglang`]).
     Sglang,
 }
 
@@ -99,11 +100,11 @@ impl Expo {
     }
 }
 
-/// Renders a replica's `/metrics` page.
-pub fn render(dialect: MetricsDialect, model: &str, p: &EngineParams, st: &ReplicaStats) -> String {
+/// Renders a replica's `/metrics` page as scraped at `now` (on the engine's clock).
+pub fn render(dialect: MetricsDialect, model: &str, p: &EngineParams, st: &ReplicaStats, now: Instant) -> String {
     match dialect {
         MetricsDialect::Vllm => render_vllm(model, p, st),
-        MetricsDialect::Sglang => render_sglang(model, p, st),
+        MetricsDialect::Sglang => super::sglang::expo::render(model, p, st, now),
     }
 }
 
@@ -155,48 +156,14 @@ fn render_vllm(model: &str, p: &EngineParams, st: &ReplicaStats) -> String {
     e.finish()
 }
 
-fn render_sglang(model: &str, p: &EngineParams, st: &ReplicaStats) -> String {
-    let mut e = Expo::new(format!("model_name=\"{model}\""));
-    e.gauge("sglang:num_running_reqs", "The number of running requests.", st.running as f64);
-    e.gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", st.waiting as f64);
-    e.gauge("sglang:token_usage", "The token usage.", st.kv_usage);
-    e.gauge("sglang:num_used_tokens", "The number of used tokens.", (st.kv_used_blocks * p.block_size) as f64);
-    e.gauge(
-        "sglang:max_total_num_tokens",
-        "Maximum total number of tokens in the KV cache pool.",
-        p.kv_capacity_tokens() as f64,
-    );
-    e.gauge("sglang:cache_hit_rate", "The prefix cache hit rate.", st.hit_rate());
-    e.gauge("sglang:gen_throughput", "The generation throughput (token/s).", st.gen_throughput);
-    e.gauge("sglang:num_retracted_reqs", "The number of retracted requests.", st.preemptions as f64);
-    e.counter("sglang:prompt_tokens", "Number of prefill tokens processed.", st.fin_prompt_tokens as f64, None);
-    e.counter(
-        "sglang:generation_tokens",
-        "Number of generation tokens processed.",
-        st.fin_generation_tokens as f64,
-        None,
-    );
-    e.counter("sglang:cached_tokens", "Number of cached prompt tokens.", st.fin_cached_tokens as f64, None);
-    e.counter("sglang:num_requests", "Number of requests processed.", st.fin_requests as f64, None);
-    e.counter("sglang:num_aborted_requests", "Number of requests aborted.", st.finished_abort as f64, None);
-    e.histogram("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", &st.ttft, None);
-    e.histogram("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", &st.itl, None);
-    e.histogram(
-        "sglang:e2e_request_latency_seconds",
-        "Histogram of End-to-end request latency in seconds",
-        &st.e2e,
-        None,
-    );
-    e.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn vllm_page_parses_and_names_every_family() {
-        let text = render(MetricsDialect::Vllm, "m", &EngineParams::default(), &ReplicaStats::default());
+        let text =
+            render(MetricsDialect::Vllm, "m", &EngineParams::default(), &ReplicaStats::default(), Instant::now());
         let parsed = crate::metrics::prom::Scrape::parse_strict(&text).unwrap();
         for name in ["vllm:num_requests_running", "vllm:prefix_cache_hits_total", "vllm:cache_config_info"] {
             assert!(parsed.has(name), "{name}");
@@ -207,8 +174,9 @@ mod tests {
 
     #[test]
     fn sglang_page_uses_sglang_names() {
-        let text = render(MetricsDialect::Sglang, "m", &EngineParams::default(), &ReplicaStats::default());
-        assert!(text.contains("sglang:num_running_reqs{model_name=\"m\"} 0.0"));
+        let text =
+            render(MetricsDialect::Sglang, "m", &EngineParams::default(), &ReplicaStats::default(), Instant::now());
+        assert!(text.contains("sglang:max_total_num_tokens{engine_type=\"unified\",model_name=\"m\""));
         assert!(!text.contains("vllm:"));
     }
 }

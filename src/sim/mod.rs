@@ -12,6 +12,7 @@ pub mod inproc;
 pub mod kv;
 pub mod llamacpp;
 pub mod params;
+pub mod sglang;
 pub mod stats;
 pub mod tokenizer;
 

@@ -94,6 +94,8 @@ pub struct ReplicaStats {
     pub created_unix: f64,
     /// What a llama.cpp replica counts (per request and per decode call).
     pub llamacpp: crate::sim::llamacpp::LlamaCounters,
+    /// What the SGLang page shows, moved as SGLang moves it.
+    pub sglang: crate::sim::sglang::stats::SglangStats,
 }
 
 impl Default for ReplicaStats {
@@ -123,6 +125,7 @@ impl Default for ReplicaStats {
             gen_throughput: 0.0,
             created_unix,
             llamacpp: Default::default(),
+            sglang: Default::default(),
         }
     }
 }

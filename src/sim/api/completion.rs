@@ -6,7 +6,9 @@ use super::chunks::ChunkFormat;
 use super::error::ApiError;
 use super::stream::{StreamFault, sse_body};
 use crate::sim::engine::{EngineMsg, EngineRequest, TokenEvent};
+use crate::sim::expo::MetricsDialect;
 use crate::sim::faults::RequestFault;
+use crate::sim::sglang;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -30,9 +32,15 @@ pub async fn chat(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Response 
 async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Response {
     let arrival = st.engine.clock.now();
     let limits = Limits { model: &st.model, max_model_len: st.params.max_model_len };
-    let prep = match prepare(&body, endpoint, &limits) {
+    let sglang = st.dialect == MetricsDialect::Sglang;
+    let prep = match sglang {
+        true => sglang::api::prepare(&body, endpoint, &st.model, st.params.max_model_len)
+            .map_err(IntoResponse::into_response),
+        false => prepare(&body, endpoint, &limits).map_err(IntoResponse::into_response),
+    };
+    let prep = match prep {
         Ok(p) => p,
-        Err(e) => return e.into_response(),
+        Err(resp) => return resp,
     };
     let fault = draw_fault(&st, &prep);
     if let Some(resp) = fault.and_then(|f| early_fault(f.kind)) {
@@ -49,6 +57,7 @@ async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Respo
         max_tokens: prep.max_tokens,
         stop_after: prep.stop_after,
         arrival,
+        stream: prep.stream,
         events: tx,
     };
     if !st.engine.send(EngineMsg::Submit(Box::new(req))) {
@@ -60,6 +69,12 @@ async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Respo
         .into_response();
     }
     let fmt = chunk_format(&st, &prep, endpoint);
+    if prep.stream && sglang {
+        let delay = st.params.wall(sglang::stream::ABORT_DELAY);
+        let stream = sglang::stream::sse_body(rx, fmt, st.stream_interval, fault, delay);
+        return ([(header::CONTENT_TYPE, "text/event-stream; charset=utf-8")], Body::from_stream(stream))
+            .into_response();
+    }
     if prep.stream {
         let stream = sse_body(rx, fmt, st.stream_interval, fault);
         return (

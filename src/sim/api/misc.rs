@@ -91,7 +91,7 @@ pub async fn metrics(State(st): State<Arc<ReplicaState>>) -> Response {
         None => {}
     }
     let stats = st.engine.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-    let mut text = expo::render(st.dialect, &st.model, &st.params, &stats);
+    let mut text = expo::render(st.dialect, &st.model, &st.params, &stats, st.engine.clock.now());
     if !st.faults.request.is_empty() {
         text.push_str(&st.tally.exposition());
     }

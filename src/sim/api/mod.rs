@@ -1,11 +1,11 @@
 //! The HTTP API of one simulated replica (vLLM's OpenAI-compatible server surface).
 
 pub mod body;
-mod chunks;
+pub(crate) mod chunks;
 mod completion;
 pub mod error;
 mod misc;
-mod stream;
+pub(crate) mod stream;
 
 use super::engine::EngineHandle;
 use super::expo::MetricsDialect;
@@ -55,12 +55,16 @@ pub fn router(state: Arc<ReplicaState>) -> Router {
     let mut r = Router::new()
         .route("/v1/completions", post(completion::completions))
         .route("/v1/chat/completions", post(completion::chat))
-        .route("/v1/models", get(misc::models))
-        .route("/tokenize", post(misc::tokenize))
         .route("/health", get(misc::health))
-        .route("/version", get(misc::version))
         .route("/metrics", get(misc::metrics));
-    if state.dev_mode {
+    r = match state.dialect {
+        MetricsDialect::Sglang => crate::sim::sglang::api::mount(r),
+        MetricsDialect::Vllm => r
+            .route("/v1/models", get(misc::models))
+            .route("/tokenize", post(misc::tokenize))
+            .route("/version", get(misc::version)),
+    };
+    if state.dev_mode && state.dialect == MetricsDialect::Vllm {
         r = r.route("/reset_prefix_cache", post(misc::reset_prefix_cache));
     }
     r.fallback(misc::not_found)

@@ -55,6 +55,9 @@ pub enum EngineMsg {
     Submit(Box<EngineRequest>),
     /// Forget every cached prefix, then reply.
     ResetPrefixCache(tokio::sync::oneshot::Sender<()>),
+    /// Forget every cached prefix only if no request is queued or running, and reply whether
+    /// it did (SGLang's `flush_cache`, docs/protocol.md §2.6).
+    FlushCacheIfIdle(tokio::sync::oneshot::Sender<bool>),
     /// Drop every request and start afresh with zeroed counters (a killed process).
     Crash,
 }
@@ -103,6 +106,13 @@ fn handle(sched: &mut Scheduler, msg: EngineMsg) {
         EngineMsg::ResetPrefixCache(reply) => {
             sched.reset_prefix_cache();
             let _ = reply.send(());
+        }
+        EngineMsg::FlushCacheIfIdle(reply) => {
+            let idle = sched.is_idle();
+            if idle {
+                sched.reset_prefix_cache();
+            }
+            let _ = reply.send(idle);
         }
         EngineMsg::Crash => sched.crash(),
     }

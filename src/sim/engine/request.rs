@@ -55,6 +55,8 @@ pub struct EngineRequest {
     pub stop_after: u32,
     /// When the HTTP request arrived.
     pub arrival: Instant,
+    /// The answer is streamed (SGLang labels its request metrics `is_streaming`).
+    pub stream: bool,
     /// Where token events go; the request is aborted when the receiver is dropped.
     pub events: UnboundedSender<TokenEvent>,
 }
@@ -110,5 +112,16 @@ impl Seq {
     /// True once the client has gone away.
     pub fn abandoned(&self) -> bool {
         self.req.events.is_closed()
+    }
+
+    /// The request as SGLang's metrics see it when it leaves at `at`.
+    pub fn leaving(&self, at: Instant) -> crate::sim::sglang::stats::Leaving {
+        crate::sim::sglang::stats::Leaving {
+            stream: self.req.stream,
+            prompt: self.req.prompt.len() as u64,
+            generated: u64::from(self.generated),
+            cached: self.cached_tokens,
+            e2e: at.saturating_duration_since(self.req.arrival),
+        }
     }
 }

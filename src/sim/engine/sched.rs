@@ -91,20 +91,27 @@ impl Scheduler {
         let kv = &mut self.kv;
         let (mut aborted, mut generated, mut seconds) = (0, 0, 0.0);
         let now = self.clock.now();
+        let mut st = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
         self.running.retain_mut(|s| {
             let keep = !s.abandoned();
             if !keep {
                 kv.release(&s.blocks);
                 aborted += 1;
+                st.finished_abort += 1;
+                st.sglang.on_abort(s.leaving(now), true);
                 let (g, t) = complete::cut_generation(s, now);
                 (generated, seconds) = (generated + g, seconds + t);
             }
             keep
         });
-        self.waiting.retain(|s| !s.abandoned());
+        self.waiting.retain(|s| {
+            let keep = !s.abandoned();
+            if !keep {
+                st.sglang.on_abort(s.leaving(now), false);
+            }
+            keep
+        });
         if aborted > 0 {
-            let mut st = self.lock_stats();
-            st.finished_abort += aborted;
             st.llamacpp.on_prediction(generated, seconds);
         }
     }
@@ -151,7 +158,9 @@ impl Scheduler {
         seq.hashed = 0;
         seq.step_new = 0;
         self.waiting.push_front(seq);
-        self.lock_stats().preemptions += 1;
+        let mut st = self.lock_stats();
+        st.preemptions += 1;
+        st.sglang.on_retract();
     }
 
     fn admit_waiting(&mut self, budget: &mut usize) {
@@ -189,6 +198,7 @@ impl Scheduler {
         let mut st = self.lock_stats();
         st.prefix_queries += total as u64;
         st.prefix_hits += cached as u64;
+        st.sglang.on_admission(cached as u64);
         if seq.admitted_at.is_none() {
             let now = self.clock.now();
             seq.admitted_at = Some(now);

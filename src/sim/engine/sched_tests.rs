@@ -15,7 +15,8 @@ fn sched(p: EngineParams) -> (Scheduler, Arc<Mutex<ReplicaStats>>) {
 
 fn request(prompt: Vec<u32>, max_tokens: u32) -> (EngineRequest, UnboundedReceiver<TokenEvent>) {
     let (tx, rx) = unbounded_channel();
-    let req = EngineRequest { prompt, max_tokens, stop_after: max_tokens, arrival: Instant::now(), events: tx };
+    let req =
+        EngineRequest { prompt, max_tokens, stop_after: max_tokens, arrival: Instant::now(), stream: true, events: tx };
     (req, rx)
 }
 

@@ -80,6 +80,7 @@ fn submit(replica: &ReplicaState, req: &LlamaRequest, arrival: Instant) -> Optio
         max_tokens: req.max_tokens,
         stop_after: req.stop_after.max(1),
         arrival,
+        stream: req.stream,
         events: tx,
     };
     replica.engine.send(EngineMsg::Submit(Box::new(er))).then_some(rx)

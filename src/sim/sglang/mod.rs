@@ -1,0 +1,10 @@
+//! The simulator's SGLang mode (`--metrics-dialect sglang`): a replica that answers as SGLang's
+//! source does (docs/protocol.md §2.1, §2.4–§2.7) — its `/metrics` page and when each number moves,
+//! the chunks of its streams, its native routes (`/get_server_info`, `/flush_cache`, …) and
+//! its length check. The engine model underneath is the shared one (`sim/engine`).
+
+pub mod api;
+pub mod chunks;
+pub mod expo;
+pub mod stats;
+pub mod stream;
