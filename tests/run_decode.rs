@@ -216,3 +216,29 @@ async fn llamacpp_decode_matrix_verdicts() {
     assert!(eight.capacity_limited, "8 streams on 4 slots");
     assert!((3.5..=4.5).contains(&eight.running_avg.unwrap()), "{:?}", eight.running_avg);
 }
+
+/// A decode session against the simulator's SGLang mode (its source's update points: token
+/// counters at request end, `realtime_tokens_total` per scheduler log): the cross-check reads
+/// the live counter and never claims a disagreement; the KV pool is known at preflight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sglang_decode_cross_check_reads_the_live_counter() {
+    use llm_decode_bench::sim::expo::MetricsDialect;
+    let c = cluster(1, 25.0, |cfg| cfg.dialects = vec![MetricsDialect::Sglang]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sglang.json");
+    let r = &c.info().replicas[0];
+    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0], vec![2]);
+    cfg.window = Duration::from_secs(3);
+    let report = start(cfg).await.expect("preflight passes").join.await.unwrap();
+    validate(&out);
+    assert!(report.target.kv_capacity_tokens.is_some(), "the KV pool from the page or /get_server_info");
+    let a = last(cell(&report, "0", 2));
+    assert_eq!(a.status, AttemptStatus::Measured);
+    let prom = a.prometheus.as_ref().expect("prometheus validation");
+    assert!(!prom.counts_disagree, "{prom:?}");
+    let name = prom.server_counter.as_deref().unwrap_or_default();
+    assert!(name.starts_with("sglang:realtime_tokens_total") && prom.counts_unchecked.is_none(), "{prom:?}");
+    // The counter moves every 40 decode steps: within a few steps of the client's count.
+    let ratio = prom.client_over_server.expect("server rate");
+    assert!((ratio - 1.0).abs() < 0.1, "client/server {ratio}");
+}

@@ -56,7 +56,7 @@ impl EngineDialect {
         match self {
             Self::VllmV1 | Self::VllmV0 => LiveTokens::Counter("vllm:generation_tokens_total"),
             Self::LlamaCpp => LiveTokens::Counter("llamacpp:n_busy_slots_per_decode x llamacpp:n_decode_total"),
-            Self::Sglang => LiveTokens::AtRequestEnd("sglang:generation_tokens_total"),
+            Self::Sglang => LiveTokens::Counter("sglang:realtime_tokens_total{mode=\"decode\"}"),
             Self::Unknown => LiveTokens::Unknown,
         }
     }
@@ -65,11 +65,9 @@ impl EngineDialect {
 /// What an engine's `/metrics` says about tokens while they are generated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LiveTokens {
-    /// A counter (or product of series, named here) that moves as tokens are generated.
+    /// A counter (or product of series, named here) that moves as tokens are generated; an
+    /// older build may lack it (see [`EngineDialect::no_live_counter_reason`]).
     Counter(&'static str),
-    /// The engine's token counter (named) moves only when a request ends: streams cut by the
-    /// client count after the window closed, so it cannot check a window live.
-    AtRequestEnd(&'static str),
     /// No engine series recognised.
     Unknown,
 }
@@ -79,8 +77,21 @@ impl LiveTokens {
     pub fn unchecked_reason(self, dialect: EngineDialect) -> Option<String> {
         match self {
             Self::Counter(_) => None,
-            Self::AtRequestEnd(name) => Some(format!("server counts move at request end on {dialect} ({name})")),
-            Self::Unknown => Some("no engine token counter recognised".into()),
+            Self::Unknown => Some(format!("no engine token counter recognised ({dialect} dialect)")),
+        }
+    }
+}
+
+impl EngineDialect {
+    /// Why the counts were not compared when the page lacked the live counter (an older build):
+    /// the engine's request-end counter is all it has.
+    pub fn no_live_counter_reason(self) -> String {
+        match (self, self.live_tokens()) {
+            (Self::Sglang, LiveTokens::Counter(live)) => format!(
+                "server counts move at request end on sglang (sglang:generation_tokens_total); this build has no {live}"
+            ),
+            (_, LiveTokens::Counter(live)) => format!("the page has no {live}"),
+            (_, other) => other.unchecked_reason(self).unwrap_or_default(),
         }
     }
 }

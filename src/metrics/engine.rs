@@ -278,6 +278,11 @@ fn sglang(s: &Scrape) -> EngineSample {
         retracted_gauge: scheduler("sglang:num_retracted_reqs").map(|v| v.iter().sum()),
         prompt_tokens: prompt,
         generation_tokens: counter(s, "sglang:generation_tokens_total"),
+        // Newer builds count decoded tokens per step (docs/protocol.md §2.1); older have none live.
+        live_generation_tokens: sglang_schedulers_where(s, "sglang:realtime_tokens_total", |l| {
+            l.get("mode").is_some_and(|m| m == "decode")
+        })
+        .map(|v| v.iter().sum()),
         requests_finished: finished,
         requests_aborted: aborted,
         kv_capacity_tokens: scheduler("sglang:max_total_num_tokens").map(|v| v.iter().sum()),
@@ -293,11 +298,20 @@ fn sglang(s: &Scrape) -> EngineSample {
 /// state, so of the series that differ only in `tp_rank`, `pp_rank` or `pid` the one of the
 /// lowest (`pp_rank`, `tp_rank`) is kept (docs/protocol.md §2.1). `None` without a series.
 fn sglang_schedulers(s: &Scrape, name: &str) -> Option<Vec<f64>> {
+    sglang_schedulers_where(s, name, |_| true)
+}
+
+/// [`sglang_schedulers`] over the series whose labels pass `keep`.
+fn sglang_schedulers_where(
+    s: &Scrape,
+    name: &str,
+    keep: impl Fn(&BTreeMap<String, String>) -> bool,
+) -> Option<Vec<f64>> {
     /// (`pp_rank`, `tp_rank`) of the series kept, and its value.
     type RankedValue = ((u64, u64), f64);
     let rank = |l: &BTreeMap<String, String>, k: &str| l.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     let mut kept: BTreeMap<Vec<(&str, &str)>, RankedValue> = BTreeMap::new();
-    for x in s.samples(name).filter(|x| !x.value.is_nan()) {
+    for x in s.samples(name).filter(|x| !x.value.is_nan() && keep(&x.labels)) {
         let key: Vec<(&str, &str)> = x
             .labels
             .iter()

@@ -46,6 +46,8 @@ pub const ENGINE_METRICS: &[&str] = &[
     "sglang:num_aborted_requests_total",
     "sglang:num_retracted_requests_total",
     "sglang:num_retracted_reqs",
+    "sglang:realtime_tokens_total",
+    "sglang:page_size",
     "llamacpp:requests_processing",
     "llamacpp:requests_deferred",
     "llamacpp:prompt_tokens_total",

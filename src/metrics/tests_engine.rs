@@ -172,12 +172,12 @@ fn live_tokens_by_dialect() {
     use super::dialect::LiveTokens;
     assert_eq!(EngineDialect::VllmV1.live_tokens(), LiveTokens::Counter("vllm:generation_tokens_total"));
     assert!(matches!(EngineDialect::LlamaCpp.live_tokens(), LiveTokens::Counter(_)));
-    let sglang = EngineDialect::Sglang.live_tokens();
-    assert_eq!(
-        sglang.unchecked_reason(EngineDialect::Sglang).as_deref(),
-        Some("server counts move at request end on sglang (sglang:generation_tokens_total)")
-    );
+    assert!(matches!(EngineDialect::Sglang.live_tokens(), LiveTokens::Counter(_)));
+    // The older SGLang page has no per-step counter: not checkable, and it says why.
     assert_eq!(engine("sglang").live_generation_tokens, None);
+    let why = EngineDialect::Sglang.no_live_counter_reason();
+    assert!(why.starts_with("server counts move at request end on sglang"), "{why}");
+    assert_eq!(EngineDialect::Unknown.no_live_counter_reason(), "no engine token counter recognised (unknown dialect)");
     assert_eq!(engine("vllm_v1").live_generation_tokens, engine("vllm_v1").generation_tokens);
 }
 
@@ -268,4 +268,12 @@ fn a_counter_going_down_is_a_restart() {
     let d = restarted.delta(&before);
     assert!(d.reset);
     assert_eq!(d.ttft_hist.unwrap().count, 1.0);
+}
+
+#[test]
+fn sglang_realtime_decode_tokens_are_the_live_counter() {
+    // The current page layout (tests/fixtures/sglang_observability.txt): decode tokens per step.
+    let e = page(include_str!("../../tests/fixtures/sglang_observability.txt"));
+    assert_eq!(e.dialect, EngineDialect::Sglang);
+    assert_eq!(e.live_generation_tokens, Some(4100.0), "mode=\"decode\" only, one series per scheduler");
 }

@@ -14,6 +14,7 @@ pub mod prom_source;
 pub mod resume;
 pub mod runner;
 pub mod series;
+pub mod server_info;
 pub mod snapshot;
 pub mod state;
 

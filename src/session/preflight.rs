@@ -158,6 +158,11 @@ pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> Rep
             wait = wait.saturating_mul(2);
         }
     }
+    if facts.dialect == EngineDialect::Sglang && facts.kv_capacity.is_none() {
+        // Newer SGLang shows its pool size only once the scheduler has logged; its server
+        // info has it from the start.
+        facts.kv_capacity = super::server_info::sglang_kv_capacity(backend, &ep.url).await;
+    }
     facts
 }
 

@@ -110,6 +110,10 @@ fn validation(
         add(&mut v.prefix_queries_delta, d.prefix_queries_tokens);
         add(&mut v.preemptions_delta, d.preemptions);
     }
+    if v.server_counter.is_some() && v.generation_tokens_delta.is_none() {
+        // The dialect has a live counter, but not this build (older SGLang).
+        (v.server_counter, v.counts_unchecked) = (None, Some(dialect.no_live_counter_reason()));
+    }
     v.generation_tps = v.generation_tokens_delta.filter(|_| span_s > 0.0).map(|g| g / span_s);
     v.client_over_server = v.generation_tps.filter(|s| *s > 0.0).map(|s| client_tps / s);
     v
