@@ -1,21 +1,36 @@
 //! Turning the engine's token events into an SSE body, with stream-interval batching and the
 //! mid-stream faults (reset, stall, malformed chunk).
 
+use super::ReplicaState;
 use super::chunks::{ChunkFormat, DONE};
 use crate::sim::engine::TokenEvent;
 use crate::sim::faults::RequestFault;
 use bytes::Bytes;
 use futures_util::Stream;
+use rand::Rng;
 use std::collections::VecDeque;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// A mid-stream fault and the number of tokens after which it strikes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamFault {
     /// Which fault.
     pub kind: RequestFault,
     /// Output tokens streamed before it strikes.
     pub after_tokens: u64,
+}
+
+impl StreamFault {
+    /// Draws the fault of one completion request on `replica` (tallied there), striking after
+    /// 1 to half of the `stop_after` tokens it will generate. The same draw for every mode.
+    pub fn draw(replica: &ReplicaState, stop_after: u32) -> Option<Self> {
+        let mut rng = replica.rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let drawn = replica.faults.draw_request(&mut *rng);
+        replica.tally.record(drawn);
+        let kind = drawn?;
+        let half = u64::from(stop_after / 2).max(1);
+        Some(Self { kind, after_tokens: rng.random_range(1..=half) })
+    }
 }
 
 struct State {
