@@ -83,16 +83,7 @@ mod tests {
     use std::time::Instant;
 
     fn fmt(endpoint: Endpoint) -> ChunkFormat {
-        ChunkFormat {
-            id: "x".into(),
-            created: 1,
-            model_json: "\"m\"".into(),
-            endpoint,
-            prompt_tokens: 4,
-            continuous_usage: false,
-            include_usage: true,
-            seed: 1,
-        }
+        crate::sim::api::chunks::test_support::test_format(endpoint, 4, false, 1)
     }
 
     async fn collect(endpoint: Endpoint) -> Vec<String> {
