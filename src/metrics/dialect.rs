@@ -97,6 +97,7 @@ impl EngineDialect {
 }
 
 impl EngineDialect {
+
     /// Detects the dialect from sample names and declared `# TYPE` families:
     ///
     /// 1. Any `vllm:` name → vLLM. Then, in order:
