@@ -142,22 +142,13 @@ async fn other_endpoints_answer_like_vllm() {
     let http = client();
     let models: Value = http.get(format!("{}/v1/models", r.url)).send().await.unwrap().json().await.unwrap();
     assert_eq!(models["data"][0]["max_model_len"], 131072);
-    let tok: Value = http
-        .post(format!("{}/tokenize", r.url))
-        .json(&json!({"prompt": " hello world"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tok = post_json(&http, &format!("{}/tokenize", r.url), &json!({"prompt": " hello world"})).await;
     assert_eq!(tok["count"], 2);
     assert!(http.get(format!("{}/health", r.url)).send().await.unwrap().status().is_success());
     let v: Value = http.get(format!("{}/version", r.url)).send().await.unwrap().json().await.unwrap();
     assert!(v["version"].as_str().unwrap().ends_with("+sim"));
     let body = json!({"prompt": "hi", "max_tokens": 7, "ignore_eos": true});
-    let full: Value =
-        http.post(format!("{}/v1/completions", r.url)).json(&body).send().await.unwrap().json().await.unwrap();
+    let full = post_json(&http, &format!("{}/v1/completions", r.url), &body).await;
     assert_eq!(full["usage"]["completion_tokens"], 7);
     assert_eq!(full["choices"][0]["finish_reason"], "length");
     let missing = http

@@ -62,15 +62,7 @@ async fn capacity_routes_and_the_length_check() {
         (Some(131_072), Some("sglang"))
     );
     assert_eq!(http.get(format!("{base}/version")).send().await.unwrap().status(), 404);
-    let tok: Value = http
-        .post(format!("{base}/tokenize"))
-        .json(&json!({"prompt": "a b c"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tok = post_json(&http, &format!("{base}/tokenize"), &json!({"prompt": "a b c"})).await;
     assert_eq!(tok["count"], 3);
     // Too long for the context: 400 before any stream starts, in SGLang's flat error shape.
     let body = json!({"prompt": "x", "max_tokens": 131_072, "stream": true});

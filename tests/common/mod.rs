@@ -136,6 +136,11 @@ pub fn completion_body(prompt: &str, max_tokens: u32) -> Value {
     })
 }
 
+/// POSTs `body` as JSON to `url` and returns the JSON answer (panics on any failure).
+pub async fn post_json(client: &reqwest::Client, url: &str, body: &Value) -> Value {
+    client.post(url).json(body).send().await.unwrap().json().await.unwrap()
+}
+
 /// Fetches a `/metrics` page.
 pub async fn metrics_text(client: &reqwest::Client, url: &str) -> String {
     client.get(url).send().await.expect("metrics reachable").text().await.expect("metrics body")

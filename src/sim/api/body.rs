@@ -49,12 +49,12 @@ struct RawRequest {
     add_generation_prompt: Option<bool>,
 }
 
-/// A validated request, ready for the engine.
-#[derive(Debug, Clone)]
+/// A validated request, ready for the engine (every mode's: vLLM's, SGLang's, llama.cpp's).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
     /// The endpoint it came to.
     pub endpoint: Endpoint,
-    /// Prompt token ids.
+    /// Prompt token ids (llama.cpp: empty for an empty completion prompt, answered at once).
     pub prompt: Vec<u32>,
     /// Most tokens to generate.
     pub max_tokens: u32,
@@ -99,11 +99,23 @@ pub fn prepare(body: &[u8], endpoint: Endpoint, limits: &Limits<'_>) -> Result<P
     let max_tokens = output_budget(requested, endpoint, prompt.len(), limits)?;
     let min_tokens = u32::try_from(raw.min_tokens.max(0)).unwrap_or(u32::MAX).min(max_tokens);
     let seed = prompt_seed(&prompt);
-    let natural = 16 + (seed % 496) as u32;
+    let natural = natural_length(seed);
     let stop_after = if raw.ignore_eos { max_tokens } else { natural.min(max_tokens).max(min_tokens).max(1) };
     let include_usage = raw.stream_options.as_ref().is_some_and(|o| o.include_usage.unwrap_or(true));
     let continuous_usage = include_usage && raw.stream_options.as_ref().is_some_and(|o| o.continuous_usage_stats);
     Ok(Prepared { endpoint, prompt, max_tokens, stop_after, stream: raw.stream, include_usage, continuous_usage, seed })
+}
+
+/// Tokens a request generates before its modelled EOS, from its seed: 16 to 511 in every
+/// mode (`ignore_eos` runs to the limit instead).
+pub fn natural_length(seed: u64) -> u32 {
+    16 + (seed % 496) as u32
+}
+
+/// A boolean field of a request body at JSON `pointer` (`/ignore_eos`,
+/// `/stream_options/include_usage`); false when absent or not a boolean.
+pub fn flag(body: &Value, pointer: &str) -> bool {
+    body.pointer(pointer).and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// A stable hash of the prompt's first 4096 token ids (seeds the modelled output length).

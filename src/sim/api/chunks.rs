@@ -157,26 +157,39 @@ impl ChunkFormat {
 /// The end-of-stream marker.
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
 
+/// Helpers of the chunk and stream unit tests of every mode.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_support {
+    use super::{Bytes, ChunkFormat, Endpoint};
 
-    fn fmt(endpoint: Endpoint, continuous: bool) -> ChunkFormat {
+    /// A format with id `x`, created 1, model `m` and `include_usage` on.
+    pub fn test_format(endpoint: Endpoint, prompt_tokens: u64, continuous_usage: bool, seed: u64) -> ChunkFormat {
         ChunkFormat {
             id: "x".into(),
             created: 1,
             model_json: "\"m\"".into(),
             endpoint,
-            prompt_tokens: 10,
-            continuous_usage: continuous,
+            prompt_tokens,
+            continuous_usage,
             include_usage: true,
-            seed: 3,
+            seed,
         }
     }
 
-    fn json_of(chunk: &Bytes) -> serde_json::Value {
+    /// The JSON payload of one `data: …` chunk.
+    pub fn json_of(chunk: &Bytes) -> serde_json::Value {
         let s = std::str::from_utf8(chunk).unwrap();
         serde_json::from_str(s.strip_prefix("data: ").unwrap().trim_end()).unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::json_of;
+    use super::*;
+
+    fn fmt(endpoint: Endpoint, continuous: bool) -> ChunkFormat {
+        test_support::test_format(endpoint, 10, continuous, 3)
     }
 
     #[test]

@@ -13,7 +13,6 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rand::Rng;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -42,7 +41,7 @@ async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Respo
         Ok(p) => p,
         Err(resp) => return resp,
     };
-    let fault = draw_fault(&st, &prep);
+    let fault = StreamFault::draw(&st, prep.stop_after);
     if let Some(resp) = fault.and_then(|f| early_fault(f.kind)) {
         return resp;
     }
@@ -84,15 +83,6 @@ async fn handle(st: Arc<ReplicaState>, body: Bytes, endpoint: Endpoint) -> Respo
             .into_response();
     }
     non_streaming(rx, fmt, fault).await
-}
-
-fn draw_fault(st: &ReplicaState, prep: &Prepared) -> Option<StreamFault> {
-    let mut rng = st.rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let drawn = st.faults.draw_request(&mut *rng);
-    st.tally.record(drawn);
-    let kind = drawn?;
-    let half = u64::from(prep.stop_after / 2).max(1);
-    Some(StreamFault { kind, after_tokens: rng.random_range(1..=half) })
 }
 
 fn early_fault(kind: RequestFault) -> Option<Response> {

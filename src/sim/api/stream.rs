@@ -1,16 +1,22 @@
 //! Turning the engine's token events into an SSE body, with stream-interval batching and the
-//! mid-stream faults (reset, stall, malformed chunk).
+//! mid-stream faults (reset, stall, malformed chunk). One state machine serves the vLLM and the
+//! SGLang modes: each says which chunks it writes ([`SseChunks`]) and how it paces them
+//! ([`Pacing`]).
 
+use super::ReplicaState;
+use super::body::Endpoint;
 use super::chunks::{ChunkFormat, DONE};
 use crate::sim::engine::TokenEvent;
 use crate::sim::faults::RequestFault;
 use bytes::Bytes;
 use futures_util::Stream;
+use rand::Rng;
 use std::collections::VecDeque;
+use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// A mid-stream fault and the number of tokens after which it strikes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamFault {
     /// Which fault.
     pub kind: RequestFault,
@@ -18,11 +24,85 @@ pub struct StreamFault {
     pub after_tokens: u64,
 }
 
-struct State {
+impl StreamFault {
+    /// Draws the fault of one completion request on `replica` (tallied there), striking after
+    /// 1 to half of the `stop_after` tokens it will generate. The same draw for every mode.
+    pub fn draw(replica: &ReplicaState, stop_after: u32) -> Option<Self> {
+        let mut rng = replica.rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let drawn = replica.faults.draw_request(&mut *rng);
+        replica.tally.record(drawn);
+        let kind = drawn?;
+        let half = u64::from(stop_after / 2).max(1);
+        Some(Self { kind, after_tokens: rng.random_range(1..=half) })
+    }
+}
+
+/// The chunks of one mode's stream; [`sse_stream`] decides when each goes out.
+pub trait SseChunks: Send + 'static {
+    /// Chat or completions (a chat stream opens with [`SseChunks::role`]).
+    fn endpoint(&self) -> Endpoint;
+    /// The first chat chunk: the assistant role.
+    fn role(&self) -> Bytes;
+    /// An intermediate chunk with output tokens `from..to`.
+    fn tokens(&self, from: u64, to: u64) -> Bytes;
+    /// Queues the chunks that end a finished request (not `[DONE]`), `sent` of its
+    /// `generated` tokens already out, `cached` prompt tokens reused.
+    fn finish(&self, out: &mut VecDeque<Bytes>, sent: u64, generated: u64, reason: &str, cached: u64);
+    /// An error event after the stream started.
+    fn error(&self, message: &str) -> Bytes;
+    /// The malformed chunk fault: a cut-off JSON object.
+    fn cut_off(&self) -> Bytes;
+}
+
+/// vLLM's chunks: the finish reason rides on the last token chunk, then the usage chunk.
+impl SseChunks for ChunkFormat {
+    fn endpoint(&self) -> Endpoint {
+        self.endpoint
+    }
+
+    fn role(&self) -> Bytes {
+        self.role_chunk()
+    }
+
+    fn tokens(&self, from: u64, to: u64) -> Bytes {
+        self.token_chunk(from, to, None)
+    }
+
+    fn finish(&self, out: &mut VecDeque<Bytes>, sent: u64, generated: u64, reason: &str, cached: u64) {
+        out.push_back(self.token_chunk(sent, generated, Some(reason)));
+        if self.include_usage {
+            out.push_back(self.usage_chunk(generated, cached));
+        }
+    }
+
+    fn error(&self, message: &str) -> Bytes {
+        ChunkFormat::error_event(message, 500)
+    }
+
+    fn cut_off(&self) -> Bytes {
+        self.malformed()
+    }
+}
+
+/// Where modes differ in when chunks go out.
+#[derive(Debug, Clone, Copy)]
+pub struct Pacing {
+    /// Tokens per chunk (`stream_interval`); the first token goes out at once.
+    pub interval: u32,
+    /// Read every queued engine event before writing (SGLang's tokenizer sees one output
+    /// batch at once: the last tokens ride with the finish); vLLM writes event by event.
+    pub batched: bool,
+    /// Wall time between a client going away and the abort of its request (zero: at once).
+    pub abort_delay: Duration,
+}
+
+struct State<C> {
     rx: Option<UnboundedReceiver<TokenEvent>>,
-    fmt: ChunkFormat,
-    /// Tokens per chunk (vLLM `stream_interval`).
+    chunks: C,
+    /// Tokens per chunk.
     interval: u64,
+    batched: bool,
+    abort_delay: Duration,
     /// Tokens generated so far.
     generated: u64,
     /// Tokens already sent in chunks.
@@ -36,84 +116,96 @@ struct State {
     fault: Option<StreamFault>,
 }
 
-/// What to do after handling an event.
-enum Next {
-    Continue,
-    Reset,
-    Stall,
+impl<C> Drop for State<C> {
+    fn drop(&mut self) {
+        if self.abort_delay.is_zero() {
+            return;
+        }
+        // The client went away mid-stream: keep the request alive until the abort task runs.
+        let (Some(rx), Ok(rt)) = (self.rx.take(), tokio::runtime::Handle::try_current()) else { return };
+        let delay = self.abort_delay;
+        drop(rt.spawn(async move {
+            tokio::time::sleep(delay).await;
+            drop(rx);
+        }));
+    }
 }
 
-impl State {
-    fn on_event(&mut self, ev: Option<TokenEvent>) -> Next {
-        match ev {
-            Some(TokenEvent::Token { .. }) => {
-                self.generated += 1;
-                if self.sent == 0 && self.generated == 1 && self.fmt.endpoint == super::body::Endpoint::Chat {
-                    self.pending.push_back(self.fmt.role_chunk());
+impl<C: SseChunks> State<C> {
+    /// Handles the events of one read; returns the fault that breaks or silences the
+    /// connection, if one strikes.
+    fn on_read(&mut self, events: Vec<Option<TokenEvent>>) -> Option<RequestFault> {
+        let mut end = None;
+        for ev in events {
+            match ev {
+                Some(TokenEvent::Token { .. }) => self.generated += 1,
+                other => {
+                    end = Some(other);
+                    break;
                 }
-                // vLLM sends the first token at once, then every `interval` tokens.
-                if self.sent == 0 || self.generated - self.sent >= self.interval {
-                    self.pending.push_back(self.fmt.token_chunk(self.sent, self.generated, None));
-                    self.sent = self.generated;
-                }
-                self.check_fault()
-            }
-            Some(TokenEvent::Finished { reason, cached_tokens }) => {
-                self.pending.push_back(self.fmt.token_chunk(self.sent, self.generated, Some(reason.as_str())));
-                self.sent = self.generated;
-                if self.fmt.include_usage {
-                    self.pending.push_back(self.fmt.usage_chunk(self.generated, cached_tokens));
-                }
-                self.end();
-                Next::Continue
-            }
-            Some(TokenEvent::Failed { message }) => {
-                self.pending.push_back(ChunkFormat::error_event(&message, 500));
-                self.end();
-                Next::Continue
-            }
-            None => {
-                self.pending.push_back(ChunkFormat::error_event("engine stopped", 500));
-                self.end();
-                Next::Continue
             }
         }
-    }
-
-    fn end(&mut self) {
+        let Some(end) = end else {
+            if self.sent == 0 && self.generated > 0 && self.chunks.endpoint() == Endpoint::Chat {
+                self.pending.push_back(self.chunks.role());
+            }
+            if (self.sent == 0 && self.generated > 0) || self.generated - self.sent >= self.interval {
+                self.pending.push_back(self.chunks.tokens(self.sent, self.generated));
+                self.sent = self.generated;
+            }
+            return self.check_fault();
+        };
+        let last = match end {
+            Some(TokenEvent::Finished { reason, cached_tokens }) => {
+                self.chunks.finish(&mut self.pending, self.sent, self.generated, reason.as_str(), cached_tokens);
+                self.sent = self.generated;
+                None
+            }
+            Some(TokenEvent::Failed { message }) => Some(self.chunks.error(&message)),
+            _ => Some(self.chunks.error("engine stopped")),
+        };
+        self.pending.extend(last);
         self.pending.push_back(Bytes::from_static(DONE));
         self.done = true;
         self.rx = None;
+        None
     }
 
-    fn check_fault(&mut self) -> Next {
-        let Some(f) = self.fault.filter(|f| self.sent >= f.after_tokens && self.sent > 0) else {
-            return Next::Continue;
-        };
+    fn check_fault(&mut self) -> Option<RequestFault> {
+        let f = self.fault.filter(|f| self.sent >= f.after_tokens && self.sent > 0)?;
         self.fault = None;
-        match f.kind {
-            RequestFault::Reset => Next::Reset,
-            RequestFault::Stall => Next::Stall,
-            RequestFault::Malformed => {
-                self.pending.push_back(self.fmt.malformed());
-                Next::Continue
-            }
-            _ => Next::Continue,
+        if f.kind == RequestFault::Malformed {
+            self.pending.push_back(self.chunks.cut_off());
+            return None;
         }
+        Some(f.kind)
     }
 }
 
-/// The SSE body of a streaming response.
+/// The SSE body of a vLLM streaming response: chunks every `interval` tokens, event by
+/// event, the request aborted as soon as the client goes away.
 pub fn sse_body(
     rx: UnboundedReceiver<TokenEvent>,
     fmt: ChunkFormat,
     interval: u32,
     fault: Option<StreamFault>,
 ) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+    sse_stream(rx, fmt, Pacing { interval, batched: false, abort_delay: Duration::ZERO }, fault)
+}
+
+/// The SSE body of a streaming response made of `chunks`, paced by `pacing`.
+pub fn sse_stream<C: SseChunks>(
+    rx: UnboundedReceiver<TokenEvent>,
+    chunks: C,
+    pacing: Pacing,
+    fault: Option<StreamFault>,
+) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
     let state = State {
         rx: Some(rx),
-        fmt,
-        interval: u64::from(interval.max(1)),
+        chunks,
+        interval: u64::from(pacing.interval.max(1)),
+        batched: pacing.batched,
+        abort_delay: pacing.abort_delay,
         generated: 0,
         sent: 0,
         pending: VecDeque::new(),
@@ -137,22 +229,26 @@ pub fn sse_body(
             if st.done {
                 return None;
             }
-            let ev = match st.rx.as_mut() {
-                Some(rx) => rx.recv().await,
-                None => None,
-            };
-            match st.on_event(ev) {
-                Next::Continue => {}
-                Next::Reset => {
-                    // Flush what was produced, then break the connection.
-                    st.rx = None;
-                    st.reset = true;
+            let mut read = Vec::new();
+            match st.rx.as_mut() {
+                Some(rx) => {
+                    read.push(rx.recv().await);
+                    if st.batched {
+                        while let Ok(ev) = rx.try_recv() {
+                            read.push(Some(ev));
+                        }
+                    }
                 }
-                Next::Stall => {
-                    // Abort the request in the engine, keep the connection open and silent.
-                    st.rx = None;
-                    st.stall = true;
-                }
+                None => read.push(None),
+            }
+            match st.on_read(read) {
+                // Flush what was produced, then break the connection. A broken or silent
+                // connection is the simulator's fault, not a client leaving: the request is
+                // aborted in the engine at once.
+                Some(RequestFault::Reset) => (st.rx, st.reset) = (None, true),
+                // Keep the connection open and silent.
+                Some(RequestFault::Stall) => (st.rx, st.stall) = (None, true),
+                _ => {}
             }
         }
     })

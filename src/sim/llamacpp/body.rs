@@ -3,34 +3,14 @@
 //! prompt that does not fit its slot is refused, and a body that is not JSON is a 500.
 
 use super::error::LlamaError;
-use crate::sim::api::body::{Endpoint, message_text, prompt_seed};
+use crate::sim::api::body::{Endpoint, Prepared, flag, message_text, natural_length, prompt_seed};
 use crate::sim::tokenizer::{ChatMessage, VOCAB_SIZE, tokenize, tokenize_chat};
 use serde_json::Value;
 
-/// A request ready for the engine.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LlamaRequest {
-    /// The endpoint it came to.
-    pub endpoint: Endpoint,
-    /// Prompt token ids (empty for an empty completion prompt, which llama.cpp answers at once).
-    pub prompt: Vec<u32>,
-    /// Most tokens to generate: `max_tokens`, cut to what is left of the slot.
-    pub max_tokens: u32,
-    /// Tokens generated before the modelled EOS (equals `max_tokens` with `ignore_eos`).
-    pub stop_after: u32,
-    /// Stream the answer as SSE.
-    pub stream: bool,
-    /// `stream_options.include_usage` (chat streams then end with a usage chunk).
-    pub include_usage: bool,
-    /// Seed of the output text, derived from the prompt.
-    pub seed: u64,
-}
-
-/// Tokens a request generates before its modelled EOS, from its seed: 16 to 511, the same
-/// spread as the vLLM replicas' (`ignore_eos` runs to the limit instead).
-fn natural_length(seed: u64) -> u32 {
-    16 + (seed % 496) as u32
-}
+/// A llama.cpp request is the shared [`Prepared`]: `max_tokens` cut to what is left of the
+/// slot, `include_usage` from `stream_options` (chat streams then end with a usage chunk),
+/// never continuous usage (llama-server has none).
+pub type LlamaRequest = Prepared;
 
 /// Parses a completion or chat body for a slot of `slot_ctx` tokens.
 pub fn parse(body: &[u8], endpoint: Endpoint, slot_ctx: usize) -> Result<LlamaRequest, LlamaError> {
@@ -47,11 +27,10 @@ pub fn parse(body: &[u8], endpoint: Endpoint, slot_ctx: usize) -> Result<LlamaRe
     let room = u32::try_from(slot_ctx - prompt.len()).unwrap_or(u32::MAX);
     let max_tokens = requested_tokens(&v).map_or(room, |m| m.min(room));
     let seed = prompt_seed(&prompt);
-    let ignore_eos = v.get("ignore_eos").and_then(Value::as_bool).unwrap_or(false);
-    let stop_after = if ignore_eos { max_tokens } else { natural_length(seed).min(max_tokens) };
-    let include_usage = v.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false);
-    let stream = v.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    Ok(LlamaRequest { endpoint, prompt, max_tokens, stop_after, stream, include_usage, seed })
+    let stop_after = if flag(&v, "/ignore_eos") { max_tokens } else { natural_length(seed).min(max_tokens) };
+    let include_usage = flag(&v, "/stream_options/include_usage");
+    let stream = flag(&v, "/stream");
+    Ok(Prepared { endpoint, prompt, max_tokens, stop_after, stream, include_usage, continuous_usage: false, seed })
 }
 
 /// The output cap a request asks for (`max_completion_tokens`, `max_tokens` or `n_predict`);

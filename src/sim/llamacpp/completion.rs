@@ -6,9 +6,10 @@ use super::body::{LlamaRequest, parse};
 use super::chunks::LlamaFormat;
 use super::error::LlamaError;
 use super::server::{CloseGuard, JSON, SSE, StreamCloser};
-use super::stream::{Clock, MidStreamFault, sse_body};
+use super::stream::{Clock, sse_body};
 use crate::sim::api::ReplicaState;
 use crate::sim::api::body::Endpoint;
+use crate::sim::api::stream::StreamFault;
 use crate::sim::engine::{EngineMsg, EngineRequest, FinishReason, TokenEvent};
 use crate::sim::faults::RequestFault;
 use axum::Extension;
@@ -16,7 +17,6 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rand::Rng;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -43,7 +43,7 @@ async fn handle(st: Arc<LlamaState>, closer: Option<StreamCloser>, body: Bytes, 
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    let fault = draw_fault(replica, &req);
+    let fault = StreamFault::draw(replica, req.stop_after);
     if let Some(e) = fault.and_then(|f| early_fault(f.kind)) {
         return e.into_response();
     }
@@ -84,15 +84,6 @@ fn submit(replica: &ReplicaState, req: &LlamaRequest, arrival: Instant) -> Optio
         events: tx,
     };
     replica.engine.send(EngineMsg::Submit(Box::new(er))).then_some(rx)
-}
-
-fn draw_fault(replica: &ReplicaState, req: &LlamaRequest) -> Option<MidStreamFault> {
-    let mut rng = replica.rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let drawn = replica.faults.draw_request(&mut *rng);
-    replica.tally.record(drawn);
-    let kind = drawn?;
-    let half = u64::from(req.stop_after / 2).max(1);
-    Some(MidStreamFault { kind, after_tokens: rng.random_range(1..=half) })
 }
 
 /// The injected faults answered before any event, in llama.cpp's error shape.
@@ -136,7 +127,7 @@ async fn whole(
     mut rx: UnboundedReceiver<TokenEvent>,
     fmt: LlamaFormat,
     mut clock: Clock,
-    fault: Option<MidStreamFault>,
+    fault: Option<StreamFault>,
 ) -> Response {
     let mut generated = 0u64;
     loop {

@@ -5,6 +5,7 @@
 use super::chunks::{DONE, LlamaFormat, Timings, error_event};
 use super::server::CloseGuard;
 use crate::sim::api::body::Endpoint;
+use crate::sim::api::stream::StreamFault;
 use crate::sim::engine::TokenEvent;
 use crate::sim::faults::RequestFault;
 use bytes::Bytes;
@@ -12,15 +13,6 @@ use futures_util::Stream;
 use std::collections::VecDeque;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedReceiver;
-
-/// A mid-stream fault and the number of tokens after which it strikes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MidStreamFault {
-    /// Which fault.
-    pub kind: RequestFault,
-    /// Output tokens streamed before it strikes.
-    pub after_tokens: u64,
-}
 
 /// Token times of one request, for its `timings`.
 #[derive(Debug, Clone, Copy)]
@@ -74,7 +66,7 @@ struct State {
     generated: u64,
     pending: VecDeque<Bytes>,
     then: Then,
-    fault: Option<MidStreamFault>,
+    fault: Option<StreamFault>,
     /// Dropped with the body: closes the connection.
     _guard: CloseGuard,
 }
@@ -131,7 +123,7 @@ pub fn sse_body(
     rx: UnboundedReceiver<TokenEvent>,
     fmt: LlamaFormat,
     clock: Clock,
-    fault: Option<MidStreamFault>,
+    fault: Option<StreamFault>,
     guard: CloseGuard,
 ) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
     let state = State {

@@ -3,7 +3,7 @@
 //! (docs/protocol.md §2.6, §2.7).
 
 use crate::sim::api::ReplicaState;
-use crate::sim::api::body::{Endpoint, Limits, Prepared, prepare as prepare_openai};
+use crate::sim::api::body::{Endpoint, Limits, Prepared, flag, prepare as prepare_openai};
 use crate::sim::engine::EngineMsg;
 use crate::sim::sglang::stats::DECODE_LOG_INTERVAL;
 use crate::sim::tokenizer::tokenize;
@@ -80,14 +80,11 @@ pub fn prepare(body: &[u8], endpoint: Endpoint, model: &str, context_len: usize)
     }
     // The scheduler caps an uncapped request at the room left in the context.
     let cap = u32::try_from(max_new.unwrap_or((context_len - input - 1) as u64)).unwrap_or(u32::MAX);
-    let ignore_eos = raw.get("ignore_eos").and_then(Value::as_bool).unwrap_or(false);
-    prep.stop_after = if ignore_eos { cap } else { prep.stop_after.min(cap) };
+    prep.stop_after = if flag(&raw, "/ignore_eos") { cap } else { prep.stop_after.min(cap) };
     prep.max_tokens = cap;
     // `should_include_usage`: the two options are independent, both off by default.
-    let opts = raw.get("stream_options");
-    let flag = |k: &str| opts.and_then(|o| o.get(k)).and_then(Value::as_bool).unwrap_or(false);
-    prep.include_usage = flag("include_usage");
-    prep.continuous_usage = flag("continuous_usage_stats");
+    prep.include_usage = flag(&raw, "/stream_options/include_usage");
+    prep.continuous_usage = flag(&raw, "/stream_options/continuous_usage_stats");
     Ok(prep)
 }
 

@@ -119,23 +119,10 @@ pub fn error_event(message: &str, code: u16) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::api::chunks::test_support::{json_of as json, test_format};
 
     fn fmt(endpoint: Endpoint, continuous: bool) -> ChunkFormat {
-        ChunkFormat {
-            id: "x".into(),
-            created: 1,
-            model_json: "\"m\"".into(),
-            endpoint,
-            prompt_tokens: 10,
-            continuous_usage: continuous,
-            include_usage: true,
-            seed: 3,
-        }
-    }
-
-    fn json(b: &Bytes) -> serde_json::Value {
-        let s = std::str::from_utf8(b).unwrap();
-        serde_json::from_str(s.strip_prefix("data: ").unwrap().trim_end()).unwrap()
+        test_format(endpoint, 10, continuous, 3)
     }
 
     #[test]

@@ -4,10 +4,9 @@
 
 use super::chunks;
 use crate::sim::api::body::Endpoint;
-use crate::sim::api::chunks::{ChunkFormat, DONE};
-use crate::sim::api::stream::StreamFault;
+use crate::sim::api::chunks::ChunkFormat;
+use crate::sim::api::stream::{Pacing, SseChunks, StreamFault, sse_stream};
 use crate::sim::engine::TokenEvent;
-use crate::sim::faults::RequestFault;
 use bytes::Bytes;
 use futures_util::Stream;
 use std::collections::VecDeque;
@@ -17,105 +16,55 @@ use tokio::sync::mpsc::UnboundedReceiver;
 /// How long after a client disconnects SGLang aborts its request (modelled time).
 pub const ABORT_DELAY: Duration = Duration::from_secs(2);
 
-struct State {
-    rx: Option<UnboundedReceiver<TokenEvent>>,
-    fmt: ChunkFormat,
-    interval: u64,
-    generated: u64,
-    sent: u64,
-    pending: VecDeque<Bytes>,
-    done: bool,
-    reset: bool,
-    stall: bool,
-    fault: Option<StreamFault>,
-    /// Wall time between the client going away and the abort.
-    abort_delay: Duration,
-}
+/// SGLang's chunks ([`super::chunks`]) over the shared format.
+struct Sglang(ChunkFormat);
 
-impl Drop for State {
-    fn drop(&mut self) {
-        // The client went away mid-stream: keep the request alive until the abort task runs.
-        let (Some(rx), Ok(rt)) = (self.rx.take(), tokio::runtime::Handle::try_current()) else { return };
-        let delay = self.abort_delay;
-        drop(rt.spawn(async move {
-            tokio::time::sleep(delay).await;
-            drop(rx);
-        }));
-    }
-}
-
-impl State {
-    /// Handles the events of one engine output batch: SGLang's tokenizer sees the last tokens
-    /// and the finish reason of a request in one output, so they go out together.
-    fn on_batch(&mut self, events: Vec<Option<TokenEvent>>) -> Option<RequestFault> {
-        let mut end = None;
-        for ev in events {
-            match ev {
-                Some(TokenEvent::Token { .. }) => self.generated += 1,
-                other => {
-                    end = Some(other);
-                    break;
-                }
-            }
-        }
-        let Some(end) = end else {
-            if self.sent == 0 && self.generated > 0 && self.fmt.endpoint == Endpoint::Chat {
-                self.pending.push_back(chunks::role(&self.fmt));
-            }
-            if (self.sent == 0 && self.generated > 0) || self.generated - self.sent >= self.interval {
-                self.pending.push_back(chunks::tokens(&self.fmt, self.sent, self.generated, None));
-                self.sent = self.generated;
-            }
-            return self.check_fault();
-        };
-        match end {
-            Some(TokenEvent::Finished { reason, .. }) => self.finish(reason.as_str()),
-            Some(TokenEvent::Failed { message }) => self.pending.push_back(chunks::error_event(&message, 500)),
-            _ => self.pending.push_back(chunks::error_event("engine stopped", 500)),
-        }
-        self.pending.push_back(Bytes::from_static(DONE));
-        self.done = true;
-        self.rx = None;
-        None
+impl SseChunks for Sglang {
+    fn endpoint(&self) -> Endpoint {
+        self.0.endpoint
     }
 
-    fn finish(&mut self, reason: &str) {
-        if self.sent == 0 && self.fmt.endpoint == Endpoint::Chat {
-            self.pending.push_back(chunks::role(&self.fmt));
+    fn role(&self) -> Bytes {
+        chunks::role(&self.0)
+    }
+
+    fn tokens(&self, from: u64, to: u64) -> Bytes {
+        chunks::tokens(&self.0, from, to, None)
+    }
+
+    /// Chat: the role if nothing went out yet, the last tokens, then the finish in a chunk of
+    /// its own; completions: the finish on the last text chunk. Then the usage chunk.
+    fn finish(&self, out: &mut VecDeque<Bytes>, sent: u64, generated: u64, reason: &str, _cached: u64) {
+        let f = &self.0;
+        if sent == 0 && f.endpoint == Endpoint::Chat {
+            out.push_back(chunks::role(f));
         }
-        match self.fmt.endpoint {
+        match f.endpoint {
             Endpoint::Chat => {
-                if self.generated > self.sent {
-                    self.pending.push_back(chunks::tokens(&self.fmt, self.sent, self.generated, None));
+                if generated > sent {
+                    out.push_back(chunks::tokens(f, sent, generated, None));
                 }
-                self.pending.push_back(chunks::chat_finish(&self.fmt, reason));
+                out.push_back(chunks::chat_finish(f, reason));
             }
-            Endpoint::Completions => {
-                self.pending.push_back(chunks::tokens(&self.fmt, self.sent, self.generated, Some(reason)));
-            }
+            Endpoint::Completions => out.push_back(chunks::tokens(f, sent, generated, Some(reason))),
         }
-        self.sent = self.generated;
-        if self.fmt.include_usage {
-            self.pending.push_back(chunks::usage_chunk(&self.fmt, self.generated));
+        if f.include_usage {
+            out.push_back(chunks::usage_chunk(f, generated));
         }
     }
 
-    fn check_fault(&mut self) -> Option<RequestFault> {
-        let f = self.fault.filter(|f| self.sent >= f.after_tokens && self.sent > 0)?;
-        self.fault = None;
-        if f.kind == RequestFault::Malformed {
-            self.pending.push_back(self.fmt_malformed());
-            return None;
-        }
-        Some(f.kind)
+    fn error(&self, message: &str) -> Bytes {
+        chunks::error_event(message, 500)
     }
 
-    fn fmt_malformed(&self) -> Bytes {
-        Bytes::from(format!("data: {{\"id\":\"{}\",\"choices\":[{{\"delta\":{{\"content\":\"bro\n\n", self.fmt.id))
+    fn cut_off(&self) -> Bytes {
+        Bytes::from(format!("data: {{\"id\":\"{}\",\"choices\":[{{\"delta\":{{\"content\":\"bro\n\n", self.0.id))
     }
 }
 
-/// The SSE body of a streamed SGLang response; `abort_delay` is [`ABORT_DELAY`] in wall time.
+/// The SSE body of a streamed SGLang response: chunks every `interval` tokens of an output
+/// batch, the request aborted `abort_delay` ([`ABORT_DELAY`] in wall time) after the client
+/// goes away.
 pub fn sse_body(
     rx: UnboundedReceiver<TokenEvent>,
     fmt: ChunkFormat,
@@ -123,52 +72,7 @@ pub fn sse_body(
     fault: Option<StreamFault>,
     abort_delay: Duration,
 ) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
-    let state = State {
-        rx: Some(rx),
-        fmt,
-        interval: u64::from(interval.max(1)),
-        generated: 0,
-        sent: 0,
-        pending: VecDeque::new(),
-        done: false,
-        reset: false,
-        stall: false,
-        fault,
-        abort_delay,
-    };
-    futures_util::stream::unfold(Some(state), |state| async move {
-        let mut st = state?;
-        loop {
-            if let Some(b) = st.pending.pop_front() {
-                return Some((Ok(b), Some(st)));
-            }
-            if st.reset {
-                return Some((Err(std::io::Error::other("injected connection reset")), None));
-            }
-            if st.stall {
-                std::future::pending::<()>().await;
-            }
-            if st.done {
-                return None;
-            }
-            let mut batch = Vec::new();
-            if let Some(rx) = st.rx.as_mut() {
-                batch.push(rx.recv().await);
-                while let Ok(ev) = rx.try_recv() {
-                    batch.push(Some(ev));
-                }
-            } else {
-                batch.push(None);
-            }
-            match st.on_batch(batch) {
-                // A broken or silent connection is the simulator's fault, not a client leaving:
-                // the request is aborted at once.
-                Some(RequestFault::Reset) => (st.rx, st.reset) = (None, true),
-                Some(RequestFault::Stall) => (st.rx, st.stall) = (None, true),
-                _ => {}
-            }
-        }
-    })
+    sse_stream(rx, Sglang(fmt), Pacing { interval, batched: true, abort_delay }, fault)
 }
 
 #[cfg(test)]
@@ -179,16 +83,7 @@ mod tests {
     use std::time::Instant;
 
     fn fmt(endpoint: Endpoint) -> ChunkFormat {
-        ChunkFormat {
-            id: "x".into(),
-            created: 1,
-            model_json: "\"m\"".into(),
-            endpoint,
-            prompt_tokens: 4,
-            continuous_usage: false,
-            include_usage: true,
-            seed: 1,
-        }
+        crate::sim::api::chunks::test_support::test_format(endpoint, 4, false, 1)
     }
 
     async fn collect(endpoint: Endpoint) -> Vec<String> {
