@@ -9,9 +9,9 @@
 //! Hot path cost: one boxed future per exchange; reading a chunk is a `match` on the body
 //! kind and the underlying read, no allocation of its own.
 
+use super::reuse::StreamReuse;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use super::reuse::StreamReuse;
 use reqwest::header::{CONNECTION, HeaderMap};
 use reqwest::{Method, StatusCode};
 use std::future::Future;
@@ -195,15 +195,15 @@ impl BackendResponse {
     }
 }
 
-/// Exchanges over reqwest: what real targets use.
-#[derive(Debug)]
+/// Exchanges over reqwest: what real targets use. Clones share the connections and the policy.
+#[derive(Debug, Clone)]
 pub struct HttpBackend {
     /// Every exchange that may reuse a connection (one pool shared by every exchange).
     client: reqwest::Client,
     /// Exchanges that must open a connection of their own: keeps no idle connection.
     fresh: reqwest::Client,
     /// Whether streamed requests go out on `client` or on `fresh`.
-    streams: StreamReuse,
+    streams: Arc<StreamReuse>,
 }
 
 impl HttpBackend {
@@ -219,7 +219,7 @@ impl HttpBackend {
     /// A backend pooling on `client` and opening connections of their own on `fresh` (a
     /// client that keeps no idle connection, e.g. `pool_max_idle_per_host(0)`).
     pub fn with_fresh(client: reqwest::Client, fresh: reqwest::Client) -> Self {
-        Self { client, fresh, streams: StreamReuse::default() }
+        Self { client, fresh, streams: Arc::default() }
     }
 
     /// A backend whose two clients are built by `make` (the fresh one without idle pool).

@@ -125,7 +125,9 @@ impl Backend for Scripted {
             match step {
                 Step::GiveBack => Err(BackendError::send(given_back().await)),
                 Step::Close => Err(BackendError::send(written_then_closed().await)),
-                Step::Answer => Ok(BackendResponse::from_local(axum::response::Response::new(axum::body::Body::empty()))),
+                Step::Answer => {
+                    Ok(BackendResponse::from_local(axum::response::Response::new(axum::body::Body::empty())))
+                }
             }
         })
     }

@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the report says about connection reuse (`target.connection_reuse`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

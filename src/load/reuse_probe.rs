@@ -89,7 +89,9 @@ impl Target {
         if !u.username().is_empty() || u.password().is_some() {
             return Err("credentials in the URL".into());
         }
-        if let Some(var) = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"].iter().find(|v| std::env::var_os(v).is_some()) {
+        if let Some(var) =
+            ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"].iter().find(|v| std::env::var_os(v).is_some())
+        {
             return Err(format!("a proxy is set (${var})"));
         }
         let host = u.host_str().ok_or("no host in the URL")?.to_string();
@@ -260,7 +262,10 @@ mod tests {
     #[test]
     fn only_plain_http_without_credentials_is_probed() {
         let t = Target::parse("http://127.0.0.1:8091/v1/completions?x=1").unwrap();
-        assert_eq!((t.addr.as_str(), t.host.as_str(), t.path.as_str()), ("127.0.0.1:8091", "127.0.0.1:8091", "/v1/completions?x=1"));
+        assert_eq!(
+            (t.addr.as_str(), t.host.as_str(), t.path.as_str()),
+            ("127.0.0.1:8091", "127.0.0.1:8091", "/v1/completions?x=1")
+        );
         let t = Target::parse("http://[::1]/v1/chat/completions").unwrap();
         assert_eq!((t.addr.as_str(), t.host.as_str()), ("[::1]:80", "[::1]"));
         assert_eq!(Target::parse("https://h/v1/completions").err().as_deref(), Some("https"));
