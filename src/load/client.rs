@@ -205,7 +205,8 @@ impl ApiClient {
         // llama.cpp answers `{"tokens": [...]}` without a count, and only for `content`: to a
         // vLLM-style body it says `{"tokens": []}`, which means "unknown", never 0 tokens. A
         // bare tokenizer has no chat template, so only a completions prompt is asked again.
-        let shape = |detail: &str| ClientError::Shape { url: redact_url(&self.url("/tokenize")), detail: detail.into() };
+        let shape =
+            |detail: &str| ClientError::Shape { url: redact_url(&self.url("/tokenize")), detail: detail.into() };
         if endpoint == Endpoint::Chat || !v.get("tokens").is_some_and(Value::is_array) {
             return Err(shape("no `count`"));
         }

@@ -16,7 +16,7 @@ pub struct ConnectionReuse {
     /// opens a connection of its own and asks the server to close it (`Connection: close`).
     /// Non-streamed API calls always pool.
     pub streams_reuse: bool,
-    /// Why, e.g. "server closed the connection 0.2 ms after a streamed response (preflight
+    /// Why, e.g. "server closed the connection 0.21 ms after a streamed response (preflight
     /// probe)" or "not probed: https".
     pub evidence: String,
 }
@@ -102,7 +102,7 @@ fn line(streams_reuse: bool, evidence: &str) -> String {
     } else {
         "every streamed request opens a connection of its own"
     };
-    format!("connections: {what} ({evidence})")
+    format!("connections: {what}; {evidence}")
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ impl Probe {
     pub fn evidence(&self) -> String {
         match self {
             Self::Closed(after) => format!(
-                "server closed the connection {:.1} ms after a streamed response (preflight probe)",
+                "server closed the connection {:.2} ms after a streamed response (preflight probe)",
                 after.as_secs_f64() * 1e3
             ),
             Self::SaidClose => "server closes the connection after a streamed response (preflight probe)".into(),

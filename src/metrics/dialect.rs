@@ -86,7 +86,6 @@ impl LiveTokens {
 }
 
 impl EngineDialect {
-
     /// Detects the dialect from sample names and declared `# TYPE` families:
     ///
     /// 1. Any `vllm:` name → vLLM. Then, in order:

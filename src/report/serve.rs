@@ -128,7 +128,6 @@ pub struct ServerTokenCheck {
     pub equal: bool,
 }
 
-
 /// `vllm bench serve`'s result figures of one attempt, with its definitions: latencies are of
 /// completed requests only; a figure without samples is null (vLLM writes 0).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

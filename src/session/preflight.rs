@@ -121,7 +121,10 @@ pub fn too_long_note(too_long: &[u64], max_model_len: Option<u64>) -> Option<Str
     let sizes: Vec<String> =
         too_long.iter().map(|c| format!("{} (deficit {} tokens)", crate::units::format_size(*c), c - len)).collect();
     (!sizes.is_empty()).then(|| {
-        format!("preflight: --ctx {} exceeds the model's max_model_len {len}: those cells are skipped", sizes.join(", "))
+        format!(
+            "preflight: --ctx {} exceeds the model's max_model_len {len}: those cells are skipped",
+            sizes.join(", ")
+        )
     })
 }
 

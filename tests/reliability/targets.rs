@@ -338,7 +338,12 @@ async fn a_context_over_max_model_len_is_said_at_preflight_and_skipped() {
     assert!(logs.iter().any(|l| l.strip_prefix("warning: ").unwrap_or(l) == line), "{logs:?}");
     let big = &cells(&report)[1];
     assert_eq!(big.status, CellOutcome::Skipped);
-    assert!(big.timeout_reason.as_deref().is_some_and(|r| r.contains("exceeds max_model_len 4096; deficit 999995904 tokens")), "{big:?}");
+    assert!(
+        big.timeout_reason
+            .as_deref()
+            .is_some_and(|r| r.contains("exceeds max_model_len 4096; deficit 999995904 tokens")),
+        "{big:?}"
+    );
     assert!(biggest.load(Ordering::SeqCst) < 1 << 20, "the huge prompt is never built or counted");
     let _: Value = serde_json::to_value(&report).unwrap();
 }

@@ -24,7 +24,9 @@ pub fn kv_skip_reason(ctx: u64, conc: u32, capacity: Option<u64>, oversubscribe:
 pub fn ctx_skip_reason(spec: &CellSpec, max_model_len: Option<u64>) -> Option<String> {
     let CellKey::Grid { ctx, .. } = spec.key else { return None };
     let len = max_model_len?;
-    (ctx > len).then(|| format!("a {}-token prompt exceeds max_model_len {len}; deficit {} tokens", format_size(ctx), ctx - len))
+    (ctx > len).then(|| {
+        format!("a {}-token prompt exceeds max_model_len {len}; deficit {} tokens", format_size(ctx), ctx - len)
+    })
 }
 
 /// The axes of a ctx x conc grid and its KV-fit rule.

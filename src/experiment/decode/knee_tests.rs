@@ -146,7 +146,8 @@ fn a_flat_server_series_gives_way_to_the_client_series() {
     let start = Instant::now();
     let w = Window { start, end: start + Duration::from_secs(5) };
     let step = Duration::from_millis(250);
-    let client: Vec<(f64, f64)> = (1..=10).map(|i| (i as f64 * 0.5, 1000.0 + if i % 2 == 0 { 40.0 } else { -40.0 })).collect();
+    let client: Vec<(f64, f64)> =
+        (1..=10).map(|i| (i as f64 * 0.5, 1000.0 + if i % 2 == 0 { 40.0 } else { -40.0 })).collect();
     let s = attempt_saturation(Some(&history_at(start, |_| 0.0, 0.0)), Some(w), step, &[], &client).unwrap();
     let noise = s.tps_noise.unwrap();
     assert_eq!(noise.source, "client_per_second");
