@@ -160,7 +160,7 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
 pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Result<SessionHandles> {
     let client = ApiClient::new(backend.clone(), &cfg.base_url, cfg.api_key.clone());
     let (mut facts, notes) = gather_facts(&cfg, &client).await?;
-    let reuse_line = preflight::probe_reuse(&client, cfg.endpoint, &facts.model).await;
+    let reuse_line = preflight::probe_reuse(&client, preflight::stream_endpoint(&cfg), &facts.model).await;
     if let Some(r) = &cfg.resume {
         super::resume::check_model(r, &facts.model)?;
     }
