@@ -39,6 +39,8 @@ async fn decode_matrix_against_the_sim() {
     let file = validate(&out);
     assert!(file == report, "the file holds the final report");
     assert!(report.complete);
+    let reuse = report.target.connection_reuse.as_ref().expect("preflight probed connection reuse");
+    assert!(reuse.streams_reuse && reuse.evidence.contains("kept the connection open"), "{reuse:?}");
 
     let small = last(cell(&report, "0", 1));
     assert_eq!(small.status, AttemptStatus::Measured);

@@ -30,10 +30,25 @@ fn hist(text: &str, name: &str) -> (f64, f64) {
     (sum, sample_value(text, &format!("{name}_count")).expect("histogram count"))
 }
 
-/// Runs the vocabulary probe alone against `base`, as each serve session does before its first
-/// cell, and returns what it added to the server's TTFT and e2e histograms and how many of its
-/// requests the server served.
-async fn probe_alone(base: &str, metrics: &str) -> ([(f64, f64); 2], u32) {
+/// What preflight's one-token probe of connection reuse adds to the server's prompt-token,
+/// generation-token and success counters, sent alone as each session sends it.
+async fn reuse_probe_alone(base: &str, metrics: &str) -> [f64; 3] {
+    use llm_decode_bench::load::request::Endpoint;
+    let names = ["vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:request_success_total"];
+    let before = metrics_text(&client(), metrics).await;
+    let backend = llm_decode_bench::load::backend::HttpBackend::shared(client());
+    let api = llm_decode_bench::load::client::ApiClient::new(backend, base, None);
+    let said = llm_decode_bench::session::preflight::probe_reuse(&api, Endpoint::Completions, "sim-llama-27b").await;
+    assert!(said.is_some_and(|l| l.contains("kept the connection open")), "the simulator keeps its connections");
+    let after = metrics_text(&client(), metrics).await;
+    names.map(|n| sample_value(&after, n).unwrap_or(0.0) - sample_value(&before, n).unwrap_or(0.0))
+}
+
+/// Runs the vocabulary probe (and the probe of connection reuse) alone against `base`, as each
+/// serve session does before its first cell, and returns what both added to the server's TTFT
+/// and e2e histograms, how many of the vocabulary probe's requests the server served, and what
+/// the reuse probe added to the counters ([`reuse_probe_alone`]).
+async fn probe_alone(base: &str, metrics: &str) -> ([(f64, f64); 2], u32, [f64; 3]) {
     use llm_decode_bench::cell::context::Target;
     let names = ["vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds"];
     let before = metrics_text(&client(), metrics).await;
@@ -42,12 +57,13 @@ async fn probe_alone(base: &str, metrics: &str) -> ([(f64, f64); 2], u32) {
     let backend = llm_decode_bench::load::backend::HttpBackend::shared(client());
     let target = Target { backend, base: base.into(), headers, served_by: Vec::new() };
     let ids = llm_decode_bench::experiment::serve::vocab::probe(&target, "sim-llama-27b").await.expect("probe");
+    let reuse = reuse_probe_alone(base, metrics).await;
     let after = metrics_text(&client(), metrics).await;
     let delta = |n: &str| {
         let ((s0, c0), (s1, c1)) = (hist(&before, n), hist(&after, n));
         (s1 - s0, c1 - c0)
     };
-    ([delta(names[0]), delta(names[1])], ids.accepted)
+    ([delta(names[0]), delta(names[1])], ids.accepted, reuse)
 }
 
 /// The sweep's configuration: `--random-input-len INPUT --max-concurrency 4 --request-rate 2,inf`.
@@ -131,7 +147,7 @@ async fn a_rate_sweep_matches_the_servers_own_record() {
     let r = &c.info().replicas[0];
     // The session probes the vocabulary first; what a probe adds to the server's record is
     // measured alone here and taken out below (the session's probe sends the same requests).
-    let (probe_hist, probe_served) = probe_alone(&r.url, &r.metrics_url).await;
+    let (probe_hist, probe_served, reuse) = probe_alone(&r.url, &r.metrics_url).await;
     let report = start(sweep_config(&r.url, &r.metrics_url, &out)).await.expect("preflight passes").join.await.unwrap();
     assert!(validate(&out) == report, "the file holds the final report");
     assert!(report.complete);
@@ -149,10 +165,12 @@ async fn a_rate_sweep_matches_the_servers_own_record() {
     assert!(ids.probes <= 40 && ids.accepted == probe_served, "{ids:?}");
     let probed = f64::from(ids.accepted + probe_served);
     let text = metrics_text(&client(), &r.metrics_url).await;
-    let prompt_tokens = (2 * u64::from(N) * INPUT) as f64 + probed;
+    // The reuse probe's request, sent alone above and by the session.
+    let [reuse_prompt, reuse_output, reuse_served] = reuse.map(|v| 2.0 * v);
+    let prompt_tokens = (2 * u64::from(N) * INPUT) as f64 + probed + reuse_prompt;
     assert_eq!(sample_value(&text, "vllm:prompt_tokens_total"), Some(prompt_tokens), "exact prompt lengths");
-    assert_eq!(sample_value(&text, "vllm:generation_tokens_total"), Some(output as f64 + probed));
-    assert_eq!(sample_value(&text, "vllm:request_success_total"), Some(completed as f64 + probed));
+    assert_eq!(sample_value(&text, "vllm:generation_tokens_total"), Some(output as f64 + probed + reuse_output));
+    assert_eq!(sample_value(&text, "vllm:request_success_total"), Some(completed as f64 + probed + reuse_served));
     let names = [("vllm:time_to_first_token_seconds", ttft), ("vllm:e2e_request_latency_seconds", e2el)];
     for ((name, client_mean), (probe_sum, probe_count)) in names.into_iter().zip(probe_hist) {
         let (sum, count) = hist(&text, name);
@@ -178,9 +196,9 @@ async fn a_rate_sweep_matches_the_servers_own_record() {
     assert_eq!((cells[1].status, cells[1].attempts.len()), (CellOutcome::Measured, 1), "inf ran once");
     let text = metrics_text(&client(), &r.metrics_url).await;
     let reprobed = resumed.serve.as_ref().and_then(|s| s.token_ids).map_or(0, |t| t.accepted);
-    let more = prompt_tokens + (u64::from(N) * INPUT) as f64 + f64::from(reprobed);
+    let more = prompt_tokens + (u64::from(N) * INPUT) as f64 + f64::from(reprobed) + reuse[0];
     assert_eq!(reprobed, probe_served, "the resumed session probes again");
-    assert_eq!(sample_value(&text, "vllm:prompt_tokens_total"), Some(more), "only the inf cell's load");
+    assert_eq!(sample_value(&text, "vllm:prompt_tokens_total"), Some(more), "only the inf cell's load and probes");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -41,6 +41,9 @@ pub struct ClientStats {
     pub error_examples: BTreeMap<ErrorKind, String>,
     /// Failed requests.
     pub error_count: u64,
+    /// Re-sends on a fresh connection of requests whose send provably never reached the
+    /// server (`load::resend`), all requests.
+    pub reconnects: u64,
     /// Requests the server completed.
     pub completed: u64,
     /// One record per request, or a uniform sample of [`REQUEST_SAMPLE_CAP`] of them.
@@ -151,6 +154,7 @@ impl Summarizer {
             self.ttft.push(ms(t));
         }
         count_outcome(&mut self.st, s, cutoff, &mut self.lat, &mut self.tpot);
+        self.st.reconnects += u64::from(s.reconnects);
         let mut rec = record(s, self.origin, sw.tokens);
         if let (Some(slo), Some(tally)) = (&self.slo, self.st.goodput.as_mut()) {
             rec.good = judge(s, slo, window, cutoff);

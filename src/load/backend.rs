@@ -9,9 +9,10 @@
 //! Hot path cost: one boxed future per exchange; reading a chunk is a `match` on the body
 //! kind and the underlying read, no allocation of its own.
 
+use super::reuse::StreamReuse;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use reqwest::header::HeaderMap;
+use reqwest::header::{CONNECTION, HeaderMap};
 use reqwest::{Method, StatusCode};
 use std::future::Future;
 use std::pin::Pin;
@@ -109,6 +110,20 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// Sends `req`; resolves once the response head is in (the body is read from the
     /// [`BackendResponse`]).
     fn send<'a>(&'a self, req: Exchange<'a>) -> SendFuture<'a>;
+
+    /// Sends a streamed request of the load: on a connection of its own when `fresh`, or when
+    /// [`Self::stream_reuse`] says streams must not reuse connections; else as [`Self::send`].
+    /// A transport without connections (in process) sends it as any other.
+    fn send_stream<'a>(&'a self, req: Exchange<'a>, fresh: bool) -> SendFuture<'a> {
+        let _ = fresh;
+        self.send(req)
+    }
+
+    /// Whether streamed requests may reuse pooled connections, for a transport that pools
+    /// them (None: it has no connections).
+    fn stream_reuse(&self) -> Option<&StreamReuse> {
+        None
+    }
 }
 
 /// A backend shared by every task of a session.
@@ -180,37 +195,76 @@ impl BackendResponse {
     }
 }
 
-/// Exchanges over reqwest: what real targets use.
+/// Exchanges over reqwest: what real targets use. Clones share the connections and the policy.
 #[derive(Debug, Clone)]
 pub struct HttpBackend {
+    /// Every exchange that may reuse a connection (one pool shared by every exchange).
     client: reqwest::Client,
+    /// Exchanges that must open a connection of their own: keeps no idle connection.
+    fresh: reqwest::Client,
+    /// Whether streamed requests go out on `client` or on `fresh`.
+    streams: Arc<StreamReuse>,
 }
 
 impl HttpBackend {
-    /// A backend sending with `client` (its connection pool is shared by every exchange).
+    /// A backend sending with `client`; connections of their own come from a client of
+    /// [`crate::net::client_builder`] that keeps none idle (`client` itself if that cannot be
+    /// built). Use [`Self::from_builder`] to give both the same settings.
     pub fn new(client: reqwest::Client) -> Self {
-        Self { client }
+        let fresh = crate::net::client_builder().pool_max_idle_per_host(0).build();
+        let fresh = fresh.unwrap_or_else(|_| client.clone());
+        Self::with_fresh(client, fresh)
     }
 
-    /// A shared backend over `client`.
+    /// A backend pooling on `client` and opening connections of their own on `fresh` (a
+    /// client that keeps no idle connection, e.g. `pool_max_idle_per_host(0)`).
+    pub fn with_fresh(client: reqwest::Client, fresh: reqwest::Client) -> Self {
+        Self { client, fresh, streams: Arc::default() }
+    }
+
+    /// A backend whose two clients are built by `make` (the fresh one without idle pool).
+    pub fn from_builder(make: impl Fn() -> reqwest::ClientBuilder) -> reqwest::Result<Self> {
+        Ok(Self::with_fresh(make().build()?, make().pool_max_idle_per_host(0).build()?))
+    }
+
+    /// A shared backend over `client` (see [`Self::new`]).
     pub fn shared(client: reqwest::Client) -> SharedBackend {
         Arc::new(Self::new(client))
     }
 }
 
+/// Sends `req` with `client`; `close` asks the server to close the connection after it.
+fn exchange<'a>(client: &reqwest::Client, req: Exchange<'a>, close: bool) -> SendFuture<'a> {
+    let mut rb = client.request(req.method, req.url).headers(req.headers.clone());
+    if close {
+        rb = rb.header(CONNECTION, "close");
+    }
+    if let Some(body) = req.body {
+        rb = rb.body(body);
+    }
+    if let Some(t) = req.timeout {
+        rb = rb.timeout(t);
+    }
+    Box::pin(async move {
+        let resp = rb.send().await.map_err(|e| BackendError::from_reqwest(e, Stage::Send))?;
+        Ok(BackendResponse::from_reqwest(resp))
+    })
+}
+
 impl Backend for HttpBackend {
     fn send<'a>(&'a self, req: Exchange<'a>) -> SendFuture<'a> {
-        let mut rb = self.client.request(req.method, req.url).headers(req.headers.clone());
-        if let Some(body) = req.body {
-            rb = rb.body(body);
+        exchange(&self.client, req, false)
+    }
+
+    fn send_stream<'a>(&'a self, req: Exchange<'a>, fresh: bool) -> SendFuture<'a> {
+        match fresh || self.streams.fresh_streams() {
+            true => exchange(&self.fresh, req, true),
+            false => exchange(&self.client, req, false),
         }
-        if let Some(t) = req.timeout {
-            rb = rb.timeout(t);
-        }
-        Box::pin(async move {
-            let resp = rb.send().await.map_err(|e| BackendError::from_reqwest(e, Stage::Send))?;
-            Ok(BackendResponse::from_reqwest(resp))
-        })
+    }
+
+    fn stream_reuse(&self) -> Option<&StreamReuse> {
+        Some(&self.streams)
     }
 }
 

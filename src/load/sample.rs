@@ -46,7 +46,9 @@ pub enum ErrorKind {
     Overloaded,
     /// Another HTTP 5xx.
     ServerError,
-    /// The connection could not be made or the request not sent.
+    /// No answer: the connection could not be made (nor on the fresh ones of its re-sends), or
+    /// it closed after the request was written and before any answer (never re-sent: the
+    /// server may have it).
     Connect,
     /// The body broke off mid-stream (connection reset).
     StreamReset,
@@ -158,6 +160,9 @@ pub struct RequestSample {
     pub served_by: Option<String>,
     /// Free-form tag of the caller (e.g. the prompt family).
     pub tag: u32,
+    /// Times the request was sent again on a fresh connection because the send before
+    /// provably never reached the server (at most `load::resend::MAX_RESENDS`).
+    pub reconnects: u32,
 }
 
 impl RequestSample {
@@ -179,6 +184,7 @@ impl RequestSample {
             status: None,
             served_by: None,
             tag: 0,
+            reconnects: 0,
         }
     }
 

@@ -4,7 +4,7 @@
 //! chunk parser (only the fields used), one timeline push (two varints) per chunk that carried
 //! tokens and two relaxed atomic adds. No lock, no channel, no rendering.
 
-use super::backend::{Backend, BackendResponse, Exchange};
+use super::backend::{Backend, BackendResponse};
 use super::chunk::{ChunkInfo, FinishReason, parse_chunk};
 use super::classify::{classify_status, failure};
 use super::live::LiveCounters;
@@ -14,7 +14,7 @@ use super::sse::{SseDecoder, SseEvent};
 use super::timeline::Timeline;
 use bytes::Bytes;
 use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderMap, HeaderName};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -216,7 +216,10 @@ pub async fn run_stream(
     LiveCounters::shift(&live.in_flight, 1);
     sample.sent_at = Instant::now();
     let mut clock = FirstTokenClock::new(sample.sent_at, live);
-    let sample = match await_head(backend, spec, body, cancel, live, &mut clock).await {
+    let reconnects = AtomicU32::new(0);
+    let head = await_head(backend, spec, body, cancel, live, &mut clock, &reconnects).await;
+    sample.reconnects = reconnects.into_inner();
+    let sample = match head {
         Ok(resp) => read_response(resp, spec, sample, cancel, live, clock).await,
         Err(outcome) => {
             sample.ended_at = Instant::now();
@@ -229,7 +232,8 @@ pub async fn run_stream(
 }
 
 /// Sends the request and waits for the response head, within the first-token timeout: a
-/// server that never answers fails as one that answers and then sends nothing.
+/// server that never answers fails as one that answers and then sends nothing. A send that
+/// provably never reached the server is sent again, counted in `reconnects` (`resend`).
 async fn await_head(
     backend: &dyn Backend,
     spec: &StreamSpec<'_>,
@@ -237,8 +241,9 @@ async fn await_head(
     cancel: &CancellationToken,
     live: &LiveCounters,
     clock: &mut FirstTokenClock,
+    reconnects: &AtomicU32,
 ) -> Result<BackendResponse, Outcome> {
-    let send = backend.send(Exchange::post(spec.url, spec.headers, Some(body)));
+    let send = super::resend::send_stream(backend, spec.url, spec.headers, body, reconnects);
     tokio::pin!(send);
     let mut armed = clock.first(spec);
     let timer = tokio::time::sleep_until(armed.unwrap_or_else(Instant::now));

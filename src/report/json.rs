@@ -103,6 +103,10 @@ pub struct TargetInfo {
     pub engine_dialect: String,
     /// Every polled replica.
     pub replica_info: Vec<ReplicaInfo>,
+    /// Whether the load's streamed requests reused pooled connections, and why (a preflight
+    /// probe, or what the session learned); absent for an in-process target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_reuse: Option<crate::load::reuse::ConnectionReuse>,
 }
 
 /// One polled replica.
@@ -461,6 +465,10 @@ pub struct BurstAttempt {
     pub error_count: u64,
     /// Failed requests by kind.
     pub errors: BTreeMap<ErrorKind, u64>,
+    /// Re-sends on a fresh connection of requests that provably never reached the server
+    /// (docs/reports.md); not failures. 0 in reports that predate it.
+    #[serde(default)]
+    pub reconnects: u64,
     /// End-to-end latency of completed requests, ms.
     pub e2e_ms: Option<Summary>,
     /// Time to first token, ms.

@@ -71,6 +71,10 @@ pub struct RoutingPhase {
     pub family_attribution_available: bool,
     /// Failed requests by kind.
     pub errors_by_kind: BTreeMap<ErrorKind, u64>,
+    /// Re-sends on a fresh connection of requests that provably never reached the server
+    /// (docs/reports.md); not failures. 0 in reports that predate it.
+    #[serde(default)]
+    pub reconnects: u64,
     /// How late requests were sent against the schedule, ms.
     pub schedule_lag_ms: Option<Summary>,
     /// Token sources of the phase's requests, by name.

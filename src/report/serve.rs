@@ -100,6 +100,10 @@ pub struct ServeAttempt {
     pub num_prompts: u32,
     /// Failed requests by kind.
     pub errors: BTreeMap<ErrorKind, u64>,
+    /// Re-sends on a fresh connection of requests that provably never reached the server
+    /// (docs/reports.md); not failures. 0 in reports that predate it.
+    #[serde(default)]
+    pub reconnects: u64,
     /// vLLM's figures.
     #[serde(flatten)]
     pub metrics: ServeMetrics,

@@ -226,6 +226,7 @@ pub(crate) fn full_phase() -> RoutingPhase {
         attribution: Attribution::ResponseHeader,
         family_attribution_available: true,
         errors_by_kind: [(ErrorKind::Overloaded, 1)].into(),
+        reconnects: 2,
         schedule_lag_ms: Some(summary(0.5)),
         token_sources: vec![TokenSource::OpenaiContinuousUsage],
         itl: latency(0.03125, 0.0625, 0.09375),
@@ -260,6 +261,7 @@ fn full_burst() -> BurstSection {
                 success: 3,
                 error_count: 1,
                 errors: BTreeMap::from([(ErrorKind::Overloaded, 1)]),
+                reconnects: 1,
                 e2e_ms: Some(summary(2500.0)),
                 ttft_ms: Some(summary(300.0)),
                 itl_token_ms: Some(summary(9.0)),
@@ -309,6 +311,10 @@ pub(crate) fn full_report() -> SessionReport {
                 dialect: "vllm-v1".into(),
                 kv_capacity_tokens: Some(131_072),
             }],
+            connection_reuse: Some(crate::load::reuse::ConnectionReuse {
+                streams_reuse: false,
+                evidence: "server closed the connection 0.2 ms after a streamed response (preflight probe)".into(),
+            }),
             ..minimal_report().target
         },
         plan: PlanInfo {
@@ -383,6 +389,7 @@ pub(crate) fn minimal_report() -> SessionReport {
             kv_capacity_tokens: None,
             engine_dialect: "unknown".into(),
             replica_info: Vec::new(),
+            connection_reuse: None,
         },
         plan: PlanInfo {
             kinds: Vec::new(),

@@ -71,6 +71,7 @@ fn target_info(env: &CellEnv) -> TargetInfo {
         kv_capacity_tokens,
         engine_dialect: dialect.unwrap_or(facts.dialect().as_str()).into(),
         replica_info,
+        connection_reuse: env.target.backend.stream_reuse().map(|r| r.report()),
     }
 }
 

@@ -151,8 +151,8 @@ fn baseline_unmatched(cfg: &RunConfig, state: &SessionState) -> Option<String> {
 /// Runs preflight and starts the session runner over HTTP (reqwest). An unreachable target or
 /// an unusable plan is an error here, before any load is sent.
 pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
-    let http = crate::net::client_builder().pool_idle_timeout(Duration::from_secs(90)).build()?;
-    start_with(cfg, HttpBackend::shared(http)).await
+    let http = HttpBackend::from_builder(|| crate::net::client_builder().pool_idle_timeout(Duration::from_secs(90)))?;
+    start_with(cfg, Arc::new(http)).await
 }
 
 /// [`start`] over `backend`: every exchange with the target (preflight, load, metrics polls)
@@ -160,6 +160,7 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
 pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Result<SessionHandles> {
     let client = ApiClient::new(backend.clone(), &cfg.base_url, cfg.api_key.clone());
     let (mut facts, notes) = gather_facts(&cfg, &client).await?;
+    let reuse_line = preflight::probe_reuse(&client, preflight::stream_endpoint(&cfg), &facts.model).await;
     if let Some(r) = &cfg.resume {
         super::resume::check_model(r, &facts.model)?;
     }
@@ -182,6 +183,10 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         None => (Instant::now(), now_rfc3339(), None),
     };
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    if let Some(reuse) = backend.stream_reuse() {
+        let events = ev_tx.clone();
+        reuse.on_change(move |line| drop(events.send(RunnerEvent::Log(line))));
+    }
     let poller = spawn_poller(&cfg, &backend, &facts, &ev_tx);
     let writer = ReportWriter::new(cfg.out.clone());
     let report_path = writer.path().to_path_buf();
@@ -218,6 +223,7 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let snap = super::assemble::snapshot(&env, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
+    reuse_line.into_iter().for_each(|l| env.emit(RunnerEvent::Log(l)));
     env.announce(&env.facts.warnings);
     let unmatched = baseline_unmatched(&env.cfg, &state);
     notes.into_iter().chain(origin_note).chain(unmatched).for_each(|n| env.warn(n));

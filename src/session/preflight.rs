@@ -2,12 +2,12 @@
 //! capacity, and calibrate one prompt per context size.
 
 use crate::cell::facts::{Prompt, ReplicaFacts};
-use crate::config::MetricsEndpoint;
+use crate::config::{MetricsEndpoint, PlanKind, RunConfig};
 use crate::load::backend::{Backend, Exchange};
 use crate::load::calibrate::{CalibrateOptions, calibrate_many};
 use crate::load::client::{ApiClient, ClientError, ModelInfo, REQUEST_TIMEOUT, redact_url};
 use crate::load::counters::ServerCounter;
-use crate::load::request::Endpoint;
+use crate::load::request::{BodyOptions, BodyTemplate, Endpoint};
 use crate::metrics::prom::Scrape;
 use crate::metrics::{EngineDialect, EngineSample};
 use crate::net::host_port;
@@ -205,6 +205,27 @@ pub async fn calibrate_prompts(
         prompts.push(Prompt { ctx: *target, text: c.text.into(), tokens: c.tokens, method: method.to_string() });
     }
     Ok((prompts, warnings))
+}
+
+/// The endpoint the session's streams use: `--endpoint`, except a serve-only session's
+/// (`/v1/completions` always).
+pub fn stream_endpoint(cfg: &RunConfig) -> Endpoint {
+    match cfg.plans.iter().all(|p| *p == PlanKind::Serve) {
+        true => Endpoint::Completions,
+        false => cfg.endpoint,
+    }
+}
+
+/// Probes, before any load, whether the target closes its connections after streamed requests
+/// (`load::reuse_probe`, one request of one token to `endpoint`) and sets the transport's
+/// policy for the session's streams; returns the line to log. None for a transport without
+/// connections.
+pub async fn probe_reuse(client: &ApiClient, endpoint: Endpoint, model: &str) -> Option<String> {
+    let reuse = client.backend().stream_reuse()?;
+    let opts = BodyOptions { endpoint, model: model.to_string(), max_tokens: 1, ignore_eos: false };
+    let body = BodyTemplate::new(&opts, "Hello").render("");
+    let found = crate::load::reuse_probe::probe(&client.url(endpoint.path()), &client.headers(), &body).await;
+    Some(reuse.decide(found.streams_reuse(), found.evidence()))
 }
 
 /// The default metrics endpoint of a base URL, named after its host and port.

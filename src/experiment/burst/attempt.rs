@@ -99,6 +99,7 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
         success: st.completed,
         error_count: st.error_count,
         errors: st.errors,
+        reconnects: st.reconnects,
         e2e_ms: st.latency_ms,
         ttft_ms: st.ttft_ms,
         itl_token_ms: per_token_gaps(&samples).summary(),

@@ -161,6 +161,7 @@ fn extras(d: &PhaseData<'_>, by_header: bool, p: &mut RoutingPhase) {
     p.status = if p.success == 0 && p.errors > 0 { AttemptStatus::Errored } else { AttemptStatus::Measured };
     p.family_attribution_available = by_header;
     p.errors_by_kind = kinds;
+    p.reconnects = d.samples.iter().map(|s| u64::from(s.reconnects)).sum();
     p.schedule_lag_ms = lag.summary();
     // Listed by name, as the report always has.
     let mut sources: Vec<TokenSource> = sources.into_iter().collect();

@@ -138,6 +138,7 @@ fn summarize_serve(
         started_s: env.since_start(started),
         num_prompts: env.cfg.serve.num_prompts,
         errors,
+        reconnects: samples.iter().map(|s| u64::from(s.reconnects)).sum(),
         metrics,
         request_samples: records,
         server_tokens: None,

@@ -69,6 +69,7 @@ mod tests {
             started_s: 0.0,
             num_prompts: 8,
             errors: Default::default(),
+            reconnects: 0,
             metrics,
             request_samples: Vec::new(),
             server_tokens: None,
