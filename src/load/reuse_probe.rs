@@ -1,7 +1,7 @@
 //! The preflight probe of connection reuse, engine-neutral: one tiny streamed request on a raw
 //! TCP socket, its chunked body read to the end, then a short wait to see whether the server
 //! closes the connection unasked, as llama.cpp's `llama-server` does after every stream
-//! although it advertises `Keep-Alive` (docs/protocol.md §9). Only `http://` targets are probed.
+//! although it advertises `Keep-Alive` (docs/protocol.md §2.3). Only `http://` targets are probed.
 
 use bytes::Bytes;
 use reqwest::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, TRANSFER_ENCODING};
