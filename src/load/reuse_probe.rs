@@ -1,7 +1,7 @@
 //! The preflight probe of connection reuse, engine-neutral: one tiny streamed request on a raw
 //! TCP socket, its chunked body read to the end, then a short wait to see whether the server
 //! closes the connection unasked, as llama.cpp's `llama-server` does after every stream
-//! although it advertises `Keep-Alive` (docs/protocol.md §9). Only `http://` targets are probed.
+//! although it advertises `Keep-Alive` (docs/protocol.md §2.3). Only `http://` targets are probed.
 
 use bytes::Bytes;
 use reqwest::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, TRANSFER_ENCODING};
@@ -40,10 +40,9 @@ impl Probe {
     /// The evidence, one line, as the report records it.
     pub fn evidence(&self) -> String {
         match self {
-            Self::Closed(after) => format!(
-                "server closed the connection {:.2} ms after a streamed response (preflight probe)",
-                after.as_secs_f64() * 1e3
-            ),
+            Self::Closed(after) => {
+                format!("server closed the connection {} after a streamed response (preflight probe)", delay(*after))
+            }
             Self::SaidClose => "server closes the connection after a streamed response (preflight probe)".into(),
             Self::KeptOpen => format!(
                 "server kept the connection open {} ms after a streamed response (preflight probe)",
@@ -51,6 +50,14 @@ impl Probe {
             ),
             Self::NotProbed(why) => format!("not probed: {why}"),
         }
+    }
+}
+
+/// A short delay for a message: microseconds under 1 ms, else milliseconds to 0.1.
+fn delay(d: Duration) -> String {
+    match d < Duration::from_millis(1) {
+        true => format!("{} µs", d.as_micros()),
+        false => format!("{:.1} ms", d.as_secs_f64() * 1e3),
     }
 }
 
@@ -257,6 +264,14 @@ mod tests {
         let head = read_head(&mut r).await.unwrap();
         assert_eq!(head, Head { status: 404, framing: Framing::Length(3), close: true });
         assert!(skip(&mut r, 3).await.is_err());
+    }
+
+    #[test]
+    fn the_evidence_names_the_delay_in_a_readable_unit() {
+        let e = Probe::Closed(Duration::from_micros(42)).evidence();
+        assert_eq!(e, "server closed the connection 42 µs after a streamed response (preflight probe)");
+        assert!(Probe::Closed(Duration::from_micros(2_345)).evidence().contains(" 2.3 ms after"));
+        assert!(!Probe::Closed(Duration::ZERO).streams_reuse() && !Probe::SaidClose.streams_reuse());
     }
 
     #[test]
