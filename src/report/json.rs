@@ -267,6 +267,10 @@ pub struct DecodeAttempt {
     pub error_count: u64,
     /// One example message per error kind.
     pub error_examples: BTreeMap<ErrorKind, String>,
+    /// Re-sends on a fresh connection of requests that provably never reached the server
+    /// (docs/reports.md); not failures. 0 in reports that predate it.
+    #[serde(default)]
+    pub reconnects: u64,
     /// Server-side validation of the window.
     pub prometheus: Option<PromValidation>,
     /// Event-loop lag of the client during the attempt, ms.

@@ -115,6 +115,7 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
             (ErrorKind::Stalled, "no data for 30 s".into()),
             (ErrorKind::ContextOverflow, "HTTP 400: maximum context length".into()),
         ]),
+        reconnects: 0,
         prometheus: Some(PromValidation {
             generation_tokens_delta: Some(17_000.0),
             generation_tps: Some(566.5),

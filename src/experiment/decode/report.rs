@@ -204,6 +204,7 @@ pub fn build_attempt(
         errors: st.errors,
         error_count: st.error_count,
         error_examples: st.error_examples,
+        reconnects: st.reconnects,
         prometheus: prom,
         client_lag_ms: end.lag.and_then(|mut l| l.summary()),
         target_lost: Vec::new(),
