@@ -80,11 +80,7 @@ pub async fn discover(client: &ApiClient, wanted: Option<&str>, replicas: &[ApiC
         models = replica_models(replicas).await;
     }
     let found = match wanted {
-        Some(w) => models.into_iter().find(|m| m.id == w).unwrap_or(ModelInfo {
-            id: w.to_string(),
-            max_model_len: None,
-            len_field: None,
-        }),
+        Some(w) => named_model(models, w),
         None => models.into_iter().next().ok_or_else(|| {
             anyhow::anyhow!("preflight: {} lists no model; pass --model", redact_url(&client.url("/v1/models")))
         })?,
@@ -94,6 +90,17 @@ pub async fn discover(client: &ApiClient, wanted: Option<&str>, replicas: &[ApiC
         _ => None,
     };
     Ok(Discovered { model: found.id, max_model_len: found.max_model_len, note })
+}
+
+/// The model `wanted` as listed. A llama.cpp server serves one model whatever a request
+/// names (docs/protocol.md §2.3), so a name it does not list still has that model's limits
+/// when it lists only one with a slot context; otherwise the limits are unknown.
+fn named_model(models: Vec<ModelInfo>, wanted: &str) -> ModelInfo {
+    let only_slot = models.len() == 1 && models[0].len_field == Some("meta.n_ctx");
+    match models.into_iter().find(|m| m.id == wanted || only_slot) {
+        Some(m) => ModelInfo { id: wanted.to_string(), ..m },
+        None => ModelInfo { id: wanted.to_string(), max_model_len: None, len_field: None },
+    }
 }
 
 /// The start line of a llama.cpp server's limits: the slot context and, from `/props`, the
@@ -298,6 +305,17 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), INSPECT_ATTEMPTS);
         assert_eq!(facts.dialect, EngineDialect::Unknown);
         assert!(facts.error.as_deref().is_some_and(|e| e.contains("HTTP 503")), "{:?}", facts.error);
+    }
+
+    #[test]
+    fn an_unlisted_name_keeps_the_one_llamacpp_models_limits() {
+        let slot = |id: &str| ModelInfo { id: id.into(), max_model_len: Some(8192), len_field: Some("meta.n_ctx") };
+        let vllm = |id: &str| ModelInfo { id: id.into(), max_model_len: Some(4096), len_field: Some("max_model_len") };
+        let m = named_model(vec![slot("tiny")], "other");
+        assert_eq!((m.id.as_str(), m.max_model_len), ("other", Some(8192)));
+        assert_eq!(named_model(vec![vllm("a")], "other").max_model_len, None, "vLLM checks the name");
+        assert_eq!(named_model(vec![slot("a"), slot("b")], "c").max_model_len, None);
+        assert_eq!(named_model(vec![vllm("a"), vllm("b")], "b").max_model_len, Some(4096));
     }
 
     #[test]
