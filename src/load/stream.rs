@@ -82,7 +82,7 @@ impl StreamState<'_> {
         if info.finish_reason.is_some() {
             self.finish = info.finish_reason;
         }
-        // The token accounting rule of docs/reports.md §1.1, one arm per shape.
+        // The token accounting rule of docs/reports.md §1.2.1, one arm per shape.
         let counted_chunks = !self.continuous && !self.sample.marks.is_empty();
         let delta = match (info.has_choices, info.completion_tokens) {
             // Usage after tokens were counted from chunks: the request's total riding on a

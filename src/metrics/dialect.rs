@@ -83,12 +83,24 @@ impl LiveTokens {
 }
 
 impl EngineDialect {
+    /// The counter of generated tokens that every request adds to when it ends (vLLM's moves
+    /// per step as well); what a serve cell's total is checked against.
+    pub fn generated_tokens_counter(self) -> Option<&'static str> {
+        match self {
+            Self::VllmV1 | Self::VllmV0 => Some("vllm:generation_tokens_total"),
+            Self::Sglang => Some("sglang:generation_tokens_total"),
+            Self::LlamaCpp => Some("llamacpp:tokens_predicted_total"),
+            Self::Unknown => None,
+        }
+    }
+
     /// Why the counts were not compared when the page lacked the live counter (an older build):
     /// the engine's request-end counter is all it has.
     pub fn no_live_counter_reason(self) -> String {
         match (self, self.live_tokens()) {
             (Self::Sglang, LiveTokens::Counter(live)) => format!(
-                "server counts move at request end on sglang (sglang:generation_tokens_total); this build has no {live}"
+                "server counts move at request end on sglang ({}); this build has no {live}",
+                self.generated_tokens_counter().unwrap_or_default()
             ),
             (_, LiveTokens::Counter(live)) => format!("the page has no {live}"),
             (_, other) => other.unchecked_reason(self).unwrap_or_default(),

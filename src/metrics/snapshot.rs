@@ -70,6 +70,15 @@ pub struct MetricsSnapshot {
 }
 
 impl MetricsSnapshot {
+    /// Counter changes since `start` of every replica read in both rounds, in this round's
+    /// order (a replica missing from either is left out).
+    pub fn deltas_since<'a>(&'a self, start: &'a MetricsSnapshot) -> impl Iterator<Item = super::CounterDeltas> + 'a {
+        self.replicas.iter().filter_map(move |b| {
+            let a = start.replicas.iter().find(|r| r.name == b.name)?.sample.as_ref()?;
+            Some(b.sample.as_ref()?.delta(a))
+        })
+    }
+
     /// Running requests summed over non-stale replicas that report it; `None` if none does.
     pub fn running_total(&self) -> Option<f64> {
         self.fresh_sum(|s| s.running)

@@ -20,6 +20,7 @@ pub mod load;
 pub mod markdown;
 pub mod metrics_source;
 pub mod phase;
+pub mod prom_validation;
 pub mod serve;
 pub mod sink;
 pub mod status;

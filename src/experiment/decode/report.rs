@@ -97,13 +97,7 @@ fn validation(
             *slot = Some(slot.unwrap_or(0.0) + x);
         }
     };
-    for b in &end.replicas {
-        let (Some(a), Some(bs)) =
-            (start.replicas.iter().find(|r| r.name == b.name).and_then(|r| r.sample.as_ref()), b.sample.as_ref())
-        else {
-            continue;
-        };
-        let d = bs.delta(a);
+    for d in end.deltas_since(start) {
         // Only a counter that moves as tokens are generated can speak for a window.
         add(&mut v.generation_tokens_delta, d.live_generation_tokens.filter(|_| v.server_counter.is_some()));
         add(&mut v.prefix_hits_delta, d.prefix_hits_tokens);

@@ -16,25 +16,11 @@ const SETTLE_READS: u32 = 5;
 /// Wait between those re-reads.
 const SETTLE_WAIT: Duration = Duration::from_millis(100);
 
-/// The counter name of a dialect's generated tokens.
-fn counter_name(dialect: crate::metrics::EngineDialect) -> Option<&'static str> {
-    use crate::metrics::EngineDialect as D;
-    match dialect {
-        D::VllmV1 | D::VllmV0 => Some("vllm:generation_tokens_total"),
-        D::Sglang => Some("sglang:generation_tokens_total"),
-        D::LlamaCpp => Some("llamacpp:tokens_predicted_total"),
-        D::Unknown => None,
-    }
-}
-
 /// Generated tokens between two rounds, summed over the replicas read in both; None when no
 /// replica was, or one restarted (its counter went down).
 pub fn generated_between(start: &MetricsSnapshot, end: &MetricsSnapshot) -> Option<f64> {
     let mut total: Option<f64> = None;
-    for b in &end.replicas {
-        let a = start.replicas.iter().find(|r| r.name == b.name).and_then(|r| r.sample.as_ref());
-        let (Some(a), Some(bs)) = (a, b.sample.as_ref()) else { continue };
-        let d = bs.delta(a);
+    for d in end.deltas_since(start) {
         if d.reset {
             return None;
         }
@@ -51,7 +37,7 @@ pub async fn check(
     start: Option<Arc<MetricsSnapshot>>,
     samples: &[RequestSample],
 ) -> Option<ServerTokenCheck> {
-    let counter = counter_name(env.facts.dialect())?;
+    let counter = env.facts.dialect().generated_tokens_counter()?;
     let start = start?;
     let client: u64 = samples.iter().map(|s| s.output_tokens).sum();
     let mut server = None;
