@@ -1,0 +1,11 @@
+//! The `cli` suite (`cargo test --test cli`): the helper subcommands ([`extras`]), the example
+//! configs ([`example_configs`]), the bench instrument ([`bench`]) and the runner's control paths
+//! ([`runner_control`]).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bench;
+mod example_configs;
+mod extras;
+mod runner_control;

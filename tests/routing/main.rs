@@ -1,0 +1,10 @@
+//! The `routing` suite (`cargo test --test routing`): routing sessions through the simulated
+//! gateway ([`run`]), family-map balancing on larger fleets ([`fleet`]) and the router modes that
+//! reproduce real vllm-router and sglang-router ([`real`]).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod fleet;
+mod real;
+mod run;

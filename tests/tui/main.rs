@@ -1,0 +1,9 @@
+//! The `tui` suite (`cargo test --test tui`): the monitor driving a real session with scripted
+//! keys ([`session`]) and full-screen `TestBackend` snapshots ([`snapshots`]). The terminal guard's
+//! test sets a process-wide panic hook, so it keeps a binary of its own (`tests/tui_guard.rs`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod session;
+mod snapshots;
