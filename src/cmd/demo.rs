@@ -59,8 +59,9 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
     }
 }
 
-/// Runs the demo in the monitor (on a terminal) or headless. Its context-overflow column errors
-/// by design, so errored cells do not fail it; the other exit codes are `run`'s.
+/// Runs the demo in the monitor (on a terminal) or headless. Its 128k row cannot fit the
+/// simulated model's context and is skipped (`∅`); errored cells do not fail a demo; the other
+/// exit codes are `run`'s.
 pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     if !(args.demo_speed.is_finite() && args.demo_speed > 0.0) {
         return Ok(session::usage("--demo-speed must be a positive number"));

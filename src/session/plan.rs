@@ -63,8 +63,12 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Fa
     let mut prompts = Vec::new();
     let mut notes: Vec<String> = found.note.into_iter().collect();
     if cfg.plans.contains(&PlanKind::Decode) {
-        let (fit, too_long) = preflight::split_ctx(&cfg.ctx, max_model_len);
-        notes.extend(preflight::too_long_note(&too_long, max_model_len));
+        use crate::experiment::decode::fit::{Wanted, shortened_note};
+        let decode = Wanted::decode(cfg);
+        let wanted: Vec<Wanted> = std::iter::once(decode).chain(cfg.run_burst.then(|| Wanted::burst(cfg))).collect();
+        let (fit, too_long) = preflight::split_ctx(&cfg.ctx, max_model_len, &wanted);
+        notes.extend(preflight::too_long_note(&too_long, max_model_len, decode));
+        notes.extend(shortened_note(&fit, max_model_len, decode));
         let (p, w) = preflight::calibrate_prompts(client, &model, cfg.endpoint, &fit).await?;
         prompts = p;
         warnings.extend(w);

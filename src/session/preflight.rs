@@ -1,6 +1,7 @@
 //! Phase 1: discover the model and its limits, read each replica's metrics dialect and KV
 //! capacity, and calibrate one prompt per context size.
 
+use crate::experiment::decode::fit::{Fit, Wanted, fit};
 use crate::cell::facts::{Prompt, ReplicaFacts};
 use crate::config::{MetricsEndpoint, PlanKind, RunConfig};
 use crate::load::backend::{Backend, Exchange};
@@ -116,20 +117,28 @@ async fn slot_note(client: &ApiClient, slot_ctx: Option<u64>) -> String {
     }
 }
 
-/// The context sizes whose prompt fits `max_model_len` (all when it is unknown), and those
-/// whose prompt alone is longer: these are neither calibrated nor run.
-pub fn split_ctx(ctx: &[u64], max_model_len: Option<u64>) -> (Vec<u64>, Vec<u64>) {
-    ctx.iter().partition(|c| max_model_len.is_none_or(|len| **c <= len))
+/// The context sizes some cell wanting one of `wanted` can run with (all when `max_model_len`
+/// is unknown), and those whose prompt and output fit no cell: these are neither calibrated nor
+/// run (the rule: `experiment::decode::fit`).
+pub fn split_ctx(ctx: &[u64], max_model_len: Option<u64>, wanted: &[Wanted]) -> (Vec<u64>, Vec<u64>) {
+    ctx.iter().partition(|c| wanted.iter().any(|w| !matches!(fit(max_model_len, **c, *w), Fit::TooLong { .. })))
 }
 
-/// The one preflight line naming the context sizes over `max_model_len`, if any.
-pub fn too_long_note(too_long: &[u64], max_model_len: Option<u64>) -> Option<String> {
+/// The one preflight line naming the context sizes whose prompt and `wanted` output exceed
+/// `max_model_len`, with their deficits, if any.
+pub fn too_long_note(too_long: &[u64], max_model_len: Option<u64>, wanted: Wanted) -> Option<String> {
     let len = max_model_len?;
-    let sizes: Vec<String> =
-        too_long.iter().map(|c| format!("{} (deficit {} tokens)", crate::units::format_size(*c), c - len)).collect();
+    let deficit = |c: u64| match fit(max_model_len, c, wanted) {
+        Fit::TooLong { deficit, .. } => deficit,
+        _ => 0,
+    };
+    let sizes: Vec<String> = too_long
+        .iter()
+        .map(|c| format!("{} (deficit {} tokens)", crate::units::format_size(*c), deficit(*c)))
+        .collect();
     (!sizes.is_empty()).then(|| {
         format!(
-            "preflight: --ctx {} exceeds the model's max_model_len {len}: those cells are skipped",
+            "preflight: --ctx {} leaves no room for the output under the model's max_model_len {len}: those cells are skipped",
             sizes.join(", ")
         )
     })

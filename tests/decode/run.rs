@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{cluster, config, validate};
 use llm_decode_bench::cell::control::{Command, Phase, RunnerEvent};
-use llm_decode_bench::load::sample::{ErrorKind, TokenSource};
+use llm_decode_bench::load::sample::TokenSource;
 use llm_decode_bench::report::json::{DecodeAttempt, DecodeCell, SessionReport};
 use llm_decode_bench::report::status::{AttemptStatus, CellOutcome};
 use llm_decode_bench::session::start;
@@ -32,8 +32,9 @@ async fn decode_matrix_against_the_sim() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("decode.json");
     let r = &c.info().replicas[0];
-    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024, 8192], vec![1, 2, 12]);
+    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024, 6144, 8192], vec![1, 2, 12]);
     cfg.kv_oversubscribe = 1.0;
+    cfg.min_stream_tokens = 4096;
     let h = start(cfg).await.expect("preflight passes");
     let report = h.join.await.unwrap();
     let file = validate(&out);
@@ -58,17 +59,32 @@ async fn decode_matrix_against_the_sim() {
     assert!((3.5..=4.5).contains(&running), "running {running} near max_num_seqs");
     assert!(!last(cell(&report, "0", 2)).capacity_limited);
 
-    for (conc, n) in [(1, 1), (2, 2)] {
+    // An 8k prompt on an 8k model leaves no room for output: skipped before any request, with
+    // the deficit (prompt, 64-token margin and 64-token fewest stream over 8192), never refused.
+    for conc in [1, 2] {
         let c = cell(&report, "8k", conc);
-        assert_eq!(c.status, CellOutcome::Errored);
-        assert_eq!(last(c).errors.get(&ErrorKind::ContextOverflow), Some(&n), "one refusal per stream");
+        assert_eq!(c.status, CellOutcome::Skipped);
+        let why = c.timeout_reason.as_deref().unwrap();
+        assert!(why.contains("exceed max_model_len 8192; deficit 128 tokens"), "{why}");
+        assert!(c.attempts.is_empty(), "nothing sent");
     }
+    // A 6k prompt leaves 1984 tokens, under the 4096-token floor: its streams are shortened to
+    // fit, said at preflight, and run without a refusal.
+    for conc in [1, 2] {
+        let a = last(cell(&report, "6k", conc));
+        assert_eq!(a.status, AttemptStatus::Measured, "6k x {conc}");
+        assert_eq!(a.error_count, 0, "6k x {conc}: {:?}", a.errors);
+    }
+    let short = "--ctx 6k (1984 tokens) leaves fewer than --min-stream-tokens 4096 output tokens";
+    assert!(report.warnings.iter().any(|w| w.contains(short)), "{:?}", report.warnings);
+    let note = "--ctx 8k (deficit 128 tokens) leaves no room for the output under the model's max_model_len 8192";
+    assert!(report.warnings.iter().any(|w| w.contains(note)), "{:?}", report.warnings);
     let skipped = cell(&report, "8k", 12);
     assert_eq!(skipped.status, CellOutcome::Skipped);
     assert!(skipped.timeout_reason.as_deref().unwrap().contains("deficit 32768 tokens"));
 
     let text = llm_decode_bench::report::tables::render_text(&report, false, false);
-    for needle in ["(4/12)*", "0.0 (1e)", "0.0 (2e)", "∅", "Primary Summary"] {
+    for needle in ["(4/12)*", "∅", "Primary Summary"] {
         assert!(text.contains(needle), "{needle} missing from:\n{text}");
     }
 }
@@ -199,7 +215,7 @@ async fn llamacpp_decode_matrix_verdicts() {
         let big = cell(&report, "12k", conc);
         assert_eq!(big.status, CellOutcome::Skipped);
         let why = big.timeout_reason.as_deref().unwrap_or_default();
-        assert!(why.contains("exceeds max_model_len 8192; deficit 4096 tokens"), "{why}");
+        assert!(why.contains("exceed max_model_len 8192; deficit 4224 tokens"), "{why}");
     }
     for (ctx, conc) in [("0", 2), ("0", 8), ("1k", 2), ("1k", 8)] {
         let a = last(cell(&report, ctx, conc));

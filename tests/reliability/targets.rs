@@ -333,7 +333,7 @@ async fn a_context_over_max_model_len_is_said_at_preflight_and_skipped() {
     let mut c = cfg(&out, vec![0, 1_000_000_000], vec![1]);
     c.window = Duration::from_secs(1);
     let (report, logs) = run(c, backend(router)).await;
-    let line = "preflight: --ctx 1000000000 (deficit 999995904 tokens) exceeds the model's max_model_len 4096: those cells are skipped";
+    let line = "preflight: --ctx 1000000000 (deficit 999996032 tokens) leaves no room for the output under the model's max_model_len 4096: those cells are skipped";
     assert!(report.warnings.iter().any(|w| w == line), "{:?}", report.warnings);
     assert!(logs.iter().any(|l| l.strip_prefix("warning: ").unwrap_or(l) == line), "{logs:?}");
     let big = &cells(&report)[1];
@@ -341,7 +341,7 @@ async fn a_context_over_max_model_len_is_said_at_preflight_and_skipped() {
     assert!(
         big.timeout_reason
             .as_deref()
-            .is_some_and(|r| r.contains("exceeds max_model_len 4096; deficit 999995904 tokens")),
+            .is_some_and(|r| r.contains("exceed max_model_len 4096; deficit 999996032 tokens")),
         "{big:?}"
     );
     assert!(biggest.load(Ordering::SeqCst) < 1 << 20, "the huge prompt is never built or counted");

@@ -26,7 +26,7 @@ pub struct Burst {
 impl Burst {
     /// The burst cells of `cfg` (the decode matrix's axes and KV-fit rule).
     pub fn new(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
-        Self { grid: Grid::of(cfg, kv_capacity) }
+        Self { grid: Grid::of(cfg, kv_capacity, crate::experiment::decode::fit::Wanted::burst(cfg)) }
     }
 }
 

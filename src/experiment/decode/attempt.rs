@@ -8,7 +8,8 @@ use super::admission::{Admission, AdmissionTracker, Observation};
 use super::levels::Levels;
 use super::load::Load;
 use super::report::{AttemptEnd, build_attempt};
-use super::spec::{DecodeCellSpec, sustained_max_tokens};
+use super::fit::{Wanted, fit};
+use super::spec::DecodeCellSpec;
 use crate::cell::attempt_loop::{AttemptLoop, PlainTally, Wake};
 use crate::cell::context::CellEnv;
 use crate::cell::control::{Knob, Phase, RunnerEvent};
@@ -246,13 +247,10 @@ impl Run<'_> {
 }
 
 /// `max_tokens` of the cell's requests: --max-tokens, else a stream that outlasts the window
-/// (closed loop) or --output tokens (open loop, so requests finish and arrivals replace them).
-fn max_tokens(env: &CellEnv, spec: &DecodeCellSpec, prompt_tokens: u64) -> u64 {
-    let sustained = || sustained_max_tokens(env.facts.max_model_len, prompt_tokens, env.cfg.min_stream_tokens);
-    match spec.rate {
-        Some(_) => env.cfg.max_tokens.unwrap_or(env.cfg.routing.output),
-        None => env.cfg.max_tokens.unwrap_or_else(sustained),
-    }
+/// (closed loop, shortened to what the context length leaves) or --output tokens (open loop, so
+/// requests finish and arrivals replace them); the rule is `fit`'s.
+fn max_tokens(env: &CellEnv, prompt_tokens: u64) -> u64 {
+    fit(env.facts.max_model_len, prompt_tokens, Wanted::decode(&env.cfg)).max_tokens()
 }
 
 /// Starts the cell's load and the loop that receives it.
@@ -264,7 +262,7 @@ fn start<'a>(
     knob: Option<UnboundedReceiver<Knob>>,
 ) -> Run<'a> {
     let started = Instant::now();
-    let max_tokens = max_tokens(env, spec, prompt.tokens);
+    let max_tokens = max_tokens(env, prompt.tokens);
     let body = BodyTemplate::new(
         &BodyOptions { endpoint: env.cfg.endpoint, model: env.facts.model.clone(), max_tokens, ignore_eos: true },
         &prompt.text,

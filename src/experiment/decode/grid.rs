@@ -4,6 +4,7 @@ use crate::cell::context::CellEnv;
 use crate::cell::spec::{CellKey, CellSpec};
 use crate::config::RunConfig;
 use crate::experiment::interface::PlannedCell;
+use super::fit::{Wanted, skip_reason};
 use crate::units::format_size;
 
 /// Why a cell of `ctx x conc` cannot fit, if it cannot: the deficit in tokens.
@@ -19,8 +20,8 @@ pub fn kv_skip_reason(ctx: u64, conc: u32, capacity: Option<u64>, oversubscribe:
     })
 }
 
-/// Why grid cell `spec` cannot run on a model of `max_model_len` tokens, if it cannot: its
-/// prompt alone is longer (such contexts are not calibrated either, session/plan.rs).
+/// Why serve cell `spec` cannot run on a model of `max_model_len` tokens, if it cannot: its
+/// prompt alone is longer (decode and burst cells also fit their output: `fit::skip_reason`).
 pub fn ctx_skip_reason(spec: &CellSpec, max_model_len: Option<u64>) -> Option<String> {
     let CellKey::Grid { ctx, .. } = spec.key else { return None };
     let len = max_model_len?;
@@ -40,18 +41,22 @@ pub struct Grid {
     pub kv_capacity: Option<u64>,
     /// Skip a cell when ctx x conc exceeds the capacity times this.
     pub oversubscribe: f64,
+    /// The output its cells' requests want (with the prompt, it must fit max_model_len).
+    pub wanted: Wanted,
 }
 
 impl Grid {
-    /// The ctx x conc grid of `cfg`, skipping cells that cannot fit in `kv_capacity` tokens.
-    pub fn of(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
-        Grid { ctx: cfg.ctx.clone(), conc: cfg.conc.clone(), kv_capacity, oversubscribe: cfg.kv_oversubscribe }
+    /// The ctx x conc grid of `cfg`, skipping cells that cannot fit in `kv_capacity` tokens or
+    /// whose prompt and `wanted` output cannot fit max_model_len.
+    pub fn of(cfg: &RunConfig, kv_capacity: Option<u64>, wanted: Wanted) -> Self {
+        Grid { ctx: cfg.ctx.clone(), conc: cfg.conc.clone(), kv_capacity, oversubscribe: cfg.kv_oversubscribe, wanted }
     }
 
-    /// Why `spec` must be skipped just before it runs, if it must: a context longer than the
-    /// model's, or a KV capacity learned since the plan that it does not fit.
+    /// Why `spec` must be skipped just before it runs, if it must: a prompt and output longer
+    /// than the model's context, or a KV capacity learned since the plan that it does not fit.
     pub fn skip_before_run(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
-        ctx_skip_reason(spec, env.facts.max_model_len).or_else(|| self.skip_now(spec, env.kv_capacity_now()))
+        let CellKey::Grid { ctx, .. } = spec.key else { return None };
+        skip_reason(ctx, env.facts.max_model_len, self.wanted).or_else(|| self.skip_now(spec, env.kv_capacity_now()))
     }
 
     /// The cells, row-major over ctx then conc; `spec` makes each cell's spec, `prefix` goes
@@ -112,7 +117,7 @@ mod tests {
 
     #[test]
     fn cells_are_row_major_with_labels_and_skips() {
-        let g = Grid { ctx: vec![0, 131_072], conc: vec![1, 16], kv_capacity: Some(360_448), oversubscribe: 4.0 };
+        let g = Grid { ctx: vec![0, 131_072], conc: vec![1, 16], kv_capacity: Some(360_448), oversubscribe: 4.0, wanted: Wanted::Fixed(1) };
         let cells = g.cells("burst ", |ctx, conc| CellSpec::grid("burst", ctx, conc));
         let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(
@@ -125,7 +130,7 @@ mod tests {
 
     #[test]
     fn a_capacity_learned_later_skips_with_the_plan_reason() {
-        let unknown = Grid { ctx: vec![131_072], conc: vec![16], kv_capacity: None, oversubscribe: 4.0 };
+        let unknown = Grid { ctx: vec![131_072], conc: vec![16], kv_capacity: None, oversubscribe: 4.0, wanted: Wanted::Fixed(1) };
         let big = CellSpec::grid("decode", 131_072, 16);
         assert!(unknown.cells("", |c, n| CellSpec::grid("decode", c, n))[0].skip.is_none(), "planned to run");
         assert_eq!(unknown.skip_now(&big, Some(360_448)), kv_skip_reason(131_072, 16, Some(360_448), 4.0));

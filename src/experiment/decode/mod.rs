@@ -3,6 +3,7 @@
 
 pub mod admission;
 pub mod attempt;
+pub mod fit;
 pub mod grid;
 pub mod headline;
 pub mod knee;
@@ -15,4 +16,4 @@ pub mod verdict;
 
 pub use attempt::run_decode_attempt;
 pub use section::Decode;
-pub use spec::{DecodeCellSpec, sustained_max_tokens};
+pub use spec::DecodeCellSpec;

@@ -32,7 +32,7 @@ pub struct Decode {
 impl Decode {
     /// The matrix of `cfg`, skipping cells that cannot fit in `kv_capacity` tokens.
     pub fn new(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
-        Self { grid: Grid::of(cfg, kv_capacity), rates: cfg.rates.clone() }
+        Self { grid: Grid::of(cfg, kv_capacity, super::fit::Wanted::decode(cfg)), rates: cfg.rates.clone() }
     }
 
     /// Open-loop cells: every ctx x conc x rate, the rate in the label.
