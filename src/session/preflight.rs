@@ -1,9 +1,9 @@
 //! Phase 1: discover the model and its limits, read each replica's metrics dialect and KV
 //! capacity, and calibrate one prompt per context size.
 
-use crate::experiment::decode::fit::{Fit, Wanted, fit};
 use crate::cell::facts::{Prompt, ReplicaFacts};
 use crate::config::{MetricsEndpoint, PlanKind, RunConfig};
+use crate::experiment::decode::fit::{Fit, Wanted, fit};
 use crate::load::backend::{Backend, Exchange};
 use crate::load::calibrate::{CalibrateOptions, calibrate_many};
 use crate::load::client::{ApiClient, ClientError, ModelInfo, REQUEST_TIMEOUT, redact_url};

@@ -1,6 +1,6 @@
 //! The `cli` suite (`cargo test --test cli`): the helper subcommands ([`extras`]), the example
-//! configs ([`example_configs`]), the bench instrument ([`bench`]) and the runner's control paths
-//! ([`runner_control`]).
+//! configs ([`example_configs`]), the bench instrument ([`bench`]), the runner's control paths
+//! ([`runner_control`]) and the README's set-up ([`setup`]).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -9,3 +9,4 @@ mod bench;
 mod example_configs;
 mod extras;
 mod runner_control;
+mod setup;

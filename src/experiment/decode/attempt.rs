@@ -5,10 +5,10 @@
 //! ([`super::levels`]); the attempt's figures stay those of the planned level.
 
 use super::admission::{Admission, AdmissionTracker, Observation};
+use super::fit::{Wanted, fit};
 use super::levels::Levels;
 use super::load::Load;
 use super::report::{AttemptEnd, build_attempt};
-use super::fit::{Wanted, fit};
 use super::spec::DecodeCellSpec;
 use crate::cell::attempt_loop::{AttemptLoop, PlainTally, Wake};
 use crate::cell::context::CellEnv;

@@ -12,7 +12,11 @@ fn a_sustained_stream_asks_for_what_the_context_leaves() {
     assert_eq!(fit(None, 10, SUSTAINED), Fit::Fits(65_536), "unknown length");
     assert_eq!(fit(None, 10, Wanted::Sustained { floor: 2_000_000 }), Fit::Fits(2_000_000), "the floor wins");
     let huge_floor = Wanted::Sustained { floor: u64::MAX };
-    assert_eq!(fit(Some(u64::MAX), 0, huge_floor), Fit::Shortened { to: u64::MAX - MARGIN, floor: u64::MAX }, "no overflow");
+    assert_eq!(
+        fit(Some(u64::MAX), 0, huge_floor),
+        Fit::Shortened { to: u64::MAX - MARGIN, floor: u64::MAX },
+        "no overflow"
+    );
 }
 
 #[test]

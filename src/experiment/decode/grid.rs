@@ -1,10 +1,10 @@
 //! The ctx x conc grid shared by the decode and burst experiments, with the KV-fit rule.
 
+use super::fit::{Wanted, skip_reason};
 use crate::cell::context::CellEnv;
 use crate::cell::spec::{CellKey, CellSpec};
 use crate::config::RunConfig;
 use crate::experiment::interface::PlannedCell;
-use super::fit::{Wanted, skip_reason};
 use crate::units::format_size;
 
 /// Why a cell of `ctx x conc` cannot fit, if it cannot: the deficit in tokens.
@@ -117,7 +117,13 @@ mod tests {
 
     #[test]
     fn cells_are_row_major_with_labels_and_skips() {
-        let g = Grid { ctx: vec![0, 131_072], conc: vec![1, 16], kv_capacity: Some(360_448), oversubscribe: 4.0, wanted: Wanted::Fixed(1) };
+        let g = Grid {
+            ctx: vec![0, 131_072],
+            conc: vec![1, 16],
+            kv_capacity: Some(360_448),
+            oversubscribe: 4.0,
+            wanted: Wanted::Fixed(1),
+        };
         let cells = g.cells("burst ", |ctx, conc| CellSpec::grid("burst", ctx, conc));
         let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(
@@ -130,7 +136,13 @@ mod tests {
 
     #[test]
     fn a_capacity_learned_later_skips_with_the_plan_reason() {
-        let unknown = Grid { ctx: vec![131_072], conc: vec![16], kv_capacity: None, oversubscribe: 4.0, wanted: Wanted::Fixed(1) };
+        let unknown = Grid {
+            ctx: vec![131_072],
+            conc: vec![16],
+            kv_capacity: None,
+            oversubscribe: 4.0,
+            wanted: Wanted::Fixed(1),
+        };
         let big = CellSpec::grid("decode", 131_072, 16);
         assert!(unknown.cells("", |c, n| CellSpec::grid("decode", c, n))[0].skip.is_none(), "planned to run");
         assert_eq!(unknown.skip_now(&big, Some(360_448)), kv_skip_reason(131_072, 16, Some(360_448), 4.0));
