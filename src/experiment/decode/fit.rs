@@ -108,7 +108,7 @@ pub fn skip_reason(ctx: u64, max_model_len: Option<u64>, wanted: Wanted) -> Opti
         Wanted::Fixed(n) => format!("{n} output tokens"),
     };
     Some(format!(
-        "a {}-token prompt plus {output} and a {MARGIN}-token template margin exceed max_model_len {len}; deficit {deficit} tokens",
+        "a prompt of {} tokens plus {output} and a {MARGIN}-token template margin exceed max_model_len {len}; deficit {deficit} tokens",
         format_size(ctx)
     ))
 }

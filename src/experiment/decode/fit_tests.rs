@@ -41,7 +41,7 @@ fn the_skip_reason_names_the_output_and_the_deficit() {
     let r = skip_reason(131_072, LEN, SUSTAINED).unwrap();
     assert_eq!(
         r,
-        "a 128k-token prompt plus a stream of at least 64 tokens and a 64-token template margin exceed max_model_len 131072; deficit 128 tokens"
+        "a prompt of 128k tokens plus a stream of at least 64 tokens and a 64-token template margin exceed max_model_len 131072; deficit 128 tokens"
     );
     let r = skip_reason(127_000, LEN, Wanted::Fixed(4096)).unwrap();
     assert!(r.contains("plus 4096 output tokens") && r.ends_with("deficit 88 tokens"), "{r}");
