@@ -62,7 +62,7 @@ async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_r
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("open.json");
     let r = &c.info().replicas[0];
-    // The 8k row overflows the context: its arrivals must stop at the first refusal.
+    // The 8k row cannot fit the context with its output: skipped before any request.
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 8192], vec![3]);
     cfg.rates = vec![Rate::PerSecond(20.0), Rate::Inf, Rate::PerSecond(8.0)];
     cfg.max_tokens = Some(32);
@@ -97,14 +97,47 @@ async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_r
     assert!(report.actions.iter().any(|a| a.action == "knob +" && a.cell.as_deref() == Some("ctx=0 conc=3 rate=8/s")));
 
     for cell in report.decode.as_ref().unwrap().cells.iter().filter(|c| c.ctx == 8192) {
-        let a = cell.attempts.last().unwrap();
-        let sent: u64 = a.request_outcomes.values().sum();
-        assert_eq!(cell.status.as_str(), "errored", "{:?}", cell.rate);
-        assert!((1..=6).contains(&sent), "{:?}: the refusals stop the arrivals, {sent} sent", cell.rate);
+        assert_eq!(cell.status.as_str(), "skipped", "{:?}", cell.rate);
+        let why = cell.timeout_reason.as_deref().unwrap_or_default();
+        assert!(why.contains("plus 32 output tokens") && why.contains("deficit 96 tokens"), "{why}");
+        assert!(cell.attempts.is_empty(), "nothing sent");
     }
     let text = render_text(&report, true, false);
     for col in ["20/s", "inf", "8/s"] {
         assert!(text.contains(col), "{col} column in\n{text}");
+    }
+}
+
+/// Behind sglang-router, whose `/v1/models` names no context length (docs/protocol.md §8.4), the
+/// client cannot fit an 8k prompt to the 8k model: the server refuses it, and the open-loop
+/// arrivals stop at the first refusals instead of sending every request into a 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_loop_arrivals_stop_at_a_refusal_the_client_could_not_foresee() {
+    use llm_decode_bench::sim::gateway::{GatewayMode, RouterPolicy};
+    let c = cluster(1, 25.0, |cfg| {
+        cfg.engine.max_model_len = 8192;
+        cfg.gateway_mode = GatewayMode::SglangRouter;
+        cfg.router_policy = RouterPolicy::RoundRobin;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("refused.json");
+    let r = &c.info().replicas[0];
+    let mut cfg = config(&c.info().gateway.url, &r.metrics_url, &out, vec![8192], vec![3]);
+    cfg.model = Some(c.info().model.clone());
+    cfg.rates = vec![Rate::PerSecond(20.0), Rate::Inf];
+    cfg.max_tokens = Some(32);
+    cfg.window = Duration::from_secs(2);
+    let report = tokio::time::timeout(Duration::from_secs(60), start(cfg).await.expect("preflight passes").join)
+        .await
+        .expect("finishes")
+        .unwrap();
+    assert_eq!(report.target.max_model_len, None, "sglang-router names no context length");
+    for cell in &report.decode.as_ref().unwrap().cells {
+        let a = cell.attempts.last().expect("sent");
+        let sent: u64 = a.request_outcomes.values().sum();
+        assert_eq!(cell.status.as_str(), "errored", "{:?}", cell.rate);
+        assert!((1..=6).contains(&sent), "{:?}: the refusals stop the arrivals, {sent} sent", cell.rate);
     }
 }
 
