@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     let argv = match config_file::expand(&Cli::command(), std::env::args_os().collect()) {
         Ok(argv) => argv,
         Err(e) => {
-            eprintln!("error: {e}");
+            llm_decode_bench::err_line!("error: {e}");
             return ExitCode::from(llm_decode_bench::cmd::exit::USAGE);
         }
     };
@@ -17,14 +17,14 @@ fn main() -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            llm_decode_bench::err_line!("error: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(llm_decode_bench::cmd::run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            llm_decode_bench::err_line!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

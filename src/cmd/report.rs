@@ -10,7 +10,6 @@ use crate::report::atomic::write_atomic;
 use crate::report::formats::{RenderSettings, ReportFormat};
 use crate::report::json::SessionReport;
 use crate::report::load::{LoadError, load_report};
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -34,19 +33,12 @@ fn render(args: &ReportArgs) -> Result<(), String> {
     notes(&args.file, &report, args.format);
     if args.format == ReportFormat::Text && args.out.is_none() {
         // The very code that printed the tables at the end of the run (its dim rules too).
-        print_tables(&report, args.ascii);
-        return Ok(());
+        return print_tables(&report, args.ascii).map_err(|e| format!("cannot write to stdout: {e}"));
     }
     let body = body(&report, args);
     match &args.out {
         Some(out) => write_atomic(out, body.as_bytes()).map_err(|e| format!("cannot write {}: {e}", out.display())),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(body.as_bytes())
-                .and_then(|()| stdout.flush())
-                .map_err(|e| format!("cannot write to stdout: {e}"))
-        }
+        None => crate::stdio::write_out(body.as_bytes()).map_err(|e| format!("cannot write to stdout: {e}")),
     }
 }
 
@@ -91,10 +83,13 @@ fn load_message(file: &Path, e: &LoadError) -> String {
 /// Notes on stderr: an interrupted session, a report with nothing the tables show.
 fn notes(file: &Path, report: &SessionReport, format: ReportFormat) {
     if !report.complete {
-        eprintln!("note: {} is an unfinished session (complete: false)", file.display());
+        crate::err_line!("note: {} is an unfinished session (complete: false)", file.display());
     }
     let tables = report.decode.is_some() || report.serve.is_some() || !report.phases.is_empty();
     if !tables && matches!(format, ReportFormat::Text | ReportFormat::Markdown) {
-        eprintln!("note: {} has no decode matrix, serve cell or routing phase: no tables to show", file.display());
+        crate::err_line!(
+            "note: {} has no decode matrix, serve cell or routing phase: no tables to show",
+            file.display()
+        );
     }
 }

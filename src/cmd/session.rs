@@ -26,7 +26,7 @@ pub struct Display {
 
 /// A usage error: its one line on stderr, exit 2.
 pub fn usage(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
+    crate::err_line!("error: {msg}");
     ExitCode::from(exit::USAGE)
 }
 
@@ -59,11 +59,11 @@ pub async fn preflight(
 ) -> Result<SessionHandles, ExitCode> {
     tokio::select! {
         started = starting => started.map_err(|e| {
-            eprintln!("error: {e:#}");
+            crate::err_line!("error: {e:#}");
             ExitCode::from(exit::PREFLIGHT)
         }),
         s = signals.recv() => {
-            eprintln!("interrupted ({}) during preflight: no load was sent, no report written", s.name());
+            crate::err_line!("interrupted ({}) during preflight: no load was sent, no report written", s.name());
             Err(ExitCode::from(s.exit_code()))
         }
     }
@@ -83,7 +83,7 @@ pub async fn finish(
     let saves = handles.saves.clone();
     let path = handles.report_path.clone();
     let ended = if let Some(printer) = printer {
-        eprintln!("{banner}");
+        crate::err_line!("{banner}");
         drive(handles, signals, printer).await
     } else {
         let opts = crate::tui::TuiOptions { log_file: display.log_file.clone(), ..crate::tui::TuiOptions::default() };
@@ -92,24 +92,32 @@ pub async fn finish(
     let (report, interrupted) = match ended {
         Ok(done) => done,
         Err(e) if e.is::<crate::tui::Abandoned>() => {
-            eprintln!("{e}: {}", path.display());
+            crate::err_line!("{e}: {}", path.display());
             return ExitCode::from(exit::after_error(&e));
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            crate::err_line!("error: {e:#}");
             return ExitCode::from(exit::after_error(&e));
         }
     };
-    print_tables(&report, display.ascii);
+    // The report is saved; tables that cannot reach stdout (a full disk behind `>`) are lost.
+    let _ = print_tables(&report, display.ascii);
     let record = saves.get();
     if record.last_failed {
         let err = record.last_error.as_deref().unwrap_or("unknown error");
         match &record.fallback {
             Some(f) => {
-                eprintln!("error: cannot write {} ({err}); the report was saved to {}", path.display(), f.display())
+                crate::err_line!(
+                    "error: cannot write {} ({err}); the report was saved to {}",
+                    path.display(),
+                    f.display()
+                )
             }
             None => {
-                eprintln!("error: cannot write {} ({err}), nor its fallback file: the report is lost", path.display())
+                crate::err_line!(
+                    "error: cannot write {} ({err}), nor its fallback file: the report is lost",
+                    path.display()
+                )
             }
         }
     }
@@ -120,7 +128,7 @@ pub async fn finish(
         allow_errors: display.allow_errors,
     };
     if end.interrupted.is_none() && end.errored_cells > 0 && !end.allow_errors {
-        eprintln!(
+        crate::err_line!(
             "{} cell(s) errored (every request failed): exit {} (--allow-errors accepts them)",
             end.errored_cells,
             exit::CELLS_ERRORED

@@ -12,7 +12,7 @@ pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let cfg = args.to_config().map_err(anyhow::Error::msg)?;
     // Each client stream is a connection the simulator holds open.
     if let Some((from, to)) = crate::fdlimit::raise_to_hard() {
-        eprintln!("raised the open-file limit from {from} to {to} (one socket per stream)");
+        crate::err_line!("raised the open-file limit from {from} to {to} (one socket per stream)");
     }
     // Listening before the cluster starts: a signal from then on stops it the same way.
     let mut signals = Signals::new()?;
@@ -23,19 +23,20 @@ pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         write_atomic(path, &json)?;
     }
     let got = signals.recv().await;
-    eprintln!("{}: stopping the simulated cluster", got.name());
+    crate::err_line!("{}: stopping the simulated cluster", got.name());
     cluster.shutdown();
     Ok(ExitCode::from(got.exit_code()))
 }
 
 /// Prints one line per endpoint.
 pub fn print_endpoints(info: &ClusterInfo) {
-    println!(
+    let _ = crate::out_line!(
         "gateway  {}  (routing-strategy: random | least-request | prefix-cache)  metrics {}",
-        info.gateway.url, info.gateway.metrics_url
+        info.gateway.url,
+        info.gateway.metrics_url
     );
     for r in &info.replicas {
-        println!("{:<8} {}  metrics {}", r.name, r.url, r.metrics_url);
+        let _ = crate::out_line!("{:<8} {}  metrics {}", r.name, r.url, r.metrics_url);
     }
-    println!("model    {}  (max_model_len {})", info.model, info.max_model_len);
+    let _ = crate::out_line!("model    {}  (max_model_len {})", info.model, info.max_model_len);
 }
