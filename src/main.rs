@@ -1,12 +1,15 @@
 //! The `llm-decode-bench` binary: parse the command line and hand over to the library.
 
 use clap::{CommandFactory, Parser};
-use llm_decode_bench::cli::{Cli, config_file};
+use llm_decode_bench::cli::{Cli, config_file, resume_flags};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // `run --config FILE` becomes the flags it holds, before clap checks them.
-    let argv = match config_file::expand(&Cli::command(), std::env::args_os().collect()) {
+    // `run --config FILE` becomes the flags it holds, and `run --resume FILE` the flags its
+    // report records, before clap checks them.
+    let expanded = config_file::expand(&Cli::command(), std::env::args_os().collect())
+        .and_then(|argv| resume_flags::expand(&Cli::command(), argv));
+    let argv = match expanded {
         Ok(argv) => argv,
         Err(e) => {
             llm_decode_bench::err_line!("error: {e}");

@@ -74,6 +74,13 @@ pub async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCod
     if let Some(url) = &args.server {
         return child_row(args.row, args.long_row, url, &plan).await;
     }
+    // Minutes of measurement must not end in a file that cannot be written or is someone's.
+    let checked = crate::report::fallback::check_writable(&args.json, "--json").and_then(|()| {
+        crate::report::clobber::check_output(&args.json, "--json", args.overwrite, crate::bench::figures::is_bench_json)
+    });
+    if let Err(e) = checked {
+        return Ok(super::session::usage(&e));
+    }
     let exe = std::env::current_exe()?;
     let rows = crate::bench::run::run(&plan, &exe).await?;
     let long = crate::bench::run::long_row(&plan, &exe).await?;

@@ -27,7 +27,7 @@ fn render(args: &ReportArgs) -> Result<(), String> {
         return Err(format!("--per-request needs --format csv (not {})", args.format.as_str()));
     }
     if let Some(out) = &args.out {
-        check_out(out, &args.file)?;
+        check_out(out, &args.file, args.overwrite)?;
     }
     let report = load_report(&args.file).map_err(|e| load_message(&args.file, &e))?;
     notes(&args.file, &report, args.format);
@@ -59,17 +59,14 @@ fn body(report: &SessionReport, args: &ReportArgs) -> String {
     }
 }
 
-/// `--out` must take a file, and must not be the report being read.
-fn check_out(out: &Path, file: &Path) -> Result<(), String> {
+/// `--out` must take a file, must not be the report being read, and replaces an existing
+/// file only with `overwrite` (src/report/clobber.rs).
+fn check_out(out: &Path, file: &Path, overwrite: bool) -> Result<(), String> {
     crate::report::fallback::check_writable(out, "--out")?;
-    let same = match (out.canonicalize(), file.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    match same {
-        true => Err(format!("--out {} is the report being read; name another file", out.display())),
-        false => Ok(()),
+    if crate::report::clobber::same_file(out, file) {
+        return Err(format!("--out {} is the report being read; name another file", out.display()));
     }
+    crate::report::clobber::check_output(out, "--out", overwrite, |_| false)
 }
 
 /// One line naming the file and what is wrong with it.

@@ -21,7 +21,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(cfg) => cfg,
         Err(e) => return Ok(session::usage(&e)),
     };
-    if let Err(e) = session::check_out(cfg.out.as_deref()) {
+    let resumed = cfg.resume.as_ref().map(|r| r.path.as_path());
+    let checked = session::check_out(cfg.out.as_deref(), cfg.out_dir.as_deref(), args.overwrite, resumed)
+        .and_then(|()| session::check_log_file(args.log_file.as_deref(), cfg.out.as_deref()));
+    if let Err(e) = checked {
         return Ok(session::usage(&e));
     }
     let streams = cfg.conc.iter().copied().max().unwrap_or(1);

@@ -7,9 +7,21 @@ use crate::sim::{Cluster, ClusterInfo};
 use std::process::ExitCode;
 
 /// Serves the cluster the flags describe until SIGINT, SIGTERM or SIGHUP, then stops it and
-/// exits with that signal's code (README "Exit codes": 130, 143, 129).
+/// exits with that signal's code (README "Exit codes": 130, 143, 129); a bad flag is one line
+/// and exit 2 before anything listens.
 pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
-    let cfg = args.to_config().map_err(anyhow::Error::msg)?;
+    let cfg = match args.to_config() {
+        Ok(cfg) => cfg,
+        Err(e) => return Ok(super::session::usage(&e)),
+    };
+    if let Some(path) = &args.ready_file {
+        let ours = |b: &[u8]| serde_json::from_slice::<ClusterInfo>(b).is_ok();
+        let checked = crate::report::fallback::check_writable(path, "--ready-file")
+            .and_then(|()| crate::report::clobber::check_output(path, "--ready-file", args.overwrite, ours));
+        if let Err(e) = checked {
+            return Ok(super::session::usage(&e));
+        }
+    }
     // Each client stream is a connection the simulator holds open.
     if let Some((from, to)) = crate::fdlimit::raise_to_hard() {
         crate::err_line!("raised the open-file limit from {from} to {to} (one socket per stream)");
