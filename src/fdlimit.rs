@@ -38,7 +38,7 @@ pub fn check(streams: u64, limit: u64) -> Result<(), String> {
 /// Raises the limit (saying so on stderr when it did) and checks it allows `streams`.
 pub fn prepare(streams: u64) -> Result<(), String> {
     if let Some((from, to)) = raise_to_hard() {
-        eprintln!("raised the open-file limit from {from} to {to} (one socket per stream)");
+        crate::err_line!("raised the open-file limit from {from} to {to} (one socket per stream)");
     }
     match limits() {
         Some((soft, _)) => check(streams, soft),

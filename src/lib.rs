@@ -15,5 +15,6 @@ pub mod session;
 pub mod signal;
 pub mod sim;
 pub mod stats;
+pub mod stdio;
 pub mod tui;
 pub mod units;

@@ -164,6 +164,13 @@ pub fn line(r: &Row) -> String {
     )
 }
 
+/// Whether `bytes` are figures an earlier bench wrote (a JSON object with `version`,
+/// `settings` and `rows`), which `bench --json` may replace.
+pub fn is_bench_json(bytes: &[u8]) -> bool {
+    let Ok(serde_json::Value::Object(o)) = serde_json::from_slice(bytes) else { return false };
+    ["version", "settings", "rows"].iter().all(|k| o.contains_key(*k)) && o["rows"].is_array()
+}
+
 /// The JSON the bench writes.
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {

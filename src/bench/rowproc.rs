@@ -147,14 +147,14 @@ pub async fn serve_row(spec: RowSpec, url: &str, plan: &Plan) -> anyhow::Result<
         Client::Raw => super::run::raw_row(url, &http, spec.mode, spec.streams, plan).await?,
         c => super::run::tool_row(url, &http, spec.mode, spec.streams, c, plan).await?,
     };
-    println!("row {}", serde_json::to_string(&row)?);
+    crate::out_line!("row {}", serde_json::to_string(&row)?)?;
     Ok(())
 }
 
 /// The child's side of `--long-row`: measures the long-context row, prints `long JSON`.
 pub async fn serve_long(shape: LongShape, url: &str) -> anyhow::Result<()> {
     let f = super::long::run(shape, url).await?;
-    println!("long {}", serde_json::to_string(&f)?);
+    crate::out_line!("long {}", serde_json::to_string(&f)?)?;
     Ok(())
 }
 

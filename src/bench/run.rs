@@ -156,7 +156,7 @@ pub async fn tool_row(
 
 /// Runs the plan with bench servers started from `exe`; prints each row as it is measured.
 pub async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
-    println!("{}", header());
+    crate::out_line!("{}", header())?;
     let mut rows = Vec::new();
     for &mode in &plan.modes {
         let mode_arg = format!("{mode:?}").to_lowercase();
@@ -171,11 +171,11 @@ pub async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
         let srv = ServerProcess::spawn(exe, &args.map(String::from))?;
         for &n in &plan.streams {
             let raw = super::rowproc::measure(exe, &srv.url, mode, n, Client::Raw, plan).await?;
-            println!("{}", line(&raw));
+            crate::out_line!("{}", line(&raw))?;
             for &client in &plan.tool_runs {
                 let mut r = super::rowproc::measure(exe, &srv.url, mode, n, client, plan).await?;
                 r.compare(&raw);
-                println!("{}", line(&r));
+                crate::out_line!("{}", line(&r))?;
                 rows.push(r);
             }
             rows.push(raw);
@@ -190,7 +190,7 @@ pub async fn long_row(plan: &Plan, exe: &Path) -> anyhow::Result<Option<super::l
     let Some(shape) = plan.long else { return Ok(None) };
     let srv = ServerProcess::spawn(exe, &["--mode".to_string(), "firehose".to_string()])?;
     let f = super::rowproc::measure_long(exe, &srv.url, shape).await?;
-    println!("{}", super::long::section(&f));
+    crate::out_line!("{}", super::long::section(&f))?;
     Ok(Some(f))
 }
 

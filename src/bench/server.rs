@@ -147,7 +147,7 @@ impl BenchServer {
         });
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, router).await {
-                eprintln!("bench-server: stopped: {e}");
+                crate::err_line!("bench-server: stopped: {e}");
             }
         });
         Ok(Self { addr, task })

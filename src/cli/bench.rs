@@ -69,9 +69,13 @@ pub struct BenchArgs {
     /// Run the tool with the monitor drawing into a 200x60 TestBackend at 20 frames/s (`on`), without (`off`), or both.
     #[arg(long, value_enum, default_value_t = MonitorRuns::Both)]
     pub monitor: MonitorRuns,
-    /// Where to write the JSON figures.
+    /// Where to write the JSON figures (checked before the bench starts); an existing file is
+    /// replaced only when it holds earlier figures of the bench, or with --overwrite.
     #[arg(long, default_value = "bench.json")]
     pub json: std::path::PathBuf,
+    /// Let --json replace any existing file.
+    #[arg(long)]
+    pub overwrite: bool,
     /// Long-context row: prompt tokens per request (about 4 bytes each; 0 skips the row), tokens.
     #[arg(long, default_value_t = 131_072)]
     pub long_tokens: usize,

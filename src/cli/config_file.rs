@@ -16,7 +16,7 @@ pub fn expand(cli: &Command, argv: Vec<OsString>) -> Result<Vec<OsString>, Strin
     let Some(run_at) = argv.iter().skip(1).position(|a| a == "run").map(|i| i + 1) else { return Ok(argv) };
     let Some(run) = cli.find_subcommand("run") else { return Ok(argv) };
     let user: Vec<String> = argv[run_at + 1..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let Some(path) = config_path(&user) else { return Ok(argv) };
+    let Some(path) = flag_value(&user, "--config") else { return Ok(argv) };
     let text = std::fs::read_to_string(&path).map_err(|e| format!("--config {path}: {e}"))?;
     let from_file = flags_from_toml(run, &text, &given(run, &user)).map_err(|e| format!("--config {path}: {e}"))?;
     let mut out = argv[..=run_at].to_vec();
@@ -25,17 +25,18 @@ pub fn expand(cli: &Command, argv: Vec<OsString>) -> Result<Vec<OsString>, Strin
     Ok(out)
 }
 
-/// The value of `--config` among the `run` arguments.
-fn config_path(args: &[String]) -> Option<String> {
+/// The value of `flag` (`--config`, `--resume`) among the `run` arguments.
+pub(super) fn flag_value(args: &[String], flag: &str) -> Option<String> {
     let mut it = args.iter();
+    let with_eq = format!("{flag}=");
     while let Some(a) = it.next() {
         if a == "--" {
             return None;
         }
-        if let Some(v) = a.strip_prefix("--config=") {
+        if let Some(v) = a.strip_prefix(&with_eq) {
             return Some(v.to_string());
         }
-        if a == "--config" {
+        if a == flag {
             return it.next().cloned();
         }
     }
@@ -43,7 +44,7 @@ fn config_path(args: &[String]) -> Option<String> {
 }
 
 /// The ids of the `run` arguments given on the command line (by long name or alias).
-fn given(run: &Command, args: &[String]) -> BTreeSet<String> {
+pub(super) fn given(run: &Command, args: &[String]) -> BTreeSet<String> {
     let longs = args.iter().take_while(|a| *a != "--").filter_map(|a| a.strip_prefix("--"));
     let names: Vec<&str> = longs.map(|l| l.split('=').next().unwrap_or(l)).collect();
     let known = run.get_arguments().filter(|arg| {

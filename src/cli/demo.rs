@@ -20,9 +20,13 @@ pub struct DemoArgs {
     /// Print progress and the final tables instead of opening the live monitor.
     #[arg(long)]
     pub headless: bool,
-    /// Report file of the demo session (default: sessions/<timestamp>.json).
+    /// Report file of the demo session (default: sessions/<timestamp>.json); an existing file
+    /// is refused unless --overwrite is given.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Let the demo's --out replace an existing file.
+    #[arg(long)]
+    pub overwrite: bool,
     /// Also append the log lines to this file (the monitor's log panel, or headless progress).
     #[arg(long)]
     pub log_file: Option<PathBuf>,

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod extras;
 pub mod prometheus;
 pub mod report;
+pub mod resume_flags;
 pub mod run;
 pub mod sim;
 

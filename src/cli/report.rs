@@ -16,9 +16,13 @@ pub struct ReportArgs {
     /// serve`'s result fields per cell and phase, JSON).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
-    /// Write the output to this file (atomically) instead of stdout.
+    /// Write the output to this file (atomically) instead of stdout; an existing file is
+    /// refused unless --overwrite is given.
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
+    /// Let --out replace an existing file (never the report being read).
+    #[arg(long)]
+    pub overwrite: bool,
     /// With --format csv: one row per request (decode and burst attempts) instead of per cell.
     #[arg(long)]
     pub per_request: bool,

@@ -4,7 +4,6 @@ use crate::config::MetricsEndpoint;
 use crate::config::{PlanKind, RunConfig, SloSource};
 use crate::experiment::routing::{Arrival, RoutingConfig, Scenario};
 use crate::load::request::{ApiKey, Endpoint};
-use crate::report::writer::ReportWriter;
 use crate::session::preflight::{check_url, parse_metrics_arg};
 use crate::stats::Slo;
 use crate::units::{parse_duration, parse_size};
@@ -109,9 +108,14 @@ pub struct RunArgs {
     /// Response header naming the serving replica (checked before target-pod and x-worker-url).
     #[arg(long)]
     pub served_by_header: Option<String>,
-    /// Report file (default: sessions/<timestamp>.json); checked before any load is sent.
+    /// Report file (default: sessions/<timestamp>.json); checked before any load is sent. An
+    /// existing file is refused unless it is the --resume file or --overwrite is given.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Let --out (or --result-dir/--result-filename) replace an existing file, a session
+    /// report included.
+    #[arg(long)]
+    pub overwrite: bool,
     /// Directory for the report when --out is not given (`vllm bench serve --result-dir`):
     /// DIR/<timestamp>.json, or DIR/<--result-filename>.
     #[arg(long, value_name = "DIR")]
@@ -233,8 +237,23 @@ impl RunConfig {
 }
 
 impl RunArgs {
-    /// Checks the flags and builds the run configuration.
+    /// Checks the flags and builds the run configuration; reads `--baseline` and checks that
+    /// `--resume` can continue its report under it.
     pub fn to_config(&self) -> Result<RunConfig, String> {
+        let mut cfg = self.measure_config()?;
+        if let Some(path) = &self.baseline {
+            cfg.baseline = Some(std::sync::Arc::new(crate::report::baseline::Baseline::open(path)?));
+        }
+        if let Some(path) = &self.resume {
+            cfg.resume = Some(crate::session::resume::open(path, &cfg)?);
+            cfg.out.get_or_insert_with(|| path.clone());
+        }
+        Ok(cfg)
+    }
+
+    /// Checks the flags and builds the run configuration, without reading the files it names
+    /// (`--baseline`, `--resume`): what [`RunConfig::settings`] needs.
+    pub fn measure_config(&self) -> Result<RunConfig, String> {
         if self.window.is_zero() {
             return Err("--window must be longer than 0".into());
         }
@@ -259,7 +278,7 @@ impl RunArgs {
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());
         let routing = self.routing_config()?;
-        let mut cfg = RunConfig {
+        let cfg = RunConfig {
             routing,
             base_url: self.base_url.clone(),
             model: self.model.clone(),
@@ -287,6 +306,7 @@ impl RunArgs {
             poll_interval: self.poll_interval,
             served_by_header: self.served_by_header.clone(),
             out: self.out_path(),
+            out_dir: self.result_dir.clone(),
             resume: None,
             slo: self.slo()?,
             slo_source: self.slo_source(),
@@ -294,13 +314,6 @@ impl RunArgs {
             knob_step: self.knob_step,
             baseline: None,
         };
-        if let Some(path) = &self.baseline {
-            cfg.baseline = Some(std::sync::Arc::new(crate::report::baseline::Baseline::open(path)?));
-        }
-        if let Some(path) = &self.resume {
-            cfg.resume = Some(crate::session::resume::open(path, &cfg)?);
-            cfg.out.get_or_insert_with(|| path.clone());
-        }
         Ok(cfg)
     }
 }
@@ -344,17 +357,14 @@ impl RunArgs {
 }
 
 impl RunArgs {
-    /// `--out`, else `--result-dir` / `--result-filename`, else None (the default name).
+    /// `--out`, else `--result-dir` / `--result-filename`, else None (a default name, in
+    /// `--result-dir` when given: [`RunConfig::out_dir`]).
     fn out_path(&self) -> Option<PathBuf> {
         if self.out.is_some() {
             return self.out.clone();
         }
         let dir = self.result_dir.clone();
-        match (&self.result_filename, dir) {
-            (Some(name), dir) => Some(dir.unwrap_or_default().join(name)),
-            (None, Some(dir)) => Some(ReportWriter::in_dir(&dir, std::time::SystemTime::now()).path().to_path_buf()),
-            (None, None) => None,
-        }
+        self.result_filename.as_ref().map(|name| dir.unwrap_or_default().join(name))
     }
 
     /// The serve experiment's settings: `--count`, `--output`, `--seed` and `--goodput`.

@@ -64,8 +64,7 @@ fn vllm_bench_serve_flags_map_onto_ours() {
     let c = parse(&["--result-dir", d, "--result-filename", "r.json"]).unwrap();
     assert_eq!(c.out, Some(dir.path().join("r.json")));
     let c = parse(&["--result-dir", d]).unwrap();
-    let out = c.out.unwrap();
-    assert!(out.starts_with(dir.path()) && out.extension().is_some_and(|e| e == "json"), "{out:?}");
+    assert_eq!((c.out, c.out_dir.as_deref()), (None, Some(dir.path())), "a default name in DIR, chosen at the start");
     let c = parse(&["--result-dir", d, "--out", "x.json"]).unwrap();
     assert_eq!(c.out, Some(PathBuf::from("x.json")), "--out wins");
     assert!(parse(&["--goodput", "itl:5"]).unwrap_err().starts_with("--goodput: "));

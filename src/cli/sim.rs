@@ -113,9 +113,13 @@ pub struct SimArgs {
     /// `VLLM_SERVER_DEV_MODE=1` (without it a reset answers 404, like stock vLLM).
     #[arg(long)]
     pub dev_mode: bool,
-    /// Also write the endpoints as JSON to this file once serving.
+    /// Also write the endpoints as JSON to this file once serving; an existing file is
+    /// replaced only when it is an earlier ready file, or with --overwrite.
     #[arg(long)]
     pub ready_file: Option<PathBuf>,
+    /// Let --ready-file replace any existing file.
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 fn ms(v: f64) -> Duration {
@@ -153,7 +157,7 @@ impl SimArgs {
         if self.prefix_block_bytes == 0 {
             return Err("--prefix-block-bytes must be at least 1".into());
         }
-        Ok(SimConfig {
+        let cfg = SimConfig {
             host: self.host,
             port: self.port,
             replicas: self.replicas,
@@ -176,7 +180,9 @@ impl SimArgs {
             dev_mode: self.dev_mode,
             engine_mode: self.engine_mode,
             slot_ctx: self.slot_ctx,
-        })
+        };
+        crate::sim::check(&cfg)?;
+        Ok(cfg)
     }
 }
 

@@ -2,7 +2,6 @@
 
 use crate::bench::server::{BenchServer, ServerOptions};
 use crate::cli::bench::BenchServerArgs;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -21,12 +20,9 @@ pub async fn bench_server(args: BenchServerArgs) -> anyhow::Result<ExitCode> {
         batch_bytes: args.batch_bytes as usize,
     };
     let server = BenchServer::start(opts).await?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "listening http://{}", server.addr)?;
+    crate::out_line!("listening http://{}", server.addr)?;
     let limit = nofile.map_or_else(|| "unlimited".to_string(), |n| n.to_string());
-    writeln!(out, "mode {:?}, open-file limit {limit}", args.mode)?;
-    out.flush()?;
-    drop(out);
+    crate::out_line!("mode {:?}, open-file limit {limit}", args.mode)?;
     let stdin_closed = async {
         if args.until_stdin_closes {
             let _ = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink())).await;
@@ -51,7 +47,9 @@ pub async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCod
     let most = args.streams.iter().copied().max().unwrap_or(1);
     let limit = crate::bench::sysinfo::raise_nofile();
     if let Some(limit) = limit.filter(|l| *l < u64::from(most) + 256) {
-        eprintln!("error: --streams {most} needs more open files than the limit allows ({limit}); raise `ulimit -Hn`");
+        crate::err_line!(
+            "error: --streams {most} needs more open files than the limit allows ({limit}); raise `ulimit -Hn`"
+        );
         return Ok(ExitCode::from(super::exit::USAGE));
     }
     let tool_runs = match args.monitor {
@@ -76,13 +74,20 @@ pub async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCod
     if let Some(url) = &args.server {
         return child_row(args.row, args.long_row, url, &plan).await;
     }
+    // Minutes of measurement must not end in a file that cannot be written or is someone's.
+    let checked = crate::report::fallback::check_writable(&args.json, "--json").and_then(|()| {
+        crate::report::clobber::check_output(&args.json, "--json", args.overwrite, crate::bench::figures::is_bench_json)
+    });
+    if let Err(e) = checked {
+        return Ok(super::session::usage(&e));
+    }
     let exe = std::env::current_exe()?;
     let rows = crate::bench::run::run(&plan, &exe).await?;
     let long = crate::bench::run::long_row(&plan, &exe).await?;
     let report = crate::bench::run::report(&plan, rows, long);
     std::fs::write(&args.json, serde_json::to_vec_pretty(&report)?)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.json.display()))?;
-    println!("figures written to {}", args.json.display());
+    crate::out_line!("figures written to {}", args.json.display())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -97,7 +102,7 @@ async fn child_row(
         (Some(spec), _) => crate::bench::rowproc::serve_row(spec, url, plan).await?,
         (None, Some(shape)) => crate::bench::rowproc::serve_long(shape, url).await?,
         (None, None) => {
-            eprintln!("error: --server is for a bench row's child process: give --row or --long-row with it");
+            crate::err_line!("error: --server is for a bench row's child process: give --row or --long-row with it");
             return Ok(ExitCode::from(super::exit::USAGE));
         }
     }

@@ -8,7 +8,6 @@ use crate::report::compare::render::render;
 use crate::report::compare::{Options, Verdict, compare};
 use crate::report::json::SessionReport;
 use crate::report::load::{LoadError, load_report};
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -31,11 +30,11 @@ pub fn run(args: CompareArgs) -> ExitCode {
     let c = compare((&bname, &base), (&nname, &new), &opts);
     if c.cells.is_empty() {
         // A gate that compared nothing has not shown the absence of a regression.
-        let _ = std::io::stdout().lock().write_all(render(&c, args.format).as_bytes());
+        let _ = crate::stdio::write_out(render(&c, args.format).as_bytes());
         return usage(&format!("{bname} and {nname} have no cell in common: nothing was compared"));
     }
     // A closed stdout (`| head`) is not an error of the comparison.
-    let _ = std::io::stdout().lock().write_all(render(&c, args.format).as_bytes());
+    let _ = crate::stdio::write_out(render(&c, args.format).as_bytes());
     match c.verdict {
         Verdict::Regression => ExitCode::from(exit::REGRESSION),
         Verdict::NoChange | Verdict::NoRegression => ExitCode::from(exit::SUCCESS),

@@ -66,7 +66,9 @@ pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     if !(args.demo_speed.is_finite() && args.demo_speed > 0.0) {
         return Ok(session::usage("--demo-speed must be a positive number"));
     }
-    if let Err(e) = session::check_out(args.out.as_deref()) {
+    let checked = session::check_out(args.out.as_deref(), None, args.overwrite, None)
+        .and_then(|()| session::check_log_file(args.log_file.as_deref(), args.out.as_deref()));
+    if let Err(e) = checked {
         return Ok(session::usage(&e));
     }
     if args.demo_window.is_zero() {

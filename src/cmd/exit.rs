@@ -13,8 +13,9 @@ pub const SUCCESS: u8 = 0;
 pub const FAILURE: u8 = 1;
 /// `compare` only: a headline figure of NEW regressed beyond the threshold against BASE.
 pub const REGRESSION: u8 = 1;
-/// Bad command line: an unknown or invalid flag (clap's own code), or an `--out` that cannot
-/// be written. Nothing was sent.
+/// Bad command line, in every subcommand: an unknown or invalid flag (clap's own code), a value
+/// out of range, an `--out` that cannot be written or would replace a file without
+/// `--overwrite`, a `--resume` file that cannot be continued. Nothing was sent.
 pub const USAGE: u8 = 2;
 /// Preflight failed (target unreachable, no model, unusable plan): no load was sent.
 pub const PREFLIGHT: u8 = 3;
@@ -24,6 +25,9 @@ pub const CELLS_ERRORED: u8 = 4;
 /// The report could not be written to its path; its last version went to the fallback file
 /// named on stderr.
 pub const REPORT_NOT_SAVED: u8 = 5;
+/// The operator quit the monitor (`q`, `y`) before every cell had an outcome: the running cell
+/// recorded, the report has `complete: false` (and `--resume` continues it).
+pub const QUIT: u8 = 6;
 /// Interrupted by SIGHUP (128 + 1): the running cell recorded, the report has `complete: false`.
 pub const HANGUP: u8 = 129;
 /// Interrupted by SIGINT or Ctrl-C (128 + 2).
@@ -36,6 +40,8 @@ pub const TERMINATED: u8 = 143;
 pub struct SessionEnd {
     /// Stopped by a signal (or Ctrl-C typed in the monitor, as [`Signal::Interrupt`]).
     pub interrupted: Option<Signal>,
+    /// Stopped by the operator quitting the monitor (`q`, `y`) mid-session.
+    pub quit: bool,
     /// The final report is not at its path.
     pub report_lost: bool,
     /// Cells that errored.
@@ -45,10 +51,12 @@ pub struct SessionEnd {
 }
 
 impl SessionEnd {
-    /// The exit code: an interruption first, then a report not saved, then errored cells.
+    /// The exit code: an interruption first (a signal, then the operator's quit), then a report
+    /// not saved, then errored cells.
     pub fn code(&self) -> u8 {
         match *self {
             Self { interrupted: Some(s), .. } => s.exit_code(),
+            Self { quit: true, .. } => QUIT,
             Self { report_lost: true, .. } => REPORT_NOT_SAVED,
             Self { errored_cells: 1.., allow_errors: false, .. } => CELLS_ERRORED,
             _ => SUCCESS,
@@ -90,7 +98,7 @@ mod tests {
     #[test]
     fn interruption_wins_then_the_lost_report_then_errored_cells() {
         let end = |interrupted, report_lost, errored_cells, allow_errors| {
-            SessionEnd { interrupted, report_lost, errored_cells, allow_errors }.code()
+            SessionEnd { interrupted, quit: false, report_lost, errored_cells, allow_errors }.code()
         };
         assert_eq!(end(None, false, 0, false), SUCCESS);
         assert_eq!(end(None, false, 2, false), CELLS_ERRORED);
@@ -99,6 +107,19 @@ mod tests {
         assert_eq!(end(Some(Signal::Terminate), true, 2, false), TERMINATED);
         assert_eq!(end(Some(Signal::Hangup), false, 0, false), HANGUP);
         assert_eq!(end(Some(Signal::Interrupt), false, 0, false), INTERRUPTED);
+        let quit = |interrupted, report_lost| {
+            SessionEnd { interrupted, quit: true, report_lost, errored_cells: 1, allow_errors: false }.code()
+        };
+        assert_eq!(quit(None, false), QUIT);
+        assert_eq!(quit(None, true), QUIT, "a quit, like a signal, comes before a lost report");
+        assert_eq!(quit(Some(Signal::Terminate), false), TERMINATED);
+    }
+
+    #[test]
+    fn the_codes_do_not_collide() {
+        let codes = [SUCCESS, FAILURE, USAGE, PREFLIGHT, CELLS_ERRORED, REPORT_NOT_SAVED, QUIT, HANGUP, INTERRUPTED];
+        let mut seen = std::collections::BTreeSet::new();
+        assert!(codes.iter().chain([&TERMINATED]).all(|c| seen.insert(*c)), "{codes:?}");
     }
 
     #[test]

@@ -5,7 +5,6 @@ use super::session;
 use crate::cli::extras::ConfigArgs;
 use crate::cli::{Cli, config_file};
 use clap::CommandFactory;
-use std::io::Write;
 use std::process::ExitCode;
 
 /// `config --print-default`: a commented config holding every flag of `run`.
@@ -15,17 +14,29 @@ pub fn config(args: &ConfigArgs) -> ExitCode {
     }
     let cli = Cli::command();
     match cli.find_subcommand("run") {
-        Some(run) => print!("{}", config_file::print_default(run)),
-        None => return ExitCode::FAILURE,
+        Some(run) => printed(crate::stdio::write_out(config_file::print_default(run).as_bytes())),
+        None => ExitCode::FAILURE,
     }
-    ExitCode::SUCCESS
+}
+
+/// Exit 0 once the output is out (or its reader gone), 1 when stdout failed otherwise.
+fn printed(written: std::io::Result<()>) -> ExitCode {
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            crate::err_line!("error: cannot write to stdout: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// `completions SHELL`: the completion script on stdout.
 pub fn completions(shell: clap_complete::Shell) -> ExitCode {
     let mut cli = Cli::command();
-    clap_complete::generate(shell, &mut cli, "llm-decode-bench", &mut std::io::stdout());
-    ExitCode::SUCCESS
+    // Generated in memory: clap_complete panics on a failed write (a closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cli, "llm-decode-bench", &mut script);
+    printed(crate::stdio::write_out(&script))
 }
 
 /// `man`: the man page of the command and its subcommands (roff) on stdout.
@@ -39,6 +50,5 @@ pub fn man() -> anyhow::Result<ExitCode> {
         out.extend_from_slice(b"\n");
         clap_mangen::Man::new(page).render(&mut out)?;
     }
-    std::io::stdout().write_all(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(printed(crate::stdio::write_out(&out)))
 }

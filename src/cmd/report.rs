@@ -10,7 +10,6 @@ use crate::report::atomic::write_atomic;
 use crate::report::formats::{RenderSettings, ReportFormat};
 use crate::report::json::SessionReport;
 use crate::report::load::{LoadError, load_report};
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -28,25 +27,18 @@ fn render(args: &ReportArgs) -> Result<(), String> {
         return Err(format!("--per-request needs --format csv (not {})", args.format.as_str()));
     }
     if let Some(out) = &args.out {
-        check_out(out, &args.file)?;
+        check_out(out, &args.file, args.overwrite)?;
     }
     let report = load_report(&args.file).map_err(|e| load_message(&args.file, &e))?;
     notes(&args.file, &report, args.format);
     if args.format == ReportFormat::Text && args.out.is_none() {
         // The very code that printed the tables at the end of the run (its dim rules too).
-        print_tables(&report, args.ascii);
-        return Ok(());
+        return print_tables(&report, args.ascii).map_err(|e| format!("cannot write to stdout: {e}"));
     }
     let body = body(&report, args);
     match &args.out {
         Some(out) => write_atomic(out, body.as_bytes()).map_err(|e| format!("cannot write {}: {e}", out.display())),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(body.as_bytes())
-                .and_then(|()| stdout.flush())
-                .map_err(|e| format!("cannot write to stdout: {e}"))
-        }
+        None => crate::stdio::write_out(body.as_bytes()).map_err(|e| format!("cannot write to stdout: {e}")),
     }
 }
 
@@ -67,17 +59,14 @@ fn body(report: &SessionReport, args: &ReportArgs) -> String {
     }
 }
 
-/// `--out` must take a file, and must not be the report being read.
-fn check_out(out: &Path, file: &Path) -> Result<(), String> {
+/// `--out` must take a file, must not be the report being read, and replaces an existing
+/// file only with `overwrite` (src/report/clobber.rs).
+fn check_out(out: &Path, file: &Path, overwrite: bool) -> Result<(), String> {
     crate::report::fallback::check_writable(out, "--out")?;
-    let same = match (out.canonicalize(), file.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    match same {
-        true => Err(format!("--out {} is the report being read; name another file", out.display())),
-        false => Ok(()),
+    if crate::report::clobber::same_file(out, file) {
+        return Err(format!("--out {} is the report being read; name another file", out.display()));
     }
+    crate::report::clobber::check_output(out, "--out", overwrite, |_| false)
 }
 
 /// One line naming the file and what is wrong with it.
@@ -91,10 +80,13 @@ fn load_message(file: &Path, e: &LoadError) -> String {
 /// Notes on stderr: an interrupted session, a report with nothing the tables show.
 fn notes(file: &Path, report: &SessionReport, format: ReportFormat) {
     if !report.complete {
-        eprintln!("note: {} is an unfinished session (complete: false)", file.display());
+        crate::err_line!("note: {} is an unfinished session (complete: false)", file.display());
     }
     let tables = report.decode.is_some() || report.serve.is_some() || !report.phases.is_empty();
     if !tables && matches!(format, ReportFormat::Text | ReportFormat::Markdown) {
-        eprintln!("note: {} has no decode matrix, serve cell or routing phase: no tables to show", file.display());
+        crate::err_line!(
+            "note: {} has no decode matrix, serve cell or routing phase: no tables to show",
+            file.display()
+        );
     }
 }

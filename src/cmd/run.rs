@@ -21,7 +21,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(cfg) => cfg,
         Err(e) => return Ok(session::usage(&e)),
     };
-    if let Err(e) = session::check_out(cfg.out.as_deref()) {
+    let resumed = cfg.resume.as_ref().map(|r| r.path.as_path());
+    let checked = session::check_out(cfg.out.as_deref(), cfg.out_dir.as_deref(), args.overwrite, resumed)
+        .and_then(|()| session::check_log_file(args.log_file.as_deref(), cfg.out.as_deref()));
+    if let Err(e) = checked {
         return Ok(session::usage(&e));
     }
     let streams = cfg.conc.iter().copied().max().unwrap_or(1);
@@ -49,13 +52,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(session::finish(handles, signals, display, printer, banner).await)
 }
 
-/// Prints the final tables of a report on stdout.
-pub fn print_tables(report: &SessionReport, ascii: bool) {
+/// Prints the final tables of a report on stdout (a closed stdout is not an error,
+/// `src/stdio.rs`).
+pub fn print_tables(report: &SessionReport, ascii: bool) -> std::io::Result<()> {
     let dim = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let settings = RenderSettings { ascii, dim_ansi: dim };
     let text = ReportFormat::Text.render(report, settings);
-    if !text.is_empty() {
-        println!("{text}");
+    match text.is_empty() {
+        true => Ok(()),
+        false => crate::out_line!("{text}"),
     }
 }
 
@@ -85,11 +90,11 @@ pub async fn drive(
             _ = beat.tick() => out.heartbeat(&current(&h.snapshot), &h.live.borrow()),
             s = signals.recv() => {
                 if let Some(f) = first {
-                    eprintln!("{}: exiting now; the report holds every finished cell", s.name());
+                    crate::err_line!("{}: exiting now; the report holds every finished cell", s.name());
                     std::process::exit(i32::from(f.exit_code()));
                 }
                 first = Some(s);
-                eprintln!(
+                crate::err_line!(
                     "{}: stopping: recording the running cell and writing the report (again to exit now)",
                     s.name()
                 );

@@ -7,6 +7,7 @@ use super::headless::Printer;
 use super::run::{drive, print_tables};
 use crate::session::SessionHandles;
 use crate::signal::Signals;
+use crate::tui::Ending;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,21 +25,42 @@ pub struct Display {
     pub allow_errors: bool,
 }
 
+/// How a headless session ended: there is no quit key, only signals.
+fn ending(interrupted: bool) -> Ending {
+    if interrupted { Ending::Interrupted } else { Ending::Finished }
+}
+
 /// A usage error: its one line on stderr, exit 2.
 pub fn usage(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
+    crate::err_line!("error: {msg}");
     ExitCode::from(exit::USAGE)
 }
 
-/// Checks that the report can be written (`--out`, or the default `sessions/` directory).
-pub fn check_out(out: Option<&Path>) -> Result<(), String> {
+/// Checks that the report can be written: `--out`, a path that takes a file and replaces none
+/// unless it is the `resumed` file or `overwrite` is given (src/report/clobber.rs); or a default
+/// name in `dir` (`--result-dir`, else `sessions/`), which never names an existing file.
+pub fn check_out(
+    out: Option<&Path>,
+    dir: Option<&Path>,
+    overwrite: bool,
+    resumed: Option<&Path>,
+) -> Result<(), String> {
     match out {
-        Some(p) => crate::report::fallback::check_writable(p, "--out"),
+        Some(p) => {
+            crate::report::fallback::check_writable(p, "--out")?;
+            crate::report::clobber::check_report_path(p, "--out", overwrite, resumed)
+        }
         None => {
-            let probe = Path::new(crate::report::writer::DEFAULT_DIR).join("report.json");
-            crate::report::fallback::check_writable(&probe, "the default report file")
+            let dir = dir.unwrap_or(Path::new(crate::report::writer::DEFAULT_DIR));
+            crate::report::fallback::check_writable(&dir.join("report.json"), "the default report file")
         }
     }
+}
+
+/// Checks `--log-file`, when given, before any load: appendable and not a session report
+/// (the session's own `report` file included).
+pub fn check_log_file(log: Option<&Path>, report: Option<&Path>) -> Result<(), String> {
+    log.map_or(Ok(()), |l| crate::report::clobber::check_log_file(l, report))
 }
 
 /// The headless printer (with `log_file`) when the session runs without the monitor:
@@ -59,11 +81,11 @@ pub async fn preflight(
 ) -> Result<SessionHandles, ExitCode> {
     tokio::select! {
         started = starting => started.map_err(|e| {
-            eprintln!("error: {e:#}");
+            crate::err_line!("error: {e:#}");
             ExitCode::from(exit::PREFLIGHT)
         }),
         s = signals.recv() => {
-            eprintln!("interrupted ({}) during preflight: no load was sent, no report written", s.name());
+            crate::err_line!("interrupted ({}) during preflight: no load was sent, no report written", s.name());
             Err(ExitCode::from(s.exit_code()))
         }
     }
@@ -83,44 +105,59 @@ pub async fn finish(
     let saves = handles.saves.clone();
     let path = handles.report_path.clone();
     let ended = if let Some(printer) = printer {
-        eprintln!("{banner}");
-        drive(handles, signals, printer).await
+        crate::err_line!("{banner}");
+        drive(handles, signals, printer).await.map(|(r, interrupted)| (r, ending(interrupted)))
     } else {
         let opts = crate::tui::TuiOptions { log_file: display.log_file.clone(), ..crate::tui::TuiOptions::default() };
         crate::tui::run_tui(handles, opts, signals).await
     };
-    let (report, interrupted) = match ended {
+    let (report, ending) = match ended {
         Ok(done) => done,
         Err(e) if e.is::<crate::tui::Abandoned>() => {
-            eprintln!("{e}: {}", path.display());
+            crate::err_line!("{e}: {}", path.display());
             return ExitCode::from(exit::after_error(&e));
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            crate::err_line!("error: {e:#}");
             return ExitCode::from(exit::after_error(&e));
         }
     };
-    print_tables(&report, display.ascii);
+    // The report is saved; tables that cannot reach stdout (a full disk behind `>`) are lost.
+    let _ = print_tables(&report, display.ascii);
     let record = saves.get();
     if record.last_failed {
         let err = record.last_error.as_deref().unwrap_or("unknown error");
         match &record.fallback {
             Some(f) => {
-                eprintln!("error: cannot write {} ({err}); the report was saved to {}", path.display(), f.display())
+                crate::err_line!(
+                    "error: cannot write {} ({err}); the report was saved to {}",
+                    path.display(),
+                    f.display()
+                )
             }
             None => {
-                eprintln!("error: cannot write {} ({err}), nor its fallback file: the report is lost", path.display())
+                crate::err_line!(
+                    "error: cannot write {} ({err}), nor its fallback file: the report is lost",
+                    path.display()
+                )
             }
         }
     }
     let end = SessionEnd {
-        interrupted: exit::interruption(interrupted),
+        interrupted: exit::interruption(ending.interrupted()),
+        quit: ending == Ending::Quit,
         report_lost: record.last_failed,
         errored_cells: exit::errored_cells(&snapshot.borrow()),
         allow_errors: display.allow_errors,
     };
-    if end.interrupted.is_none() && end.errored_cells > 0 && !end.allow_errors {
-        eprintln!(
+    if end.interrupted.is_none() && end.quit {
+        let shown = path.display();
+        crate::err_line!(
+            "quit before the end: {shown} has complete: false; exit {} (--resume {shown} continues it)",
+            exit::QUIT
+        );
+    } else if end.interrupted.is_none() && end.errored_cells > 0 && !end.allow_errors {
+        crate::err_line!(
             "{} cell(s) errored (every request failed): exit {} (--allow-errors accepts them)",
             end.errored_cells,
             exit::CELLS_ERRORED

@@ -7,12 +7,24 @@ use crate::sim::{Cluster, ClusterInfo};
 use std::process::ExitCode;
 
 /// Serves the cluster the flags describe until SIGINT, SIGTERM or SIGHUP, then stops it and
-/// exits with that signal's code (README "Exit codes": 130, 143, 129).
+/// exits with that signal's code (README "Exit codes": 130, 143, 129); a bad flag is one line
+/// and exit 2 before anything listens.
 pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
-    let cfg = args.to_config().map_err(anyhow::Error::msg)?;
+    let cfg = match args.to_config() {
+        Ok(cfg) => cfg,
+        Err(e) => return Ok(super::session::usage(&e)),
+    };
+    if let Some(path) = &args.ready_file {
+        let ours = |b: &[u8]| serde_json::from_slice::<ClusterInfo>(b).is_ok();
+        let checked = crate::report::fallback::check_writable(path, "--ready-file")
+            .and_then(|()| crate::report::clobber::check_output(path, "--ready-file", args.overwrite, ours));
+        if let Err(e) = checked {
+            return Ok(super::session::usage(&e));
+        }
+    }
     // Each client stream is a connection the simulator holds open.
     if let Some((from, to)) = crate::fdlimit::raise_to_hard() {
-        eprintln!("raised the open-file limit from {from} to {to} (one socket per stream)");
+        crate::err_line!("raised the open-file limit from {from} to {to} (one socket per stream)");
     }
     // Listening before the cluster starts: a signal from then on stops it the same way.
     let mut signals = Signals::new()?;
@@ -23,19 +35,20 @@ pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         write_atomic(path, &json)?;
     }
     let got = signals.recv().await;
-    eprintln!("{}: stopping the simulated cluster", got.name());
+    crate::err_line!("{}: stopping the simulated cluster", got.name());
     cluster.shutdown();
     Ok(ExitCode::from(got.exit_code()))
 }
 
 /// Prints one line per endpoint.
 pub fn print_endpoints(info: &ClusterInfo) {
-    println!(
+    let _ = crate::out_line!(
         "gateway  {}  (routing-strategy: random | least-request | prefix-cache)  metrics {}",
-        info.gateway.url, info.gateway.metrics_url
+        info.gateway.url,
+        info.gateway.metrics_url
     );
     for r in &info.replicas {
-        println!("{:<8} {}  metrics {}", r.name, r.url, r.metrics_url);
+        let _ = crate::out_line!("{:<8} {}  metrics {}", r.name, r.url, r.metrics_url);
     }
-    println!("model    {}  (max_model_len {})", info.model, info.max_model_len);
+    let _ = crate::out_line!("model    {}  (max_model_len {})", info.model, info.max_model_len);
 }

@@ -100,8 +100,10 @@ pub struct RunConfig {
     pub poll_interval: Duration,
     /// Response header that names the serving replica (besides `target-pod`, `x-worker-url`).
     pub served_by_header: Option<String>,
-    /// Report path (None: `sessions/<timestamp>.json`).
+    /// Report path (None: `<out_dir>/<timestamp>.json`).
     pub out: Option<PathBuf>,
+    /// Directory of the default-named report (`--result-dir`; None: `sessions/`).
+    pub out_dir: Option<PathBuf>,
     /// The routing experiment, when planned.
     pub routing: routing::RoutingConfig,
     /// The saved session this run continues (`--resume`), checked before any load is sent.

@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod baseline;
+pub mod clobber;
 pub mod compare;
 pub mod csv;
 pub mod dist;

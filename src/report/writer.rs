@@ -3,8 +3,10 @@
 use super::atomic::write_atomic;
 use super::json::SessionReport;
 use std::collections::BTreeSet;
+use std::fs::OpenOptions;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Directory of default-named reports, relative to the working directory.
@@ -21,24 +23,41 @@ static CLAIMED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportWriter {
     path: PathBuf,
+    /// The claim on a default name, until the first write puts the report there.
+    claim: Option<Arc<Claim>>,
+}
+
+/// A hidden `.<name>.claim` file beside a default-named report: another process looking for
+/// a free name skips a name claimed so, before the report itself exists. Removed once the
+/// report is written, or when the writer goes.
+#[derive(Debug, PartialEq, Eq)]
+struct Claim(PathBuf);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 impl ReportWriter {
     /// A writer for `explicit`, or for `sessions/<UTC timestamp>.json` when `None`.
     ///
-    /// An explicit path is used as given and overwritten. A default path never names a file
-    /// that already exists (or that another writer of this process was given): `-1`, `-2`, ...
-    /// are appended to the timestamp until the name is free.
+    /// An explicit path is used as given (`--out` is checked beforehand, src/report/clobber.rs).
+    /// A default path never names a file that already exists, that another writer of this
+    /// process was given, or that another process claimed: `-1`, `-2`, ... are appended to the
+    /// timestamp until the name is free.
     pub fn new(explicit: Option<PathBuf>) -> ReportWriter {
         match explicit {
-            Some(path) => ReportWriter { path },
+            Some(path) => ReportWriter { path, claim: None },
             None => ReportWriter::in_dir(Path::new(DEFAULT_DIR), SystemTime::now()),
         }
     }
 
-    /// A writer for a free default name in `dir` for the time `now` (see [`ReportWriter::new`]).
+    /// A writer for a free default name in `dir` for the time `now` (see [`ReportWriter::new`]);
+    /// `dir` is created to hold the name's claim.
     pub fn in_dir(dir: &Path, now: SystemTime) -> ReportWriter {
-        ReportWriter { path: claim_free_path(dir, &file_stem(now)) }
+        let (path, claim) = claim_free_path(dir, &file_stem(now));
+        ReportWriter { path, claim: claim.map(|c| Arc::new(Claim(c))) }
     }
 
     /// Where the report is written.
@@ -49,7 +68,16 @@ impl ReportWriter {
     /// Writes `report` as pretty JSON (with a final newline), replacing the previous version
     /// atomically; parent directories are created as needed.
     pub fn write(&self, report: &SessionReport) -> std::io::Result<()> {
-        write_atomic(&self.path, &to_bytes(report)?)
+        write_atomic(&self.path, &to_bytes(report)?)?;
+        self.release_claim();
+        Ok(())
+    }
+
+    /// The report is at its path: the name needs no claim any more.
+    fn release_claim(&self) {
+        if let Some(claim) = &self.claim {
+            let _ = std::fs::remove_file(&claim.0);
+        }
     }
 
     /// [`ReportWriter::write`]; when that fails, writes the report to its fallback file
@@ -61,7 +89,10 @@ impl ReportWriter {
             Err(e) => return (Err(e), None),
         };
         match write_atomic(&self.path, &bytes) {
-            Ok(()) => (Ok(()), None),
+            Ok(()) => {
+                self.release_claim();
+                (Ok(()), None)
+            }
             Err(e) => (Err(e), Some(super::fallback::write_fallback(&self.path, &bytes))),
         }
     }
@@ -104,19 +135,38 @@ fn clamp_time(time: SystemTime) -> SystemTime {
     }
 }
 
-/// The first of `dir/stem.json`, `dir/stem-1.json`, ... that neither exists nor was claimed
-/// by this process, now claimed.
-fn claim_free_path(dir: &Path, stem: &str) -> PathBuf {
+/// The first of `dir/stem.json`, `dir/stem-1.json`, ... that does not exist and that neither
+/// this process nor another one claimed, now claimed; with its claim file (None when `dir`
+/// takes no file: the first write will say why).
+fn claim_free_path(dir: &Path, stem: &str) -> (PathBuf, Option<PathBuf>) {
     let mut claimed = CLAIMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let candidate = |n: u32| match n {
         0 => dir.join(format!("{stem}.json")),
         n => dir.join(format!("{stem}-{n}.json")),
     };
-    let free = |path: &PathBuf| !claimed.contains(path) && !path.exists();
+    // Without its directory a name cannot be claimed, and two processes would pick the same.
+    let _ = std::fs::create_dir_all(dir);
     // Finite: each claim or file takes one suffix, far fewer than u32::MAX.
-    let path = (0..u32::MAX).map(candidate).find(free).unwrap_or_else(|| candidate(u32::MAX));
-    claimed.insert(path.clone());
-    path
+    for path in (0..u32::MAX).map(candidate) {
+        if claimed.contains(&path) || path.exists() {
+            continue;
+        }
+        let claim = claim_path(&path);
+        let taken = match OpenOptions::new().write(true).create_new(true).open(&claim) {
+            Ok(_) => Some(claim),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(_) => None,
+        };
+        claimed.insert(path.clone());
+        return (path, taken);
+    }
+    (candidate(u32::MAX), None)
+}
+
+/// The claim file of the default-named report `path`: `.<file name>.claim` beside it.
+fn claim_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map_or_else(|| "report.json".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.claim"))
 }
 
 #[cfg(test)]
@@ -149,11 +199,28 @@ mod tests {
     }
 
     #[test]
-    fn default_path_is_under_sessions() {
-        let writer = ReportWriter::new(None);
-        assert!(writer.path().starts_with(DEFAULT_DIR), "{:?}", writer.path());
+    fn default_path_is_a_timestamp_under_its_dir() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sessions = dir.path().join(DEFAULT_DIR);
+        let writer = ReportWriter::in_dir(&sessions, SystemTime::now());
+        assert!(writer.path().starts_with(&sessions), "{:?}", writer.path());
         let name = writer.path().file_name().and_then(|n| n.to_str()).unwrap_or_default();
         assert!(name.ends_with(".json") && name.len() >= "20261129T173015Z.json".len(), "{name}");
+    }
+
+    #[test]
+    fn a_name_another_process_claimed_is_skipped_and_claims_go_with_the_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Another process's claim on the first name: its report is not written yet.
+        std::fs::write(dir.path().join(".20261129T173015Z.json.claim"), "").expect("seeded");
+        let writer = ReportWriter::in_dir(dir.path(), at_seed_time());
+        assert_eq!(writer.path(), dir.path().join("20261129T173015Z-1.json"));
+        assert!(dir.path().join(".20261129T173015Z-1.json.claim").exists(), "claimed before any write");
+        writer.write(&minimal_report()).expect("written");
+        assert_eq!(names_in(dir.path()), [".20261129T173015Z.json.claim", "20261129T173015Z-1.json"]);
+        // A writer that never writes leaves no claim behind.
+        drop(ReportWriter::in_dir(dir.path(), at_seed_time()));
+        assert_eq!(names_in(dir.path()).len(), 2);
     }
 
     #[test]

@@ -192,7 +192,10 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         reuse.on_change(move |line| drop(events.send(RunnerEvent::Log(line))));
     }
     let poller = spawn_poller(&cfg, &backend, &facts, &ev_tx);
-    let writer = ReportWriter::new(cfg.out.clone());
+    let writer = match (&cfg.out, &cfg.out_dir) {
+        (None, Some(dir)) => ReportWriter::in_dir(dir, std::time::SystemTime::now()),
+        _ => ReportWriter::new(cfg.out.clone()),
+    };
     let report_path = writer.path().to_path_buf();
     let experiments = crate::experiment::plan(&cfg, Prepared { kv_capacity: facts.kv_capacity(), routing });
     let mut state = build_state(&experiments, started);

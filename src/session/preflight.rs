@@ -42,7 +42,7 @@ async fn say_while_waiting<T>(what: &str, fut: impl std::future::Future<Output =
     tokio::select! {
         r = &mut fut => return r,
         _ = tokio::time::sleep(WAIT_NOTICE) => {
-            eprintln!("preflight: waiting for {what} to answer (up to {} s)", REQUEST_TIMEOUT.as_secs());
+            crate::err_line!("preflight: waiting for {what} to answer (up to {} s)", REQUEST_TIMEOUT.as_secs());
         }
     }
     fut.await

@@ -15,15 +15,27 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
+/// Reads the report at `path` for `--resume`: one of ours, of this schema, with its settings
+/// recorded; the error is one line.
+pub fn read(path: &Path) -> Result<SessionReport, String> {
+    let report = load_report(path).map_err(|e| resume_error(path, &e.to_string()))?;
+    if report.plan.settings.is_empty() {
+        let reason = "the report does not record its settings (written before --resume existed)";
+        return Err(resume_error(path, reason));
+    }
+    Ok(report)
+}
+
+fn resume_error(path: &Path, reason: &str) -> String {
+    format!("--resume {}: {reason}", path.display())
+}
+
 /// Reads `path` and checks it can be continued under `cfg`; the error is one line.
 pub fn open(path: &Path, cfg: &RunConfig) -> Result<ResumeFrom, String> {
-    let why = |reason: String| format!("--resume {}: {reason}", path.display());
-    let report = load_report(path).map_err(|e| why(e.to_string()))?;
-    if report.plan.settings.is_empty() {
-        return Err(why("the report does not record its settings (written before --resume existed)".into()));
-    }
+    let why = |reason: String| resume_error(path, &reason);
+    let report = read(path)?;
     if let Some(d) = first_difference(&report.plan.settings, &cfg.settings()) {
-        return Err(why(format!("{d}; resume with the flags of the original run")));
+        return Err(why(format!("{d}; a flag given with --resume must match the original run's (or be left out)")));
     }
     if report.complete {
         return Err(why("nothing to resume: every cell of that session has an outcome".into()));

@@ -100,7 +100,7 @@ impl InProcCluster {
     /// Builds the cluster; its engines are tasks of the current tokio runtime (call it inside
     /// one). Everything ends when the backend and the cluster are dropped.
     pub fn start(cfg: SimConfig) -> anyhow::Result<Self> {
-        check(&cfg)?;
+        check(&cfg).map_err(anyhow::Error::msg)?;
         let mut backend = InProcBackend::default();
         let (mut replicas, mut engines, mut powers) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..cfg.replicas {

@@ -171,7 +171,7 @@ fn endpoint(name: String, authority: &str) -> EndpointInfo {
 impl Cluster {
     /// Binds every listener, starts the engines and serves until dropped or shut down.
     pub async fn start(cfg: SimConfig) -> anyhow::Result<Self> {
-        check(&cfg)?;
+        check(&cfg).map_err(anyhow::Error::msg)?;
         let step = |i: usize| {
             if cfg.port == 0 { Ok(0) } else { u16::try_from(usize::from(cfg.port) + i).context("port out of range") }
         };
@@ -246,19 +246,22 @@ fn set_down(powers: &[Arc<faults::Power>], engines: &[EngineHandle], i: usize, d
     true
 }
 
-/// Rejects a configuration no cluster can run.
-fn check(cfg: &SimConfig) -> anyhow::Result<()> {
-    cfg.engine.validate().map_err(anyhow::Error::msg)?;
-    llamacpp::validate(cfg).map_err(anyhow::Error::msg)?;
-    anyhow::ensure!(cfg.replicas >= 1 && cfg.replicas <= 64, "--replicas must be within 1..64");
+/// Rejects a configuration no cluster can run, in one line naming the flag (`sim` gives it
+/// before binding anything, as a usage error).
+pub fn check(cfg: &SimConfig) -> Result<(), String> {
+    cfg.engine.validate()?;
+    llamacpp::validate(cfg)?;
+    if !(1..=64).contains(&cfg.replicas) {
+        return Err("--replicas must be within 1..64".into());
+    }
     let top = usize::from(cfg.port) + cfg.replicas;
-    anyhow::ensure!(
-        cfg.port == 0 || top <= usize::from(u16::MAX),
-        "--port {} with --replicas {} needs ports {}..={top}, past the highest port 65535",
-        cfg.port,
-        cfg.replicas,
-        cfg.port
-    );
+    if cfg.port != 0 && top > usize::from(u16::MAX) {
+        let port = cfg.port;
+        let replicas = cfg.replicas;
+        return Err(format!(
+            "--port {port} with --replicas {replicas} needs ports {port}..={top}, past the highest port 65535"
+        ));
+    }
     Ok(())
 }
 

@@ -251,6 +251,11 @@ impl App {
         self.interrupted
     }
 
+    /// The operator quit (`q`, `y`) while the session ran, without a Ctrl-C.
+    pub fn quit_mid_session(&self) -> bool {
+        self.stopping && !self.interrupted
+    }
+
     /// The runner has finished.
     pub fn runner_done(&self) -> bool {
         self.runner_done

@@ -58,6 +58,32 @@ impl Stream for ChannelInput {
 #[error("interrupted twice: left without waiting for the runner; the report file holds every finished cell")]
 pub struct Abandoned;
 
+/// How the session shown by [`run_loop`] ended (for the exit code, `src/cmd/exit.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The runner ended on its own (every cell done, or a halt); the operator then quit.
+    Finished,
+    /// Stopped by Ctrl-C (a key, or a signal delivered as one).
+    Interrupted,
+    /// Stopped by the operator with `q`, `y` while cells were left.
+    Quit,
+}
+
+impl Ending {
+    fn of(app: &App) -> Ending {
+        match (app.interrupted(), app.quit_mid_session()) {
+            (true, _) => Ending::Interrupted,
+            (false, true) => Ending::Quit,
+            (false, false) => Ending::Finished,
+        }
+    }
+
+    /// Stopped by Ctrl-C.
+    pub fn interrupted(self) -> bool {
+        self == Ending::Interrupted
+    }
+}
+
 /// Time between frames at `fps` (clamped to 1..=30).
 pub fn frame_period(fps: u16) -> Duration {
     Duration::from_secs(1) / u32::from(fps.clamp(1, 30))
@@ -175,14 +201,14 @@ impl Sources {
 }
 
 /// Runs the monitor until the operator quits and the runner has returned its report; returns
-/// the report and whether the session was interrupted (Ctrl-C). A second Ctrl-C while stopping
+/// the report and how the session ended ([`Ending`]). A second Ctrl-C while stopping
 /// returns [`Abandoned`] at once.
 pub async fn run_loop<B, S>(
     terminal: &mut Terminal<B>,
     handles: SessionHandles,
     mut input: S,
     opts: LoopOptions,
-) -> anyhow::Result<(SessionReport, bool)>
+) -> anyhow::Result<(SessionReport, Ending)>
 where
     B: Backend,
     S: Stream<Item = Event> + Unpin,
@@ -204,7 +230,7 @@ where
             && let Some(r) = src.report.take()
         {
             draw(terminal, &mut app)?;
-            return Ok((r, app.interrupted()));
+            return Ok((r, Ending::of(&app)));
         }
         let wake = src.wait(&mut input, &mut ticker).await;
         let now = match src.apply(&mut app, wake)? {

@@ -17,7 +17,7 @@ pub mod theme;
 pub mod view;
 
 pub use app::{Action, App, Mode, RunState};
-pub use event_loop::{Abandoned, ChannelInput, LoopOptions, run_loop};
+pub use event_loop::{Abandoned, ChannelInput, Ending, LoopOptions, run_loop};
 pub use terminal::{CrosstermTerminal, TerminalControl, TerminalGuard};
 
 use crate::cell::control::Command;
@@ -56,8 +56,8 @@ fn terminal_input(signals: Signals) -> impl Stream<Item = Event> + Unpin {
 }
 
 /// Runs the monitor over a started session until the operator quits and the runner has written
-/// the report. Returns the final report and whether the session was interrupted (Ctrl-C or one
-/// of `signals`).
+/// the report. Returns the final report and how the session ended: finished, interrupted
+/// (Ctrl-C or one of `signals`) or quit by the operator ([`Ending`]).
 ///
 /// Owns the terminal for its whole life: raw mode, alternate screen and a hidden cursor, restored
 /// on every exit path (errors and panics included). Logs go to the log panel and `log_file`.
@@ -65,7 +65,7 @@ pub async fn run_tui(
     handles: SessionHandles,
     opts: TuiOptions,
     signals: Signals,
-) -> anyhow::Result<(SessionReport, bool)> {
+) -> anyhow::Result<(SessionReport, Ending)> {
     let commands = handles.commands.clone();
     let logs = logging::install(opts.log_file.as_deref())?;
     let guard = TerminalGuard::enter(CrosstermTerminal)?;

@@ -11,6 +11,7 @@ mod common;
 mod connections;
 mod diagnostics;
 mod exits;
+mod pipes;
 mod replica;
 mod resume;
 mod targets;

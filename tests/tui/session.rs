@@ -13,7 +13,7 @@ use llm_decode_bench::report::json::SessionReport;
 use llm_decode_bench::session::snapshot::SessionSnapshot;
 use llm_decode_bench::session::start;
 use llm_decode_bench::session::state::CellStatus;
-use llm_decode_bench::tui::{Abandoned, ChannelInput, LoopOptions, run_loop};
+use llm_decode_bench::tui::{Abandoned, ChannelInput, Ending, LoopOptions, run_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::path::Path;
@@ -111,8 +111,8 @@ async fn scripted_keys_pause_resume_skip_rerun_save_and_quit() {
     press(&keys, KeyCode::Char('q'));
     press(&keys, KeyCode::Char('y'));
     let (result, terminal) = tokio::time::timeout(Duration::from_secs(20), ui).await.expect("quits").unwrap();
-    let (report, interrupted) = result.expect("the loop returns the report");
-    assert!(!interrupted);
+    let (report, ending) = result.expect("the loop returns the report");
+    assert_eq!(ending, Ending::Quit, "q, y mid-session is the operator's quit (exit 6)");
     assert!(!report.complete, "stopped before the end");
     let file: SessionReport = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(file, report, "the file holds the final report");
@@ -145,7 +145,7 @@ fn ctrl_c(keys: &mpsc::UnboundedSender<Event>) {
     keys.send(Event::Key(key)).expect("the loop reads keys");
 }
 
-type Ui = tokio::task::JoinHandle<anyhow::Result<(SessionReport, bool)>>;
+type Ui = tokio::task::JoinHandle<anyhow::Result<(SessionReport, Ending)>>;
 
 /// A one-cell session (60 s window) in the loop, its keys, and the report path once it measures.
 async fn measuring_session(c: &llm_decode_bench::sim::Cluster, out: &Path) -> (mpsc::UnboundedSender<Event>, Ui) {
@@ -172,12 +172,12 @@ async fn one_ctrl_c_stops_the_session_with_the_report_saved_and_exit_130() {
     let (keys, ui) = measuring_session(&c, &out).await;
     ctrl_c(&keys);
     let result = tokio::time::timeout(Duration::from_secs(20), ui).await.expect("stops").unwrap();
-    let (report, interrupted) = result.expect("the loop waits for the report");
-    assert!(interrupted && !report.complete);
+    let (report, ending) = result.expect("the loop waits for the report");
+    assert!(ending.interrupted() && !report.complete);
     assert_eq!(common::validate(&out), report, "the file holds the final report");
     let attempts = &report.decode.as_ref().unwrap().cells[0].attempts;
     assert_eq!(attempts.iter().map(|a| a.status.as_str()).collect::<Vec<_>>(), ["stopped"]);
-    let end = SessionEnd { interrupted: exit::interruption(interrupted), ..SessionEnd::default() };
+    let end = SessionEnd { interrupted: exit::interruption(ending.interrupted()), ..SessionEnd::default() };
     assert_eq!(end.code(), exit::INTERRUPTED);
 }
 

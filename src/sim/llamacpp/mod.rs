@@ -90,12 +90,30 @@ fn unix_seconds() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// Rejects a llama.cpp configuration no replica can run.
+/// Rejects a llama.cpp configuration no replica can run: a slot under 2 tokens, slots that
+/// together hold more than the KV capacity (llama-server splits its `-c` over `-np`), or a
+/// `--slot-ctx` for the vLLM mode, which has no slots.
 pub fn validate(cfg: &SimConfig) -> Result<(), String> {
-    if cfg.engine_mode == EngineMode::Llamacpp && slot_ctx(cfg) < 2 {
+    let Some(ctx) = cfg.slot_ctx else {
+        return match cfg.engine_mode == EngineMode::Llamacpp && slot_ctx(cfg) < 2 {
+            true => Err("the KV capacity shared out over --max-num-seqs leaves a slot under 2 tokens".into()),
+            false => Ok(()),
+        };
+    };
+    if cfg.engine_mode != EngineMode::Llamacpp {
+        return Err("--slot-ctx is the context of a llama.cpp slot: give it with --engine llamacpp".into());
+    }
+    if ctx < 2 {
         return Err("--slot-ctx must be at least 2 tokens".into());
     }
-    Ok(())
+    let (slots, kv) = (cfg.engine.max_num_seqs, cfg.engine.kv_blocks.saturating_mul(cfg.engine.block_size));
+    match ctx.checked_mul(slots).is_some_and(|all| all <= kv) {
+        true => Ok(()),
+        false => Err(format!(
+            "--slot-ctx {ctx} x {slots} slots (--max-num-seqs) exceeds the KV capacity of {kv} tokens \
+             (--kv-blocks x --block-size); raise --kv-blocks or lower --slot-ctx"
+        )),
+    }
 }
 
 /// Everything a llama.cpp replica's handlers share.
