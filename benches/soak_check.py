@@ -14,7 +14,7 @@ EARLY = {"http500": "server_error", "http503": "overloaded", "http429": "rate_li
 MID = {"reset": "stream_reset", "stall": "stalled", "malformed": "malformed_chunk"}
 KINDS = {"context_overflow", "bad_request", "rate_limited", "overloaded", "server_error", "connect",
          "stream_reset", "stalled", "stream_error", "incomplete", "malformed_chunk",
-         "first_token_timeout", "unauthorized", "not_event_stream"}
+         "first_token_timeout", "unauthorized", "not_event_stream", "oversized", "redirected"}
 
 
 def prom(text):

@@ -13,11 +13,13 @@ pub fn init_tls() {
     });
 }
 
-/// A reqwest client builder with the TLS provider installed and Nagle disabled, so streamed
-/// chunks reach the client as soon as the server writes them.
+/// A reqwest client builder with the TLS provider installed, Nagle disabled (streamed chunks
+/// reach the client as soon as the server writes them) and redirects never followed: a 3xx
+/// is an answer of its own (`redirected`), so no request, body or key goes to another origin
+/// and no other server is measured in the target's name.
 pub fn client_builder() -> reqwest::ClientBuilder {
     init_tls();
-    reqwest::Client::builder().tcp_nodelay(true)
+    reqwest::Client::builder().tcp_nodelay(true).redirect(reqwest::redirect::Policy::none())
 }
 
 /// An error and its causes in one line, each cause once (reqwest repeats them), without the

@@ -101,6 +101,21 @@ impl BackendError {
     }
 }
 
+/// A body longer than its read allows (a body error's source).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("an answer over {} (read no further)", super::limits::size_text(*limit))]
+pub struct TooLarge {
+    /// The limit, bytes.
+    pub limit: usize,
+}
+
+impl BackendError {
+    /// The limit a body went over, when that is why the read failed.
+    pub fn too_large(&self) -> Option<TooLarge> {
+        self.source.downcast_ref::<TooLarge>().copied()
+    }
+}
+
 /// The future of one exchange, up to the response head.
 pub type SendFuture<'a> = Pin<Box<dyn Future<Output = Result<BackendResponse, BackendError>> + Send + 'a>>;
 
@@ -175,18 +190,40 @@ impl BackendResponse {
         }
     }
 
-    /// The whole body.
-    pub async fn bytes(self) -> Result<Bytes, BackendError> {
-        match self.0 {
-            Answer::Http(r) => r.bytes().await.map_err(|e| BackendError::from_reqwest(e, Stage::Body)),
-            Answer::Local { mut body, .. } => {
-                let mut all = Vec::new();
-                while let Some(b) = body.next().await.transpose().map_err(BackendError::body)? {
-                    all.extend_from_slice(&b);
-                }
-                Ok(Bytes::from(all))
+    /// The whole body, at most `limit` bytes (a compressed body counts decoded): a longer one
+    /// is a body error, [`TooLarge`], read no further.
+    pub async fn bytes(mut self, limit: usize) -> Result<Bytes, BackendError> {
+        let mut all = Vec::new();
+        while let Some(b) = self.chunk().await? {
+            if all.len().saturating_add(b.len()) > limit {
+                return Err(BackendError::body(TooLarge { limit }));
             }
+            all.extend_from_slice(&b);
         }
+        Ok(Bytes::from(all))
+    }
+
+    /// The start of the body, for a message (an error answer's): at most `keep` bytes, and
+    /// only what arrives within `wait`. True when some of the body was left unread (it is
+    /// longer, slower, or broke off); the rest is never read.
+    pub async fn head_of_body(mut self, keep: usize, wait: Duration) -> (Bytes, bool) {
+        let mut kept = Vec::new();
+        let read = async {
+            loop {
+                let b = match self.chunk().await {
+                    Ok(Some(b)) => b,
+                    Ok(None) => return false,
+                    Err(_) => return true,
+                };
+                let room = keep.saturating_sub(kept.len());
+                kept.extend_from_slice(&b[..b.len().min(room)]);
+                if b.len() > room {
+                    return true;
+                }
+            }
+        };
+        let cut = tokio::time::timeout(wait, read).await.unwrap_or(true);
+        (Bytes::from(kept), cut)
     }
 
     /// The body as a stream of pieces (for proxying).
@@ -279,7 +316,36 @@ mod tests {
         let mut r = BackendResponse::from_local(resp);
         assert_eq!(r.status(), StatusCode::OK);
         assert_eq!(r.chunk().await.unwrap().as_deref(), Some(&b"ab"[..]));
-        assert_eq!(r.bytes().await.unwrap(), "c");
+        assert_eq!(r.bytes(1).await.unwrap(), "c");
+    }
+
+    /// A local answer whose body is `parts`, then (when `endless`) nothing, ever.
+    fn answer(parts: &[&'static str], endless: bool) -> BackendResponse {
+        let parts = parts.iter().map(|p| Ok::<_, std::io::Error>(Bytes::from_static(p.as_bytes())));
+        let body = futures_util::stream::iter(parts.collect::<Vec<_>>());
+        let body = match endless {
+            true => axum::body::Body::from_stream(body.chain(futures_util::stream::pending())),
+            false => axum::body::Body::from_stream(body),
+        };
+        BackendResponse::from_local(axum::response::Response::new(body))
+    }
+
+    #[tokio::test]
+    async fn a_body_over_its_limit_is_a_too_large_error() {
+        assert_eq!(answer(&["ab", "cd"], false).bytes(4).await.unwrap(), "abcd");
+        let e = answer(&["ab", "cd", "e"], false).bytes(4).await.unwrap_err();
+        assert_eq!((e.stage(), e.too_large()), (Stage::Body, Some(TooLarge { limit: 4 })));
+        assert_eq!(e.describe(), "an answer over 4 bytes (read no further)");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_head_of_a_body_is_cut_at_its_size_and_its_wait() {
+        let wait = Duration::from_secs(5);
+        assert_eq!(answer(&["ab", "cd"], false).head_of_body(8, wait).await, (Bytes::from("abcd"), false));
+        assert_eq!(answer(&["abc", "def"], false).head_of_body(4, wait).await, (Bytes::from("abcd"), true));
+        let t0 = tokio::time::Instant::now();
+        let (head, cut) = answer(&["ab"], true).head_of_body(8, wait).await;
+        assert_eq!((head, cut, t0.elapsed()), (Bytes::from("ab"), true, wait), "a body that never ends");
     }
 
     #[tokio::test]

@@ -1,7 +1,12 @@
 //! Classifying failed responses into error kinds (docs/protocol.md §3.6, §3.7).
 
+use super::backend::{BackendError, BackendResponse};
+use super::limits::{ERROR_BODY_KEEP, ERROR_BODY_WAIT};
 use super::sample::{ErrorKind, Outcome};
+use super::scrub::Scrubber;
+use reqwest::header::LOCATION;
 use serde_json::Value;
+use std::error::Error as StdError;
 
 /// A failed outcome with a one-line detail.
 pub fn failure(kind: ErrorKind, detail: &str) -> Outcome {
@@ -49,6 +54,39 @@ pub fn classify_status(status: u16, body: &[u8]) -> Outcome {
     failure(kind, &format!("HTTP {status}: {message}"))
 }
 
+/// The outcome of an exchange that failed before any answer: `oversized` for a response head
+/// larger than the client reads (about 400 KiB, or over 100 header lines), else `connect`.
+pub fn send_failure(e: &BackendError) -> Outcome {
+    let mut link: Option<&(dyn StdError + 'static)> = Some(e);
+    while let Some(err) = link {
+        if err.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_parse_too_large) {
+            return failure(ErrorKind::Oversized, &format!("response head too large: {}", e.describe()));
+        }
+        link = err.source();
+    }
+    failure(ErrorKind::Connect, &e.describe())
+}
+
+/// The outcome of a non-success answer: a redirect (never followed), else the kind its status
+/// and the start of its body say (at most [`ERROR_BODY_KEEP`] bytes, read for at most
+/// [`ERROR_BODY_WAIT`]).
+pub async fn refusal(resp: BackendResponse, scrub: &Scrubber<'_>) -> Outcome {
+    let status = resp.status().as_u16();
+    if (300..400).contains(&status) {
+        let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok()).map(|l| scrub.text(l).into_owned());
+        return redirect(status, location.as_deref());
+    }
+    let (body, _) = resp.head_of_body(ERROR_BODY_KEEP, ERROR_BODY_WAIT).await;
+    classify_status(status, &scrub.bytes(body))
+}
+
+/// The outcome of a 3xx answer, never followed: the request, and its key, go nowhere else.
+/// `location` is the answer's `Location` header, named without credentials.
+pub fn redirect(status: u16, location: Option<&str>) -> Outcome {
+    let to = location.map_or("no Location".to_string(), |l| format!("to {}", crate::net::redact_url(l)));
+    failure(ErrorKind::Redirected, &format!("HTTP {status}: a redirect {to}, not followed"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +120,16 @@ mod tests {
         assert_eq!(kind(503, "{}"), ErrorKind::Overloaded);
         assert_eq!(kind(500, "<html>oops</html>"), ErrorKind::ServerError);
         assert_eq!(kind(502, ""), ErrorKind::ServerError);
+    }
+
+    #[test]
+    fn a_redirect_names_where_it_points_without_credentials() {
+        let Outcome::Failed { kind, detail } = redirect(307, Some("http://u:secret@other:9/v1/x")) else { panic!() };
+        assert_eq!(kind, ErrorKind::Redirected);
+        assert_eq!(detail, "HTTP 307: a redirect to http://other:9/v1/x, not followed");
+        assert!(
+            matches!(redirect(302, None), Outcome::Failed { detail, .. } if detail.ends_with("no Location, not followed"))
+        );
     }
 
     #[test]

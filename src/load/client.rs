@@ -1,11 +1,12 @@
 //! The non-streaming side of the API: discovery, tokenization, probes and cache control.
 
-use super::backend::{Exchange, SharedBackend};
+use super::backend::{BackendResponse, Exchange, SharedBackend};
+use super::limits::{ERROR_BODY_KEEP, ERROR_BODY_WAIT, JSON_ANSWER_MAX};
 use super::request::{ApiKey, Endpoint};
 use super::scrub::Scrubber;
 use bytes::Bytes;
 use reqwest::Method;
-use reqwest::header::{ACCEPT_ENCODING, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT_ENCODING, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -74,6 +75,19 @@ pub struct ApiClient {
 
 pub use crate::net::redact_url;
 
+/// What a non-success answer says, one line without the key: where a redirect points (it is
+/// not followed), else the start of the body (read for at most [`ERROR_BODY_WAIT`]).
+async fn refusal_text(resp: BackendResponse, scrub: &Scrubber<'_>) -> String {
+    if resp.status().is_redirection() {
+        let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
+        let to = location.map_or("no Location".into(), |l| format!("to {}", redact_url(l)));
+        return scrub.text(&format!("a redirect {to}, not followed")).into_owned();
+    }
+    let (head, _) = resp.head_of_body(ERROR_BODY_KEEP, ERROR_BODY_WAIT).await;
+    let head = scrub.bytes(head);
+    String::from_utf8_lossy(&head[..head.len().min(300)]).replace('\n', " ")
+}
+
 impl ApiClient {
     /// A client for `base` (trailing slashes and a trailing `/v1` are removed).
     pub fn new(backend: SharedBackend, base: &str, key: Option<ApiKey>) -> Self {
@@ -121,14 +135,16 @@ impl ApiClient {
         let resp = resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: e.describe() })?;
         let status = resp.status().as_u16();
         let ct = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
-        let body =
-            resp.bytes().await.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: e.describe() })?;
-        // Server text is scrubbed of the key here, before any of it is parsed, stored or shown.
-        let body = Scrubber::new(self.key.as_ref()).bytes(body);
+        let scrub = Scrubber::new(self.key.as_ref());
         if !(200..300).contains(&status) {
-            let text = String::from_utf8_lossy(&body[..body.len().min(300)]).replace('\n', " ");
-            return Err(ClientError::Status { url, status, body: text });
+            return Err(ClientError::Status { url, status, body: refusal_text(resp, &scrub).await });
         }
+        let body = resp.bytes(JSON_ANSWER_MAX).await.map_err(|e| match e.too_large() {
+            Some(big) => ClientError::Shape { url: url.clone(), detail: big.to_string() },
+            None => ClientError::Unreachable { url: url.clone(), detail: e.describe() },
+        })?;
+        // Server text is scrubbed of the key here, before any of it is parsed, stored or shown.
+        let body = scrub.bytes(body);
         Ok((status, body, ct))
     }
 

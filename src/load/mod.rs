@@ -8,6 +8,7 @@ pub mod classify;
 pub mod client;
 pub mod counters;
 pub mod filler;
+pub mod limits;
 pub mod live;
 pub mod open_loop;
 pub mod pool;

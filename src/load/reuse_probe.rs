@@ -16,6 +16,8 @@ pub const CLOSE_WAIT: Duration = Duration::from_millis(300);
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest line of a response head or chunk size the probe reads, bytes.
 const LINE_LIMIT: u64 = 16 * 1024;
+/// Longest body the probe reads: its answer is one token (a few hundred bytes).
+const BODY_LIMIT: u64 = 1 << 20;
 
 /// What the probe found.
 #[derive(Debug, Clone, PartialEq)]
@@ -217,8 +219,9 @@ async fn read_head<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<Head> 
     Err(bad("too many header lines"))
 }
 
-/// Reads a chunked body to its end (the zero chunk and the trailers).
+/// Reads a chunked body to its end (the zero chunk and the trailers), at most [`BODY_LIMIT`].
 async fn read_chunked<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<()> {
+    let mut total = 0u64;
     loop {
         let size_line = line(r).await?;
         let hex = size_line.split(';').next().unwrap_or_default().trim();
@@ -227,6 +230,10 @@ async fn read_chunked<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<()>
             while !line(r).await?.is_empty() {}
             return Ok(());
         }
+        total = total.saturating_add(size);
+        if total > BODY_LIMIT {
+            return Err(too_long());
+        }
         skip(r, size).await?;
         if !line(r).await?.is_empty() {
             return Err(bad("no CRLF after a chunk"));
@@ -234,8 +241,15 @@ async fn read_chunked<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<()>
     }
 }
 
-/// Reads and drops `n` bytes.
+fn too_long() -> std::io::Error {
+    bad("an answer over 1 MiB to a one-token request")
+}
+
+/// Reads and drops `n` bytes; a body over [`BODY_LIMIT`] in all (`n` included) is an error.
 async fn skip<R: AsyncRead + Unpin>(r: &mut R, n: u64) -> std::io::Result<()> {
+    if n > BODY_LIMIT {
+        return Err(too_long());
+    }
     let copied = tokio::io::copy(&mut (&mut *r).take(n), &mut tokio::io::sink()).await?;
     if copied < n { Err(bad("the connection ended inside the body")) } else { Ok(()) }
 }

@@ -66,6 +66,11 @@ pub enum ErrorKind {
     Unauthorized,
     /// A success answer whose body is not an event stream (HTML, JSON, an undecoded encoding).
     NotEventStream,
+    /// An answer over a size limit: a response head too large for the client, or an
+    /// event-stream line or event over [`crate::load::limits::SSE_LINE_MAX`].
+    Oversized,
+    /// A 3xx redirect: never followed, so the request and its key go nowhere else.
+    Redirected,
 }
 
 impl ErrorKind {
@@ -78,6 +83,8 @@ impl ErrorKind {
                 | Self::FirstTokenTimeout
                 | Self::Unauthorized
                 | Self::NotEventStream
+                | Self::Oversized
+                | Self::Redirected
         )
     }
 
@@ -98,6 +105,8 @@ impl ErrorKind {
             Self::FirstTokenTimeout => "first_token_timeout",
             Self::Unauthorized => "unauthorized",
             Self::NotEventStream => "not_event_stream",
+            Self::Oversized => "oversized",
+            Self::Redirected => "redirected",
         }
     }
 }

@@ -10,8 +10,9 @@
 //! line instead of `event: error` + `data: {...}`. Such a line is treated as a data line
 //! that also marks the event as an error, so the caller sees [`SseEvent::Error`].
 
-/// Default bound on the length of one line and on the data of one event: 16 MiB.
-pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
+/// Default bound on the length of one line and on the data of one event: 1 MiB
+/// ([`super::limits::SSE_LINE_MAX`]).
+pub const DEFAULT_MAX_LINE: usize = super::limits::SSE_LINE_MAX;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
@@ -85,7 +86,7 @@ impl Default for SseDecoder {
 }
 
 impl SseDecoder {
-    /// A decoder with the default 16 MiB limit.
+    /// A decoder with the default limit, [`DEFAULT_MAX_LINE`].
     pub fn new() -> Self {
         Self::with_max_line(DEFAULT_MAX_LINE)
     }

@@ -6,7 +6,7 @@
 
 use super::backend::{Backend, BackendResponse};
 use super::chunk::{ChunkInfo, FinishReason, parse_chunk};
-use super::classify::{classify_status, failure};
+use super::classify::{failure, refusal, send_failure};
 use super::live::LiveCounters;
 use super::sample::{ErrorKind, Mark, Outcome, RequestSample, TokenSource};
 use super::scrub::Scrubber;
@@ -252,7 +252,7 @@ async fn await_head(
         tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(Outcome::Cut),
-            r = &mut send => return r.map_err(|e| failure(ErrorKind::Connect, &e.describe())),
+            r = &mut send => return r.map_err(|e| send_failure(&e)),
             _ = &mut timer, if armed.is_some() => {
                 armed = clock.check(spec, live, Instant::now())?;
                 if let Some(d) = armed {
@@ -287,10 +287,12 @@ async fn read_response(
     sample.status = Some(resp.status().as_u16());
     sample.served_by = served_by(resp.headers(), spec.served_by).map(|s| scrub.text(&s).into_owned());
     if !resp.status().is_success() {
-        let status = resp.status().as_u16();
-        let body = scrub.bytes(resp.bytes().await.unwrap_or_default());
+        sample.outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Outcome::Cut,
+            outcome = refusal(resp, &scrub) => outcome,
+        };
         sample.ended_at = Instant::now();
-        sample.outcome = classify_status(status, &body);
         return sample;
     }
     sample.marks.reserve(spec.expected_chunks);
@@ -413,7 +415,7 @@ async fn pump(
         last_data = now;
         let at_us = now.saturating_duration_since(sent).as_micros() as u64;
         if let Err(e) = dec.feed(&bytes, |ev| st.on_event(ev, at_us)) {
-            return failure(ErrorKind::StreamError, &e.to_string());
+            return failure(ErrorKind::Oversized, &e.to_string());
         }
         if st.error.is_some() || st.done {
             return Outcome::Completed(None);

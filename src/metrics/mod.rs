@@ -5,6 +5,7 @@
 //! * [`dialect`]: which engine produced a page ([`EngineDialect`]).
 //! * [`engine`]: the per-replica numbers the benchmark needs ([`EngineSample`]).
 //! * [`gateway`]: router/gateway counters and their deltas ([`GatewayDialect`]).
+//! * [`page`]: one page read within a size cap and a deadline, or why it is no metrics page.
 //! * [`poller`]: the task that scrapes every target on a schedule and publishes snapshots.
 //! * [`promql`], [`prom_poller`]: the same snapshots read from a Prometheus server's API.
 //! * [`snapshot`]: what it publishes ([`snapshot::MetricsSnapshot`]) and the bounded history.
@@ -17,6 +18,7 @@ pub mod engine;
 mod exposition;
 pub mod gateway;
 pub mod histogram;
+pub mod page;
 pub mod poller;
 pub mod prom;
 pub mod prom_poller;

@@ -15,15 +15,22 @@ use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
 use super::dialect::EngineDialect;
-use super::engine::EngineSample;
-use super::gateway::{self, GatewayDialect};
+use super::page::{self, PageError};
 use super::prom::Scrape;
 pub use super::window::{GatewayPoint, GatewayView, History, MetricsSnapshot, Point, ReplicaHistory, ReplicaView};
-use crate::load::backend::{Backend, Exchange, SharedBackend};
+use crate::load::backend::SharedBackend;
+
+#[path = "poller_slot.rs"]
+mod slot;
+pub use slot::UNUSABLE_BACKOFF_MAX;
+use slot::{Done, Outcome, Slot, fold_gateway, fold_replica, scrape};
 
 #[cfg(test)]
 #[path = "tests_poller.rs"]
 mod tests;
+#[cfg(test)]
+#[path = "tests_unusable.rs"]
+mod tests_unusable;
 
 /// A `/metrics` URL to poll: a replica's or the gateway's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +108,7 @@ impl Poller {
     pub fn spawn(backend: SharedBackend, cfg: PollerConfig, cancel: CancellationToken) -> PollerHandle {
         let history = Arc::new(Mutex::new(History::new(cfg.history_max_points, Some(cfg.stale_after))));
         let targets = cfg.replicas.iter().chain(&cfg.gateway);
-        let slots = targets.map(|t| Slot { url: t.url.clone(), inflight: 0, newest_applied: None }).collect();
+        let slots = targets.map(|t| Slot::new(&t.url)).collect();
         let empty = MetricsSnapshot { seq: 0, at: Instant::now(), replicas: vec![], gateway: None };
         let (tx, rx) = watch::channel(Arc::new(empty));
         let mut task = PollTask {
@@ -209,14 +216,6 @@ fn gateway_view(t: &MetricsTarget) -> GatewayView {
     GatewayView { name: t.name.clone(), url: redact_url(&t.url), stale: true, ..GatewayView::default() }
 }
 
-/// Scheduling state of one target (replicas first, then the gateway).
-struct Slot {
-    url: String,
-    inflight: u32,
-    /// Start of the newest scrape whose result was applied; older results are dropped.
-    newest_applied: Option<Instant>,
-}
-
 /// One round of scrapes: published when all are in or at the deadline.
 struct Round {
     id: u64,
@@ -277,7 +276,7 @@ impl PollTask {
         let forced = reply.is_some();
         let mut remaining = 0;
         for i in 0..self.slots.len() {
-            if forced || self.slots[i].inflight == 0 {
+            if forced || self.slots[i].due(now) {
                 self.spawn_scrape(i, id);
                 remaining += 1;
             }
@@ -302,7 +301,8 @@ impl PollTask {
             Ok((id, outcome)) => (id, outcome),
             Err(e) => {
                 let now = Instant::now();
-                (e.id(), Outcome { started: now, finished: now, result: Err("scrape task failed".into()) })
+                let result = Err(PageError::Failed("scrape task failed".into()));
+                (e.id(), Outcome { started: now, finished: now, result })
             }
         };
         let Some((slot, round)) = self.by_id.remove(&id) else { return };
@@ -324,38 +324,25 @@ impl PollTask {
         }
         s.newest_applied = Some(outcome.started);
         let (at, latency) = (outcome.started, Some(outcome.finished.saturating_duration_since(outcome.started)));
-        if let Some(r) = self.replicas.get_mut(slot) {
-            match outcome.result {
-                Ok(scrape) => {
-                    if r.dialect == EngineDialect::Unknown {
-                        r.dialect = EngineDialect::detect(&scrape);
-                    }
-                    let sample = EngineSample::from_scrape(&scrape, r.dialect);
-                    let mut history = lock(&self.history);
-                    history.push(&r.name, Point::from_sample(at, &sample));
-                    history.poll_ok(&r.name, at);
-                    history.note_nonfinite(&r.name, &nonfinite_metrics(&scrape, r.dialect));
-                    drop(history);
-                    (r.sample, r.last_ok, r.last_error, r.scrape_latency) = (Some(sample), Some(at), None, latency);
-                    r.consecutive_failures = 0;
-                }
-                Err(e) => {
-                    lock(&self.history).poll_failed(&r.name, at, &e);
-                    (r.last_error, r.consecutive_failures) = (Some(e), r.consecutive_failures.saturating_add(1));
+        let result = match (&outcome.result, self.replicas.get_mut(slot)) {
+            (Ok(scrape), Some(r)) if r.dialect == EngineDialect::Unknown => {
+                r.dialect = EngineDialect::detect(scrape);
+                match r.dialect {
+                    EngineDialect::Unknown => Err(page::no_engine_series(scrape)),
+                    _ => outcome.result,
                 }
             }
-        } else if let Some(g) = &mut self.gateway {
-            match outcome.result {
-                Ok(scrape) => {
-                    if g.dialect == GatewayDialect::Unknown {
-                        g.dialect = GatewayDialect::detect(&scrape);
-                    }
-                    g.series = gateway::counter_series(&scrape);
-                    lock(&self.history).push_gateway(at, &g.series);
-                    (g.last_ok, g.last_error, g.scrape_latency, g.consecutive_failures) = (Some(at), None, latency, 0);
-                }
-                Err(e) => (g.last_error, g.consecutive_failures) = (Some(e), g.consecutive_failures.saturating_add(1)),
-            }
+            _ => outcome.result,
+        };
+        match &result {
+            Err(PageError::Unusable(_)) => self.slots[slot].back_off(self.interval, outcome.finished),
+            _ => self.slots[slot].backoff = None,
+        }
+        let done = Done { at, latency, result };
+        match (self.replicas.get_mut(slot), &mut self.gateway) {
+            (Some(r), _) => fold_replica(r, &mut lock(&self.history), done),
+            (None, Some(g)) => fold_gateway(g, &mut lock(&self.history), done),
+            (None, None) => {}
         }
     }
 
@@ -379,10 +366,14 @@ impl PollTask {
     /// Publishes the current views as snapshot `seq`, with staleness as of now.
     fn publish(&mut self) -> Arc<MetricsSnapshot> {
         let at = Instant::now();
-        let stale = |ok: Option<Instant>| ok.is_none_or(|ok| at.saturating_duration_since(ok) > self.stale_after);
-        self.replicas.iter_mut().for_each(|r| r.stale = stale(r.last_ok));
+        let (base, timeout) = (self.stale_after, self.timeout);
+        let mut limits = self.slots.iter().map(|s| s.stale_after(base, timeout));
+        let stale = |ok: Option<Instant>, limit: Option<Duration>| {
+            ok.is_none_or(|ok| at.saturating_duration_since(ok) > limit.unwrap_or(base))
+        };
+        self.replicas.iter_mut().for_each(|r| r.stale = stale(r.last_ok, limits.next()));
         if let Some(g) = &mut self.gateway {
-            g.stale = stale(g.last_ok);
+            g.stale = stale(g.last_ok, limits.next());
         }
         let snap =
             MetricsSnapshot { seq: self.seq, at, replicas: self.replicas.clone(), gateway: self.gateway.clone() };
@@ -412,54 +403,6 @@ async fn sleep_until(deadline: Option<Instant>) {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
     }
-}
-
-/// Longest page read, bytes.
-const MAX_PAGE_BYTES: usize = 32 << 20;
-/// Longest error message kept, characters.
-const MAX_ERROR_CHARS: usize = 240;
-
-/// The result of one scrape task.
-struct Outcome {
-    started: Instant,
-    finished: Instant,
-    result: Result<Scrape, String>,
-}
-
-/// Fetches and parses one page within `timeout`; every failure becomes a one-line message
-/// without the URL's userinfo.
-async fn scrape(backend: SharedBackend, url: String, timeout: Duration) -> Outcome {
-    let started = Instant::now();
-    let result = match tokio::time::timeout(timeout, fetch(&*backend, &url)).await {
-        Ok(Ok(text)) => Scrape::parse(&text).map_err(|e| format!("unparsable page: {e}")),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(format!("timed out after {} ms", timeout.as_millis())),
-    };
-    let result = result.map_err(|e| one_line(&e.replace(&url, &redact_url(&url))));
-    Outcome { started, finished: Instant::now(), result }
-}
-
-async fn fetch(backend: &dyn Backend, url: &str) -> Result<String, String> {
-    let headers = reqwest::header::HeaderMap::new();
-    let mut resp = backend.send(Exchange::get(url, &headers)).await.map_err(|e| e.describe())?;
-    let status = resp.status();
-    if !status.is_success() {
-        return Err(format!("HTTP {status}"));
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| e.describe())? {
-        if body.len() + chunk.len() > MAX_PAGE_BYTES {
-            return Err(format!("page larger than {MAX_PAGE_BYTES} bytes"));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(String::from_utf8_lossy(&body).into_owned())
-}
-
-/// Control characters become spaces; the text is cut to [`MAX_ERROR_CHARS`].
-fn one_line(text: &str) -> String {
-    let flat = text.chars().map(|c| if c.is_control() { ' ' } else { c });
-    flat.take(MAX_ERROR_CHARS).collect()
 }
 
 pub use crate::net::redact_url;

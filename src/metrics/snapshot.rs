@@ -31,6 +31,9 @@ pub struct ReplicaView {
     pub stale: bool,
     /// Duration of the last good scrape, request to parsed page.
     pub scrape_latency: Option<Duration>,
+    /// Why the page of the last answered scrape holds no engine figures (not a metrics page,
+    /// no engine series, over the size caps); None when it has them. The replica is up.
+    pub unusable: Option<String>,
 }
 
 /// The state of the gateway as of a snapshot.
@@ -205,6 +208,8 @@ pub struct History {
     /// Per replica and metric name: good polls in which a metric the tool reads was NaN or ±Inf
     /// (the value is left out of every figure).
     pub nonfinite: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Per replica: the polls whose page was unusable, and why the first one was.
+    pub unusable: BTreeMap<String, (u64, String)>,
     /// Replicas that joined or left the set while polling (replicas from a Prometheus server
     /// only; a fixed set has none), oldest first.
     pub membership: Vec<MembershipChange>,
@@ -236,6 +241,7 @@ impl History {
         let (outages, nonfinite) = (BTreeMap::new(), BTreeMap::new());
         let membership = Vec::new();
         History {
+            unusable: BTreeMap::new(),
             replicas,
             gateway,
             gateway_dropped: 0,
@@ -270,6 +276,11 @@ impl History {
         }
         let counts = self.nonfinite.entry(replica.to_string()).or_default();
         metrics.iter().for_each(|m| *counts.entry(m.clone()).or_default() += 1);
+    }
+
+    /// Counts one answered poll of `replica` whose page was unusable, for `why`.
+    pub fn note_unusable(&mut self, replica: &str, why: &str) {
+        self.unusable.entry(replica.to_string()).or_insert_with(|| (0, why.to_string())).0 += 1;
     }
 
     /// The history of one replica.

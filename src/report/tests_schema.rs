@@ -15,7 +15,7 @@ const EXAMPLE: &str = include_str!("../../tests/fixtures/report_example.json");
 
 const CELL_STATUSES: [&str; 5] = ["pending", "measured", "errored", "skipped", "skipped_by_operator"];
 const ATTEMPT_STATUSES: [&str; 5] = ["measured", "errored", "paused", "stopped", "skipped_by_operator"];
-const ERROR_KINDS: [&str; 14] = [
+const ERROR_KINDS: [&str; 16] = [
     "context_overflow",
     "bad_request",
     "rate_limited",
@@ -30,6 +30,8 @@ const ERROR_KINDS: [&str; 14] = [
     "first_token_timeout",
     "unauthorized",
     "not_event_stream",
+    "oversized",
+    "redirected",
 ];
 
 /// The compiled schema; panics (failing the test) when the schema is broken.

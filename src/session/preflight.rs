@@ -4,7 +4,7 @@
 use crate::cell::facts::{Prompt, ReplicaFacts};
 use crate::config::{MetricsEndpoint, PlanKind, RunConfig};
 use crate::experiment::decode::fit::{Fit, Wanted, fit};
-use crate::load::backend::{Backend, Exchange};
+use crate::load::backend::Backend;
 use crate::load::calibrate::{CalibrateOptions, calibrate_many};
 use crate::load::client::{ApiClient, ClientError, ModelInfo, REQUEST_TIMEOUT, redact_url};
 use crate::load::counters::ServerCounter;
@@ -185,18 +185,14 @@ pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> Rep
     facts
 }
 
-/// Fetches and parses one metrics page.
+/// Fetches and parses one metrics page (within [`crate::metrics::page`]'s caps), refusing one
+/// without engine series.
 async fn read_scrape(backend: &dyn Backend, url: &str) -> Result<Scrape, String> {
-    let headers = reqwest::header::HeaderMap::new();
-    let resp = backend.send(Exchange::get(url, &headers).with_timeout(Duration::from_secs(10))).await;
-    let text = match resp {
-        Ok(r) if r.status().is_success() => {
-            r.bytes().await.map(|b| String::from_utf8_lossy(&b).into_owned()).map_err(|e| e.to_string())?
-        }
-        Ok(r) => return Err(format!("HTTP {}", r.status().as_u16())),
-        Err(e) => return Err(e.to_string()),
-    };
-    Scrape::parse(&text).map_err(|e| e.to_string())
+    let scrape = crate::metrics::page::read(backend, url, Duration::from_secs(10)).await.map_err(|e| e.to_string())?;
+    match EngineDialect::detect(&scrape) {
+        EngineDialect::Unknown => Err(crate::metrics::page::no_engine_series(&scrape).to_string()),
+        _ => Ok(scrape),
+    }
 }
 
 /// Calibrates one prompt per context size (within 1%), using `/tokenize` when the server

@@ -1,9 +1,11 @@
 //! The per-replica Prometheus series of the report, thinned to about one point per second; the
 //! stretches each replica's polls failed ([`StaleInterval`]), the attempts that lost a target
-//! while they measured ([`TargetLoss`]), and the notes about NaN/±Inf metric values.
+//! while they measured ([`TargetLoss`]), and the notes about NaN/±Inf metric values and
+//! unusable pages (HTML, no engine series).
 
 use crate::cell::context::CellEnv;
 use crate::load::sample::ErrorKind;
+use crate::metrics::poller::UNUSABLE_BACKOFF_MAX;
 use crate::metrics::snapshot::Outage;
 use crate::metrics::window::{History, ReplicaHistory};
 use crate::report::json::{SeriesPoint, SessionReport, StaleInterval, TargetLoss};
@@ -56,6 +58,21 @@ pub fn nonfinite_notes(h: &History) -> Vec<String> {
     per_metric
         .map(|(r, name, n)| format!("replica {r}: `{name}` was NaN or Inf in {n} poll(s); those values were left out"))
         .collect()
+}
+
+/// One note per replica whose page was unusable in some poll: why (the first poll's reason),
+/// and that it was polled less often meanwhile (up to every [`UNUSABLE_BACKOFF_MAX`] instead of
+/// `interval`). The text stays the same as polls go on, so it is said once.
+pub fn unusable_notes(h: &History, interval: Duration) -> Vec<String> {
+    let every = |d: Duration| humantime::format_duration(d).to_string();
+    let (slowest, interval) = (every(UNUSABLE_BACKOFF_MAX.max(interval)), every(interval));
+    let note = |(r, (_, why)): (&String, &(u64, String))| {
+        format!(
+            "replica {r}: its metrics page is unusable ({why}); its engine figures are missing, \
+             and it is polled at most every {slowest} instead of every {interval} while so"
+        )
+    };
+    h.unusable.iter().map(note).collect()
 }
 
 /// Shortest stretch of failed polls that counts as a lost target, seconds. A shorter one is a
@@ -169,6 +186,7 @@ pub fn add_poll_facts(env: &CellEnv, report: &mut SessionReport) {
     let now_s = env.since_start(Instant::now());
     report.warnings.extend(stale_warnings(&report.replica_stale, now_s));
     report.warnings.extend(nonfinite_notes(&h));
+    report.warnings.extend(unusable_notes(&h, env.cfg.poll_interval));
     flag_lost_targets(report, now_s, crate::net::host_port(&env.target.base));
 }
 

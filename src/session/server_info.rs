@@ -35,7 +35,7 @@ pub async fn sglang_kv_capacity(backend: &dyn Backend, metrics_url: &str) -> Opt
     if !resp.status().is_success() {
         return None;
     }
-    let body = resp.bytes().await.ok()?;
+    let body = resp.bytes(crate::load::limits::JSON_ANSWER_MAX).await.ok()?;
     sglang_kv_capacity_of(&serde_json::from_slice(&body).ok()?)
 }
 

@@ -170,7 +170,7 @@ mod tests {
         let models = format!("{}/v1/models", c.info().replicas[1].url);
         let resp = b.send(Exchange::get(&models, &h)).await.unwrap();
         assert_eq!(resp.status(), 200);
-        assert!(String::from_utf8_lossy(&resp.bytes().await.unwrap()).contains("sim-llama-27b"));
+        assert!(String::from_utf8_lossy(&resp.bytes(1 << 20).await.unwrap()).contains("sim-llama-27b"));
         let health = format!("{}/health", c.info().gateway.url);
         assert_eq!(b.send(Exchange::get(&health, &h)).await.unwrap().status(), 200);
         let e = b.send(Exchange::get("http://nowhere.inproc/health", &h)).await.unwrap_err();

@@ -3,11 +3,9 @@
 //! router was started with, so the session's routes can be that one policy (§8.8).
 
 use super::policy::{DEPLOYED, deployed_policy, fixed_policy};
-use crate::load::backend::Exchange;
 use crate::load::client::ApiClient;
 use crate::load::request::Endpoint;
 use crate::metrics::gateway::{CounterSeries, GatewayDialect, counter_series};
-use crate::metrics::prom::Scrape;
 use std::time::Duration;
 
 /// Cache-reset paths, vLLM's first, then SGLang's.
@@ -45,14 +43,7 @@ pub fn reset_warning(names: &[String], paths: &[Option<&'static str>]) -> Option
 
 /// A gateway page's dialect and counter series (None when it cannot be read).
 async fn read_gateway(client: &ApiClient, url: &str) -> Option<(GatewayDialect, Vec<CounterSeries>)> {
-    let headers = reqwest::header::HeaderMap::new();
-    let ex = Exchange::get(url, &headers).with_timeout(Duration::from_secs(10));
-    let resp = client.backend().send(ex).await.ok()?;
-    if !resp.status().is_success() {
-        return None;
-    }
-    let text = resp.bytes().await.ok()?;
-    let scrape = Scrape::parse(&String::from_utf8_lossy(&text)).ok()?;
+    let scrape = crate::metrics::page::read(&**client.backend(), url, Duration::from_secs(10)).await.ok()?;
     Some((GatewayDialect::detect(&scrape), counter_series(&scrape)))
 }
 

@@ -6,6 +6,7 @@
 
 use crate::cell::context::Target;
 use crate::load::backend::Exchange;
+use crate::load::limits::{ERROR_BODY_KEEP, ERROR_BODY_WAIT};
 use crate::load::request::{Endpoint, json_escape};
 use crate::report::serve::TokenIds;
 use bytes::Bytes;
@@ -40,8 +41,8 @@ async fn accepts(target: &Target, url: &str, model: &str, id: u32) -> Result<boo
     if status.is_success() {
         return Ok(true);
     }
-    let text = resp.bytes().await.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
-    let text: String = text.chars().take(200).collect();
+    let (head, _) = resp.head_of_body(ERROR_BODY_KEEP, ERROR_BODY_WAIT).await;
+    let text: String = String::from_utf8_lossy(&head).chars().take(200).collect();
     match status.as_u16() {
         400 if id > 0 => Ok(false),
         code => Err(format!("a one-token prompt [{id}] got HTTP {code}: {}", text.trim())),

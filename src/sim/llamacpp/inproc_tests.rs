@@ -29,7 +29,7 @@ async fn get(c: &InProcCluster, path: &str) -> (u16, HeaderMap, String) {
     let (h, u) = (HeaderMap::new(), url(c, path));
     let resp = c.backend().send(Exchange::get(&u, &h)).await.unwrap();
     let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
-    (status, headers, String::from_utf8(resp.bytes().await.unwrap().to_vec()).unwrap())
+    (status, headers, String::from_utf8(resp.bytes(1 << 20).await.unwrap().to_vec()).unwrap())
 }
 
 async fn post(c: &InProcCluster, path: &str, body: &Value) -> BackendResponse {
@@ -40,7 +40,7 @@ async fn post(c: &InProcCluster, path: &str, body: &Value) -> BackendResponse {
 async fn post_text(c: &InProcCluster, path: &str, body: &Value) -> (u16, HeaderMap, String) {
     let resp = post(c, path, body).await;
     let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
-    (status, headers, String::from_utf8(resp.bytes().await.unwrap().to_vec()).unwrap())
+    (status, headers, String::from_utf8(resp.bytes(1 << 20).await.unwrap().to_vec()).unwrap())
 }
 
 /// Every sample of one `/metrics` read (which resets the throughput gauges).
@@ -294,7 +294,7 @@ async fn other_errors_have_llama_cpp_s_shape() {
     let (h, u) = (HeaderMap::new(), url(&c, "/v1/completions"));
     let resp = c.backend().send(Exchange::post(&u, &h, Some("{not json".into()))).await.unwrap();
     assert_eq!(resp.status(), 500);
-    let v: Value = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    let v: Value = serde_json::from_slice(&resp.bytes(1 << 20).await.unwrap()).unwrap();
     assert_eq!(v["error"]["type"], "server_error");
     let (status, _, body) = post_text(&c, "/v1/chat/completions", &json!({"max_tokens": 2})).await;
     assert_eq!(status, 400);
