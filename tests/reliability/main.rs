@@ -2,7 +2,8 @@
 //! signals and lost sessions ([`exits`]), bad targets ([`targets`]), secrets and hidden
 //! diagnostics ([`diagnostics`]), a replica taken down and back mid-session ([`replica`]),
 //! `--resume` ([`resume`]), servers that close their connections after streams
-//! ([`connections`]), servers that misbehave on purpose ([`hostile`]),
+//! ([`connections`]), servers that misbehave on purpose ([`hostile`]), a closed stdout or
+//! stderr ([`pipes`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
