@@ -6,7 +6,7 @@
 
 use super::backend::{Backend, BackendResponse};
 use super::chunk::{ChunkInfo, FinishReason, parse_chunk};
-use super::classify::{failure, refusal, send_failure};
+use super::classify::{classify_status, failure, refusal, send_failure};
 use super::live::LiveCounters;
 use super::sample::{ErrorKind, Mark, Outcome, RequestSample, TokenSource};
 use super::scrub::Scrubber;
@@ -287,10 +287,12 @@ async fn read_response(
     sample.status = Some(resp.status().as_u16());
     sample.served_by = served_by(resp.headers(), spec.served_by).map(|s| scrub.text(&s).into_owned());
     if !resp.status().is_success() {
+        // A cut while the error body comes in keeps what the status says.
+        let status = resp.status().as_u16();
         sample.outcome = tokio::select! {
             biased;
-            _ = cancel.cancelled() => Outcome::Cut,
             outcome = refusal(resp, &scrub) => outcome,
+            _ = cancel.cancelled() => classify_status(status, b""),
         };
         sample.ended_at = Instant::now();
         return sample;
