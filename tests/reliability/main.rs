@@ -2,7 +2,7 @@
 //! signals and lost sessions ([`exits`]), bad targets ([`targets`]), secrets and hidden
 //! diagnostics ([`diagnostics`]), a replica taken down and back mid-session ([`replica`]),
 //! `--resume` ([`resume`]), servers that close their connections after streams
-//! ([`connections`]),
+//! ([`connections`]), a target that lists its model and never answers a POST ([`wedged`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
@@ -14,3 +14,4 @@ mod exits;
 mod replica;
 mod resume;
 mod targets;
+mod wedged;
