@@ -76,7 +76,7 @@ impl Printer {
     pub fn heartbeat(&mut self, snap: &SessionSnapshot, live: &LiveAttempt) {
         let now = Instant::now();
         let elapsed = short_duration(now.saturating_duration_since(snap.started));
-        let mut line = format!("progress: {}; elapsed {elapsed}", snap.progress(now));
+        let mut line = format!("progress: {}; elapsed {elapsed}", snap.progress(now, live));
         if snap.paused {
             line.push_str("; paused");
         } else if live.cell.is_some() && live.phase != Phase::Idle {

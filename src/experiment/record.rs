@@ -3,6 +3,7 @@
 
 use crate::cell::headline::Headline;
 use crate::cell::spec::{CellSpec, CellStatus};
+use crate::load::sample::ErrorKind;
 use crate::report::json::{BurstAttempt, DecodeAttempt};
 use crate::report::phase::RoutingPhase;
 use crate::report::serve::ServeAttempt;
@@ -40,6 +41,27 @@ impl Attempt {
             Self::Routing(p) => p.status = status,
             Self::Serve(s) => s.status = status,
         }
+    }
+
+    /// The one error kind every request of an errored attempt failed with, and an example
+    /// message when the attempt keeps one (None: it is not errored, or failed several ways).
+    pub fn sole_failure(&self) -> Option<(ErrorKind, Option<&str>)> {
+        if self.status() != AttemptStatus::Errored {
+            return None;
+        }
+        let errors = match self {
+            Self::Decode(d) => &d.errors,
+            Self::Burst(b) => &b.errors,
+            Self::Routing(p) => &p.errors_by_kind,
+            Self::Serve(s) => &s.errors,
+        };
+        let mut kinds = errors.iter().filter(|(_, n)| **n > 0).map(|(k, _)| *k);
+        let kind = kinds.next().filter(|_| kinds.next().is_none())?;
+        let example = match self {
+            Self::Decode(d) => d.error_examples.get(&kind).map(String::as_str),
+            _ => None,
+        };
+        Some((kind, example))
     }
 
     /// Its headline figures.

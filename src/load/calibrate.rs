@@ -50,6 +50,10 @@ pub enum CountError {
     /// Any other failure: transport, HTTP status, unreadable reply.
     #[error("token count failed: {0}")]
     Failed(String),
+    /// The counter gave no answer within its deadline: calibration stops at once, for this
+    /// target and every later one (a server that does not answer a probe will not answer the next).
+    #[error("{0}")]
+    NoAnswer(String),
 }
 
 /// Why no prompt could be calibrated.
@@ -65,6 +69,9 @@ pub enum CalibrateError {
         /// The last counter error, or why no call was made.
         reason: String,
     },
+    /// A count got no answer in time ([`CountError::NoAnswer`]).
+    #[error("{0}")]
+    NoAnswer(String),
 }
 
 /// Tuning of [`calibrate`].
@@ -197,6 +204,8 @@ struct Calibrator<'a, C> {
     /// like `ceiling`, but forgotten at the next target so a transient failure does not stunt a sweep.
     soft_ceiling: Option<usize>,
     last_error: Option<CountError>,
+    /// Why a count went unanswered, once one did: no more counts are made.
+    unanswered: Option<String>,
 }
 
 impl<'a, C: TokenCounter> Calibrator<'a, C> {
@@ -212,6 +221,7 @@ impl<'a, C: TokenCounter> Calibrator<'a, C> {
             ceiling: None,
             soft_ceiling: None,
             last_error: None,
+            unanswered: None,
         }
     }
 
@@ -220,6 +230,9 @@ impl<'a, C: TokenCounter> Calibrator<'a, C> {
             let note = "empty text: target at or below the overhead".to_owned();
             let point = Point { chars: 0, tokens: self.overhead };
             return Ok(self.result(target, point, 0, true, note));
+        }
+        if let Some(why) = &self.unanswered {
+            return Err(CalibrateError::NoAnswer(why.clone()));
         }
         self.soft_ceiling = None;
         let (mut probes, mut failed_once) = (0, None);
@@ -238,6 +251,10 @@ impl<'a, C: TokenCounter> Calibrator<'a, C> {
             probes += 1;
             match self.counter.count(self.source.prefix(chars)).await {
                 Ok(tokens) => self.insert(Point { chars, tokens }),
+                Err(CountError::NoAnswer(why)) => {
+                    self.unanswered = Some(why.clone());
+                    return Err(CalibrateError::NoAnswer(why));
+                }
                 Err(e) => self.failed(chars, e, &mut failed_once),
             }
         }
@@ -253,7 +270,7 @@ impl<'a, C: TokenCounter> Calibrator<'a, C> {
                 self.last_error = Some(error);
                 return;
             }
-            CountError::Failed(_) => &mut self.soft_ceiling,
+            CountError::Failed(_) | CountError::NoAnswer(_) => &mut self.soft_ceiling,
         };
         *slot = Some(slot.map_or(chars, |c| c.min(chars)));
         self.last_error = Some(error);

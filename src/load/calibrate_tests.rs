@@ -45,12 +45,14 @@ struct Fake<F> {
     fail_first: u32,
     /// One more call (0-based) to fail regardless of the text.
     fail_at: Option<u32>,
+    /// From this call (0-based) on, no answer comes in time.
+    silent_from: Option<u32>,
     calls: AtomicU32,
 }
 
 impl<F: Fn(&str) -> u64 + Sync> Fake<F> {
     fn new(f: F, overhead: u64) -> Self {
-        Self { f, overhead, limit: None, fail_first: 0, fail_at: None, calls: AtomicU32::new(0) }
+        Self { f, overhead, limit: None, fail_first: 0, fail_at: None, silent_from: None, calls: AtomicU32::new(0) }
     }
 
     fn calls(&self) -> u32 {
@@ -65,7 +67,9 @@ impl<F: Fn(&str) -> u64 + Sync> Fake<F> {
 impl<F: Fn(&str) -> u64 + Sync> TokenCounter for Fake<F> {
     fn count(&self, text: &str) -> impl Future<Output = Result<u64, CountError>> + Send {
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
-        let result = if call < self.fail_first || self.fail_at == Some(call) {
+        let result = if self.silent_from.is_some_and(|s| call >= s) {
+            Err(CountError::NoAnswer("no answer from the counter within 2 s".into()))
+        } else if call < self.fail_first || self.fail_at == Some(call) {
             Err(CountError::Failed("connection reset".into()))
         } else if self.limit.is_some_and(|l| text.len() > l) {
             Err(CountError::TooLong(format!("{} chars over the limit", text.len())))
@@ -242,12 +246,24 @@ fn no_successful_count_is_an_error() {
     let mut fake = Fake::new(word_tokens, 0);
     fake.fail_first = u32::MAX;
     let err = block_on(calibrate(&fake, 4096, 5, &opts(0))).expect_err("nothing counted");
-    let CalibrateError::NoCount { target, probes, reason } = err;
+    let CalibrateError::NoCount { target, probes, reason } = err else { panic!("{err}") };
     assert_eq!(target, 4096);
     assert!((1..=8).contains(&probes) && probes == fake.calls());
     assert!(reason.contains("connection reset"), "{reason}");
     let none = CalibrateOptions { max_probes: 0, ..opts(0) };
     assert!(block_on(calibrate(&Fake::new(word_tokens, 0), 10, 0, &none)).is_err());
+}
+
+#[test]
+fn an_unanswered_count_ends_the_calibration_of_every_target() {
+    let mut fake = Fake::new(word_tokens, 0);
+    fake.silent_from = Some(0);
+    let results = block_on(calibrate_many(&fake, &[0, 1000, 4096, 16384], 5, &opts(0)));
+    assert_eq!(fake.calls(), 1, "one unanswered probe, then no more");
+    assert!(results[0].is_ok(), "an empty prompt needs no count");
+    for r in &results[1..] {
+        assert_eq!(r, &Err(CalibrateError::NoAnswer("no answer from the counter within 2 s".into())));
+    }
 }
 
 #[test]

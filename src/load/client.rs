@@ -71,6 +71,8 @@ pub struct ApiClient {
     backend: SharedBackend,
     base: String,
     key: Option<ApiKey>,
+    /// Longest wait for one answer ([`REQUEST_TIMEOUT`] unless [`ApiClient::with_timeout`]).
+    timeout: Duration,
 }
 
 pub use crate::net::redact_url;
@@ -95,7 +97,13 @@ impl ApiClient {
         if let Some(b) = base.strip_suffix("/v1") {
             base = b.to_string();
         }
-        Self { backend, base, key }
+        Self { backend, base, key, timeout: REQUEST_TIMEOUT }
+    }
+
+    /// The same client, waiting at most `timeout` for each answer (e.g. a calibration probe,
+    /// bounded by the first-token timeout instead of [`REQUEST_TIMEOUT`]).
+    pub fn with_timeout(&self, timeout: Duration) -> Self {
+        Self { timeout, ..self.clone() }
     }
 
     /// The transport it sends with.
@@ -130,7 +138,7 @@ impl ApiClient {
     async fn send(&self, method: Method, path: &str, body: Option<Bytes>) -> Result<(u16, Bytes, String), ClientError> {
         let (full, headers) = (self.url(path), self.headers());
         let url = redact_url(&full);
-        let ex = Exchange { method, url: &full, headers: &headers, body, timeout: Some(REQUEST_TIMEOUT) };
+        let ex = Exchange { method, url: &full, headers: &headers, body, timeout: Some(self.timeout) };
         let resp = self.backend.send(ex).await;
         let resp = resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: e.describe() })?;
         let status = resp.status().as_u16();

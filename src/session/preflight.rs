@@ -1,14 +1,15 @@
 //! Phase 1: discover the model and its limits, read each replica's metrics dialect and KV
-//! capacity, and calibrate one prompt per context size.
+//! capacity, and probe connection reuse (the prompts are calibrated in `calibration`). Every
+//! wait has a deadline and is named on stderr once it lasts (`wait`).
 
-use crate::cell::facts::{Prompt, ReplicaFacts};
+use super::wait::{INFO_TIMEOUT, TRANSPORT_MARGIN, Wait, seconds};
+use crate::cell::facts::ReplicaFacts;
 use crate::config::{MetricsEndpoint, PlanKind, RunConfig};
 use crate::experiment::decode::fit::{Fit, Wanted, fit};
 use crate::load::backend::Backend;
-use crate::load::calibrate::{CalibrateOptions, calibrate_many};
 use crate::load::client::{ApiClient, ClientError, ModelInfo, REQUEST_TIMEOUT, redact_url};
-use crate::load::counters::ServerCounter;
 use crate::load::request::{BodyOptions, BodyTemplate, Endpoint};
+use crate::load::reuse_probe::Probe;
 use crate::metrics::prom::Scrape;
 use crate::metrics::{EngineDialect, EngineSample};
 use crate::net::host_port;
@@ -20,32 +21,26 @@ fn usable(id: &str) -> bool {
     !id.trim().is_empty() && !id.eq_ignore_ascii_case("unknown")
 }
 
+/// The wait for a server's model list.
+fn models_wait(client: &ApiClient) -> Wait {
+    Wait::new(redact_url(&client.url("/v1/models")), REQUEST_TIMEOUT)
+}
+
+/// `GET /v1/models`, its own timeout past [`models_wait`]'s.
+async fn models(client: &ApiClient) -> Result<Vec<ModelInfo>, ClientError> {
+    client.with_timeout(REQUEST_TIMEOUT + TRANSPORT_MARGIN).models().await
+}
+
 /// The models of the first replica that names a usable one.
 async fn replica_models(replicas: &[ApiClient]) -> Vec<crate::load::client::ModelInfo> {
     for replica in replicas {
-        if let Ok(m) = replica.models().await
+        if let Ok(Ok(m)) = models_wait(replica).run(models(replica)).await
             && m.iter().any(|x| usable(&x.id))
         {
             return m.into_iter().filter(|x| usable(&x.id)).collect();
         }
     }
     Vec::new()
-}
-
-/// After this long without an answer, preflight says on stderr what it waits for.
-pub const WAIT_NOTICE: Duration = Duration::from_secs(3);
-
-/// Awaits `fut`; past [`WAIT_NOTICE`] says once on stderr that it waits for `what` (and how
-/// long at most), so a silent server is not a silent benchmark. Runs before any monitor opens.
-async fn say_while_waiting<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
-    tokio::pin!(fut);
-    tokio::select! {
-        r = &mut fut => return r,
-        _ = tokio::time::sleep(WAIT_NOTICE) => {
-            crate::err_line!("preflight: waiting for {what} to answer (up to {} s)", REQUEST_TIMEOUT.as_secs());
-        }
-    }
-    fut.await
 }
 
 /// The one preflight line of a failed discovery: refused credentials are named as such (the
@@ -74,8 +69,8 @@ pub struct Discovered {
 /// gateway names no usable model, the replicas' own `/v1/models` do. A context length read
 /// from llama.cpp's `meta.n_ctx` is one slot's; `/props` then gives the slot count.
 pub async fn discover(client: &ApiClient, wanted: Option<&str>, replicas: &[ApiClient]) -> anyhow::Result<Discovered> {
-    let what = redact_url(&client.url("/v1/models"));
-    let mut models = say_while_waiting(&what, client.models()).await.map_err(|e| preflight_error(&e))?;
+    let answer = models_wait(client).run(models(client)).await.map_err(|e| anyhow::anyhow!("preflight: {e}"))?;
+    let mut models = answer.map_err(|e| preflight_error(&e))?;
     models.retain(|m| usable(&m.id));
     if models.is_empty() && wanted.is_none() {
         models = replica_models(replicas).await;
@@ -108,7 +103,8 @@ fn named_model(models: Vec<ModelInfo>, wanted: &str) -> ModelInfo {
 /// slot count.
 async fn slot_note(client: &ApiClient, slot_ctx: Option<u64>) -> String {
     let ctx = slot_ctx.map_or("?".to_string(), |c| c.to_string());
-    match client.slot_limits().await {
+    let wait = Wait::new(redact_url(&client.url("/props")), INFO_TIMEOUT);
+    match wait.run(client.slot_limits()).await.ok().flatten() {
         Some(l) => format!(
             "preflight: llama.cpp limits: {} slots of {ctx} tokens (/props; /v1/models meta.n_ctx): a prompt and its output must fit one slot, and more than {} requests wait (requests_deferred)",
             l.total_slots, l.total_slots
@@ -144,14 +140,20 @@ pub fn too_long_note(too_long: &[u64], max_model_len: Option<u64>, wanted: Wante
     })
 }
 
+/// The server's version (`GET /version`, vLLM), when it answers within [`INFO_TIMEOUT`].
+pub async fn version(client: &ApiClient) -> Option<String> {
+    Wait::new(redact_url(&client.url("/version")), INFO_TIMEOUT).run(client.version()).await.ok().flatten()
+}
+
 /// Attempts at reading a replica's metrics page at preflight.
 pub const INSPECT_ATTEMPTS: u32 = 3;
 /// Wait before the second attempt; doubled before each later one.
 pub const INSPECT_BACKOFF: Duration = Duration::from_millis(250);
 
 /// Reads one metrics page and what it says about the replica, retrying a failed read
-/// ([`INSPECT_ATTEMPTS`] attempts, [`INSPECT_BACKOFF`] doubling between them) so one failed
-/// poll does not leave the replica's dialect and KV capacity unknown.
+/// ([`INSPECT_ATTEMPTS`] attempts of at most [`INFO_TIMEOUT`] each, [`INSPECT_BACKOFF`]
+/// doubling between them) so one failed poll does not leave the replica's dialect and KV
+/// capacity unknown. A first read that lasts is named on stderr.
 pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> ReplicaFacts {
     let mut facts = ReplicaFacts {
         name: ep.name.clone(),
@@ -161,8 +163,15 @@ pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> Rep
         error: None,
     };
     let mut wait = INSPECT_BACKOFF;
+    let read_wait = Wait::new(redact_url(&ep.url), INFO_TIMEOUT);
     for attempt in 1..=INSPECT_ATTEMPTS {
-        match read_scrape(backend, &ep.url).await {
+        let said = |line: String| {
+            if attempt == 1 {
+                eprintln!("{line}")
+            }
+        };
+        let read = read_wait.run_saying(read_scrape(backend, &ep.url), said).await;
+        match read.unwrap_or_else(|e| Err(e.to_string())) {
             Ok(scrape) => {
                 let sample = EngineSample::detect(&scrape);
                 facts.dialect = sample.dialect;
@@ -180,7 +189,9 @@ pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> Rep
     if facts.dialect == EngineDialect::Sglang && facts.kv_capacity.is_none() {
         // Newer SGLang shows its pool size only once the scheduler has logged; its server
         // info has it from the start.
-        facts.kv_capacity = super::server_info::sglang_kv_capacity(backend, &ep.url).await;
+        let info = super::server_info::info_url(&ep.url);
+        let read = super::server_info::sglang_kv_capacity(backend, &ep.url);
+        facts.kv_capacity = Wait::new(redact_url(&info), INFO_TIMEOUT).run(read).await.ok().flatten();
     }
     facts
 }
@@ -188,35 +199,11 @@ pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> Rep
 /// Fetches and parses one metrics page (within [`crate::metrics::page`]'s caps), refusing one
 /// without engine series.
 async fn read_scrape(backend: &dyn Backend, url: &str) -> Result<Scrape, String> {
-    let scrape = crate::metrics::page::read(backend, url, Duration::from_secs(10)).await.map_err(|e| e.to_string())?;
+    let scrape = crate::metrics::page::read(backend, url, INFO_TIMEOUT).await.map_err(|e| e.to_string())?;
     match EngineDialect::detect(&scrape) {
         EngineDialect::Unknown => Err(crate::metrics::page::no_engine_series(&scrape).to_string()),
         _ => Ok(scrape),
     }
-}
-
-/// Calibrates one prompt per context size (within 1%), using `/tokenize` when the server
-/// has it, else probe requests' usage.
-pub async fn calibrate_prompts(
-    client: &ApiClient,
-    model: &str,
-    endpoint: Endpoint,
-    ctx: &[u64],
-) -> anyhow::Result<(Vec<Prompt>, Vec<String>)> {
-    let counter = ServerCounter::detect(client.clone(), model.to_string(), endpoint).await;
-    let opts = CalibrateOptions { tolerance: 0.01, max_probes: 10, overhead_tokens: 0 };
-    let results = calibrate_many(&counter, ctx, 0x5eed_0001, &opts).await;
-    let mut prompts = Vec::new();
-    let mut warnings = Vec::new();
-    for (target, r) in ctx.iter().zip(results) {
-        let c = r.map_err(|e| anyhow::anyhow!("preflight: cannot calibrate a {target}-token prompt: {e}"))?;
-        let method = if c.extrapolated { "extrapolated" } else { counter.method.as_str() };
-        if !c.converged && !c.extrapolated {
-            warnings.push(format!("prompt for ctx {target} reached {} tokens, not within 1%", c.tokens));
-        }
-        prompts.push(Prompt { ctx: *target, text: c.text.into(), tokens: c.tokens, method: method.to_string() });
-    }
-    Ok((prompts, warnings))
 }
 
 /// The endpoint the session's streams use: `--endpoint`, except a serve-only session's
@@ -229,14 +216,19 @@ pub fn stream_endpoint(cfg: &RunConfig) -> Endpoint {
 }
 
 /// Probes, before any load, whether the target closes its connections after streamed requests
-/// (`load::reuse_probe`, one request of one token to `endpoint`) and sets the transport's
-/// policy for the session's streams; returns the line to log. None for a transport without
-/// connections.
-pub async fn probe_reuse(client: &ApiClient, endpoint: Endpoint, model: &str) -> Option<String> {
+/// (`load::reuse_probe`, one request of one token to `endpoint`, waiting at most `limit`:
+/// see `calibration::reuse_probe_limit`) and sets the transport's policy for the session's
+/// streams; returns the line to log. None for a transport without connections.
+pub async fn probe_reuse(client: &ApiClient, endpoint: Endpoint, model: &str, limit: Duration) -> Option<String> {
     let reuse = client.backend().stream_reuse()?;
     let opts = BodyOptions { endpoint, model: model.to_string(), max_tokens: 1, ignore_eos: false };
     let body = BodyTemplate::new(&opts, "Hello").render("");
-    let found = crate::load::reuse_probe::probe(&client.url(endpoint.path()), &client.headers(), &body).await;
+    let url = client.url(endpoint.path());
+    let wait = Wait::new(format!("POST {} (connection-reuse probe)", redact_url(&url)), limit);
+    let found = match wait.run(crate::load::reuse_probe::probe(&url, &client.headers(), &body)).await {
+        Ok(found) => found,
+        Err(_) => Probe::NotProbed(format!("no answer to the probe within {}", seconds(limit))),
+    };
     Some(reuse.decide(found.streams_reuse(), found.evidence()))
 }
 

@@ -3,8 +3,13 @@
 //! plus window; routing: count / rps; see `Experiment::planned`), scaled by how long the
 //! finished cells of the same kind took against their plan; a kind without a plan (bursts)
 //! counts its finished cells' mean length, and until one has finished the ETA is a lower bound.
+//!
+//! The running cell counts what its phase says is still to come ([`PhaseNow`]): a window that
+//! has not opened (warming, e.g. waiting for a first token) is all still to come, however long
+//! the wait has lasted, and the ETA is then a lower bound once the wait runs past the estimate;
+//! an open window counts the rest of it.
 
-use crate::cell::control::CellId;
+use crate::cell::control::{CellId, LiveAttempt, Phase};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -32,6 +37,38 @@ pub struct Progress {
     pub eta: Option<Duration>,
     /// True when some remaining cell could not be estimated: the ETA is a lower bound.
     pub lower_bound: bool,
+}
+
+/// The running cell's phase, from its live view.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhaseNow {
+    /// The cell.
+    pub cell: CellId,
+    /// Its phase.
+    pub phase: Phase,
+    /// When the phase began.
+    pub since: Instant,
+    /// Planned length of the phase, if bounded.
+    pub len: Option<Duration>,
+}
+
+impl PhaseNow {
+    /// The phase of the running cell `live` shows (None between cells).
+    pub fn of(live: &LiveAttempt) -> Option<Self> {
+        Some(Self { cell: live.cell?, phase: live.phase, since: live.phase_started?, len: live.phase_len })
+    }
+
+    /// Seconds of the cell still to come at `now` whatever its estimate says (planned length
+    /// `planned`, seconds), and whether the phase is a wait of unknown length (warming).
+    fn floor(&self, planned: Option<f64>, now: Instant) -> (f64, bool) {
+        match (self.phase, self.len) {
+            (Phase::Warming, _) => (planned.unwrap_or(0.0), true),
+            (Phase::Measuring, Some(len)) => {
+                (len.saturating_sub(now.saturating_duration_since(self.since)).as_secs_f64(), false)
+            }
+            _ => (0.0, false),
+        }
+    }
 }
 
 /// One cell as the estimate sees it.
@@ -66,8 +103,8 @@ impl Timing {
         }
     }
 
-    /// Progress of `cells` at `now`.
-    pub fn progress(&self, cells: &[CellView<'_>], now: Instant) -> Progress {
+    /// Progress of `cells` at `now`, the running cell in `phase`.
+    pub fn progress(&self, cells: &[CellView<'_>], now: Instant, phase: Option<PhaseNow>) -> Progress {
         let done = cells.iter().filter(|c| c.done).count();
         let running = self.running.filter(|(id, _)| cells.get(*id).is_some_and(|c| !c.done));
         let position = (done + usize::from(running.is_some())).min(cells.len());
@@ -85,6 +122,11 @@ impl Timing {
             };
             if let Some((_, since)) = running.filter(|(r, _)| *r == id) {
                 est = (est - now.saturating_duration_since(since).as_secs_f64()).max(0.0);
+                if let Some(p) = phase.filter(|p| p.cell == id) {
+                    let (floor, open_ended) = p.floor(self.planned.get(id).copied().flatten(), now);
+                    unknown |= open_ended && est <= floor;
+                    est = est.max(floor);
+                }
             }
             (left, any) = (left + est, true);
         }
@@ -146,13 +188,13 @@ mod tests {
         let t0 = Instant::now();
         let mut t = Timing::new(vec![Some(10.0); 4]);
         let cells = views(&["decode"; 4], 0);
-        let p = t.progress(&cells, t0);
+        let p = t.progress(&cells, t0, None);
         assert_eq!((p.position, p.total, p.eta, p.lower_bound), (0, 4, Some(Duration::from_secs(40)), false));
         t.start(0, t0);
         t.finish(t0 + Duration::from_secs(15), true);
         t.start(1, t0 + Duration::from_secs(15));
         // Cell 0 took 1.5x its plan: 15 s each; cell 1 has run 5 s of its 15.
-        let p = t.progress(&views(&["decode"; 4], 1), t0 + Duration::from_secs(20));
+        let p = t.progress(&views(&["decode"; 4], 1), t0 + Duration::from_secs(20), None);
         assert_eq!((p.position, p.eta), (2, Some(Duration::from_secs(40))));
         assert_eq!(p.to_string(), "cell 2/4, ETA 40s");
     }
@@ -162,13 +204,13 @@ mod tests {
         let t0 = Instant::now();
         let mut t = Timing::new(vec![Some(60.0), None, None]);
         let kinds = ["decode", "burst", "burst"];
-        let p = t.progress(&views(&kinds, 0), t0);
+        let p = t.progress(&views(&kinds, 0), t0, None);
         assert_eq!((p.eta, p.lower_bound), (Some(Duration::from_secs(60)), true));
         assert_eq!(p.to_string(), "cell 0/3, ETA ≥ 1m00s");
         t.actual = vec![Some(60.0), Some(8.0), None];
-        let p = t.progress(&views(&kinds, 2), t0);
+        let p = t.progress(&views(&kinds, 2), t0, None);
         assert_eq!((p.position, p.eta, p.lower_bound), (2, Some(Duration::from_secs(8)), false));
-        let p = t.progress(&views(&kinds, 3), t0);
+        let p = t.progress(&views(&kinds, 3), t0, None);
         assert_eq!((p.position, p.eta), (3, Some(Duration::ZERO)));
     }
 
@@ -179,8 +221,30 @@ mod tests {
         t.start(0, t0);
         t.finish(t0 + Duration::from_secs(3), false);
         assert_eq!(t.actual, vec![None]);
-        let p = t.progress(&views(&["burst"], 0), t0);
+        let p = t.progress(&views(&["burst"], 0), t0, None);
         assert_eq!(p.to_string(), "cell 0/1, ETA ?");
         assert_eq!(short_duration(Duration::from_secs(3725)), "1h02m");
+    }
+
+    #[test]
+    fn a_cell_waiting_for_its_first_token_counts_its_window_still_to_come() {
+        let t0 = Instant::now();
+        let mut t = Timing::new(vec![Some(31.0); 3]);
+        t.start(0, t0);
+        t.finish(t0 + Duration::from_secs(40), true);
+        let started = t0 + Duration::from_secs(40);
+        t.start(1, started);
+        let warming = PhaseNow { cell: 1, phase: Phase::Warming, since: started, len: Some(Duration::from_secs(60)) };
+        let cells = views(&["decode"; 3], 1);
+        let at = |s: u64| started + Duration::from_secs(s);
+        // 5 s in, cells take 40 s: 35 s left of this one (its window still to come), 40 s of the next.
+        assert_eq!(t.progress(&cells, at(5), Some(warming)).to_string(), "cell 2/3, ETA 1m15s");
+        // 2 minutes without a first token: its 31 s window is still to come, and maybe more.
+        assert_eq!(t.progress(&cells, at(120), Some(warming)).to_string(), "cell 2/3, ETA ≥ 1m11s");
+        assert_eq!(t.progress(&cells, at(120), None).to_string(), "cell 2/3, ETA 40s", "what it said before");
+        // Its window open 10 s of 30, however long the warmup took: 20 s left of it.
+        let measuring =
+            PhaseNow { phase: Phase::Measuring, since: at(120), len: Some(Duration::from_secs(30)), ..warming };
+        assert_eq!(t.progress(&cells, at(130), Some(measuring)).to_string(), "cell 2/3, ETA 1m00s");
     }
 }

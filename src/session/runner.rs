@@ -6,6 +6,7 @@ use super::snapshot::SessionSnapshot;
 use super::state::{Attempt, CellStatus, SessionState};
 use crate::cell::context::CellEnv;
 use crate::cell::control::{CellId, Command, Knob, KnobInbox, Phase, RunnerEvent};
+use crate::cell::halt::FailureStreak;
 use crate::cell::headline::attempt_line_against;
 use crate::cell::publisher::LivePublisher;
 use crate::experiment::{CellRun, Experiments};
@@ -66,13 +67,16 @@ impl Runner {
         ctl.publish(&env);
         // Written before any load, so that even a killed process leaves a report.
         ctl.save(&env, &experiments);
+        let mut streak = FailureStreak::default();
         while !ctl.state.stopped {
             if ctl.state.paused {
                 ctl.wait_while_paused(&env, &experiments).await;
                 continue;
             }
             let Some(id) = ctl.state.next_cell() else { break };
-            run_cell(&env, &experiments, &mut ctl, id).await;
+            if let Some(attempt) = run_cell(&env, &experiments, &mut ctl, id).await {
+                halt_on_streak(&env, &mut streak, &attempt);
+            }
             if env.halt.is_raised() && !ctl.state.stopped {
                 ctl.state.stopped = true;
                 ctl.state.act("halt", Some(id));
@@ -198,7 +202,14 @@ impl Control {
         self.publish(env);
     }
 
-    fn finish_cell(&mut self, env: &CellEnv, id: CellId, mut result: Attempt, interrupt: Option<Interrupt>) {
+    /// Records the attempt's outcome; returns it as the cell keeps it.
+    fn finish_cell(
+        &mut self,
+        env: &CellEnv,
+        id: CellId,
+        mut result: Attempt,
+        interrupt: Option<Interrupt>,
+    ) -> Arc<Attempt> {
         let status = match interrupt {
             None => attempt_status(&result),
             Some(i) => {
@@ -216,7 +227,8 @@ impl Control {
         let cell = &mut self.state.cells[id];
         let key = cell.spec.compare_key();
         let summary = attempt_line_against(&result.headline(), &key, env.cfg.baseline.as_deref());
-        cell.attempts.push(Arc::new(result));
+        let result = Arc::new(result);
+        cell.attempts.push(result.clone());
         cell.status = status;
         if interrupt == Some(Interrupt::Pause) {
             self.state.requeue_front(id);
@@ -225,6 +237,21 @@ impl Control {
         self.state.timing.finish(tokio::time::Instant::now(), interrupt.is_none());
         env.emit(RunnerEvent::CellFinished { cell: id, summary });
         self.publish(env);
+        result
+    }
+}
+
+/// Counts a finished attempt in the streak of cells failing alike and halts the session once
+/// it is long enough ([`FailureStreak`]), with the line said as a warning. An attempt the
+/// operator cut short says nothing about the server either way.
+fn halt_on_streak(env: &CellEnv, streak: &mut FailureStreak, attempt: &Attempt) {
+    if !matches!(attempt.status(), AttemptStatus::Measured | AttemptStatus::Errored) {
+        return;
+    }
+    if let Some(line) = streak.observe(attempt.sole_failure())
+        && env.halt.raise(line.clone())
+    {
+        env.warn(line);
     }
 }
 
@@ -243,7 +270,13 @@ pub fn saved_event(outcome: &SaveOutcome) -> RunnerEvent {
     }
 }
 
-async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Control, id: CellId) {
+/// Runs one attempt of cell `id` (unless its experiment skips it); the attempt recorded.
+async fn run_cell(
+    env: &Arc<CellEnv>,
+    experiments: &Experiments,
+    ctl: &mut Control,
+    id: CellId,
+) -> Option<Arc<Attempt>> {
     let cell = &ctl.state.cells[id];
     let (spec, label, attempt) = (cell.spec.clone(), cell.label.clone(), cell.attempts.len() as u32 + 1);
     let experiment = experiments.iter().find(|e| e.owns(&spec));
@@ -255,7 +288,7 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
         env.emit(RunnerEvent::Log(format!("{label}: skipped, {reason}")));
         ctl.state.cells[id].status = CellStatus::Skipped(reason);
         ctl.publish(env);
-        return;
+        return None;
     }
     ctl.state.cells[id].status = CellStatus::Running;
     ctl.state.current = Some(id);
@@ -267,7 +300,7 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
         ctl.state.cells[id].status = CellStatus::Errored;
         ctl.state.current = None;
         env.emit(RunnerEvent::Log(format!("{label}: no experiment runs this cell")));
-        return;
+        return None;
     };
     let cancel = CancellationToken::new();
     let mut interrupt = None;
@@ -298,7 +331,7 @@ async fn run_cell(env: &Arc<CellEnv>, experiments: &Experiments, ctl: &mut Contr
         // Cut short because every request is refused: the cell failed, it was not stopped.
         result.set_status(AttemptStatus::Errored);
     }
-    ctl.finish_cell(env, id, result, interrupt);
+    Some(ctl.finish_cell(env, id, result, interrupt))
 }
 
 fn attempt_status(a: &Attempt) -> CellStatus {

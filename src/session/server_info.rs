@@ -26,10 +26,15 @@ pub fn sglang_kv_capacity_of(info: &Value) -> Option<u64> {
     (!caps.is_empty()).then(|| caps.iter().sum())
 }
 
+/// The server-info page of the replica whose metrics page is `metrics_url`.
+pub fn info_url(metrics_url: &str) -> String {
+    format!("{}/get_server_info", base_of(metrics_url))
+}
+
 /// Reads an SGLang replica's KV pool from its server info; None when the page is missing or
 /// does not say.
 pub async fn sglang_kv_capacity(backend: &dyn Backend, metrics_url: &str) -> Option<u64> {
-    let url = format!("{}/get_server_info", base_of(metrics_url));
+    let url = info_url(metrics_url);
     let headers = reqwest::header::HeaderMap::new();
     let resp = backend.send(Exchange::get(&url, &headers).with_timeout(TIMEOUT)).await.ok()?;
     if !resp.status().is_success() {

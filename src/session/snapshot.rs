@@ -1,9 +1,9 @@
 //! The session as the monitor and the progress printer see it: an immutable snapshot of every
 //! cell with its headline figures.
 
-use super::progress::{CellView, Progress, Timing};
+use super::progress::{CellView, PhaseNow, Progress, Timing};
 use super::state::{Attempt, CellSpec, CellStatus};
-use crate::cell::control::CellId;
+use crate::cell::control::{CellId, LiveAttempt};
 pub use crate::cell::headline::{Headline, attempt_line};
 use tokio::time::Instant;
 
@@ -58,11 +58,11 @@ pub struct SessionSnapshot {
 }
 
 impl SessionSnapshot {
-    /// Cell i of N and the ETA at `now`.
-    pub fn progress(&self, now: Instant) -> Progress {
+    /// Cell i of N and the ETA at `now`, the running cell as `live` shows it.
+    pub fn progress(&self, now: Instant, live: &LiveAttempt) -> Progress {
         let views: Vec<CellView<'_>> =
             self.cells.iter().map(|c| CellView { kind: c.spec.kind, done: c.status.is_final() }).collect();
-        self.timing.progress(&views, now)
+        self.timing.progress(&views, now, PhaseNow::of(live))
     }
 }
 

@@ -3,7 +3,7 @@
 //! diagnostics ([`diagnostics`]), a replica taken down and back mid-session ([`replica`]),
 //! `--resume` ([`resume`]), servers that close their connections after streams
 //! ([`connections`]), servers that misbehave on purpose ([`hostile`]), a closed stdout or
-//! stderr ([`pipes`]),
+//! stderr ([`pipes`]), a target that lists its model and never answers a POST ([`wedged`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
@@ -17,3 +17,4 @@ mod pipes;
 mod replica;
 mod resume;
 mod targets;
+mod wedged;

@@ -38,7 +38,9 @@ async fn reuse_probe_alone(base: &str, metrics: &str) -> [f64; 3] {
     let before = metrics_text(&client(), metrics).await;
     let backend = llm_decode_bench::load::backend::HttpBackend::shared(client());
     let api = llm_decode_bench::load::client::ApiClient::new(backend, base, None);
-    let said = llm_decode_bench::session::preflight::probe_reuse(&api, Endpoint::Completions, "sim-llama-27b").await;
+    let limit = llm_decode_bench::load::reuse_probe::PROBE_TIMEOUT;
+    let said =
+        llm_decode_bench::session::preflight::probe_reuse(&api, Endpoint::Completions, "sim-llama-27b", limit).await;
     assert!(said.is_some_and(|l| l.contains("kept the connection open")), "the simulator keeps its connections");
     let after = metrics_text(&client(), metrics).await;
     names.map(|n| sample_value(&after, n).unwrap_or(0.0) - sample_value(&before, n).unwrap_or(0.0))

@@ -79,7 +79,7 @@ fn second_line(app: &App) -> Line<'static> {
     }
     if state != RunState::Done {
         spans.push(sep());
-        spans.push(Span::styled(app.session.progress(app.now).to_string(), theme::value()));
+        spans.push(Span::styled(app.session.progress(app.now, &app.live).to_string(), theme::value()));
     }
     spans.push(sep());
     spans.push(Span::styled("report ", theme::label()));
