@@ -220,6 +220,11 @@ fn writer_loop(shared: &Shared, out: &Output, mut on_write: OnWrite) {
                 on_write(&outcome);
             }
             Next::Last(job, tx) => {
+                // Not called for the final job: dropped before its outcome is sent, so whatever
+                // it holds (the session's event sender) is gone once `finish` resolves. Dropped
+                // after, a slow thread kept the event channel open past the runner's end, and a
+                // paused-clock reader waiting for it to close saw its clock run out.
+                drop(on_write);
                 let _ = tx.send(build_and_write(out, job));
                 return;
             }
@@ -332,7 +337,12 @@ mod tests {
         let (report, outcome) = sink.finish(job("last", &ran)).await;
         assert!(outcome.result.is_ok());
         assert_eq!((report, tag_on_disk(&path)), (tagged("last"), "last".to_string()));
-        assert!(outcomes.recv().is_err(), "the final write is returned, not reported, and the thread ended");
+        let gone = outcomes.try_recv().unwrap_err();
+        assert_eq!(
+            gone,
+            mpsc::TryRecvError::Disconnected,
+            "the final write is returned, not reported: the callback is gone"
+        );
         assert_eq!(names_in(dir.path()), ["r.json"], "no temporary file left");
     }
 
