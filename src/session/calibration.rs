@@ -75,7 +75,7 @@ async fn detect(client: &ApiClient, model: &str, cfg: &RunConfig) -> ServerCount
         Ok(Ok(_)) => CountMethod::Tokenize,
         Ok(Err(_)) => CountMethod::Usage,
         Err(e) => {
-            eprintln!("preflight: {e}; counting prompt tokens with one-token probe requests instead");
+            crate::err_line!("preflight: {e}; counting prompt tokens with one-token probe requests instead");
             CountMethod::Usage
         }
     };

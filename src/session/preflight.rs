@@ -167,7 +167,7 @@ pub async fn inspect_replica(backend: &dyn Backend, ep: &MetricsEndpoint) -> Rep
     for attempt in 1..=INSPECT_ATTEMPTS {
         let said = |line: String| {
             if attempt == 1 {
-                eprintln!("{line}")
+                crate::err_line!("{line}")
             }
         };
         let read = read_wait.run_saying(read_scrape(backend, &ep.url), said).await;

@@ -62,7 +62,7 @@ impl Wait {
 
     /// Awaits `fut` for at most the deadline; names the wait on stderr once it lasts.
     pub async fn run<T>(&self, fut: impl Future<Output = T>) -> Result<T, NoAnswer> {
-        self.run_saying(fut, |line| eprintln!("{line}")).await
+        self.run_saying(fut, |line| crate::err_line!("{line}")).await
     }
 
     /// [`Wait::run`], telling `say` instead of stderr.

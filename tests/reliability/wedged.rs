@@ -51,7 +51,7 @@ fn serve(mut conn: TcpStream, seen: Seen) {
         )
     };
     if line.starts_with("GET /v1/models ") {
-        let body = json!({"data": [{"id": "m", "max_model_len": 4096}]}).to_string();
+        let body = json!({"data": [{"id": "m", "max_model_len": 8192}]}).to_string();
         let _ = conn.write_all(answer("200 OK", &body).as_bytes());
     } else if line.starts_with("GET ") {
         let _ = conn.write_all(answer("404 Not Found", "{}").as_bytes());
