@@ -99,7 +99,7 @@ pub struct RunArgs {
     /// A stream silent this long after its first token counts as stalled.
     #[arg(long, value_parser = parse_duration, default_value = "120s")]
     pub idle_timeout: Duration,
-    /// A request without its first token this long, while no stream of the cell gets one, fails (first_token_timeout) [default: 120s + 2ms per prompt token].
+    /// A request without its first token this long, while no stream of the cell gets one, fails (first_token_timeout); also the deadline of preflight's calibration probes [default: 120s + 2ms per prompt token].
     #[arg(long, value_parser = parse_duration)]
     pub first_token_timeout: Option<Duration>,
     /// Prometheus poll interval.
