@@ -187,7 +187,7 @@ async fn a_run_where_every_request_failed_exits_4_unless_allowed() {
     let report = validate(&out);
     assert!(report.complete);
     assert_eq!(attempt_statuses(&report), [AttemptStatus::Errored]);
-    let (status, stderr) = Running::spawn(run_cmd(&c, &out, "1s", &["--allow-errors"])).wait();
+    let (status, stderr) = Running::spawn(run_cmd(&c, &out, "1s", &["--allow-errors", "--overwrite"])).wait();
     assert_eq!(status.code(), Some(0), "{stderr}");
 }
 

@@ -115,7 +115,9 @@ async fn the_binary_resumes_after_sigterm_and_refuses_what_it_cannot_continue() 
     refused(run_cmd(&c, &other, "2s", &["--resume", foreign.to_str().unwrap()]), "not an llm-decode-bench");
     assert_eq!(served().await, before, "a refused resume sends no load");
 
-    let (status, stderr) = Running::spawn(run_cmd(&c, &out, "2s", &["--resume", copy.to_str().unwrap()])).wait();
+    // Into the original file, which holds another unfinished report: only with --overwrite.
+    let into_out = run_cmd(&c, &out, "2s", &["--resume", copy.to_str().unwrap(), "--overwrite"]);
+    let (status, stderr) = Running::spawn(into_out).wait();
     assert_eq!(status.code(), Some(0), "{stderr}");
     let done = validate(&out);
     assert!(done.complete, "{stderr}");
