@@ -8,7 +8,11 @@ pub mod extras;
 pub mod prometheus;
 pub mod report;
 pub mod run;
+pub mod run_bounds;
 pub mod sim;
+
+#[cfg(test)]
+mod extreme_tests;
 
 use clap::{Parser, Subcommand};
 

@@ -2,7 +2,7 @@
 //! signals and lost sessions ([`exits`]), bad targets ([`targets`]), secrets and hidden
 //! diagnostics ([`diagnostics`]), a replica taken down and back mid-session ([`replica`]),
 //! `--resume` ([`resume`]), servers that close their connections after streams
-//! ([`connections`]),
+//! ([`connections`]), extreme numbers ([`extremes`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
@@ -11,6 +11,7 @@ mod common;
 mod connections;
 mod diagnostics;
 mod exits;
+mod extremes;
 mod replica;
 mod resume;
 mod targets;

@@ -24,7 +24,8 @@ pub struct DecodeCellSpec {
 pub fn sustained_max_tokens(max_model_len: Option<u64>, prompt_tokens: u64, floor: u64) -> u64 {
     const MARGIN: u64 = 64;
     match max_model_len {
-        Some(len) => len.saturating_sub(prompt_tokens + MARGIN).clamp(floor, 1_000_000),
+        // `floor` wins over the 1M ceiling (`clamp` would panic on a floor above it).
+        Some(len) => len.saturating_sub(prompt_tokens.saturating_add(MARGIN)).min(1_000_000).max(floor),
         None => 65_536.max(floor),
     }
 }
@@ -40,5 +41,8 @@ mod tests {
         assert_eq!(sustained_max_tokens(Some(131_072), 130_000, 4096), 4096);
         assert_eq!(sustained_max_tokens(None, 10, 4096), 65_536);
         assert_eq!(sustained_max_tokens(Some(10_000_000), 0, 4096), 1_000_000);
+        // A floor above the 1M ceiling wins (`--min-stream-tokens 1m` panicked in `clamp`).
+        assert_eq!(sustained_max_tokens(Some(10_000_000), 0, 1 << 20), 1 << 20);
+        assert_eq!(sustained_max_tokens(Some(u64::MAX), u64::MAX, 1), 1);
     }
 }
