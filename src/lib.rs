@@ -15,5 +15,6 @@ pub mod session;
 pub mod signal;
 pub mod sim;
 pub mod stats;
+pub mod text_safe;
 pub mod tui;
 pub mod units;

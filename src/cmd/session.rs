@@ -24,9 +24,9 @@ pub struct Display {
     pub allow_errors: bool,
 }
 
-/// A usage error: its one line on stderr, exit 2.
+/// A usage error: its one line on stderr (control characters escaped), exit 2.
 pub fn usage(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
+    eprintln!("error: {}", crate::text_safe::line(msg));
     ExitCode::from(exit::USAGE)
 }
 
@@ -59,7 +59,8 @@ pub async fn preflight(
 ) -> Result<SessionHandles, ExitCode> {
     tokio::select! {
         started = starting => started.map_err(|e| {
-            eprintln!("error: {e:#}");
+            // A preflight error may quote the server: its control characters are escaped.
+            eprintln!("error: {}", crate::text_safe::line(&format!("{e:#}")));
             ExitCode::from(exit::PREFLIGHT)
         }),
         s = signals.recv() => {
@@ -96,7 +97,7 @@ pub async fn finish(
             return ExitCode::from(exit::after_error(&e));
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", crate::text_safe::line(&format!("{e:#}")));
             return ExitCode::from(exit::after_error(&e));
         }
     };

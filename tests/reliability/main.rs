@@ -2,7 +2,8 @@
 //! signals and lost sessions ([`exits`]), bad targets ([`targets`]), secrets and hidden
 //! diagnostics ([`diagnostics`]), a replica taken down and back mid-session ([`replica`]),
 //! `--resume` ([`resume`]), servers that close their connections after streams
-//! ([`connections`]), extreme numbers ([`extremes`]),
+//! ([`connections`]), extreme numbers ([`extremes`]) and terminal escapes from the server
+//! ([`escapes`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
@@ -10,6 +11,7 @@ mod common;
 
 mod connections;
 mod diagnostics;
+mod escapes;
 mod exits;
 mod extremes;
 mod replica;
