@@ -16,5 +16,6 @@ pub mod signal;
 pub mod sim;
 pub mod stats;
 pub mod stdio;
+pub mod text_safe;
 pub mod tui;
 pub mod units;

@@ -27,7 +27,8 @@ fn main() -> ExitCode {
     match runtime.block_on(llm_decode_bench::cmd::run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            llm_decode_bench::err_line!("error: {e:#}");
+            // The error may quote the server (a preflight answer): its control characters are escaped.
+            llm_decode_bench::err_line!("error: {}", llm_decode_bench::text_safe::line(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

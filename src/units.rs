@@ -35,9 +35,46 @@ pub fn format_size(n: u64) -> String {
     }
 }
 
-/// Parses a duration such as `30s`, `500ms`, `2m` or `1h 30m`.
+/// The longest duration a flag takes (365 days): a deadline computed from any flag stays far
+/// from the limits of the clocks.
+pub const LONGEST: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Parses a duration such as `30s`, `500ms`, `2m` or `1h 30m`, at most [`LONGEST`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s.trim()).map_err(|e| format!("`{s}` is not a duration ({e}); examples: 30s, 500ms, 2m"))
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|e| format!("`{s}` is not a duration ({e}); examples: 30s, 500ms, 2m"))?;
+    if d > LONGEST {
+        return Err(format!("`{s}` is longer than 365 days, the longest duration taken"));
+    }
+    Ok(d)
+}
+
+/// `secs` seconds as a duration, saturating: NaN and negative values give zero, values past
+/// [`LONGEST`] give [`LONGEST`]. For durations computed from figures (a count over a rate, a
+/// measured millisecond value, a scaled estimate), where `Duration::from_secs_f64` would panic.
+pub fn secs(secs: f64) -> Duration {
+    match secs {
+        s if s.is_nan() || s <= 0.0 => Duration::ZERO,
+        s if s >= LONGEST.as_secs_f64() => LONGEST,
+        s => Duration::from_secs_f64(s),
+    }
+}
+
+/// `v` when it lies in `lo..=hi`, else an error naming `what` and the range (NaN is outside).
+pub fn in_range(what: &str, v: f64, lo: f64, hi: f64) -> Result<f64, String> {
+    match (lo..=hi).contains(&v) {
+        true => Ok(v),
+        false => Err(format!("{what} must be between {} and {} (got {})", short(lo), short(hi), short(v))),
+    }
+}
+
+/// A number as people write it: `0.5`, `1000000`, and `1e-300` / `1e300` for the extremes
+/// (Rust's plain `{}` prints those with hundreds of digits).
+pub fn short(v: f64) -> String {
+    match v.abs() {
+        a if a != 0.0 && a.is_finite() && !(1e-4..1e9).contains(&a) => format!("{v:e}"),
+        _ => format!("{v}"),
+    }
 }
 
 /// Parses a comma-separated list with `item`, rejecting empty lists.
@@ -71,6 +108,22 @@ mod tests {
         assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_duration("365days"), Ok(LONGEST));
+        assert!(parse_duration("366days").unwrap_err().contains("longer than 365 days"));
+        assert!(parse_duration("99999999999999999999s").is_err());
+        assert_eq!(
+            (secs(f64::NAN), secs(-1.0), secs(1e300), secs(1.5)),
+            (Duration::ZERO, Duration::ZERO, LONGEST, Duration::from_millis(1500))
+        );
+        assert_eq!(in_range("--rps", 2.0, 0.001, 1e6), Ok(2.0));
+        assert_eq!(
+            in_range("--rps", f64::NAN, 0.001, 1e6),
+            Err("--rps must be between 0.001 and 1000000 (got NaN)".into())
+        );
+        assert_eq!(
+            (short(1e-300), short(1e300), short(0.5), short(f64::INFINITY)),
+            ("1e-300".into(), "1e300".into(), "0.5".into(), "inf".into())
+        );
         assert_eq!(parse_list("1, 2,4", |s| s.parse::<u32>().map_err(|e| e.to_string())), Ok(vec![1, 2, 4]));
         assert!(parse_list(" , ", |s| Ok::<_, String>(s.to_string())).is_err());
     }
@@ -84,6 +137,15 @@ mod tests {
         #[test]
         fn parse_size_never_panics(s in ".{0,12}") {
             let _ = parse_size(&s);
+        }
+
+        #[test]
+        fn secs_saturates_instead_of_panicking(v in proptest::num::f64::ANY) {
+            let d = secs(v);
+            prop_assert!(d <= LONGEST);
+            if v.is_finite() && v > 0.0 && v < LONGEST.as_secs_f64() {
+                prop_assert!((d.as_secs_f64() - v).abs() <= v * 1e-9 + 1e-9);
+            }
         }
     }
 }

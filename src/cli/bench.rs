@@ -4,6 +4,26 @@ use crate::bench::server::Mode;
 use clap::Args;
 use std::net::IpAddr;
 
+/// The most tokens of a bench stream or long-context prompt.
+const MAX_TOKENS: u64 = 1 << 24;
+
+/// A bench window: a duration of at least a second (shorter ones measure start-up, not the client).
+fn window(s: &str) -> Result<std::time::Duration, String> {
+    let d = crate::units::parse_duration(s)?;
+    match d >= std::time::Duration::from_secs(1) {
+        true => Ok(d),
+        false => Err(format!("`{s}`: a bench window must be at least 1s")),
+    }
+}
+
+/// A long-context prompt length, tokens, at most [`MAX_TOKENS`].
+fn long_tokens(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n <= MAX_TOKENS => Ok(n as usize),
+        _ => Err(format!("`{s}` is not a token count from 0 to {MAX_TOKENS}")),
+    }
+}
+
 /// `bench-server`: the firehose / paced streaming server of the bench instrument.
 #[derive(Debug, Clone, Args)]
 pub struct BenchServerArgs {
@@ -16,11 +36,11 @@ pub struct BenchServerArgs {
     /// `firehose`: events as fast as the client reads; `paced`: one event every --interval-us per stream.
     #[arg(long, value_enum, default_value_t = Mode::Firehose)]
     pub mode: Mode,
-    /// Paced mode: time between two events of one stream, microseconds (tokio's timer has 1 ms granularity).
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Paced mode: time between two events of one stream, microseconds, at most a minute (tokio's timer has 1 ms granularity).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=60_000_000))]
     pub interval_us: u64,
-    /// Tokens of an answer when the request names no `max_tokens`, tokens.
-    #[arg(long, default_value_t = 1024)]
+    /// Tokens of an answer when the request names no `max_tokens`, tokens (at most 16777216).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=MAX_TOKENS))]
     pub tokens: u64,
     /// Model id listed by `/v1/models`.
     #[arg(long, default_value = "bench")]
@@ -28,8 +48,8 @@ pub struct BenchServerArgs {
     /// `max_model_len` listed by `/v1/models`, tokens.
     #[arg(long, default_value_t = 131_072)]
     pub max_model_len: u64,
-    /// Firehose mode: bytes per write (whole events, at least one), bytes.
-    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Firehose mode: bytes per write (whole events, at least one), bytes (at most 64 MiB).
+    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=64 << 20))]
     pub batch_bytes: u64,
     /// Exit when stdin reaches its end (a parent that spawned the server with a pipe and died).
     #[arg(long)]
@@ -51,20 +71,20 @@ pub enum MonitorRuns {
 /// client and the tool's real client path against the bench server in its own process.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// Stream counts to run, in order, streams.
+    /// Stream counts to run, in order, streams (at most what the open-file limit allows).
     #[arg(long, value_delimiter = ',', default_value = "1,64,1024,10000", value_parser = clap::value_parser!(u32).range(1..))]
     pub streams: Vec<u32>,
     /// Server modes to run: firehose (throughput and CPU), paced (measurement lag).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "firehose,paced")]
     pub modes: Vec<Mode>,
-    /// Measurement window of each run.
-    #[arg(long, value_parser = crate::units::parse_duration, default_value = "5s")]
+    /// Measurement window of each run, at least 1s.
+    #[arg(long, value_parser = window, default_value = "5s")]
     pub window: std::time::Duration,
-    /// Tokens per stream (one per event), tokens.
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Tokens per stream (one per event), tokens (at most 16777216).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=MAX_TOKENS))]
     pub tokens: u64,
-    /// Paced mode: time between two events of one stream, microseconds.
-    #[arg(long, default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(1000..))]
+    /// Paced mode: time between two events of one stream, microseconds (1 ms to a minute).
+    #[arg(long, default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(1000..=60_000_000))]
     pub interval_us: u64,
     /// Run the tool with the monitor drawing into a 200x60 TestBackend at 20 frames/s (`on`), without (`off`), or both.
     #[arg(long, value_enum, default_value_t = MonitorRuns::Both)]
@@ -76,8 +96,8 @@ pub struct BenchArgs {
     /// Let --json replace any existing file.
     #[arg(long)]
     pub overwrite: bool,
-    /// Long-context row: prompt tokens per request (about 4 bytes each; 0 skips the row), tokens.
-    #[arg(long, default_value_t = 131_072)]
+    /// Long-context row: prompt tokens per request (about 4 bytes each; 0 skips the row), tokens (at most 16777216).
+    #[arg(long, default_value_t = 131_072, value_parser = long_tokens)]
     pub long_tokens: usize,
     /// Long-context row: concurrent streams, streams.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..100_000))]

@@ -9,7 +9,11 @@ pub mod prometheus;
 pub mod report;
 pub mod resume_flags;
 pub mod run;
+pub mod run_bounds;
 pub mod sim;
+
+#[cfg(test)]
+mod extreme_tests;
 
 use clap::{Parser, Subcommand};
 

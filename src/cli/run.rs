@@ -6,7 +6,7 @@ use crate::experiment::routing::{Arrival, RoutingConfig, Scenario};
 use crate::load::request::{ApiKey, Endpoint};
 use crate::session::preflight::{check_url, parse_metrics_arg};
 use crate::stats::Slo;
-use crate::units::{parse_duration, parse_size};
+use crate::units::parse_duration;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,12 +15,11 @@ use std::time::Duration;
 pub const DEFAULT_SLO_TTFT: Duration = Duration::from_secs(2);
 
 fn size(s: &str) -> Result<u64, String> {
-    parse_size(s)
+    super::run_bounds::tokens(s)
 }
 
 fn conc(s: &str) -> Result<u32, String> {
-    let n: u32 = s.trim().parse().map_err(|_| format!("`{s}` is not a stream count"))?;
-    if n == 0 { Err("concurrency must be at least 1".into()) } else { Ok(n) }
+    super::run_bounds::streams(s)
 }
 
 fn url(s: &str) -> Result<String, String> {
@@ -58,7 +57,7 @@ pub struct RunArgs {
     /// Concurrencies of the decode matrix, streams; the serve experiment's in-flight caps.
     #[arg(long, visible_alias = "max-concurrency", value_delimiter = ',', value_parser = conc, default_value = "1,2,4,8,16")]
     pub conc: Vec<u32>,
-    /// Measurement window of each cell.
+    /// Measurement window of each cell; at least 4 x --poll-interval (1s at the default).
     #[arg(long, value_parser = parse_duration, default_value = "30s")]
     pub window: Duration,
     /// Longest warmup of a cell before its window opens anyway (marked with `*`).
@@ -88,7 +87,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub stop_at_knee: bool,
     /// Output tokens of each burst request.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, value_parser = size, default_value_t = 256)]
     pub burst_tokens: u64,
     /// max_tokens of sustained streams (default: outlast the window within max_model_len).
     #[arg(long, value_parser = size)]
@@ -102,7 +101,7 @@ pub struct RunArgs {
     /// A request without its first token this long, while no stream of the cell gets one, fails (first_token_timeout); also the deadline of preflight's calibration probes [default: 120s + 2ms per prompt token].
     #[arg(long, value_parser = parse_duration)]
     pub first_token_timeout: Option<Duration>,
-    /// Prometheus poll interval.
+    /// Prometheus poll interval, at least 50ms (a --window spans at least 4 polls).
     #[arg(long, value_parser = parse_duration, default_value = "250ms")]
     pub poll_interval: Duration,
     /// Response header naming the serving replica (checked before target-pod and x-worker-url).
@@ -269,9 +268,7 @@ impl RunArgs {
         if self.poll_interval < Duration::from_millis(50) {
             return Err("--poll-interval must be at least 50ms".into());
         }
-        if !(self.burstiness.is_finite() && self.burstiness > 0.0) {
-            return Err("--burstiness must be a positive number".into());
-        }
+        super::run_bounds::check(self)?;
         if self.plan.contains(&PlanKind::Serve) && self.ctx.iter().all(|c| *c == 0) {
             return Err("--random-input-len 0: serve prompts need at least 1 token".into());
         }

@@ -79,7 +79,7 @@ fn bad_values_are_one_line_errors() {
         (&["--window", "0s"], &["--window", "longer than 0"]),
         (&["--families", "20", "--priming-candidates", "16"], &["--priming-candidates", "--families"]),
         (&["--scenarios", "lukewarm"], &["--scenarios", "'lukewarm'", "hot90"]),
-        (&["--rps=-1"], &["--rps", "positive"]),
+        (&["--rps=-1"], &["--rps", "between 0.001 and 1000000"]),
         (&["--poll-interval", "10ms"], &["--poll-interval", "50ms"]),
         (&["--first-token-timeout", "0s"], &["--first-token-timeout", "longer than 0"]),
     ];
@@ -107,7 +107,7 @@ fn request_rates_sweep_and_one_finite_rate_is_the_routing_rate() {
     assert_eq!(parse(&["--request-rate", "3"]).unwrap().routing.rps, 3.0);
     assert!(parse(&["--request-rate", "0"]).unwrap_err().contains("positive"));
     assert!(parse(&["--burstiness", "0"]).unwrap_err().contains("--burstiness"));
-    assert!(parse(&["--burstiness", "-1"]).unwrap_err().contains("--burstiness must be a positive number"));
+    assert!(parse(&["--burstiness", "-1"]).unwrap_err().contains("--burstiness must be between 0.001 and 1000"));
     let empty = parse(&["--plan", "serve", "--random-input-len", "0"]).unwrap_err();
     assert!(empty.contains("--random-input-len 0"), "{empty}");
     assert!(parse(&["--plan", "serve", "--random-input-len", "0,256"]).is_ok(), "the 0 cell is skipped, 256 runs");

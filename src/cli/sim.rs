@@ -122,8 +122,37 @@ pub struct SimArgs {
     pub overwrite: bool,
 }
 
+/// The largest step cost, front-end delay or `--stddev-factor` taken.
+const MAX_COST: f64 = 1e6;
+/// The most replicas a simulated cluster has (as `Cluster::start` checks).
+const MAX_REPLICAS: usize = 64;
+/// The most tokens of a size flag (`--max-model-len`, `--slot-ctx`, KV capacity, ...): 2^30.
+const MAX_SIM_TOKENS: usize = 1 << 30;
+
+impl SimArgs {
+    /// Bounds the counts and sizes, so that the cluster's tables and KV arithmetic stay small.
+    fn check_sizes(&self) -> Result<(), String> {
+        crate::units::in_range("--speed", self.speed, 0.001, 1e6)?;
+        if !(1..=MAX_REPLICAS).contains(&self.replicas) {
+            return Err(format!("--replicas must be within 1..{MAX_REPLICAS}"));
+        }
+        let kv = self.kv_blocks.saturating_mul(self.block_size);
+        let sizes = [
+            ("--max-num-seqs", self.max_num_seqs),
+            ("--max-num-batched-tokens", self.max_num_batched_tokens),
+            ("--max-model-len", self.max_model_len),
+            ("--slot-ctx", self.slot_ctx.unwrap_or(0)),
+            ("--kv-blocks x --block-size", kv),
+        ];
+        match sizes.iter().find(|(_, v)| *v > MAX_SIM_TOKENS) {
+            Some((flag, _)) => Err(format!("{flag} must be at most {MAX_SIM_TOKENS}")),
+            None => Ok(()),
+        }
+    }
+}
+
 fn ms(v: f64) -> Duration {
-    Duration::from_secs_f64(v.max(0.0) / 1e3)
+    crate::units::secs(v / 1e3)
 }
 
 impl SimArgs {
@@ -137,9 +166,10 @@ impl SimArgs {
             self.frontend_delay_ms,
             self.stddev_factor,
         ];
-        if all.iter().any(|v| !v.is_finite() || *v < 0.0) {
-            return Err("step costs and --stddev-factor must be non-negative numbers".into());
+        if all.iter().any(|v| !(0.0..=MAX_COST).contains(v)) {
+            return Err("step costs, --frontend-delay-ms and --stddev-factor must be numbers from 0 to 1000000".into());
         }
+        self.check_sizes()?;
         let engine = EngineParams {
             max_num_seqs: self.max_num_seqs,
             max_num_batched_tokens: self.max_num_batched_tokens,

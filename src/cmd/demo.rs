@@ -44,7 +44,7 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
         min_stream_tokens: 4096,
         idle_timeout: Duration::from_secs(60),
         out,
-        slo: crate::stats::Slo { ttft: Some(Duration::from_secs_f64(2.0 / speed)), tpot: None, e2e: None },
+        slo: crate::stats::Slo { ttft: Some(crate::units::secs(2.0 / speed)), tpot: None, e2e: None },
         slo_source: crate::config::SloSource::Demo,
         routing: RoutingConfig {
             scenarios: ["cold-uniform", "hot90"].iter().filter_map(|s| s.parse().ok()).collect(),
@@ -63,16 +63,13 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
 /// simulated model's context and is skipped (`∅`); errored cells do not fail a demo; the other
 /// exit codes are `run`'s.
 pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    if !(args.demo_speed.is_finite() && args.demo_speed > 0.0) {
-        return Ok(session::usage("--demo-speed must be a positive number"));
+    if let Err(e) = args.check() {
+        return Ok(session::usage(&e));
     }
     let checked = session::check_out(args.out.as_deref(), None, args.overwrite, None)
         .and_then(|()| session::check_log_file(args.log_file.as_deref(), args.out.as_deref()));
     if let Err(e) = checked {
         return Ok(session::usage(&e));
-    }
-    if args.demo_window.is_zero() {
-        return Ok(session::usage("--demo-window must be longer than 0"));
     }
     let cluster = Cluster::start(demo_cluster(args.demo_speed)).await?;
     let cfg = demo_config(cluster.info(), args.demo_speed, args.demo_window, args.out.clone());

@@ -46,8 +46,10 @@ impl Printer {
         self.started = Instant::now();
     }
 
-    /// Prints one line, stamped with the time since the session start.
+    /// Prints one line, stamped with the time since the session start; the control
+    /// characters of the server text it quotes are escaped (`crate::text_safe`).
     pub fn line(&mut self, msg: &str) {
+        let msg = crate::text_safe::line(msg);
         let t = self.started.elapsed().as_secs_f64();
         let _ = writeln!(self.out, "[{t:7.1}s] {msg}");
         if let Some(f) = &mut self.log {

@@ -30,9 +30,9 @@ fn ending(interrupted: bool) -> Ending {
     if interrupted { Ending::Interrupted } else { Ending::Finished }
 }
 
-/// A usage error: its one line on stderr, exit 2.
+/// A usage error: its one line on stderr (control characters escaped), exit 2.
 pub fn usage(msg: &str) -> ExitCode {
-    crate::err_line!("error: {msg}");
+    crate::err_line!("error: {}", crate::text_safe::line(msg));
     ExitCode::from(exit::USAGE)
 }
 
@@ -81,7 +81,8 @@ pub async fn preflight(
 ) -> Result<SessionHandles, ExitCode> {
     tokio::select! {
         started = starting => started.map_err(|e| {
-            crate::err_line!("error: {e:#}");
+            // A preflight error may quote the server: its control characters are escaped.
+            crate::err_line!("error: {}", crate::text_safe::line(&format!("{e:#}")));
             ExitCode::from(exit::PREFLIGHT)
         }),
         s = signals.recv() => {
@@ -118,7 +119,7 @@ pub async fn finish(
             return ExitCode::from(exit::after_error(&e));
         }
         Err(e) => {
-            crate::err_line!("error: {e:#}");
+            crate::err_line!("error: {}", crate::text_safe::line(&format!("{e:#}")));
             return ExitCode::from(exit::after_error(&e));
         }
     };

@@ -5,6 +5,11 @@ use super::Rate;
 use std::fmt;
 use std::str::FromStr;
 
+/// The largest percent step (x11 per press).
+const MAX_PERCENT: f64 = 1000.0;
+/// The largest absolute step, streams or requests/s.
+const MAX_ABSOLUTE: f64 = 1e6;
+
 /// How far one `+` / `-` turns the load.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum KnobStep {
@@ -61,8 +66,10 @@ impl FromStr for KnobStep {
             None => (t, false),
         };
         let v: f64 = num.parse().map_err(|_| bad())?;
-        if !(v.is_finite() && v > 0.0) {
-            return Err(format!("`{s}`: a knob step must be positive"));
+        let most = if pct { MAX_PERCENT } else { MAX_ABSOLUTE };
+        if !(v.is_finite() && v > 0.0 && v <= most) {
+            let range = if pct { "1000%" } else { "1000000 (streams or requests/s)" };
+            return Err(format!("`{s}`: a knob step must be positive, at most {range}"));
         }
         Ok(if pct { Self::Percent(v) } else { Self::Absolute(v) })
     }
@@ -88,6 +95,9 @@ mod tests {
         assert_eq!(KnobStep::default().to_string(), "25%");
         assert!("0".parse::<KnobStep>().unwrap_err().contains("positive"));
         assert!("x%".parse::<KnobStep>().unwrap_err().contains("not a knob step"));
+        assert!("1e300%".parse::<KnobStep>().unwrap_err().contains("at most 1000%"));
+        assert!("1e300".parse::<KnobStep>().unwrap_err().contains("at most 1000000"));
+        assert_eq!("1000%".parse::<KnobStep>(), Ok(KnobStep::Percent(1000.0)));
     }
 
     #[test]

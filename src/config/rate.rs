@@ -3,10 +3,15 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// The lowest finite rate taken, requests/s (one request every 1000 s).
+pub const MIN_RATE: f64 = 0.001;
+/// The highest finite rate taken, requests/s (`inf` sends at once).
+pub const MAX_RATE: f64 = 1e6;
+
 /// Mean arrival rate of an open-loop cell.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Rate {
-    /// A finite, positive mean rate, requests/s.
+    /// A finite mean rate, requests/s, from [`MIN_RATE`] to [`MAX_RATE`].
     PerSecond(f64),
     /// Every request at once (bounded only by the cell's concurrency).
     Inf,
@@ -45,8 +50,8 @@ impl FromStr for Rate {
         }
         match t.trim_end_matches("/s").parse::<f64>() {
             Ok(r) if r.is_infinite() && r > 0.0 => Ok(Self::Inf),
-            Ok(r) if r.is_finite() && r > 0.0 => Ok(Self::PerSecond(r)),
-            Ok(_) => Err(format!("`{s}`: a request rate must be positive (or inf)")),
+            Ok(r) if (MIN_RATE..=MAX_RATE).contains(&r) => Ok(Self::PerSecond(r)),
+            Ok(_) => Err(format!("`{s}`: a request rate must be positive, from 0.001 to 1000000 requests/s (or inf)")),
             Err(_) => Err(format!("`{s}` is not a request rate (requests/s, e.g. 4 or 0.5, or inf)")),
         }
     }
@@ -75,6 +80,11 @@ mod tests {
         assert!("0".parse::<Rate>().unwrap_err().contains("positive"));
         assert!("-1".parse::<Rate>().unwrap_err().contains("positive"));
         assert!("nan".parse::<Rate>().is_err());
+        for extreme in ["1e-300", "0.0009", "1e300", "1000001"] {
+            let e = extreme.parse::<Rate>().unwrap_err();
+            assert!(e.contains("from 0.001 to 1000000 requests/s"), "{e}");
+        }
+        assert_eq!("1e6".parse::<Rate>(), Ok(Rate::PerSecond(1e6)));
         assert!("fast".parse::<Rate>().unwrap_err().contains("`fast` is not a request rate"));
         assert_eq!(Rate::Inf.per_second(), f64::INFINITY);
         assert_eq!(Rate::PerSecond(2.0).scaled(1.5), Rate::PerSecond(3.0));

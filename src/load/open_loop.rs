@@ -51,7 +51,7 @@ pub fn gamma(rng: &mut StdRng, k: f64) -> f64 {
 pub fn gap(rng: &mut StdRng, rate: Rate, shape: f64) -> Duration {
     match rate {
         Rate::Inf => Duration::ZERO,
-        Rate::PerSecond(r) => Duration::from_secs_f64(gamma(rng, shape) / (shape * r)),
+        Rate::PerSecond(r) => crate::units::secs(gamma(rng, shape) / (shape * r)),
     }
 }
 

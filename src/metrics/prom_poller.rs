@@ -51,7 +51,7 @@ impl PromPollerConfig {
     /// Queries every `max(poll, scrape / 4)`, 2 s timeout; looks back 3 scrapes (at least 3 s);
     /// stale after 3 scrapes + the timeout. `scrape_s` unknown: [`DEFAULT_SCRAPE_INTERVAL_S`].
     pub fn new(server: PromServer, initial: Vec<MetricsTarget>, scrape_s: Option<f64>, poll: Duration) -> Self {
-        let scrape = Duration::from_secs_f64(scrape_s.unwrap_or(DEFAULT_SCRAPE_INTERVAL_S).clamp(0.001, 3600.0));
+        let scrape = crate::units::secs(scrape_s.unwrap_or(DEFAULT_SCRAPE_INTERVAL_S).clamp(0.001, 3600.0));
         let timeout = Duration::from_secs(2);
         PromPollerConfig {
             server,
@@ -191,7 +191,7 @@ impl Task {
             return;
         }
         self.last_unix[i] = r.at_unix;
-        let age = Duration::from_secs_f64((wall - r.at_unix).clamp(0.0, 1e6));
+        let age = crate::units::secs((wall - r.at_unix).clamp(0.0, 1e6));
         let mut at = now.checked_sub(age).unwrap_or(now);
         if let Some(prev) = v.last_ok {
             at = at.max(prev);

@@ -49,7 +49,7 @@ fn ms(d: Option<Duration>) -> Option<f64> {
 }
 
 fn dur(ms: Option<f64>) -> Option<Duration> {
-    ms.filter(|v| v.is_finite() && *v >= 0.0).map(|v| Duration::from_secs_f64(v / 1e3))
+    ms.filter(|v| v.is_finite() && *v >= 0.0).map(|v| crate::units::secs(v / 1e3))
 }
 
 impl PlanSlo {

@@ -106,3 +106,24 @@ fn text_is_escaped_where_markdown_would_read_markup() {
 fn snapshot_of_the_full_report() {
     insta::assert_snapshot!("markdown_full_report", render(&full_report()));
 }
+
+#[test]
+fn server_text_in_the_tables_is_escaped_in_markdown_and_text() {
+    let mut report = full_report();
+    let evil = "pod\u{1b}[2J\u{9b}\u{202e}";
+    for phase in &mut report.phases {
+        if let Some((_, record)) = phase.replicas.pop_first() {
+            phase.replicas.insert(evil.into(), record);
+        }
+    }
+    let text = crate::report::tables::render_text(&report, false, false);
+    // Markdown escapes the backslashes and the bracket of the escapes once more, as its own markup.
+    let shown = [
+        ("markdown", render(&report), "pod\\\\x1b\\[2J\\\\u{9b}\\\\u{202e}"),
+        ("text", text, "pod\\x1b[2J\\u{9b}\\u{202e}"),
+    ];
+    for (what, out, escaped) in shown {
+        assert!(!out.chars().any(|c| c != '\n' && crate::text_safe::is_unsafe(c)), "{what}: {}", out.escape_debug());
+        assert!(out.contains(escaped), "{what} shows the escapes:\n{out}");
+    }
+}

@@ -145,6 +145,24 @@ fn planned_lengths(experiments: &Experiments, cfg: &RunConfig, state: &SessionSt
     state.cells.iter().map(|c| planned(&c.spec).map(|d| d.as_secs_f64())).collect()
 }
 
+/// The plan `cfg` gives against a target of `kv_capacity` tokens, without a routing
+/// environment: each cell's label and planned length, seconds, and the ETA at the start. For
+/// tests of what a configuration derives before any load is sent.
+#[cfg(test)]
+pub(crate) fn dry_plan(cfg: &RunConfig, kv_capacity: Option<u64>) -> (Vec<(String, Option<f64>)>, Option<Duration>) {
+    let experiments = crate::experiment::plan(cfg, Prepared { kv_capacity, routing: None });
+    let mut state = build_state(&experiments, Instant::now());
+    state.timing = Timing::new(planned_lengths(&experiments, cfg, &state));
+    let views: Vec<_> = state
+        .cells
+        .iter()
+        .map(|c| super::progress::CellView { kind: c.spec.kind, done: c.status.is_final() })
+        .collect();
+    let eta = state.timing.progress(&views, Instant::now()).eta;
+    let cells = state.cells.iter().zip(&state.timing.planned).map(|(c, p)| (c.label.clone(), *p)).collect();
+    (cells, eta)
+}
+
 /// The warning when `--baseline` shares no cell of the plan (nothing will show a delta).
 fn baseline_unmatched(cfg: &RunConfig, state: &SessionState) -> Option<String> {
     let b = cfg.baseline.as_ref()?;

@@ -130,7 +130,7 @@ impl Timing {
             }
             (left, any) = (left + est, true);
         }
-        let eta = (any || !unknown).then(|| Duration::from_secs_f64(left));
+        let eta = (any || !unknown).then(|| crate::units::secs(left));
         Progress { position, total: cells.len(), eta, lower_bound: unknown }
     }
 

@@ -92,15 +92,16 @@ impl EngineParams {
 
     /// Modelled duration of one step, before the speed factor.
     pub fn step_cost(&self, seqs: usize, prefill_tokens: usize, ctx_tokens: usize) -> Duration {
+        let times = |d: Duration, n: usize| d.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX));
         self.step_base
-            + self.step_per_seq * seqs as u32
-            + self.step_per_prefill_token * prefill_tokens as u32
-            + Duration::from_secs_f64(self.step_per_ctx_token_ns * 1e-9 * ctx_tokens as f64)
+            .saturating_add(times(self.step_per_seq, seqs))
+            .saturating_add(times(self.step_per_prefill_token, prefill_tokens))
+            .saturating_add(crate::units::secs(self.step_per_ctx_token_ns * 1e-9 * ctx_tokens as f64))
     }
 
     /// Wall-clock duration of a modelled duration under the speed factor.
     pub fn wall(&self, modelled: Duration) -> Duration {
-        modelled.div_f64(self.speed.max(1e-9))
+        crate::units::secs(modelled.as_secs_f64() / self.speed.max(1e-9))
     }
 
     /// Checks the parameters for values that would make the model meaningless.

@@ -65,6 +65,9 @@ pub struct Slo {
     pub e2e: Option<Duration>,
 }
 
+/// The largest `--goodput` bound, milliseconds (a day).
+pub const MAX_BOUND_MS: f64 = 86_400_000.0;
+
 impl Slo {
     /// True when every bound that is set is met by the matching measurement.
     ///
@@ -86,8 +89,10 @@ impl Slo {
         for pair in pairs.iter().flat_map(|p| p.split_whitespace()) {
             let (key, ms) = pair.split_once(':').ok_or_else(|| format!("`{pair}` is not KEY:MS (e.g. ttft:2000)"))?;
             let ms: f64 = ms.trim().parse().map_err(|_| format!("`{pair}`: `{ms}` is not milliseconds"))?;
-            if !(ms.is_finite() && ms > 0.0) {
-                return Err(format!("`{pair}`: the bound must be a positive number of milliseconds"));
+            if !(ms.is_finite() && ms > 0.0 && ms <= MAX_BOUND_MS) {
+                return Err(format!(
+                    "`{pair}`: the bound must be a positive number of milliseconds, at most 86400000 (a day)"
+                ));
             }
             let bound = Some(Duration::from_secs_f64(ms / 1000.0));
             match key.trim().to_ascii_lowercase().as_str() {

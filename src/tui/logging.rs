@@ -86,8 +86,14 @@ fn label(session: &SessionSnapshot, cell: usize) -> String {
     session.cells.get(cell).map_or_else(|| format!("cell {cell}"), |c| c.label.clone())
 }
 
-/// The log line of a runner event (`None` for events not worth a line).
+/// The log line of a runner event (`None` for events not worth a line), on one line with the
+/// control characters of the server text it quotes escaped (`crate::text_safe`): the panel and
+/// `--log-file` both get it.
 pub fn event_line(ev: &RunnerEvent, session: &SessionSnapshot) -> Option<String> {
+    raw_line(ev, session).map(|l| crate::text_safe::line(&l).into_owned())
+}
+
+fn raw_line(ev: &RunnerEvent, session: &SessionSnapshot) -> Option<String> {
     Some(match ev {
         RunnerEvent::CellStarted { cell, attempt } if *attempt > 1 => {
             format!("{}: start (attempt {attempt})", label(session, *cell))

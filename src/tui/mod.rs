@@ -16,6 +16,9 @@ pub mod terminal;
 pub mod theme;
 pub mod view;
 
+#[cfg(test)]
+mod tests_escapes;
+
 pub use app::{Action, App, Mode, RunState};
 pub use event_loop::{Abandoned, ChannelInput, Ending, LoopOptions, run_loop};
 pub use terminal::{CrosstermTerminal, TerminalControl, TerminalGuard};

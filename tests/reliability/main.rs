@@ -4,6 +4,7 @@
 //! `--resume` ([`resume`]), servers that close their connections after streams
 //! ([`connections`]), servers that misbehave on purpose ([`hostile`]), a closed stdout or
 //! stderr ([`pipes`]), a target that lists its model and never answers a POST ([`wedged`]),
+//! extreme numbers ([`extremes`]) and terminal escapes from the server ([`escapes`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
@@ -11,7 +12,9 @@ mod common;
 
 mod connections;
 mod diagnostics;
+mod escapes;
 mod exits;
+mod extremes;
 mod hostile;
 mod pipes;
 mod replica;

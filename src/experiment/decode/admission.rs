@@ -53,7 +53,7 @@ pub struct Observation {
 impl Observation {
     /// How long a plateau must hold, at least `floor`: the longest TTFT x [`PLATEAU_MARGIN`].
     fn hold(&self, floor: Duration) -> Duration {
-        self.max_ttft.map_or(floor, |t| t.mul_f64(PLATEAU_MARGIN).max(floor))
+        self.max_ttft.map_or(floor, |t| crate::units::secs(t.as_secs_f64() * PLATEAU_MARGIN).max(floor))
     }
 }
 

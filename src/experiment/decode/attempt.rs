@@ -137,7 +137,7 @@ impl Run<'_> {
             requested: self.spec.conc,
             in_flight: t.in_flight,
             streaming: t.streaming,
-            max_ttft: max_ttft.map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1e3)),
+            max_ttft: max_ttft.map(|ms| crate::units::secs(ms / 1e3)),
             metrics,
             now,
         })

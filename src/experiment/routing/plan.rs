@@ -44,7 +44,7 @@ pub fn phases(cfg: &RoutingConfig) -> Vec<PhaseSpec> {
                     scenario: scenario.clone(),
                     route,
                     name,
-                    seed: cfg.seed + u64::from(round),
+                    seed: cfg.seed.wrapping_add(u64::from(round)),
                 });
             }
         }

@@ -18,7 +18,7 @@ pub fn arrivals(n: u32, rps: f64, arrival: Arrival, seed: u64) -> Vec<Duration> 
                     Arrival::Poisson => -(1.0 - rng.random::<f64>()).ln() / rate,
                 };
             }
-            Duration::from_secs_f64(t)
+            crate::units::secs(t)
         })
         .collect()
 }

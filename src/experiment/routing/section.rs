@@ -45,7 +45,7 @@ impl Experiment for Routing {
     /// The schedule: `count` arrivals at `rps`.
     fn planned(&self, cfg: &crate::config::RunConfig, _spec: &CellSpec) -> Option<std::time::Duration> {
         let r = &cfg.routing;
-        (r.rps > 0.0).then(|| std::time::Duration::from_secs_f64(f64::from(r.count) / r.rps))
+        (r.rps > 0.0).then(|| crate::units::secs(f64::from(r.count) / r.rps))
     }
 
     fn recover(&self, report: &SessionReport, _spec: &CellSpec, label: &str) -> Vec<Attempt> {

@@ -18,6 +18,7 @@ use crate::load::request::Endpoint;
 use crate::load::sample::RequestSample;
 use crate::report::serve::ServeAttempt;
 use crate::report::status::AttemptStatus;
+use crate::units::secs;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -149,9 +150,9 @@ fn summarize_serve(
 /// rough n / concurrency waves of `output_len` tokens at 20 ms each (unknown until measured).
 pub fn planned(num_prompts: u32, output_len: u64, conc: u32, rate: Rate) -> Duration {
     let waves = f64::from(num_prompts) / f64::from(conc.max(1));
-    let wave = Duration::from_millis(20).mul_f64(output_len as f64);
+    let wave = 0.02 * output_len as f64;
     match rate {
-        Rate::PerSecond(r) => Duration::from_secs_f64(f64::from(num_prompts) / r).max(wave),
-        Rate::Inf => wave.mul_f64(waves.ceil().max(1.0)),
+        Rate::PerSecond(r) => secs(f64::from(num_prompts) / r).max(secs(wave)),
+        Rate::Inf => secs(wave * waves.ceil().max(1.0)),
     }
 }

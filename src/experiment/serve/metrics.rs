@@ -80,7 +80,7 @@ impl RequestFigures {
     }
 
     fn meets(&self, slo: &Slo) -> bool {
-        let d = |v: f64| Duration::from_secs_f64(v.max(0.0) / 1e3);
+        let d = |v: f64| crate::units::secs(v / 1e3);
         slo.is_met(self.ttft_ms.map(d), Some(d(self.tpot_ms().unwrap_or(0.0))), Some(d(self.e2el_ms)))
     }
 }

@@ -25,7 +25,7 @@ pub fn arrival_offsets(n: usize, rate: Rate, burstiness: f64, seed: u64) -> Vec<
         let factor = n as f64 / r / last;
         offsets.iter_mut().for_each(|o| *o *= factor);
     }
-    offsets.into_iter().map(Duration::from_secs_f64).collect()
+    offsets.into_iter().map(crate::units::secs).collect()
 }
 
 /// One draw of Gamma(`shape`, `scale`) (mean shape x scale), by Marsaglia and Tsang's

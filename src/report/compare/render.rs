@@ -16,11 +16,12 @@ pub enum CompareFormat {
     Json,
 }
 
-/// Renders `c` in `format`; ends with a newline.
+/// Renders `c` in `format`; ends with a newline. Text and markdown have the control
+/// characters of the reports' strings escaped (`crate::text_safe`); JSON keeps them exact.
 pub fn render(c: &Comparison, format: CompareFormat) -> String {
     match format {
-        CompareFormat::Text => text(c),
-        CompareFormat::Markdown => markdown(c),
+        CompareFormat::Text => crate::text_safe::text(&text(c)).into_owned(),
+        CompareFormat::Markdown => crate::text_safe::text(&markdown(c)).into_owned(),
         CompareFormat::Json => serde_json::to_string_pretty(c).map(|s| s + "\n").unwrap_or_default(),
     }
 }

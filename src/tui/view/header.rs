@@ -33,6 +33,11 @@ pub fn warnings(app: &App) -> Vec<String> {
     w
 }
 
+/// Server text (the model id, the engine) with its control characters escaped.
+fn safe(s: &str) -> String {
+    crate::text_safe::line(s).into_owned()
+}
+
 fn first_line(app: &App, width: u16) -> Line<'static> {
     let s = &app.session;
     let mut spans = Vec::new();
@@ -44,13 +49,13 @@ fn first_line(app: &App, width: u16) -> Line<'static> {
     }
     spans.extend([
         Span::styled("target ", theme::label()),
-        Span::styled(s.target.clone(), theme::value()),
+        Span::styled(safe(&s.target), theme::value()),
         sep(),
         Span::styled("model ", theme::label()),
-        Span::styled(s.model.clone(), theme::value()),
+        Span::styled(safe(&s.model), theme::value()),
         sep(),
         Span::styled(if width >= 120 { "engine " } else { "" }, theme::label()),
-        Span::styled(s.dialect.clone(), theme::value()),
+        Span::styled(safe(&s.dialect), theme::value()),
         sep(),
         Span::styled("plan ", theme::label()),
         Span::styled(s.plan.clone(), theme::value()),

@@ -158,5 +158,22 @@ impl Widget for &App {
             Mode::Detail => detail::render(self, body, buf),
             Mode::ConfirmQuit => confirm_quit(body, buf),
         }
+        scrub(area, buf);
+    }
+}
+
+/// The last guard before the terminal: no cell keeps a character `crate::text_safe` calls
+/// unsafe (ratatui drops control characters itself, not bidi overrides); server text drawn
+/// through the views' own escapes never gets here.
+fn scrub(area: Rect, buf: &mut Buffer) {
+    use crate::text_safe::is_unsafe;
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let cell = &mut buf[(x, y)];
+            if cell.symbol().chars().any(is_unsafe) {
+                let kept: String = cell.symbol().chars().filter(|c| !is_unsafe(*c)).collect();
+                cell.set_symbol(if kept.is_empty() { " " } else { &kept });
+            }
+        }
     }
 }

@@ -26,7 +26,9 @@ pub fn short_name(d: &CounterDelta, route: Option<&str>) -> String {
     let name = name.strip_suffix("_total").unwrap_or(name);
     let labels = d.labels.iter().filter(|(k, v)| !QUIET_LABELS.contains(&k.as_str()) && Some(v.as_str()) != route);
     let labels: Vec<&str> = labels.map(|(_, v)| strip_scheme(v)).collect();
-    if labels.is_empty() { name.to_string() } else { format!("{name} {}", labels.join(",")) }
+    let full = if labels.is_empty() { name.to_string() } else { format!("{name} {}", labels.join(",")) };
+    // Label values are the gateway's: its control characters are shown escaped.
+    crate::text_safe::line(&full).into_owned()
 }
 
 /// A URL label value without its `http://` / `https://` and trailing `/`.

@@ -164,7 +164,8 @@ pub fn distinct_names(names: &[&str]) -> Vec<String> {
         Some(p) if p.len() > 1 && p.iter().all(|(h, _)| *h == p[0].0) => {
             p.iter().map(|(_, port)| format!(":{port}")).collect()
         }
-        _ => names.iter().map(|n| n.to_string()).collect(),
+        // Replica names may be the server's (Prometheus labels): control characters escaped.
+        _ => names.iter().map(|n| crate::text_safe::line(n).into_owned()).collect(),
     }
 }
 
