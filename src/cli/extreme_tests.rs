@@ -127,7 +127,12 @@ fn derived(cfg: &RunConfig) {
     }
     for &ctx in &cfg.ctx {
         let _ = cfg.first_token_limit(ctx);
-        let _ = crate::experiment::decode::spec::sustained_max_tokens(Some(131_072), ctx, cfg.min_stream_tokens);
+        let _ = crate::experiment::decode::fit::fit(
+            Some(131_072),
+            ctx,
+            crate::experiment::decode::fit::Wanted::decode(cfg),
+        )
+        .max_tokens();
     }
     let _ = (cfg.slo.describe(), cfg.slo.goodput_arg(), cfg.settings());
 }

@@ -158,7 +158,7 @@ pub(crate) fn dry_plan(cfg: &RunConfig, kv_capacity: Option<u64>) -> (Vec<(Strin
         .iter()
         .map(|c| super::progress::CellView { kind: c.spec.kind, done: c.status.is_final() })
         .collect();
-    let eta = state.timing.progress(&views, Instant::now()).eta;
+    let eta = state.timing.progress(&views, Instant::now(), None).eta;
     let cells = state.cells.iter().zip(&state.timing.planned).map(|(c, p)| (c.label.clone(), *p)).collect();
     (cells, eta)
 }
