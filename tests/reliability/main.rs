@@ -1,13 +1,15 @@
 //! The `reliability` suite (issue 10's proof; `cargo test --test reliability`): exit codes,
 //! signals and lost sessions ([`exits`]), bad targets ([`targets`]), secrets and hidden
 //! diagnostics ([`diagnostics`]), a replica taken down and back mid-session ([`replica`]),
-//! `--resume` ([`resume`]), servers that close their connections after streams
+//! `--resume` ([`resume`]), files never replaced silently ([`clobber`]), closed pipes
+//! ([`pipes`]), servers that close their connections after streams
 //! ([`connections`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod clobber;
 mod connections;
 mod diagnostics;
 mod exits;
