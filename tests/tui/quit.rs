@@ -5,7 +5,6 @@
 use crate::common::{cluster, validate};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::OwnedFd;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,7 +22,7 @@ fn pty() -> (File, File) {
     let size = rustix::termios::Winsize { ws_row: 40, ws_col: 120, ws_xpixel: 0, ws_ypixel: 0 };
     rustix::termios::tcsetwinsize(&master, size).expect("window size");
     let slave = std::fs::OpenOptions::new().read(true).write(true).open(name.to_str().expect("a path")).expect("slave");
-    (File::from(OwnedFd::from(master)), slave)
+    (File::from(master), slave)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
