@@ -98,7 +98,7 @@ fn a_given_flag_stays_and_is_refused_when_it_differs() {
     assert!(e.contains("--conc 1,2"), "an alias counts as the flag: {e}");
     // Flags the report does not record may change.
     let other = dir.path().join("other.json");
-    let cfg = parse(&["--resume", file, "--out", other.to_str().unwrap(), "--poll-interval", "1s"]).unwrap();
+    let cfg = parse(&["--resume", file, "--out", other.to_str().unwrap(), "--poll-interval", "500ms"]).unwrap();
     assert_eq!(cfg.out.as_deref(), Some(other.as_path()));
 }
 

@@ -275,7 +275,7 @@ impl RunArgs {
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());
         let routing = self.routing_config()?;
-        let cfg = RunConfig {
+        Ok(RunConfig {
             routing,
             base_url: self.base_url.clone(),
             model: self.model.clone(),
@@ -310,8 +310,7 @@ impl RunArgs {
             serve: self.serve_config()?,
             knob_step: self.knob_step,
             baseline: None,
-        };
-        Ok(cfg)
+        })
     }
 }
 

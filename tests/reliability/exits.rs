@@ -223,6 +223,44 @@ async fn a_save_that_fails_later_goes_to_a_named_fallback_and_exits_5() {
     assert_eq!(attempt_statuses(&report), [AttemptStatus::Measured]);
 }
 
+/// Runs the binary with `args` to its end (bounded); returns the exit code and stderr.
+fn exit_of(args: &[&str]) -> (Option<i32>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_llm-decode-bench"));
+    cmd.args(args).env_remove("OPENAI_API_KEY").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let (status, stderr) = Running::spawn(cmd).wait();
+    (status.code(), stderr)
+}
+
+#[test]
+fn usage_errors_exit_2_in_every_subcommand() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ready = dir.path().join("ready.json");
+    let ready_file = ready.to_str().expect("UTF-8");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/report_example.json");
+    let cases: [(&[&str], &str); 12] = [
+        // `sim` said exit 1 (documented as internal) for these, or started anyway.
+        (&["sim", "--port", "0", "--slot-ctx", "0", "--ready-file", ready_file], "--slot-ctx"),
+        (&["sim", "--port", "0", "--slot-ctx", "8k", "--ready-file", ready_file], "--engine llamacpp"),
+        (&["sim", "--port", "0", "--engine", "llamacpp", "--slot-ctx", "1"], "at least 2 tokens"),
+        (&["sim", "--port", "0", "--engine", "llamacpp", "--slot-ctx", "99999999"], "exceeds the KV capacity"),
+        (&["sim", "--port", "0", "--replicas", "0"], "--replicas"),
+        (&["sim", "--port", "65530", "--replicas", "8"], "past the highest port"),
+        (&["run", "--base-url", "http://127.0.0.1:9", "--window", "0s"], "--window"),
+        (&["report", fixture, "--per-request"], "--per-request"),
+        (&["compare", fixture, "/no/such/report.json"], "new report"),
+        (&["bench", "--streams", "0"], "--streams"),
+        (&["config"], "--print-default"),
+        (&["completions", "no-such-shell"], "no-such-shell"),
+    ];
+    for (args, needle) in cases {
+        let (code, stderr) = exit_of(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {needle:?} not in {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    assert!(!ready.exists(), "a refused simulator never served");
+}
+
 /// `sim` on free ports until `name` arrives: it stops the cluster and exits 128 + the signal.
 fn sim_stops_on(name: &str, code: i32) {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -1,15 +1,17 @@
 //! The `reliability` suite (issue 10's proof; `cargo test --test reliability`): exit codes,
 //! signals and lost sessions ([`exits`]), bad targets ([`targets`]), secrets and hidden
 //! diagnostics ([`diagnostics`]), a replica taken down and back mid-session ([`replica`]),
-//! `--resume` ([`resume`]), servers that close their connections after streams
-//! ([`connections`]), servers that misbehave on purpose ([`hostile`]), a closed stdout or
-//! stderr ([`pipes`]), a target that lists its model and never answers a POST ([`wedged`]),
-//! extreme numbers ([`extremes`]) and terminal escapes from the server ([`escapes`]),
+//! `--resume` ([`resume`]), files never replaced silently ([`clobber`]), servers that close
+//! their connections after streams ([`connections`]), servers that misbehave on purpose
+//! ([`hostile`]), a closed stdout or stderr ([`pipes`]), a target that lists its model and never
+//! answers a POST ([`wedged`]), extreme numbers ([`extremes`]) and terminal escapes from the
+//! server ([`escapes`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod clobber;
 mod connections;
 mod diagnostics;
 mod escapes;

@@ -1,6 +1,7 @@
 //! Reliability: `run --resume FILE` continues an interrupted session (finished cells kept, the
-//! rest run) and refuses a report from other settings, a foreign JSON and a complete session
-//! in one line, before any load is sent (exit 2, README "Exit codes").
+//! rest run) with the flags its report records (none retyped), and refuses a flag that differs,
+//! a foreign JSON and a complete session in one line, before any load is sent (exit 2, README
+//! "Exit codes").
 
 use super::exits::Running;
 use crate::common::{self, cluster, config, inproc_cluster, validate};
@@ -115,15 +116,19 @@ async fn the_binary_resumes_after_sigterm_and_refuses_what_it_cannot_continue() 
     refused(run_cmd(&c, &other, "2s", &["--resume", foreign.to_str().unwrap()]), "not an llm-decode-bench");
     assert_eq!(served().await, before, "a refused resume sends no load");
 
-    // Into the original file, which holds another unfinished report: only with --overwrite.
-    let into_out = run_cmd(&c, &out, "2s", &["--resume", copy.to_str().unwrap(), "--overwrite"]);
-    let (status, stderr) = Running::spawn(into_out).wait();
+    // `--resume FILE` alone: every flag of the original run comes back from the report.
+    let mut alone = Command::new(env!("CARGO_BIN_EXE_llm-decode-bench"));
+    alone.args(["run", "--headless", "--resume"]).arg(&copy).env_remove("OPENAI_API_KEY");
+    alone.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let (status, stderr) = Running::spawn(alone).wait();
     assert_eq!(status.code(), Some(0), "{stderr}");
-    let done = validate(&out);
+    let done = validate(&copy);
+    assert_eq!(done.plan.settings, saved.plan.settings, "the same settings");
+    assert_eq!(done.target.replica_info, saved.target.replica_info, "the same metrics pages");
     assert!(done.complete, "{stderr}");
     assert_eq!(cells(&done)[0], cells(&saved)[0], "the measured cell is kept");
     assert_eq!(statuses(&cells(&done)[1]), [AttemptStatus::Stopped, AttemptStatus::Measured]);
-    refused(run_cmd(&c, &other, "2s", &["--resume", out.to_str().unwrap()]), "nothing to resume");
+    refused(run_cmd(&c, &other, "2s", &["--resume", copy.to_str().unwrap()]), "nothing to resume");
     assert!(served().await > before, "the resumed run sent load");
     assert!(!other.exists(), "no refused run wrote a report");
 }

@@ -371,7 +371,7 @@ fn bad_flags_are_one_line_and_a_failure() {
     // A usage error: exit 2 (src/cmd/exit.rs).
     assert_eq!((code, one_line(&err)), (Some(2), "error: --demo-window must be longer than 0"));
     let (code, err) = binary(&["sim", "--port", "65535", "--replicas", "2"]);
-    assert_eq!(code, Some(2), "a sim usage error");
+    assert_eq!(code, Some(2), "a usage error of `sim` too");
     let line = one_line(&err);
     assert!(line.contains("--port 65535 with --replicas 2") && line.contains("65535"), "{line}");
     assert!(!line.contains("integral"), "{line}");
