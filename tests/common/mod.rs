@@ -232,3 +232,23 @@ pub async fn output(mut cmd: std::process::Command) -> std::process::Output {
     .await
     .expect("joined")
 }
+
+/// Serves `app` on a free loopback port: its base URL.
+pub async fn serve_router(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+/// Runs the binary with `args` and no `OPENAI_API_KEY` (a bounded wait: a hang fails the test).
+pub async fn run_bin(args: Vec<String>) -> std::process::Output {
+    let child = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_llm-decode-bench"))
+            .args(&args)
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .expect("binary runs")
+    });
+    tokio::time::timeout(std::time::Duration::from_secs(120), child).await.expect("the run ends").expect("joins")
+}

@@ -17,13 +17,11 @@ use llm_decode_bench::signal::Signals;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
-use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const KEY: &str = "sk-reliability-0123456789abcdef";
-const BIN: &str = env!("CARGO_BIN_EXE_llm-decode-bench");
 
 /// How the echo server answers a chat request, each with the key in it.
 #[derive(Clone, Copy, Debug)]
@@ -101,18 +99,7 @@ async fn serve(echo: Echo) -> String {
         .route("/tokenize", post(tokenize))
         .route("/v1/chat/completions", post(chat))
         .with_state(echo);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}")
-}
-
-/// Runs the binary with `args` (a bounded wait: a hang fails the test).
-async fn run_bin(args: Vec<String>) -> Output {
-    let child = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(BIN).args(&args).env_remove("OPENAI_API_KEY").output().expect("binary runs")
-    });
-    tokio::time::timeout(Duration::from_secs(120), child).await.expect("the run ends").expect("joins")
+    crate::common::serve_router(app).await
 }
 
 fn assert_no_key(what: &str, text: &str) {
@@ -153,7 +140,7 @@ async fn echo_run(answers: Vec<Answer>) -> [String; 4] {
     ];
     let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     args.extend([out.display().to_string(), "--log-file".into(), log.display().to_string()]);
-    let o = run_bin(args).await;
+    let o = crate::common::run_bin(args).await;
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(echo.calls.load(Ordering::Relaxed) >= answers.len(), "every answer was sent; stderr:\n{stderr}");
     let texts = [read(&out), String::from_utf8_lossy(&o.stdout).into_owned(), stderr, read(&log)];
@@ -184,7 +171,7 @@ async fn a_preflight_refusal_that_echoes_the_key_is_scrubbed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("report.json").display().to_string();
     let args = ["run", "--base-url", &base, "--api-key", KEY, "--no-metrics", "--headless", "--out", &out];
-    let o = run_bin(args.iter().map(|s| s.to_string()).collect()).await;
+    let o = crate::common::run_bin(args.iter().map(|s| s.to_string()).collect()).await;
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "a refused preflight fails");
     // The refusal is named by its status; the server's own text (which echoes the key) is left out.

@@ -12,16 +12,14 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The server's hostile text: retitle, clear screen, a C1 CSI, a bidi override.
 const EVIL: &str = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}x";
 /// How [`EVIL`] reads once escaped.
 const SHOWN: &str = "evil\\x1b]0;pwned\\x07\\x1b[2J\\u{9b}31m\\u{202e}x";
-const BIN: &str = env!("CARGO_BIN_EXE_llm-decode-bench");
 
 async fn models() -> axum::Json<Value> {
     axum::Json(json!({"object": "list", "data": [{"id": EVIL, "max_model_len": 8192}]}))
@@ -74,18 +72,7 @@ async fn serve() -> String {
         .route("/v1/chat/completions", post(chat))
         .route("/api/v1/query", get(prometheus))
         .with_state(Arc::new(AtomicUsize::new(0)));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}")
-}
-
-/// Runs the binary with `args` (bounded: a hang fails the test).
-async fn run_bin(args: Vec<String>) -> Output {
-    let child = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(BIN).args(&args).env_remove("OPENAI_API_KEY").output().expect("binary runs")
-    });
-    tokio::time::timeout(Duration::from_secs(120), child).await.expect("the run ends").expect("joins")
+    crate::common::serve_router(app).await
 }
 
 /// Asserts `text` holds no raw escape, BEL, C1 control or bidi override.
@@ -114,7 +101,7 @@ async fn server_text_reaches_no_terminal_raw_and_the_json_keeps_it() {
         .map(|s| s.to_string())
         .collect();
     args.extend(["--out".into(), out.display().to_string(), "--log-file".into(), log.display().to_string()]);
-    let o = run_bin(args).await;
+    let o = crate::common::run_bin(args).await;
     let (stdout, stderr, log) = (utf8(&o.stdout), utf8(&o.stderr), read(&log));
     assert_eq!(o.status.code(), Some(0), "stderr:\n{}", stderr.escape_debug());
     for (what, text) in [("stdout", &stdout), ("stderr", &stderr), ("log file", &log)] {
@@ -127,12 +114,12 @@ async fn server_text_reaches_no_terminal_raw_and_the_json_keeps_it() {
     assert!(read(&out).contains("\\u001b]0;pwned\\u0007"), "the error texts are kept too");
     let path = out.display().to_string();
     for format in ["text", "markdown"] {
-        let o = run_bin(vec!["report".into(), path.clone(), "--format".into(), format.into()]).await;
+        let o = crate::common::run_bin(vec!["report".into(), path.clone(), "--format".into(), format.into()]).await;
         assert!(o.status.success(), "report --format {format}: {}", utf8(&o.stderr));
         assert_safe(format, &utf8(&o.stdout));
         assert_safe(format, &utf8(&o.stderr));
     }
-    let o = run_bin(vec!["compare".into(), path.clone(), path.clone()]).await;
+    let o = crate::common::run_bin(vec!["compare".into(), path.clone(), path.clone()]).await;
     assert_safe("compare", &utf8(&o.stdout));
 }
 
@@ -145,7 +132,7 @@ async fn a_preflight_error_quoting_the_server_is_escaped() {
     let args = ["run", "--base-url", &base, "--headless", "--prometheus", &base, "--replica-selector", "job=\"fail\""];
     let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     args.extend(["--out".into(), out]);
-    let o = run_bin(args).await;
+    let o = crate::common::run_bin(args).await;
     let stderr = utf8(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "a failed preflight: {stderr}");
     assert!(stderr.starts_with("error: --prometheus ") && stderr.contains("pwned"), "{stderr}");

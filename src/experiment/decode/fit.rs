@@ -115,6 +115,7 @@ pub fn skip_reason(ctx: u64, max_model_len: Option<u64>, wanted: Wanted) -> Opti
 
 /// The preflight line naming the contexts whose sustained streams are shortened, if any.
 pub fn shortened_note(ctx: &[u64], max_model_len: Option<u64>, wanted: Wanted) -> Option<String> {
+    let Wanted::Sustained { floor } = wanted else { return None };
     let short: Vec<String> = ctx
         .iter()
         .filter_map(|c| match fit(max_model_len, *c, wanted) {
@@ -122,7 +123,6 @@ pub fn shortened_note(ctx: &[u64], max_model_len: Option<u64>, wanted: Wanted) -
             _ => None,
         })
         .collect();
-    let Wanted::Sustained { floor } = wanted else { return None };
     (!short.is_empty()).then(|| {
         format!(
             "preflight: --ctx {} leaves fewer than --min-stream-tokens {floor} output tokens under max_model_len: those streams ask for what is left and turn over within the window",
