@@ -211,6 +211,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// Exit 0 even when cells errored (every request of theirs failed); by default such a run exits 4.
+    /// A session that halted (cells left unrun) still exits 4.
     #[arg(long)]
     pub allow_errors: bool,
 }

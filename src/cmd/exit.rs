@@ -19,8 +19,10 @@ pub const REGRESSION: u8 = 1;
 pub const USAGE: u8 = 2;
 /// Preflight failed (target unreachable, no model, unusable plan): no load was sent.
 pub const PREFLIGHT: u8 = 3;
-/// The session finished but some cells errored (every request of theirs failed);
-/// `run --allow-errors` turns this into [`SUCCESS`].
+/// The session finished but some cells errored (every request of theirs failed), which
+/// `run --allow-errors` turns into [`SUCCESS`]; or it halted before its last cell because
+/// retrying could not help (the report's `halted` says why), which `--allow-errors` does not
+/// excuse: planned cells never ran.
 pub const CELLS_ERRORED: u8 = 4;
 /// The report could not be written to its path; its last version went to the fallback file
 /// named on stderr.
@@ -48,16 +50,19 @@ pub struct SessionEnd {
     pub errored_cells: usize,
     /// `--allow-errors`: errored cells do not fail the run.
     pub allow_errors: bool,
+    /// The session halted on its own before its last cell (the report's `halted`).
+    pub halted: bool,
 }
 
 impl SessionEnd {
     /// The exit code: an interruption first (a signal, then the operator's quit), then a report
-    /// not saved, then errored cells.
+    /// not saved, then a halt, then errored cells.
     pub fn code(&self) -> u8 {
         match *self {
             Self { interrupted: Some(s), .. } => s.exit_code(),
             Self { quit: true, .. } => QUIT,
             Self { report_lost: true, .. } => REPORT_NOT_SAVED,
+            Self { halted: true, .. } => CELLS_ERRORED,
             Self { errored_cells: 1.., allow_errors: false, .. } => CELLS_ERRORED,
             _ => SUCCESS,
         }
@@ -98,7 +103,7 @@ mod tests {
     #[test]
     fn interruption_wins_then_the_lost_report_then_errored_cells() {
         let end = |interrupted, report_lost, errored_cells, allow_errors| {
-            SessionEnd { interrupted, quit: false, report_lost, errored_cells, allow_errors }.code()
+            SessionEnd { interrupted, quit: false, report_lost, errored_cells, allow_errors, halted: false }.code()
         };
         assert_eq!(end(None, false, 0, false), SUCCESS);
         assert_eq!(end(None, false, 2, false), CELLS_ERRORED);
@@ -108,11 +113,23 @@ mod tests {
         assert_eq!(end(Some(Signal::Hangup), false, 0, false), HANGUP);
         assert_eq!(end(Some(Signal::Interrupt), false, 0, false), INTERRUPTED);
         let quit = |interrupted, report_lost| {
-            SessionEnd { interrupted, quit: true, report_lost, errored_cells: 1, allow_errors: false }.code()
+            SessionEnd { interrupted, quit: true, report_lost, errored_cells: 1, allow_errors: false, halted: true }
+                .code()
         };
         assert_eq!(quit(None, false), QUIT);
         assert_eq!(quit(None, true), QUIT, "a quit, like a signal, comes before a lost report");
         assert_eq!(quit(Some(Signal::Terminate), false), TERMINATED);
+    }
+
+    #[test]
+    fn a_halt_fails_the_run_even_with_allow_errors() {
+        let halted = |allow_errors, report_lost| {
+            SessionEnd { interrupted: None, quit: false, report_lost, errored_cells: 2, allow_errors, halted: true }
+                .code()
+        };
+        assert_eq!(halted(true, false), CELLS_ERRORED, "planned cells never ran");
+        assert_eq!(halted(false, false), CELLS_ERRORED);
+        assert_eq!(halted(true, true), REPORT_NOT_SAVED);
     }
 
     #[test]

@@ -150,6 +150,7 @@ pub async fn finish(
         report_lost: record.last_failed,
         errored_cells: exit::errored_cells(&snapshot.borrow()),
         allow_errors: display.allow_errors,
+        halted: report.halted.is_some(),
     };
     if end.interrupted.is_none() && end.quit {
         let shown = path.display();
@@ -157,6 +158,9 @@ pub async fn finish(
             "quit before the end: {shown} has complete: false; exit {} (--resume {shown} continues it)",
             exit::QUIT
         );
+    } else if let (None, Some(why)) = (end.interrupted, &report.halted) {
+        let why = crate::text_safe::line(why);
+        crate::err_line!("halted before the last cell ({why}): exit {}", exit::CELLS_ERRORED);
     } else if end.interrupted.is_none() && end.errored_cells > 0 && !end.allow_errors {
         crate::err_line!(
             "{} cell(s) errored (every request failed): exit {} (--allow-errors accepts them)",

@@ -75,6 +75,10 @@ pub struct SessionReport {
     /// --prometheus`); absent for direct scraping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_source: Option<MetricsSource>,
+    /// Why the session stopped on its own before its last cell: the server refused the key, or
+    /// failed alike in consecutive cells (src/cell/halt.rs). Absent when it did not halt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halted: Option<String>,
 }
 
 pub use super::metrics_source::{MetricsSource, ReplicaChange};

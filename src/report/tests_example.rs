@@ -415,5 +415,6 @@ pub(crate) fn minimal_report() -> SessionReport {
         replica_stale: BTreeMap::new(),
         warnings: Vec::new(),
         metrics_source: None,
+        halted: None,
     }
 }

@@ -44,6 +44,7 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
         replica_stale: Default::default(),
         warnings: env.warnings(),
         metrics_source: super::prom_source::metrics_source(env),
+        halted: env.halt.reason(),
     };
     for e in experiments {
         let cells: Vec<&CellEntry> = state.cells.iter().filter(|c| e.owns(&c.spec)).collect();

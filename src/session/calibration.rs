@@ -24,9 +24,17 @@ fn prompt_of(tokens: u64) -> String {
 }
 
 /// The server's token counter, each count bounded and named while it waits.
-struct BoundedCounter<'a> {
-    counter: ServerCounter,
+pub struct BoundedCounter<'a> {
+    /// The counter it bounds.
+    pub counter: ServerCounter,
     cfg: &'a RunConfig,
+}
+
+impl<'a> BoundedCounter<'a> {
+    /// `counter`, each count given the deadline `cfg` sets for its prompt.
+    pub fn new(counter: ServerCounter, cfg: &'a RunConfig) -> Self {
+        Self { counter, cfg }
+    }
 }
 
 /// The wait of one count of `text` by `method`: what it is and its deadline.
@@ -63,23 +71,33 @@ impl TokenCounter for BoundedCounter<'_> {
 /// Picks `/tokenize` when the server answers it for a short text within its deadline, else
 /// probe requests' usage (said on stderr when `/tokenize` did not answer in time).
 async fn detect(client: &ApiClient, model: &str, cfg: &RunConfig) -> ServerCounter {
-    let wait = count_wait(client, cfg.endpoint, CountMethod::Tokenize, "probe", cfg);
-    let counter = ServerCounter {
+    detect_among(client, &[], model, cfg).await
+}
+
+/// Picks the first of `base` and then `others` whose `/tokenize` answers a short text within
+/// its deadline (routers often do not proxy it, their replicas do), else probe requests' usage
+/// through `base`. A `/tokenize` that does not answer in time is said on stderr.
+pub async fn detect_among(base: &ApiClient, others: &[ApiClient], model: &str, cfg: &RunConfig) -> ServerCounter {
+    let counter = |client: &ApiClient, method| ServerCounter {
         client: client.clone(),
         model: model.to_string(),
         endpoint: cfg.endpoint,
-        method: CountMethod::Tokenize,
+        method,
     };
-    let client = counter.client.with_timeout(wait.limit + TRANSPORT_MARGIN);
-    let method = match wait.run(client.tokenize(model, cfg.endpoint, "probe")).await {
-        Ok(Ok(_)) => CountMethod::Tokenize,
-        Ok(Err(_)) => CountMethod::Usage,
-        Err(e) => {
-            crate::err_line!("preflight: {e}; counting prompt tokens with one-token probe requests instead");
-            CountMethod::Usage
+    let candidates: Vec<&ApiClient> = std::iter::once(base).chain(others).collect();
+    for (i, client) in candidates.iter().enumerate() {
+        let wait = count_wait(client, cfg.endpoint, CountMethod::Tokenize, "probe", cfg);
+        let bounded = client.with_timeout(wait.limit + TRANSPORT_MARGIN);
+        match wait.run(bounded.tokenize(model, cfg.endpoint, "probe")).await {
+            Ok(Ok(_)) => return counter(client, CountMethod::Tokenize),
+            Ok(Err(_)) => {}
+            Err(e) if i + 1 < candidates.len() => crate::err_line!("preflight: {e}; trying the next server"),
+            Err(e) => {
+                crate::err_line!("preflight: {e}; counting prompt tokens with one-token probe requests instead")
+            }
         }
-    };
-    ServerCounter { method, ..counter }
+    }
+    counter(base, CountMethod::Usage)
 }
 
 /// Calibrates one prompt per context size of `ctx` (within 1%), using `/tokenize` when the
@@ -91,7 +109,7 @@ pub async fn calibrate_prompts(
     cfg: &RunConfig,
     ctx: &[u64],
 ) -> anyhow::Result<(Vec<Prompt>, Vec<String>)> {
-    let counter = BoundedCounter { counter: detect(client, model, cfg).await, cfg };
+    let counter = BoundedCounter::new(detect(client, model, cfg).await, cfg);
     let opts = CalibrateOptions { tolerance: 0.01, max_probes: 10, overhead_tokens: 0 };
     let results = calibrate_many(&counter, ctx, 0x5eed_0001, &opts).await;
     let mut prompts = Vec::new();

@@ -283,6 +283,7 @@ async fn a_refused_key_stops_the_session_at_once() {
     assert!(line.contains("HTTP 401") && !line.contains(KEY), "{line}");
     assert!(logs.iter().any(|l| l.strip_prefix("warning: ").unwrap_or(l) == line), "said as it happened: {logs:?}");
     assert!(report.actions.iter().any(|x| x.action == "halt"), "{:?}", report.actions);
+    assert_eq!(report.halted.as_deref(), Some(line.as_str()), "the report says why it halted");
     assert!(!report.complete);
 }
 

@@ -2,7 +2,8 @@
 //! (it reads the request and holds the connection open). Preflight names every wait and ends
 //! at the first-token deadline of the calibration probe; a session of cells that cannot fail
 //! otherwise stops after two cells in a row failed every request alike, its report saved; the
-//! ETA counts the wait for a first token. The binary against a loopback server of the test's
+//! ETA counts the wait for a first token. The routing experiment's preflight is bounded and
+//! named the same way. The binary against a loopback server of the test's
 //! own, and the session in process on tokio's paused clock.
 
 use crate::common::{bin, config, output, validate};
@@ -115,14 +116,52 @@ async fn preflight_names_each_wait_and_fails_at_the_calibration_probes_deadline(
 }
 
 #[tokio::test]
+async fn routing_preflight_names_each_wait_and_fails_at_the_probes_deadline() {
+    let (base, seen) = wedged();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let replica = format!("r0={base}/metrics");
+    let mut cmd = bin();
+    cmd.args(["run", "--headless", "--plan", "routing", "--base-url", &base, "--metrics-url", &replica]);
+    cmd.args(["--first-token-timeout", "2s", "--out", out.to_str().unwrap()]);
+    let t0 = Instant::now();
+    let o = output(cmd).await;
+    let (code, err, took) = (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned(), t0.elapsed());
+    assert!(took < BOUND, "took {took:?}:\n{err}");
+    assert_eq!(code, Some(3), "a preflight failure:\n{err}");
+    let tokenize = format!("POST {base}/tokenize (token count of a short prompt)");
+    let probe = format!("POST {base}/v1/chat/completions (calibration probe of ~402 prompt tokens)");
+    let lines: Vec<&str> = err.lines().skip_while(|l| !l.contains("/tokenize")).collect();
+    assert_eq!(
+        lines,
+        [
+            format!("preflight: waiting for {tokenize} to answer (up to 2 s)"),
+            format!("preflight: no answer from {tokenize} within 2 s; trying the next server"),
+            format!("preflight: waiting for {tokenize} to answer (up to 2 s)"),
+            format!(
+                "preflight: no answer from {tokenize} within 2 s; counting prompt tokens with one-token probe requests instead"
+            ),
+            format!("preflight: waiting for {probe} to answer (up to 2 s)"),
+            format!(
+                "error: preflight: cannot size the routing prompts: no answer from {probe} within 2 s; --first-token-timeout sets this deadline"
+            ),
+        ],
+        "the gateway's /tokenize, the replica's, then a probe, each named:\n{err}"
+    );
+    let posts = seen.lock().unwrap().iter().filter(|l| l.starts_with("POST ")).count();
+    assert_eq!(posts, 4, "the reuse probe, two /tokenize, one probe: {:?}", seen.lock().unwrap());
+    assert!(!out.exists(), "no load was sent, no report written");
+}
+
+#[tokio::test]
 async fn a_session_against_it_stops_after_two_cells_failing_alike() {
     let (base, _) = wedged();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let args = ["--ctx", "0", "--conc", "1,2,4,8", "--window", "1s", "--out", out.to_str().unwrap()];
+    let args = ["--ctx", "0", "--conc", "1,2,4,8", "--window", "1s", "--allow-errors", "--out", out.to_str().unwrap()];
     let (code, err, took) = run(&base, &args).await;
     assert!(took < BOUND, "took {took:?}:\n{err}");
-    assert_eq!(code, Some(4), "cells errored (src/cmd/exit.rs):\n{err}");
+    assert_eq!(code, Some(4), "a halt leaves cells unrun, which --allow-errors does not excuse:\n{err}");
     let reuse = format!(
         "preflight: waiting for POST {base}/v1/chat/completions (connection-reuse probe) to answer (up to 2 s)"
     );
@@ -138,6 +177,9 @@ async fn a_session_against_it_stops_after_two_cells_failing_alike() {
     assert_eq!(status, [Errored, Errored, Pending, Pending], "{err}");
     assert!(report.warnings.iter().any(|w| stop.ends_with(w.as_str())), "{:?}", report.warnings);
     assert!(report.actions.iter().any(|a| a.action == "halt"), "{:?}", report.actions);
+    let why = report.halted.as_deref().expect("the report says why it halted");
+    assert!(stop.ends_with(why), "{why}");
+    assert!(err.lines().any(|l| l == format!("halted before the last cell ({why}): exit 4")), "{err}");
 }
 
 /// Every write of the captured printer.

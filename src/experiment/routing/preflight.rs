@@ -3,21 +3,24 @@
 //! router was started with, so the session's routes can be that one policy (§8.8).
 
 use super::policy::{DEPLOYED, deployed_policy, fixed_policy};
-use crate::load::client::ApiClient;
-use crate::load::request::Endpoint;
+use crate::config::RunConfig;
+use crate::load::client::{ApiClient, redact_url};
 use crate::metrics::gateway::{CounterSeries, GatewayDialect, counter_series};
-use std::time::Duration;
+use crate::session::wait::{INFO_TIMEOUT, TRANSPORT_MARGIN, Wait};
 
 /// Cache-reset paths, vLLM's first, then SGLang's.
 pub const RESET_PATHS: [&str; 2] = ["/reset_prefix_cache", "/flush_cache"];
 
-/// Per replica, the first reset path that answers 2xx (None when neither does).
+/// Per replica, the first reset path that answers 2xx (None when neither does); each try
+/// waits at most [`INFO_TIMEOUT`], named on stderr while it lasts.
 pub async fn probe_resets(clients: &[ApiClient]) -> Vec<Option<&'static str>> {
     let mut out = Vec::with_capacity(clients.len());
     for c in clients {
         let mut found = None;
         for path in RESET_PATHS {
-            if c.post_empty(path).await.is_ok() {
+            let wait = Wait::new(format!("POST {} (prefix-cache reset probe)", redact_url(&c.url(path))), INFO_TIMEOUT);
+            let bounded = c.with_timeout(INFO_TIMEOUT + TRANSPORT_MARGIN);
+            if matches!(wait.run(bounded.post_empty(path)).await, Ok(Ok(_))) {
                 found = Some(path);
                 break;
             }
@@ -43,13 +46,16 @@ pub fn reset_warning(names: &[String], paths: &[Option<&'static str>]) -> Option
 
 /// A gateway page's dialect and counter series (None when it cannot be read).
 async fn read_gateway(client: &ApiClient, url: &str) -> Option<(GatewayDialect, Vec<CounterSeries>)> {
-    let scrape = crate::metrics::page::read(&**client.backend(), url, Duration::from_secs(10)).await.ok()?;
+    let read = crate::metrics::page::read(&**client.backend(), url, INFO_TIMEOUT + TRANSPORT_MARGIN);
+    let wait = Wait::new(format!("GET {} (the gateway's metrics)", redact_url(url)), INFO_TIMEOUT);
+    let scrape = wait.run(read).await.ok()?.ok()?;
     Some((GatewayDialect::detect(&scrape), counter_series(&scrape)))
 }
 
 /// The policy of a fixed-policy router at `url` (its gateway metrics page); one 1-token
-/// request through the router makes it show when its counters appear only once used.
-pub async fn router_policy(client: &ApiClient, url: &str, model: &str, endpoint: Endpoint) -> Option<String> {
+/// request through the router makes it show when its counters appear only once used. That
+/// request waits at most the first-token timeout of a short prompt, named while it lasts.
+pub async fn router_policy(client: &ApiClient, url: &str, model: &str, cfg: &RunConfig) -> Option<String> {
     let (dialect, series) = read_gateway(client, url).await?;
     if !fixed_policy(dialect) {
         return None;
@@ -57,7 +63,10 @@ pub async fn router_policy(client: &ApiClient, url: &str, model: &str, endpoint:
     if let Some(p) = deployed_policy(&series) {
         return Some(p);
     }
-    let _ = client.probe_prompt_tokens(model, endpoint, "policy probe").await;
+    let limit = cfg.first_token_limit(1);
+    let what = format!("POST {} (router policy probe)", redact_url(&client.url(cfg.endpoint.path())));
+    let bounded = client.with_timeout(limit + TRANSPORT_MARGIN);
+    let _ = Wait::new(what, limit).run(bounded.probe_prompt_tokens(model, cfg.endpoint, "policy probe")).await;
     let (_, series) = read_gateway(client, url).await?;
     deployed_policy(&series).or_else(|| Some(DEPLOYED.to_string()))
 }

@@ -5,10 +5,8 @@
 //! server whose cache cannot be reset (docs/protocol.md §8.7), and route order cannot warm it.
 
 use crate::load::calibrate::TokenCounter;
-use crate::load::client::ApiClient;
-use crate::load::counters::{CountMethod, ServerCounter};
 use crate::load::filler::filler_text;
-use crate::load::request::Endpoint;
+use crate::session::calibration::BoundedCounter;
 
 /// The prefixes of a session's candidates.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,19 +62,8 @@ impl Families {
     }
 }
 
-/// A token counter for the experiment: the gateway's `/tokenize` if it has one, else a
-/// replica's (routers often do not proxy it), else usage of probe requests through the base.
-pub async fn counter(base: &ApiClient, replicas: &[ApiClient], model: &str, endpoint: Endpoint) -> ServerCounter {
-    for c in std::iter::once(base).chain(replicas) {
-        if c.tokenize(model, endpoint, "probe").await.is_ok() {
-            return ServerCounter { client: c.clone(), model: model.into(), endpoint, method: CountMethod::Tokenize };
-        }
-    }
-    ServerCounter { client: base.clone(), model: model.into(), endpoint, method: CountMethod::Usage }
-}
-
 /// Chooses `repeat` so candidate 0's prefix is about `target` tokens.
-pub async fn calibrate(counter: &ServerCounter, seed: u64, target: u64) -> anyhow::Result<Families> {
+pub async fn calibrate(counter: &BoundedCounter<'_>, seed: u64, target: u64) -> anyhow::Result<Families> {
     const SAMPLE: usize = 8;
     let unit = block(seed, 0);
     let sample = counter
@@ -86,7 +73,7 @@ pub async fn calibrate(counter: &ServerCounter, seed: u64, target: u64) -> anyho
     let empty = counter.count("").await.unwrap_or(0);
     let per_block = (sample.saturating_sub(empty) as f64 / SAMPLE as f64).max(1.0);
     let repeat = ((target.saturating_sub(empty) as f64 / per_block).round() as usize).max(1);
-    let mut fam = Families { seed, repeat, prefix_tokens: 0, method: counter.method.as_str().into() };
+    let mut fam = Families { seed, repeat, prefix_tokens: 0, method: counter.counter.method.as_str().into() };
     fam.prefix_tokens = counter.count(&fam.prefix(0)).await.unwrap_or((per_block * repeat as f64) as u64 + empty);
     Ok(fam)
 }

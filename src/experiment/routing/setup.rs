@@ -7,6 +7,7 @@ use crate::config::RunConfig;
 use crate::experiment::routing::attribution::ReplicaRef;
 use crate::experiment::routing::{RoutingEnv, plan, preflight, prompts};
 use crate::load::client::ApiClient;
+use crate::session::calibration;
 
 /// A replica's base URL from its metrics URL (`.../metrics` removed).
 pub fn replica_base(metrics_url: &str) -> String {
@@ -26,7 +27,10 @@ pub async fn routing_env(
         metrics.iter().map(|m| ReplicaRef { name: m.name.clone(), base: replica_base(&m.url) }).collect();
     let replica_clients: Vec<ApiClient> =
         replicas.iter().map(|r| ApiClient::new(client.backend().clone(), &r.base, cfg.api_key.clone())).collect();
-    let counter = prompts::counter(client, &replica_clients, model, cfg.endpoint).await;
+    // The gateway's `/tokenize` if it has one, else a replica's, else probe requests' usage;
+    // every count bounded and named while it waits (src/session/calibration.rs).
+    let counter = calibration::detect_among(client, &replica_clients, model, cfg).await;
+    let counter = calibration::BoundedCounter::new(counter, cfg);
     let families = prompts::calibrate(&counter, cfg.routing.seed, cfg.routing.prompt_tokens).await?;
     let reset_paths = preflight::probe_resets(&replica_clients).await;
     let names: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
@@ -35,7 +39,7 @@ pub async fn routing_env(
     // One SLO for the session: routing judges its requests against the same one as the rest.
     routing.slo = cfg.slo;
     if let Some(url) = &cfg.routing.gateway_metrics {
-        let policy = preflight::router_policy(client, url, model, cfg.endpoint).await;
+        let policy = preflight::router_policy(client, url, model, cfg).await;
         let (routes, note) = preflight::resolve_routes(&routing.routes, policy.as_deref());
         routing.routes = routes;
         notes.extend(note);
