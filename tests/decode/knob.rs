@@ -5,13 +5,13 @@
 
 use crate::common;
 
-use common::{cluster, config, validate};
+use common::{config, inproc_cluster, validate};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use llm_decode_bench::cell::control::{Command, Knob, LiveAttempt, Phase};
 use llm_decode_bench::config::Rate;
 use llm_decode_bench::report::json::{DecodeAttempt, SessionReport};
 use llm_decode_bench::report::tables::render_text;
-use llm_decode_bench::session::start;
+use llm_decode_bench::session::start_with;
 use llm_decode_bench::tui::{ChannelInput, LoopOptions, run_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -52,13 +52,12 @@ fn attempt_at(report: &SessionReport, rate: Rate) -> &DecodeAttempt {
     cell.attempts.last().expect("an attempt")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_rate() {
-    let c = cluster(1, 25.0, |cfg| {
+    let c = inproc_cluster(1, 25.0, |cfg| {
         cfg.engine.max_num_seqs = 16;
         cfg.engine.max_model_len = 8192;
-    })
-    .await;
+    });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("open.json");
     let r = &c.info().replicas[0];
@@ -67,7 +66,7 @@ async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_r
     cfg.rates = vec![Rate::PerSecond(20.0), Rate::Inf, Rate::PerSecond(8.0)];
     cfg.max_tokens = Some(32);
     cfg.window = Duration::from_secs(2);
-    let mut h = start(cfg).await.expect("preflight passes");
+    let mut h = start_with(cfg, c.backend()).await.expect("preflight passes");
     until(&mut h.live, "the third cell measuring", |l| l.cell == Some(2) && l.phase == Phase::Measuring).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     h.commands.send(Command::Knob(Knob::Up)).unwrap();
@@ -111,15 +110,14 @@ async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_r
 /// Behind sglang-router, whose `/v1/models` names no context length (docs/protocol.md §8.4), the
 /// client cannot fit an 8k prompt to the 8k model: the server refuses it, and the open-loop
 /// arrivals stop at the first refusals instead of sending every request into a 400.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn open_loop_arrivals_stop_at_a_refusal_the_client_could_not_foresee() {
     use llm_decode_bench::sim::gateway::{GatewayMode, RouterPolicy};
-    let c = cluster(1, 25.0, |cfg| {
+    let c = inproc_cluster(1, 25.0, |cfg| {
         cfg.engine.max_model_len = 8192;
         cfg.gateway_mode = GatewayMode::SglangRouter;
         cfg.router_policy = RouterPolicy::RoundRobin;
-    })
-    .await;
+    });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("refused.json");
     let r = &c.info().replicas[0];
@@ -128,10 +126,13 @@ async fn open_loop_arrivals_stop_at_a_refusal_the_client_could_not_foresee() {
     cfg.rates = vec![Rate::PerSecond(20.0), Rate::Inf];
     cfg.max_tokens = Some(32);
     cfg.window = Duration::from_secs(2);
-    let report = tokio::time::timeout(Duration::from_secs(60), start(cfg).await.expect("preflight passes").join)
-        .await
-        .expect("finishes")
-        .unwrap();
+    let report = tokio::time::timeout(
+        Duration::from_secs(60),
+        start_with(cfg, c.backend()).await.expect("preflight passes").join,
+    )
+    .await
+    .expect("finishes")
+    .unwrap();
     assert_eq!(report.target.max_model_len, None, "sglang-router names no context length");
     for cell in &report.decode.as_ref().unwrap().cells {
         let a = cell.attempts.last().expect("sent");
@@ -151,16 +152,17 @@ async fn levels(live: &mut watch::Receiver<LiveAttempt>, n: usize) {
     tokio::time::sleep(Duration::from_millis(700)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// On tokio's paused clock with the in-process simulator, so the figures of each level are the
+// engine's own and no load on the machine can cap a level.
+#[tokio::test(start_paused = true)]
 async fn scripted_plus_plus_minus_walks_the_load_and_the_report_keeps_each_level() {
-    // Speed 5: a few thousand tok/s, so the client and the machine's load never cap a level.
-    let c = cluster(1, 5.0, |cfg| cfg.engine.max_num_seqs = 16).await;
+    let c = inproc_cluster(1, 1.0, |cfg| cfg.engine.max_num_seqs = 16);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("knob.json");
     let r = &c.info().replicas[0];
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0], vec![2]);
     cfg.window = Duration::from_millis(1200);
-    let h = start(cfg).await.expect("preflight passes");
+    let h = start_with(cfg, c.backend()).await.expect("preflight passes");
     let (mut snap, mut live) = (h.snapshot.clone(), h.live.clone());
     let (keys, rx) = mpsc::unbounded_channel();
     let ui = tokio::spawn(async move {

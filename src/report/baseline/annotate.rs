@@ -42,8 +42,13 @@ fn figures_of(cell: &CellDiff) -> Vec<BaselineFigure> {
 /// The `baseline` list of the report's cell matched by `key`.
 fn slot<'a>(report: &'a mut SessionReport, key: &CellKey) -> Option<&'a mut Vec<BaselineFigure>> {
     let at = |ctx: u64, conc: u32| key.ctx == Some(ctx) && key.conc == Some(conc);
+    // The whole key: in a `--request-rate` sweep, cells of one ctx and conc differ by rate.
+    let rate_is = |rate: Option<crate::config::Rate>| key.rate == rate.map(|r| r.to_string());
     match key.kind {
-        "decode" => report.decode.as_mut()?.cells.iter_mut().find(|c| at(c.ctx, c.conc)).map(|c| &mut c.baseline),
+        "decode" => {
+            let cells = &mut report.decode.as_mut()?.cells;
+            cells.iter_mut().find(|c| at(c.ctx, c.conc) && rate_is(c.rate)).map(|c| &mut c.baseline)
+        }
         "burst" => report.burst.as_mut()?.cells.iter_mut().find(|c| at(c.ctx, c.conc)).map(|c| &mut c.baseline),
         "routing" => {
             let name = key.phase.as_deref()?;

@@ -86,6 +86,30 @@ fn a_report_records_the_baseline_and_each_cells_figures() {
 }
 
 #[test]
+fn cells_of_a_rate_sweep_get_the_deltas_of_their_own_rate() {
+    use crate::config::Rate;
+    // One ctx x conc cell at two arrival rates, the faster one measured at double throughput.
+    let sweep = |fast: f64| {
+        let mut r = full_report();
+        let d = r.decode.as_mut().unwrap();
+        let mut cell = d.cells[1].clone();
+        cell.rate = Some(Rate::PerSecond(2.0));
+        let mut faster = cell.clone();
+        faster.rate = Some(Rate::PerSecond(4.0));
+        faster.attempts.iter_mut().for_each(|a| a.aggregate_tps *= fast);
+        d.cells = vec![cell, faster];
+        r
+    };
+    let b = Baseline::of("base.json", sweep(2.0));
+    let mut r = sweep(1.0);
+    annotate(&mut r, &b);
+    let cells = &r.decode.as_ref().unwrap().cells;
+    let delta = |i: usize| figure(&cells[i].baseline, "aggregate_tok_s").and_then(|f| f.delta_pct);
+    assert!(delta(0).is_some_and(|d| d.abs() < 1e-9), "2/s against 2/s: {:?}", cells[0].baseline);
+    assert!(delta(1).is_some_and(|d| (d + 50.0).abs() < 1e-9), "4/s against 4/s: {:?}", cells[1].baseline);
+}
+
+#[test]
 fn the_final_tables_show_deltas_only_with_a_baseline() {
     let plain = crate::report::tables::render_text(&full_report(), true, false);
     assert!(!plain.contains("baseline"), "{plain}");
