@@ -98,17 +98,18 @@ pub fn attempt_line(h: &Headline) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::kind::ExperimentKind;
 
     #[test]
     fn the_log_line_names_the_deltas_against_a_baseline() {
         let mut saved = crate::report::tests_schema::full_report();
         saved.decode.as_mut().unwrap().cells[1].attempts[1].aggregate_tps = 200.0;
         let b = Baseline::of("base.json", saved);
-        let key = CellKey::cell("decode", 16_384, 8);
+        let key = CellKey::cell(ExperimentKind::Decode, 16_384, 8);
         let h = Headline { tps: 150.0, ..Headline::default() };
         let line = attempt_line_against(&h, &key, Some(&b));
         assert_eq!(line, format!("{}; vs baseline tok/s -25%", attempt_line(&h)));
-        assert_eq!(attempt_line_against(&h, &CellKey::cell("decode", 0, 1), Some(&b)), attempt_line(&h));
+        assert_eq!(attempt_line_against(&h, &CellKey::cell(ExperimentKind::Decode, 0, 1), Some(&b)), attempt_line(&h));
         assert_eq!(attempt_line_against(&h, &key, None), attempt_line(&h));
         let paused = Headline { status: AttemptStatus::Paused, ..h };
         assert_eq!(attempt_line_against(&paused, &key, Some(&b)), attempt_line(&paused), "only measured attempts");

@@ -1,6 +1,7 @@
 //! What a cell of the plan is and where it stands.
 
 use crate::config::Rate;
+use crate::report::kind::ExperimentKind;
 use crate::report::status::CellOutcome;
 
 /// What a cell measures: the experiment that owns it and where it sits in that experiment's
@@ -8,26 +9,26 @@ use crate::report::status::CellOutcome;
 /// layout needs no change outside its own folder.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellSpec {
-    /// Name of the experiment that runs the cell (`decode`, `burst`, `routing`).
-    pub kind: &'static str,
+    /// The experiment that runs the cell.
+    pub kind: ExperimentKind,
     /// Its place in the experiment's layout.
     pub key: CellKey,
 }
 
 impl CellSpec {
     /// A ctx x conc matrix cell of experiment `kind`.
-    pub fn grid(kind: &'static str, ctx: u64, conc: u32) -> Self {
+    pub fn grid(kind: ExperimentKind, ctx: u64, conc: u32) -> Self {
         Self { kind, key: CellKey::Grid { ctx, conc, rate: None } }
     }
 
     /// A ctx x load matrix cell of experiment `kind`: `conc` streams closed loop when `rate` is
     /// None, else open-loop arrivals at `rate` with at most `conc` in flight.
-    pub fn grid_at(kind: &'static str, ctx: u64, conc: u32, rate: Option<Rate>) -> Self {
+    pub fn grid_at(kind: ExperimentKind, ctx: u64, conc: u32, rate: Option<Rate>) -> Self {
         Self { kind, key: CellKey::Grid { ctx, conc, rate } }
     }
 
     /// A phase of experiment `kind`.
-    pub fn phase(kind: &'static str, round: u32, scenario: &str, route: &str) -> Self {
+    pub fn phase(kind: ExperimentKind, round: u32, scenario: &str, route: &str) -> Self {
         Self { kind, key: CellKey::Phase { round, scenario: scenario.to_string(), route: route.to_string() } }
     }
 
@@ -139,12 +140,12 @@ mod tests {
 
     #[test]
     fn load_labels_name_the_loop() {
-        assert_eq!(CellSpec::grid("decode", 0, 8).load_label(false).as_deref(), Some("8"));
-        let open = CellSpec::grid_at("serve", 256, 8, Some(Rate::PerSecond(4.0)));
+        assert_eq!(CellSpec::grid(ExperimentKind::Decode, 0, 8).load_label(false).as_deref(), Some("8"));
+        let open = CellSpec::grid_at(ExperimentKind::Serve, 256, 8, Some(Rate::PerSecond(4.0)));
         assert_eq!(open.load_label(false).as_deref(), Some("4/s"));
         assert_eq!(open.load_label(true).as_deref(), Some("8@4/s"));
-        let inf = CellSpec::grid_at("serve", 256, 8, Some(Rate::Inf));
+        let inf = CellSpec::grid_at(ExperimentKind::Serve, 256, 8, Some(Rate::Inf));
         assert_eq!(inf.load_label(false).as_deref(), Some("inf"));
-        assert_eq!(CellSpec::phase("routing", 1, "hot90", "random").load_label(false), None);
+        assert_eq!(CellSpec::phase(ExperimentKind::Routing, 1, "hot90", "random").load_label(false), None);
     }
 }

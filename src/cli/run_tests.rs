@@ -2,6 +2,7 @@
 
 use super::RunArgs;
 use crate::config::RunConfig;
+use crate::report::kind::ExperimentKind;
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -169,7 +170,7 @@ fn the_serve_plan_takes_vllm_bench_serve_flags_and_plans_one_cell_per_len_conc_a
     assert_eq!(c.serve.goodput.and_then(|g| g.ttft), Some(Duration::from_millis(500)));
     let cells = crate::experiment::serve::Serve::new(&c).cells();
     assert_eq!(cells.len(), 8, "2 lens x 2 concurrencies x 2 rates");
-    assert_eq!(cells[4].spec, CellSpec::grid_at("serve", 1024, 2, Some(Rate::PerSecond(1.0))));
+    assert_eq!(cells[4].spec, CellSpec::grid_at(ExperimentKind::Serve, 1024, 2, Some(Rate::PerSecond(1.0))));
     assert_eq!(cells[7].label, "serve in=1k conc=8 rate=inf");
     assert!(cells[..4].iter().all(|c| c.skip.is_some()) && cells[4..].iter().all(|c| c.skip.is_none()));
     let none =

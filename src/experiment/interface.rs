@@ -6,6 +6,7 @@ use crate::cell::control::CellId;
 use crate::cell::spec::CellSpec;
 use crate::config::RunConfig;
 use crate::report::json::SessionReport;
+use crate::report::kind::ExperimentKind;
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,14 +40,16 @@ pub struct CellRun<'a> {
 
 /// One kind of experiment.
 pub trait Experiment: Send + Sync {
-    /// Its name in the plan and the report (`decode`, `burst`, `routing`).
-    fn name(&self) -> &'static str;
+    /// Its kind: the name in the plan and the report section its cells land in.
+    fn kind(&self) -> ExperimentKind;
 
     /// Its cells, in run order.
     fn cells(&self) -> Vec<PlannedCell>;
 
     /// True if `spec` is one of its cells.
-    fn owns(&self, spec: &CellSpec) -> bool;
+    fn owns(&self, spec: &CellSpec) -> bool {
+        spec.kind == self.kind()
+    }
 
     /// Why `spec` is to be skipped now, just before an attempt would start, from what the
     /// session knows by then (e.g. a KV capacity a poll detected after preflight could not

@@ -64,6 +64,16 @@ impl Attempt {
         Some((kind, example))
     }
 
+    /// The decode attempt, if it is one.
+    pub fn as_decode(&self) -> Option<&DecodeAttempt> {
+        if let Self::Decode(d) = self { Some(d) } else { None }
+    }
+
+    /// The serve attempt, if it is one.
+    pub fn as_serve(&self) -> Option<&ServeAttempt> {
+        if let Self::Serve(s) = self { Some(s) } else { None }
+    }
+
     /// Its headline figures.
     pub fn headline(&self) -> Headline {
         match self {

@@ -1,17 +1,20 @@
-//! The `csv` report format: one row per decode cell, burst cell and routing phase
-//! ([`CELL_COLUMNS`]), or with `--per-request` one row per request of every decode and burst
-//! attempt ([`REQUEST_COLUMNS`]). Fields are quoted per RFC 4180 (a field holding a comma, a
+//! The `csv` report format: one row per decode cell, burst cell, routing phase and serve cell
+//! ([`CELL_COLUMNS`]), or with `--per-request` one row per request of every decode, burst and
+//! serve attempt ([`REQUEST_COLUMNS`]). Fields are quoted per RFC 4180 (a field holding a comma, a
 //! quote or a line break is quoted, its quotes doubled; lines end in CRLF); an absent value is
 //! an empty field. Units are in the column names; routing phases, which the report keeps in
 //! seconds (docs/reports.md §3), are converted to the `_ms` columns here.
 //!
 //! A row's figures are those of its last attempt when that attempt was measured or errored
 //! (the attempt the tables show); for a cell or phase still pending, stopped or paused they
-//! are empty and `last_attempt_status` says why. `itl_*` is the ITL the tables show: per
-//! stream for decode cells, per token for bursts and routing phases.
+//! are empty and `last_attempt_status` says why. `itl_*` is per stream for decode cells, per
+//! token for bursts, routing phases and serve cells. Serve cells have vLLM's median (in the
+//! `_p50_` columns) and p99 only, and `requests` is the attempt's planned `num_prompts`.
 
 use super::json::{BurstAttempt, BurstCellReport, DecodeAttempt, DecodeCell, RequestRecord, SessionReport};
+use super::kind::ExperimentKind;
 use super::phase::{PhaseLatency, RoutingPhase};
+use super::serve::{ServeCellReport, ServeMetrics};
 use super::status::{AttemptStatus, CellOutcome};
 use crate::stats::Summary;
 
@@ -63,7 +66,7 @@ pub const CELL_COLUMNS: [&str; 43] = [
 ];
 
 /// The columns of the per-request CSV, in order.
-pub const REQUEST_COLUMNS: [&str; 17] = [
+pub const REQUEST_COLUMNS: [&str; 18] = [
     "kind",
     "label",
     "ctx",
@@ -81,41 +84,70 @@ pub const REQUEST_COLUMNS: [&str; 17] = [
     "http_status",
     "served_by",
     "good",
+    "rate",
 ];
 
 /// One row: values by column name (columns it does not name are empty).
 type Row = Vec<(&'static str, String)>;
 
-/// One row per decode cell, burst cell and routing phase, after a header line.
+/// One row per decode cell, burst cell, routing phase and serve cell, after a header line.
 pub fn render(report: &SessionReport) -> String {
     let mut rows: Vec<Row> = Vec::new();
-    if let Some(decode) = &report.decode {
-        rows.extend(decode.cells.iter().map(decode_row));
+    for kind in ExperimentKind::ALL {
+        match kind {
+            ExperimentKind::Decode => rows.extend(report.decode.iter().flat_map(|d| d.cells.iter().map(decode_row))),
+            ExperimentKind::Burst => rows.extend(report.burst.iter().flat_map(|b| b.cells.iter().map(burst_row))),
+            ExperimentKind::Routing => rows.extend(routing_rows(report)),
+            ExperimentKind::Serve => rows.extend(report.serve.iter().flat_map(|s| s.cells.iter().map(serve_row))),
+        }
     }
-    if let Some(burst) = &report.burst {
-        rows.extend(burst.cells.iter().map(burst_row));
-    }
-    rows.extend(routing_rows(report));
     table(&CELL_COLUMNS, &rows)
 }
 
-/// One row per request of every decode and burst attempt, after a header line. Routing
-/// phases keep no per-request records in the report, so they have no rows here.
+/// One row per request of every decode, burst and serve attempt, after a header line.
+/// Routing phases keep no per-request records in the report, so they have no rows here.
 pub fn render_requests(report: &SessionReport) -> String {
-    let mut rows: Vec<Row> = Vec::new();
-    for cell in report.decode.iter().flat_map(|d| &d.cells) {
-        for a in &cell.attempts {
-            let head = request_head("decode", &cell.ctx_label, cell.ctx, cell.conc, a.attempt, a.status);
-            rows.extend(a.request_samples.iter().map(|r| request_row(head.clone(), r)));
-        }
-    }
-    for cell in report.burst.iter().flat_map(|b| &b.cells) {
-        for a in &cell.attempts {
-            let head = request_head("burst", &cell.ctx_label, cell.ctx, cell.conc, a.attempt, a.status);
-            rows.extend(a.request_samples.iter().map(|r| request_row(head.clone(), r)));
-        }
-    }
+    let groups = ExperimentKind::ALL.into_iter().flat_map(|kind| request_groups(report, kind));
+    let rows: Vec<Row> = groups.flat_map(|(head, rs)| rs.iter().map(move |r| request_row(head.clone(), r))).collect();
     table(&REQUEST_COLUMNS, &rows)
+}
+
+/// The attempts of experiment `kind` in `report`: each one's leading columns and its requests.
+fn request_groups(report: &SessionReport, kind: ExperimentKind) -> Vec<(Row, &[RequestRecord])> {
+    let head = |label: &str, ctx, conc, rate: Option<String>, a: (u32, AttemptStatus)| {
+        let mut row = request_head(kind, label, ctx, conc, a.0, a.1);
+        if let Some(rate) = rate {
+            row[1].1.push_str(&format!(" rate={rate}"));
+            row.push(("rate", rate));
+        }
+        row
+    };
+    match kind {
+        ExperimentKind::Decode => (report.decode.iter().flat_map(|d| &d.cells))
+            .flat_map(|c| c.attempts.iter().map(move |a| (c, a)))
+            .map(|(c, a)| {
+                (
+                    head(&c.ctx_label, c.ctx, c.conc, c.rate.map(|r| r.to_string()), (a.attempt, a.status)),
+                    &a.request_samples[..],
+                )
+            })
+            .collect(),
+        ExperimentKind::Burst => (report.burst.iter().flat_map(|b| &b.cells))
+            .flat_map(|c| c.attempts.iter().map(move |a| (c, a)))
+            .map(|(c, a)| (head(&c.ctx_label, c.ctx, c.conc, None, (a.attempt, a.status)), &a.request_samples[..]))
+            .collect(),
+        ExperimentKind::Routing => Vec::new(),
+        ExperimentKind::Serve => (report.serve.iter().flat_map(|s| &s.cells))
+            .flat_map(|c| c.attempts.iter().map(move |a| (c, a)))
+            .map(|(c, a)| {
+                let rate = Some(c.request_rate.clone());
+                (
+                    head(&c.ctx_label, c.input_len, c.max_concurrency, rate, (a.attempt, a.status)),
+                    &a.request_samples[..],
+                )
+            })
+            .collect(),
+    }
 }
 
 /// The header line, then each row in `columns` order; every line ends in CRLF.
@@ -186,7 +218,7 @@ fn shown(status: AttemptStatus) -> bool {
 }
 
 /// The columns every decode or burst cell row starts with.
-fn grid_head(kind: &str, ctx: u64, label: &str, conc: u32, status: CellOutcome, attempts: usize) -> Row {
+fn grid_head(kind: ExperimentKind, ctx: u64, label: &str, conc: u32, status: CellOutcome, attempts: usize) -> Row {
     vec![
         ("kind", kind.to_string()),
         ("label", format!("ctx={label} conc={conc}")),
@@ -199,7 +231,8 @@ fn grid_head(kind: &str, ctx: u64, label: &str, conc: u32, status: CellOutcome, 
 }
 
 fn decode_row(cell: &DecodeCell) -> Row {
-    let mut row = grid_head("decode", cell.ctx, &cell.ctx_label, cell.conc, cell.status, cell.attempts.len());
+    let mut row =
+        grid_head(ExperimentKind::Decode, cell.ctx, &cell.ctx_label, cell.conc, cell.status, cell.attempts.len());
     // Open-loop cells: their rate tells apart the cells of one ctx x conc.
     if let Some(rate) = cell.rate {
         row.push(("rate", rate.to_string()));
@@ -243,7 +276,8 @@ fn goodput(row: &mut Row, g: Option<&super::goodput::Goodput>) {
 }
 
 fn burst_row(cell: &BurstCellReport) -> Row {
-    let mut row = grid_head("burst", cell.ctx, &cell.ctx_label, cell.conc, cell.status, cell.attempts.len());
+    let mut row =
+        grid_head(ExperimentKind::Burst, cell.ctx, &cell.ctx_label, cell.conc, cell.status, cell.attempts.len());
     let Some(a) = cell.attempts.last() else { return row };
     row.push(("last_attempt_status", a.status.to_string()));
     if shown(a.status) {
@@ -268,6 +302,40 @@ fn burst_figures(row: &mut Row, a: &BurstAttempt) {
     goodput(row, a.goodput.as_ref());
 }
 
+fn serve_row(cell: &ServeCellReport) -> Row {
+    let (ctx, conc) = (cell.input_len, cell.max_concurrency);
+    let mut row = grid_head(ExperimentKind::Serve, ctx, &cell.ctx_label, conc, cell.status, cell.attempts.len());
+    row.push(("rate", cell.request_rate.clone()));
+    if let Some((_, label)) = row.iter_mut().find(|(k, _)| *k == "label") {
+        label.push_str(&format!(" rate={}", cell.request_rate));
+    }
+    let Some(a) = cell.attempts.last() else { return row };
+    row.push(("last_attempt_status", a.status.to_string()));
+    if shown(a.status) {
+        serve_figures(&mut row, &a.metrics, a.num_prompts);
+    }
+    row
+}
+
+fn serve_figures(row: &mut Row, m: &ServeMetrics, planned: u32) {
+    row.extend([
+        ("requests", planned.to_string()),
+        ("success", m.completed.to_string()),
+        ("errors", m.failed.to_string()),
+        ("duration_s", num(m.duration_s)),
+        ("output_tokens", m.total_output_tokens.to_string()),
+        ("output_tps", num(m.output_throughput)),
+        ("goodput_rps", opt(m.request_goodput)),
+    ]);
+    let mut pair = |[p50, _, _, p99]: Percentiles, median: Option<f64>, tail: Option<f64>| {
+        row.extend([(p50, opt(median)), (p99, opt(tail))]);
+    };
+    pair(TTFT, m.median_ttft_ms, m.p99_ttft_ms);
+    pair(ITL, m.median_itl_token_ms, m.p99_itl_token_ms);
+    pair(TPOT, m.median_tpot_ms, m.p99_tpot_ms);
+    pair(E2E, m.median_e2el_ms, m.p99_e2el_ms);
+}
+
 /// The report's phases, then phases only the history has (stopped or paused ones), each with
 /// its number of attempts in the history.
 fn routing_rows(report: &SessionReport) -> Vec<Row> {
@@ -283,7 +351,7 @@ fn routing_rows(report: &SessionReport) -> Vec<Row> {
 
 fn phase_row(p: &RoutingPhase, attempts: usize) -> Row {
     let mut row = vec![
-        ("kind", "routing".to_string()),
+        ("kind", ExperimentKind::Routing.to_string()),
         ("label", p.phase.clone()),
         ("scenario", p.scenario.clone()),
         ("route", p.route.clone()),
@@ -311,7 +379,7 @@ fn phase_row(p: &RoutingPhase, attempts: usize) -> Row {
 }
 
 /// The columns every per-request row of one attempt starts with.
-fn request_head(kind: &str, label: &str, ctx: u64, conc: u32, attempt: u32, status: AttemptStatus) -> Row {
+fn request_head(kind: ExperimentKind, label: &str, ctx: u64, conc: u32, attempt: u32, status: AttemptStatus) -> Row {
     vec![
         ("kind", kind.to_string()),
         ("label", format!("ctx={label} conc={conc}")),

@@ -137,14 +137,17 @@ fn every_shape_parses_back_with_every_column() {
     for (name, report) in shapes() {
         let decode = report.decode.as_ref().map_or(0, |d| d.cells.len());
         let burst = report.burst.as_ref().map_or(0, |b| b.cells.len());
+        let serve = report.serve.as_ref().map_or(0, |s| s.cells.len());
         let rows = rows_of(&report);
-        assert!(rows.len() >= decode + burst + report.phases.len(), "{name}");
+        assert!(rows.len() >= decode + burst + report.phases.len() + serve, "{name}");
         let requests = read(&render_requests(&report), &REQUEST_COLUMNS);
         let samples =
             report.decode.iter().flat_map(|d| &d.cells).flat_map(|c| &c.attempts).map(|a| a.request_samples.len());
         let bursts =
             report.burst.iter().flat_map(|b| &b.cells).flat_map(|c| &c.attempts).map(|a| a.request_samples.len());
-        assert_eq!(requests.len(), samples.chain(bursts).sum::<usize>(), "{name}");
+        let serves =
+            report.serve.iter().flat_map(|s| &s.cells).flat_map(|c| &c.attempts).map(|a| a.request_samples.len());
+        assert_eq!(requests.len(), samples.chain(bursts).chain(serves).sum::<usize>(), "{name}");
     }
 }
 
@@ -198,4 +201,36 @@ fn open_loop_cells_of_one_ctx_and_conc_are_told_apart_by_rate() {
     assert_eq!(seen, [("ctx=16k conc=8 rate=4", "4"), ("ctx=16k conc=8 rate=inf", "inf")]);
     let closed = read(&render(&crate::report::tests_example::full_report()), &CELL_COLUMNS);
     assert!(closed.iter().all(|r| r["rate"].is_empty()), "closed loop: no rate");
+}
+
+#[test]
+fn serve_cells_have_rows_with_their_rate_and_their_requests() {
+    let report = crate::report::tests_shapes::with_serve();
+    let rows = read(&render(&report), &CELL_COLUMNS);
+    let keys: Vec<_> = rows.iter().map(|r| (r["kind"].as_str(), r["label"].as_str(), r["rate"].as_str())).collect();
+    assert_eq!(keys, [("serve", "ctx=1k conc=2 rate=inf", "inf"), ("serve", "ctx=1k conc=2 rate=4", "4")]);
+    let m = &rows[0];
+    assert_eq!(
+        (m["status"].as_str(), m["attempts"].as_str(), m["last_attempt_status"].as_str()),
+        ("measured", "2", "measured")
+    );
+    assert_eq!((m["requests"].as_str(), m["success"].as_str(), m["errors"].as_str()), ("2", "1", "1"));
+    assert_eq!(
+        (m["output_tps"].as_str(), m["duration_s"].as_str(), m["output_tokens"].as_str()),
+        ("51.2", "2.5", "128")
+    );
+    assert_eq!((m["ttft_p50_ms"].as_str(), m["ttft_p90_ms"].as_str(), m["ttft_p99_ms"].as_str()), ("85", "", "90.5"));
+    assert_eq!((m["itl_p50_ms"].as_str(), m["tpot_p99_ms"].as_str(), m["e2e_p50_ms"].as_str()), ("7", "8", "1006"));
+    let skipped = &rows[1];
+    assert_eq!((skipped["status"].as_str(), skipped["output_tps"].as_str()), ("skipped", ""));
+
+    let requests = read(&render_requests(&report), &REQUEST_COLUMNS);
+    assert_eq!(requests.len(), 4, "two requests in each of two attempts");
+    let first = &requests[0];
+    assert_eq!(
+        (first["kind"].as_str(), first["label"].as_str(), first["rate"].as_str()),
+        ("serve", "ctx=1k conc=2 rate=inf", "inf")
+    );
+    assert_eq!((first["ctx"].as_str(), first["conc"].as_str(), first["attempt"].as_str()), ("1024", "2", "1"));
+    assert_eq!(requests[1]["outcome"], "server_error");
 }

@@ -84,7 +84,7 @@ mod tests {
         use clap::ValueEnum;
         let settings = RenderSettings::default();
         for (name, report) in crate::report::tests_shapes::shapes() {
-            let has_tables = report.decode.is_some() || !report.phases.is_empty();
+            let has_tables = report.decode.is_some() || !report.phases.is_empty() || report.serve.is_some();
             for format in ReportFormat::value_variants() {
                 let out = format.render(&report, settings);
                 let shown = match format {

@@ -15,6 +15,7 @@ pub mod goodput;
 pub mod goodput_tables;
 pub mod html;
 pub mod json;
+pub mod kind;
 pub mod knee;
 pub mod levels;
 pub mod load;

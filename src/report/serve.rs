@@ -85,6 +85,10 @@ pub struct ServeCellReport {
     pub timeout_reason: Option<String>,
     /// Every attempt, oldest first.
     pub attempts: Vec<ServeAttempt>,
+    /// This cell's figures against the same cell of the `--baseline` session (omitted without
+    /// one, or when the baseline has no result for the cell).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline: Vec<crate::report::baseline::BaselineFigure>,
 }
 
 /// One run of a serve cell: `num_prompts` requests on the cell's arrival schedule.

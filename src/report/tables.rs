@@ -8,6 +8,7 @@ use super::text::{
 };
 use crate::cell::spec::CellSpec;
 use crate::config::Rate;
+use crate::report::kind::ExperimentKind;
 
 /// The decode matrix of `report` as the text renderer's view, or `None` without a decode section.
 ///
@@ -19,7 +20,7 @@ pub fn decode_view(report: &SessionReport) -> Option<DecodeView> {
     let columns = columns(section);
     let many_conc = section.conc.len() > 1;
     let label = |(conc, rate): &(u32, Option<Rate>)| {
-        CellSpec::grid_at("decode", 0, *conc, *rate).load_label(many_conc).unwrap_or_default()
+        CellSpec::grid_at(ExperimentKind::Decode, 0, *conc, *rate).load_label(many_conc).unwrap_or_default()
     };
     let open_loop = columns.iter().any(|(_, r)| r.is_some());
     Some(DecodeView {

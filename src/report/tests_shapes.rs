@@ -1,10 +1,11 @@
 //! Every shape a session report comes in, for the format tests: decode only, decode with
 //! bursts, routing only, an interrupted session (`complete: false`, stopped and paused
-//! attempts), re-run cells (several attempts), the full example and the empty report.
+//! attempts), re-run cells (several attempts), a serve sweep, the full example and the empty
+//! report.
 
 use super::json::{BurstCellReport, DecodeCell, SessionReport};
 use super::status::{AttemptStatus as A, CellOutcome as C};
-use super::tests_example::{full_attempt, full_phase, full_report, minimal_report};
+use super::tests_example::{full_attempt, full_phase, full_report, minimal_report, request};
 use crate::report::phase::RoutingPhase;
 
 /// A `16k` decode cell at `conc` with attempts of the given statuses.
@@ -103,6 +104,66 @@ pub(crate) fn rerun() -> SessionReport {
     report
 }
 
+/// A serve sweep at one input len: a measured cell at `inf` (two requests, one failed, and a
+/// re-run) and a skipped one at `4` requests/s.
+pub(crate) fn with_serve() -> SessionReport {
+    use super::serve::{ServeAttempt, ServeCellReport, ServeMetrics, ServeSection};
+    let metrics = ServeMetrics {
+        completed: 1,
+        failed: 1,
+        total_input_tokens: 1024,
+        total_output_tokens: 128,
+        duration_s: 2.5,
+        request_throughput: 0.4,
+        output_throughput: 51.2,
+        total_token_throughput: 460.8,
+        median_ttft_ms: Some(85.0),
+        p99_ttft_ms: Some(90.5),
+        median_tpot_ms: Some(7.25),
+        p99_tpot_ms: Some(8.0),
+        median_itl_token_ms: Some(7.0),
+        p99_itl_token_ms: Some(9.5),
+        median_e2el_ms: Some(1006.0),
+        p99_e2el_ms: Some(1010.0),
+        ..ServeMetrics::default()
+    };
+    let attempt = |n: u32| ServeAttempt {
+        attempt: n,
+        status: A::Measured,
+        started_s: 10.0 * f64::from(n),
+        num_prompts: 2,
+        errors: [(crate::load::sample::ErrorKind::ServerError, 1)].into(),
+        reconnects: 0,
+        metrics: metrics.clone(),
+        request_samples: vec![request(0, "completed"), request(1, "server_error")],
+        server_tokens: None,
+    };
+    let cell = |rate: &str, status: C, attempts: Vec<ServeAttempt>| ServeCellReport {
+        input_len: 1024,
+        ctx_label: "1k".into(),
+        max_concurrency: 2,
+        request_rate: rate.into(),
+        timeout_reason: (status == C::Skipped).then(|| "does not fit".into()),
+        status,
+        attempts,
+        baseline: Vec::new(),
+    };
+    let serve = ServeSection {
+        ctx_labels: vec!["1k".into()],
+        conc: vec![2],
+        request_rates: vec!["inf".into(), "4".into()],
+        burstiness: 1.0,
+        num_prompts: 2,
+        output_len: 128,
+        seed: 0,
+        goodput_slo: None,
+        token_ids: None,
+        knees: Vec::new(),
+        cells: vec![cell("inf", C::Measured, vec![attempt(1), attempt(2)]), cell("4", C::Skipped, Vec::new())],
+    };
+    SessionReport { serve: Some(serve), complete: true, ..minimal_report() }
+}
+
 /// Every shape, named.
 pub(crate) fn shapes() -> Vec<(&'static str, SessionReport)> {
     vec![
@@ -111,6 +172,7 @@ pub(crate) fn shapes() -> Vec<(&'static str, SessionReport)> {
         ("routing", routing_only()),
         ("interrupted", interrupted()),
         ("rerun", rerun()),
+        ("serve", with_serve()),
         ("full", full_report()),
         ("empty", minimal_report()),
     ]

@@ -10,6 +10,7 @@
 //! an open window counts the rest of it.
 
 use crate::cell::control::{CellId, LiveAttempt, Phase};
+use crate::report::kind::ExperimentKind;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -73,9 +74,9 @@ impl PhaseNow {
 
 /// One cell as the estimate sees it.
 #[derive(Debug, Clone, Copy)]
-pub struct CellView<'a> {
+pub struct CellView {
     /// Experiment kind.
-    pub kind: &'a str,
+    pub kind: ExperimentKind,
     /// True once the cell has an outcome.
     pub done: bool,
 }
@@ -104,14 +105,14 @@ impl Timing {
     }
 
     /// Progress of `cells` at `now`, the running cell in `phase`.
-    pub fn progress(&self, cells: &[CellView<'_>], now: Instant, phase: Option<PhaseNow>) -> Progress {
+    pub fn progress(&self, cells: &[CellView], now: Instant, phase: Option<PhaseNow>) -> Progress {
         let done = cells.iter().filter(|c| c.done).count();
         let running = self.running.filter(|(id, _)| cells.get(*id).is_some_and(|c| !c.done));
         let position = (done + usize::from(running.is_some())).min(cells.len());
         let scale = self.scales(cells);
         let (mut left, mut unknown, mut any) = (0.0, false, false);
         for (id, c) in cells.iter().enumerate().filter(|(_, c)| !c.done) {
-            let Some(&(ratio, mean)) = scale.get(c.kind) else { continue };
+            let Some(&(ratio, mean)) = scale.get(&c.kind) else { continue };
             let est = match self.planned.get(id).copied().flatten() {
                 Some(p) => Some(p * ratio),
                 None => mean,
@@ -135,8 +136,8 @@ impl Timing {
     }
 
     /// Per kind: actual / planned over its finished cells (1 when none), and their mean length.
-    fn scales<'a>(&self, cells: &[CellView<'a>]) -> BTreeMap<&'a str, (f64, Option<f64>)> {
-        let mut sums: BTreeMap<&str, (f64, f64, f64, u32)> = BTreeMap::new();
+    fn scales(&self, cells: &[CellView]) -> BTreeMap<ExperimentKind, (f64, Option<f64>)> {
+        let mut sums: BTreeMap<ExperimentKind, (f64, f64, f64, u32)> = BTreeMap::new();
         for (id, c) in cells.iter().enumerate() {
             let s = sums.entry(c.kind).or_default();
             let Some(a) = self.actual.get(id).copied().flatten() else { continue };
@@ -179,22 +180,24 @@ impl fmt::Display for Progress {
 mod tests {
     use super::*;
 
-    fn views<'a>(kinds: &[&'a str], done: usize) -> Vec<CellView<'a>> {
-        kinds.iter().enumerate().map(|(i, k)| CellView { kind: k, done: i < done }).collect()
+    use crate::report::kind::ExperimentKind::{Burst, Decode};
+
+    fn views(kinds: &[ExperimentKind], done: usize) -> Vec<CellView> {
+        kinds.iter().enumerate().map(|(i, &kind)| CellView { kind, done: i < done }).collect()
     }
 
     #[test]
     fn the_plan_is_scaled_by_what_finished_cells_took() {
         let t0 = Instant::now();
         let mut t = Timing::new(vec![Some(10.0); 4]);
-        let cells = views(&["decode"; 4], 0);
+        let cells = views(&[Decode; 4], 0);
         let p = t.progress(&cells, t0, None);
         assert_eq!((p.position, p.total, p.eta, p.lower_bound), (0, 4, Some(Duration::from_secs(40)), false));
         t.start(0, t0);
         t.finish(t0 + Duration::from_secs(15), true);
         t.start(1, t0 + Duration::from_secs(15));
         // Cell 0 took 1.5x its plan: 15 s each; cell 1 has run 5 s of its 15.
-        let p = t.progress(&views(&["decode"; 4], 1), t0 + Duration::from_secs(20), None);
+        let p = t.progress(&views(&[Decode; 4], 1), t0 + Duration::from_secs(20), None);
         assert_eq!((p.position, p.eta), (2, Some(Duration::from_secs(40))));
         assert_eq!(p.to_string(), "cell 2/4, ETA 40s");
     }
@@ -203,7 +206,7 @@ mod tests {
     fn kinds_without_a_plan_use_their_mean_or_make_a_lower_bound() {
         let t0 = Instant::now();
         let mut t = Timing::new(vec![Some(60.0), None, None]);
-        let kinds = ["decode", "burst", "burst"];
+        let kinds = [Decode, Burst, Burst];
         let p = t.progress(&views(&kinds, 0), t0, None);
         assert_eq!((p.eta, p.lower_bound), (Some(Duration::from_secs(60)), true));
         assert_eq!(p.to_string(), "cell 0/3, ETA ≥ 1m00s");
@@ -221,7 +224,7 @@ mod tests {
         t.start(0, t0);
         t.finish(t0 + Duration::from_secs(3), false);
         assert_eq!(t.actual, vec![None]);
-        let p = t.progress(&views(&["burst"], 0), t0, None);
+        let p = t.progress(&views(&[Burst], 0), t0, None);
         assert_eq!(p.to_string(), "cell 0/1, ETA ?");
         assert_eq!(short_duration(Duration::from_secs(3725)), "1h02m");
     }
@@ -235,7 +238,7 @@ mod tests {
         let started = t0 + Duration::from_secs(40);
         t.start(1, started);
         let warming = PhaseNow { cell: 1, phase: Phase::Warming, since: started, len: Some(Duration::from_secs(60)) };
-        let cells = views(&["decode"; 3], 1);
+        let cells = views(&[Decode; 3], 1);
         let at = |s: u64| started + Duration::from_secs(s);
         // 5 s in, cells take 40 s: 35 s left of this one (its window still to come), 40 s of the next.
         assert_eq!(t.progress(&cells, at(5), Some(warming)).to_string(), "cell 2/3, ETA 1m15s");

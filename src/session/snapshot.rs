@@ -60,7 +60,7 @@ pub struct SessionSnapshot {
 impl SessionSnapshot {
     /// Cell i of N and the ETA at `now`, the running cell as `live` shows it.
     pub fn progress(&self, now: Instant, live: &LiveAttempt) -> Progress {
-        let views: Vec<CellView<'_>> =
+        let views: Vec<CellView> =
             self.cells.iter().map(|c| CellView { kind: c.spec.kind, done: c.status.is_final() }).collect();
         self.timing.progress(&views, now, PhaseNow::of(live))
     }

@@ -100,9 +100,11 @@ impl SessionState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::kind::ExperimentKind;
 
     fn state(n: usize) -> SessionState {
-        let cells = (0..n).map(|i| (CellSpec::grid("decode", 0, i as u32 + 1), format!("c{i}"))).collect();
+        let cells =
+            (0..n).map(|i| (CellSpec::grid(ExperimentKind::Decode, 0, i as u32 + 1), format!("c{i}"))).collect();
         SessionState::new(cells, Instant::now())
     }
 

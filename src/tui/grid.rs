@@ -5,6 +5,7 @@
 
 use crate::cell::control::CellId;
 use crate::cell::spec::CellKey;
+use crate::report::kind::ExperimentKind;
 use crate::session::snapshot::CellSummary;
 use crate::units::format_size;
 
@@ -95,8 +96,8 @@ fn index_of(list: &mut Vec<String>, item: String) -> usize {
 
 /// The experiments whose open-loop cells have more than one concurrency: their columns name
 /// both (`8@4/s`).
-fn many_open_loop_conc(cells: &[CellSummary]) -> Vec<&'static str> {
-    let mut seen: Vec<(&'static str, u32)> = Vec::new();
+fn many_open_loop_conc(cells: &[CellSummary]) -> Vec<ExperimentKind> {
+    let mut seen: Vec<(ExperimentKind, u32)> = Vec::new();
     let mut many = Vec::new();
     for c in cells {
         if let CellKey::Grid { conc, rate: Some(_), .. } = c.spec.key {
@@ -111,12 +112,13 @@ fn many_open_loop_conc(cells: &[CellSummary]) -> Vec<&'static str> {
 }
 
 /// The title of a ctx x conc matrix of experiment `kind`.
-fn grid_title(kind: &str) -> String {
+fn grid_title(kind: ExperimentKind) -> &'static str {
     match kind {
-        "decode" => "Sustained decode: aggregate tok/s (ctx x conc)".into(),
-        "burst" => "Burst: output tok/s (ctx x requests)".into(),
-        "serve" => "Serve: output tok/s (input len x load)".into(),
-        other => format!("{other}: tok/s (ctx x conc)"),
+        ExperimentKind::Decode => "Sustained decode: aggregate tok/s (ctx x conc)",
+        ExperimentKind::Burst => "Burst: output tok/s (ctx x requests)",
+        ExperimentKind::Serve => "Serve: output tok/s (input len x load)",
+        // Routing cells are phases, laid out by round below, never in a matrix.
+        ExperimentKind::Routing => "Routing: tok/s (ctx x conc)",
     }
 }
 
@@ -130,7 +132,7 @@ impl MatrixModel {
     /// `slo` that make a request good.
     pub fn build_for(cells: &[CellSummary], slo: Option<&crate::report::goodput::PlanSlo>) -> Self {
         // One matrix per grid experiment, in order of first appearance.
-        let mut matrices: Vec<(&'static str, Builder)> = Vec::new();
+        let mut matrices: Vec<(ExperimentKind, Builder)> = Vec::new();
         let mut rounds: Vec<(u32, Builder)> = Vec::new();
         let mut routes: Vec<String> = Vec::new();
         let many = many_open_loop_conc(cells);
@@ -161,7 +163,7 @@ impl MatrixModel {
             }
         }
         let mut grids: Vec<Grid> =
-            matrices.into_iter().map(|(kind, b)| b.finish(grid_title(kind), "ctx", None)).collect();
+            matrices.into_iter().map(|(kind, b)| b.finish(grid_title(kind).to_string(), "ctx", None)).collect();
         for (round, b) in rounds {
             let good = slo.map_or_else(|| "good".to_string(), |s| format!("good ({})", s.slo().describe()));
             let title = format!("Routing round {round}: {good}/requests tok/s (scenario x route)");
@@ -260,7 +262,9 @@ mod tests {
     }
 
     fn decode(ctx: &[u64], conc: &[u32]) -> Vec<CellSummary> {
-        ctx.iter().flat_map(|&ctx| conc.iter().map(move |&conc| summary(CellSpec::grid("decode", ctx, conc)))).collect()
+        ctx.iter()
+            .flat_map(|&ctx| conc.iter().map(move |&conc| summary(CellSpec::grid(ExperimentKind::Decode, ctx, conc))))
+            .collect()
     }
 
     #[test]
@@ -275,7 +279,7 @@ mod tests {
     #[test]
     fn moves_stay_in_bounds_and_cross_grids() {
         let mut cells = decode(&[0, 1024], &[1, 2]);
-        cells.push(summary(CellSpec::grid("burst", 0, 1)));
+        cells.push(summary(CellSpec::grid(ExperimentKind::Burst, 0, 1)));
         let m = MatrixModel::build(&cells);
         assert_eq!(m.step(0, Dir::Left), 0);
         assert_eq!(m.step(0, Dir::Up), 0);
@@ -289,7 +293,9 @@ mod tests {
 
     #[test]
     fn routing_rounds_share_route_columns() {
-        let r = |round, scenario: &str, route: &str| summary(CellSpec::phase("routing", round, scenario, route));
+        let r = |round, scenario: &str, route: &str| {
+            summary(CellSpec::phase(ExperimentKind::Routing, round, scenario, route))
+        };
         let cells = vec![
             r(1, "hot90", "random"),
             r(1, "hot90", "prefix-cache"),

@@ -136,7 +136,12 @@ fn check_renders(report: &SessionReport) {
     use llm_decode_bench::report::compare::{Options, Verdict, compare};
     let opts = Options { threshold_pct: 5.0, percentiles: llm_decode_bench::stats::percentile_list("50").unwrap() };
     let c = compare(("a.json", report), ("b.json", report), &opts);
-    let serve: Vec<&str> = c.cells.iter().filter(|d| d.key.kind == "serve").map(|d| d.label.as_str()).collect();
+    let serve: Vec<&str> = c
+        .cells
+        .iter()
+        .filter(|d| d.key.kind == llm_decode_bench::report::kind::ExperimentKind::Serve)
+        .map(|d| d.label.as_str())
+        .collect();
     assert_eq!(serve, ["serve ctx=200 conc=4 rate=2", "serve ctx=200 conc=4 rate=inf"]);
     assert_eq!(c.verdict, Verdict::NoChange);
 }

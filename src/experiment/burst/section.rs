@@ -10,12 +10,13 @@ use crate::experiment::decode::section::status_and_reason;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::{BurstCellReport, BurstSection, SessionReport};
+use crate::report::kind::ExperimentKind;
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 /// The experiment's name in the plan and the report.
-pub const KIND: &str = "burst";
+pub const KIND: ExperimentKind = ExperimentKind::Burst;
 
 /// A finite burst of `conc` requests with `ctx`-token prompts per cell, end to end.
 #[derive(Debug, Clone)]
@@ -31,16 +32,12 @@ impl Burst {
 }
 
 impl Experiment for Burst {
-    fn name(&self) -> &'static str {
+    fn kind(&self) -> ExperimentKind {
         KIND
     }
 
     fn cells(&self) -> Vec<PlannedCell> {
         self.grid.cells("burst ", |ctx, conc| CellSpec::grid(KIND, ctx, conc))
-    }
-
-    fn owns(&self, spec: &CellSpec) -> bool {
-        spec.kind == KIND
     }
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {

@@ -94,6 +94,7 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::kind::ExperimentKind;
 
     #[test]
     fn kv_skip_matches_the_seed() {
@@ -108,10 +109,14 @@ mod tests {
 
     #[test]
     fn a_context_over_max_model_len_is_skipped() {
-        let big = CellSpec::grid("decode", 1 << 30, 1);
+        let big = CellSpec::grid(ExperimentKind::Decode, 1 << 30, 1);
         let r = ctx_skip_reason(&big, Some(131_072)).unwrap();
         assert!(r.contains("exceeds max_model_len 131072; deficit 1073610752 tokens"), "{r}");
-        assert_eq!(ctx_skip_reason(&CellSpec::grid("decode", 131_072, 1), Some(131_072)), None, "sent, refused");
+        assert_eq!(
+            ctx_skip_reason(&CellSpec::grid(ExperimentKind::Decode, 131_072, 1), Some(131_072)),
+            None,
+            "sent, refused"
+        );
         assert_eq!(ctx_skip_reason(&big, None), None, "unknown length: runs");
     }
 
@@ -124,14 +129,14 @@ mod tests {
             oversubscribe: 4.0,
             wanted: Wanted::Fixed(1),
         };
-        let cells = g.cells("burst ", |ctx, conc| CellSpec::grid("burst", ctx, conc));
+        let cells = g.cells("burst ", |ctx, conc| CellSpec::grid(ExperimentKind::Burst, ctx, conc));
         let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(
             labels,
             ["burst ctx=0 conc=1", "burst ctx=0 conc=16", "burst ctx=128k conc=1", "burst ctx=128k conc=16"]
         );
         assert_eq!(cells.iter().filter(|c| c.skip.is_some()).count(), 1);
-        assert_eq!(cells[3].spec, CellSpec::grid("burst", 131_072, 16));
+        assert_eq!(cells[3].spec, CellSpec::grid(ExperimentKind::Burst, 131_072, 16));
     }
 
     #[test]
@@ -143,12 +148,15 @@ mod tests {
             oversubscribe: 4.0,
             wanted: Wanted::Fixed(1),
         };
-        let big = CellSpec::grid("decode", 131_072, 16);
-        assert!(unknown.cells("", |c, n| CellSpec::grid("decode", c, n))[0].skip.is_none(), "planned to run");
+        let big = CellSpec::grid(ExperimentKind::Decode, 131_072, 16);
+        assert!(
+            unknown.cells("", |c, n| CellSpec::grid(ExperimentKind::Decode, c, n))[0].skip.is_none(),
+            "planned to run"
+        );
         assert_eq!(unknown.skip_now(&big, Some(360_448)), kv_skip_reason(131_072, 16, Some(360_448), 4.0));
         assert!(unknown.skip_now(&big, Some(360_448)).is_some_and(|r| r.contains("deficit 655360 tokens")));
         assert_eq!(unknown.skip_now(&big, None), None, "still unknown: runs");
-        assert_eq!(unknown.skip_now(&CellSpec::grid("decode", 131_072, 1), Some(360_448)), None, "fits");
+        assert_eq!(unknown.skip_now(&CellSpec::grid(ExperimentKind::Decode, 131_072, 1), Some(360_448)), None, "fits");
         let known = Grid { kv_capacity: Some(360_448), ..unknown };
         assert_eq!(known.skip_now(&big, Some(1)), None, "the plan already decided");
     }

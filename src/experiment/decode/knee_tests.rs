@@ -4,6 +4,7 @@
 use super::*;
 use crate::config::Rate;
 use crate::report::json::DecodeAttempt;
+use crate::report::kind::ExperimentKind;
 use crate::stats::Summary;
 use crate::stats::saturation::SaturationVerdict;
 use crate::tui::fixtures::decode_attempt;
@@ -27,7 +28,7 @@ fn matrix() -> (Vec<CellSpec>, Vec<Option<DecodeAttempt>>) {
     ];
     for (ctx, row) in rows {
         for (conc, (tps, t, w)) in [1, 2, 4, 8, 16].into_iter().zip(row) {
-            specs.push(CellSpec::grid("decode", ctx, conc));
+            specs.push(CellSpec::grid(ExperimentKind::Decode, ctx, conc));
             attempts.push(Some(attempt(tps, t, w)));
         }
     }
@@ -57,7 +58,8 @@ fn a_closed_loop_row_has_its_knee_at_the_flat_cell() {
 fn open_loop_rows_go_by_rate_with_inf_last() {
     let rates = [Rate::Inf, Rate::PerSecond(1.0), Rate::PerSecond(4.0)];
     let figures = [(400.0, 900.0, 20.0), (100.0, 10.0, 0.0), (395.0, 15.0, 0.0)];
-    let specs: Vec<CellSpec> = rates.iter().map(|r| CellSpec::grid_at("decode", 0, 8, Some(*r))).collect();
+    let specs: Vec<CellSpec> =
+        rates.iter().map(|r| CellSpec::grid_at(ExperimentKind::Decode, 0, 8, Some(*r))).collect();
     let attempts: Vec<DecodeAttempt> = figures.iter().map(|(tps, t, w)| attempt(*tps, *t, *w)).collect();
     let knees = row_knees(specs.iter().zip(&attempts).enumerate().map(|(i, (s, a))| (i, s, Some(a))));
     assert_eq!(knees.len(), 1);

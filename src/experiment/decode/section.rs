@@ -11,13 +11,14 @@ use crate::config::{Rate, RunConfig};
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::{DecodeCell, DecodeSection, SessionReport};
+use crate::report::kind::ExperimentKind;
 use crate::report::status::{AttemptStatus, CellOutcome};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 /// The experiment's name in the plan and the report.
-pub const KIND: &str = "decode";
+pub const KIND: ExperimentKind = ExperimentKind::Decode;
 
 /// The sustained-decode matrix (docs/reports.md §1.1 in words: `conc` closed-loop streams
 /// with `ctx`-token prompts per cell; with `--request-rate`, open-loop arrivals at each rate
@@ -67,7 +68,7 @@ pub fn latest(c: &CellEntry) -> Option<&crate::report::json::DecodeAttempt> {
 }
 
 impl Experiment for Decode {
-    fn name(&self) -> &'static str {
+    fn kind(&self) -> ExperimentKind {
         KIND
     }
 
@@ -76,10 +77,6 @@ impl Experiment for Decode {
             return self.rate_cells();
         }
         self.grid.cells("", |ctx, conc| CellSpec::grid(KIND, ctx, conc))
-    }
-
-    fn owns(&self, spec: &CellSpec) -> bool {
-        spec.kind == KIND
     }
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {

@@ -8,12 +8,13 @@ use crate::cell::spec::CellSpec;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::SessionReport;
+use crate::report::kind::ExperimentKind;
 use crate::report::phase::RoutingPhase;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 /// The experiment's name in the plan and the report.
-pub const KIND: &str = "routing";
+pub const KIND: ExperimentKind = ExperimentKind::Routing;
 
 /// Prefix-cache routing phases (round x scenario x route).
 #[derive(Debug, Clone)]
@@ -29,17 +30,13 @@ impl Routing {
 }
 
 impl Experiment for Routing {
-    fn name(&self) -> &'static str {
+    fn kind(&self) -> ExperimentKind {
         KIND
     }
 
     fn cells(&self) -> Vec<PlannedCell> {
         let spec = |p: &super::plan::PhaseSpec| CellSpec::phase(KIND, p.round, &p.scenario.name, &p.route);
         self.env.phases.iter().map(|p| PlannedCell { spec: spec(p), label: p.name.clone(), skip: None }).collect()
-    }
-
-    fn owns(&self, spec: &CellSpec) -> bool {
-        spec.kind == KIND
     }
 
     /// The schedule: `count` arrivals at `rps`.

@@ -59,6 +59,7 @@ pub fn serve_knees<'a>(
 mod tests {
     use super::*;
     use crate::config::Rate;
+    use crate::report::kind::ExperimentKind;
     use crate::report::serve::ServeMetrics;
 
     fn attempt(tps: f64, ttft: f64) -> ServeAttempt {
@@ -79,7 +80,8 @@ mod tests {
     #[test]
     fn a_rate_sweep_has_its_knee_where_output_stops_rising_and_ttft_climbs() {
         let rates = [Rate::PerSecond(2.0), Rate::PerSecond(4.0), Rate::PerSecond(8.0), Rate::Inf];
-        let specs: Vec<CellSpec> = rates.iter().map(|r| CellSpec::grid_at("serve", 256, 8, Some(*r))).collect();
+        let specs: Vec<CellSpec> =
+            rates.iter().map(|r| CellSpec::grid_at(ExperimentKind::Serve, 256, 8, Some(*r))).collect();
         let runs = [attempt(500.0, 90.0), attempt(990.0, 95.0), attempt(1010.0, 400.0), attempt(1012.0, 2000.0)];
         let cells = specs.iter().zip(&runs).enumerate().map(|(i, (s, a))| (i, s, Some(a)));
         let knees = serve_knees(cells);
@@ -87,7 +89,7 @@ mod tests {
         assert_eq!((knees[0].id, knees[0].row.axis.as_str(), knees[0].row.at_rate.as_deref()), (2, "rate", Some("8")));
         // One rate, a concurrency sweep: the row runs along the concurrency.
         let specs: Vec<CellSpec> =
-            [2, 4, 8, 16].iter().map(|c| CellSpec::grid_at("serve", 256, *c, Some(Rate::Inf))).collect();
+            [2, 4, 8, 16].iter().map(|c| CellSpec::grid_at(ExperimentKind::Serve, 256, *c, Some(Rate::Inf))).collect();
         let cells = specs.iter().zip(&runs).enumerate().map(|(i, (s, a))| (i, s, Some(a)));
         let knees = serve_knees(cells);
         assert_eq!((knees[0].row.axis.as_str(), knees[0].row.at_conc), ("conc", Some(8)));

@@ -11,6 +11,7 @@ use crate::experiment::decode::section::status_and_reason;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::SessionReport;
+use crate::report::kind::ExperimentKind;
 use crate::report::serve::{GoodputSlo, ServeCellReport, ServeSection, TokenIds};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
@@ -18,7 +19,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// The experiment's name in the plan and the report.
-pub const KIND: &str = "serve";
+pub const KIND: ExperimentKind = ExperimentKind::Serve;
 
 /// One cell per `--random-input-len` x `--max-concurrency` x `--request-rate` (none: `inf`).
 #[derive(Debug, Clone)]
@@ -80,7 +81,7 @@ fn plan_skip(input_len: u64) -> Option<String> {
 }
 
 impl Experiment for Serve {
-    fn name(&self) -> &'static str {
+    fn kind(&self) -> ExperimentKind {
         KIND
     }
 
@@ -96,10 +97,6 @@ impl Experiment for Serve {
             }
         }
         out
-    }
-
-    fn owns(&self, spec: &CellSpec) -> bool {
-        spec.kind == KIND
     }
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
@@ -160,6 +157,7 @@ impl Experiment for Serve {
                 status,
                 timeout_reason,
                 attempts,
+                baseline: Vec::new(),
             });
         }
         if !out.is_empty() {

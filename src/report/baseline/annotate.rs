@@ -5,6 +5,8 @@
 use super::{Baseline, BaselineFigure, kept, percentiles};
 use crate::report::compare::{self, CellDiff, CellKey, Options};
 use crate::report::json::SessionReport;
+use crate::report::kind::ExperimentKind;
+use crate::report::serve::ServeCellReport;
 
 /// The name the comparison gives the session being written.
 const THIS_SESSION: &str = "this session";
@@ -45,16 +47,24 @@ fn slot<'a>(report: &'a mut SessionReport, key: &CellKey) -> Option<&'a mut Vec<
     // The whole key: in a `--request-rate` sweep, cells of one ctx and conc differ by rate.
     let rate_is = |rate: Option<crate::config::Rate>| key.rate == rate.map(|r| r.to_string());
     match key.kind {
-        "decode" => {
+        ExperimentKind::Decode => {
             let cells = &mut report.decode.as_mut()?.cells;
             cells.iter_mut().find(|c| at(c.ctx, c.conc) && rate_is(c.rate)).map(|c| &mut c.baseline)
         }
-        "burst" => report.burst.as_mut()?.cells.iter_mut().find(|c| at(c.ctx, c.conc)).map(|c| &mut c.baseline),
-        "routing" => {
+        ExperimentKind::Burst => {
+            report.burst.as_mut()?.cells.iter_mut().find(|c| at(c.ctx, c.conc)).map(|c| &mut c.baseline)
+        }
+        ExperimentKind::Routing => {
             let name = key.phase.as_deref()?;
             report.phases.iter_mut().find(|p| p.phase == name).map(|p| &mut p.baseline)
         }
-        _ => None,
+        ExperimentKind::Serve => {
+            let cells = &mut report.serve.as_mut()?.cells;
+            let here = |c: &&mut ServeCellReport| {
+                at(c.input_len, c.max_concurrency) && key.rate.as_deref() == Some(c.request_rate.as_str())
+            };
+            cells.iter_mut().find(here).map(|c| &mut c.baseline)
+        }
     }
 }
 

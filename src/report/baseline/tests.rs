@@ -2,6 +2,7 @@ use super::annotate::{annotate, figure};
 use super::*;
 use crate::report::compare::CellKey;
 use crate::report::json::SessionReport;
+use crate::report::kind::ExperimentKind;
 use crate::report::tests_schema::{assert_valid, full_report};
 
 #[test]
@@ -50,18 +51,21 @@ fn slower(speed: f64) -> SessionReport {
 #[test]
 fn the_baseline_finds_cells_as_compare_matches_them() {
     let b = Baseline::of("base.json", full_report());
-    let key = CellKey::cell("decode", 16_384, 8);
+    let key = CellKey::cell(ExperimentKind::Decode, 16_384, 8);
     let (tps, better) = Baseline::value(b.cell(&key).expect("decode ctx=16k conc=8"), Pick::Throughput).unwrap();
     assert_eq!(better, Better::Higher);
     let d = b.deltas(&key, &[(Pick::Throughput, Some(tps * 0.5)), (Pick::TtftP50, None)]);
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!((d[0].0, d[0].1.text().as_str(), d[0].1.change), (Pick::Throughput, "-50%", Change::Worse));
-    assert!(b.cell(&CellKey::cell("decode", 16_384, 4)).is_some(), "an errored cell's result is its attempt");
-    assert!(b.cell(&CellKey::cell("burst", 16_384, 8)).is_none(), "no such cell");
-    assert!(b.cell(&CellKey::cell("decode", 0, 1)).is_none());
+    assert!(
+        b.cell(&CellKey::cell(ExperimentKind::Decode, 16_384, 4)).is_some(),
+        "an errored cell's result is its attempt"
+    );
+    assert!(b.cell(&CellKey::cell(ExperimentKind::Burst, 16_384, 8)).is_none(), "no such cell");
+    assert!(b.cell(&CellKey::cell(ExperimentKind::Decode, 0, 1)).is_none());
     let phase = &b.report.phases[0].phase;
     assert!(b.cell(&CellKey::phase(phase)).is_some(), "routing phases by name");
-    assert!(b.deltas(&CellKey::cell("decode", 0, 1), &[(Pick::Throughput, Some(1.0))]).is_empty());
+    assert!(b.deltas(&CellKey::cell(ExperimentKind::Decode, 0, 1), &[(Pick::Throughput, Some(1.0))]).is_empty());
 }
 
 #[test]
@@ -126,4 +130,25 @@ fn the_final_tables_show_deltas_only_with_a_baseline() {
     assert!(!plain.contains(text::DECODE_TITLE) && plain.contains(text::ROUTING_TITLE), "{plain}");
     let routing = text.split(text::ROUTING_TITLE).nth(1).unwrap();
     assert!(routing.lines().any(|l| l.contains("-50%") && l.contains("0.0%")), "{routing}");
+}
+
+#[test]
+fn serve_cells_get_the_deltas_of_their_own_rate() {
+    let sweep = |inf_tps: f64| {
+        let mut r = crate::report::tests_shapes::with_serve();
+        let s = r.serve.as_mut().unwrap();
+        let mut at4 = s.cells[0].clone();
+        at4.request_rate = "4".into();
+        s.cells[0].attempts.iter_mut().for_each(|a| a.metrics.output_throughput = inf_tps);
+        s.cells[1] = at4;
+        r
+    };
+    let b = Baseline::of("base.json", sweep(100.0));
+    let mut r = sweep(50.0);
+    annotate(&mut r, &b);
+    assert_valid(&serde_json::to_value(&r).unwrap());
+    let cells = &r.serve.as_ref().unwrap().cells;
+    let delta = |i: usize| figure(&cells[i].baseline, "output_tok_s").and_then(|f| f.delta_pct);
+    assert!(delta(0).is_some_and(|d| (d + 50.0).abs() < 1e-9), "inf against inf: {:?}", cells[0].baseline);
+    assert!(delta(1).is_some_and(|d| d.abs() < 1e-9), "4/s against 4/s: {:?}", cells[1].baseline);
 }

@@ -5,6 +5,7 @@
 use super::{Better, CellKey};
 use crate::report::dist::{self, Dist};
 use crate::report::json::{BurstAttempt, DecodeAttempt, SessionReport};
+use crate::report::kind::ExperimentKind;
 use crate::report::phase::RoutingPhase;
 use crate::report::serve::ServeAttempt;
 use crate::report::status::AttemptStatus;
@@ -109,7 +110,7 @@ fn serve_cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures
             let measured: Vec<_> = ok.map(|a| serve_attempt(a, pcts)).collect();
             let result = result_attempt(cell.status, cell.attempts.last()).map(|a| serve_attempt(a, pcts));
             let rate = Some(cell.request_rate.clone());
-            let key = CellKey::cell_at("serve", cell.input_len, cell.max_concurrency, rate);
+            let key = CellKey::cell_at(ExperimentKind::Serve, cell.input_len, cell.max_concurrency, rate);
             entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured)
         })
         .collect()
@@ -149,7 +150,7 @@ pub fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures> 
             .map(|a| decode_attempt(a, pcts))
             .collect();
         let result = result_attempt(cell.status, cell.attempts.last()).map(|a| decode_attempt(a, pcts));
-        let key = CellKey::cell_at("decode", cell.ctx, cell.conc, cell.rate.map(|r| r.to_string()));
+        let key = CellKey::cell_at(ExperimentKind::Decode, cell.ctx, cell.conc, cell.rate.map(|r| r.to_string()));
         out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
     }
     for cell in report.burst.iter().flat_map(|b| &b.cells) {
@@ -160,7 +161,7 @@ pub fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures> 
             .map(|a| burst_attempt(a, pcts))
             .collect();
         let result = result_attempt(cell.status, cell.attempts.last()).map(|a| burst_attempt(a, pcts));
-        let key = CellKey::cell("burst", cell.ctx, cell.conc);
+        let key = CellKey::cell(ExperimentKind::Burst, cell.ctx, cell.conc);
         out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
     }
     out.extend(serve_cells(report, pcts));

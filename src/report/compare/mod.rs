@@ -7,6 +7,7 @@ pub mod figures;
 pub mod render;
 
 use crate::report::json::SessionReport;
+use crate::report::kind::ExperimentKind;
 use crate::stats::PercentileList;
 use figures::{CellFigures, Figure};
 use serde::{Deserialize, Serialize};
@@ -34,8 +35,8 @@ pub enum Better {
 /// How cells are matched: kind and ctx/conc, or kind and phase name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CellKey {
-    /// `decode`, `burst` or `routing`.
-    pub kind: &'static str,
+    /// The experiment of the cell.
+    pub kind: ExperimentKind,
     /// Context size, tokens (decode, burst).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ctx: Option<u64>,
@@ -52,19 +53,19 @@ pub struct CellKey {
 
 impl CellKey {
     /// A closed-loop decode or burst cell.
-    pub fn cell(kind: &'static str, ctx: u64, conc: u32) -> Self {
+    pub fn cell(kind: ExperimentKind, ctx: u64, conc: u32) -> Self {
         Self::cell_at(kind, ctx, conc, None)
     }
 
     /// A matrix cell at an open-loop `rate` (None: closed loop): cells of one ctx and conc at
     /// other rates are other cells.
-    pub fn cell_at(kind: &'static str, ctx: u64, conc: u32, rate: Option<String>) -> Self {
+    pub fn cell_at(kind: ExperimentKind, ctx: u64, conc: u32, rate: Option<String>) -> Self {
         Self { kind, ctx: Some(ctx), conc: Some(conc), rate, phase: None }
     }
 
     /// A routing phase.
     pub fn phase(name: &str) -> Self {
-        Self { kind: "routing", ctx: None, conc: None, rate: None, phase: Some(name.to_string()) }
+        Self { kind: ExperimentKind::Routing, ctx: None, conc: None, rate: None, phase: Some(name.to_string()) }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `html` report format: one self-contained page (no network, no script, no external font or
 //! stylesheet): the decode and burst matrices as heatmaps, tok/s against concurrency, TTFT/ITL
-//! distributions per cell, the routing phases' per-replica split, KV and queue timelines and the
+//! distributions per cell and the knob's load levels, the routing phases' per-replica split, the
+//! serve cells, KV and queue timelines and the
 //! operator's actions. Charts are drawn with plotters' SVG backend and inlined as `<svg>`.
 
 mod cells;
@@ -8,6 +9,7 @@ mod charts;
 mod heatmap;
 mod page;
 mod routing;
+mod serve;
 mod svg;
 mod timelines;
 
@@ -17,51 +19,69 @@ mod tests;
 pub use page::escape;
 
 use super::json::SessionReport;
+use super::kind::ExperimentKind;
 
 /// One section of the page: anchor id, title, introduction and content (empty: not shown).
 type Part = (&'static str, &'static str, &'static str, String);
 
-/// Every section the page can have, in page order.
-fn parts(report: &SessionReport) -> [Part; 5] {
-    let decode = [
-        heatmap::heatmaps(report),
-        charts::tps_by_conc(report),
-        charts::decode_distributions(report),
-        cells::cell_table(report),
-    ];
-    [
-        (
+/// The section of experiment `kind`.
+fn experiment_part(report: &SessionReport, kind: ExperimentKind) -> Part {
+    match kind {
+        ExperimentKind::Decode => (
             "decode",
             "Sustained decode",
             "Steady-state decode throughput after the engine admitted the requested concurrency and passed warmup: \
              the main tuning and regression signal.",
-            if report.decode.is_some() { decode.concat() } else { String::new() },
+            match report.decode.is_some() {
+                true => [
+                    heatmap::heatmaps(report),
+                    charts::tps_by_conc(report),
+                    charts::decode_distributions(report),
+                    cells::cell_table(report),
+                    serve::levels_table(report),
+                ]
+                .concat(),
+                false => String::new(),
+            },
         ),
-        (
+        ExperimentKind::Burst => (
             "burst",
             "Burst (end to end)",
             "Finite bursts of requests sent at once, each measured from first send to last token.",
             [heatmap::burst_heatmap(report), charts::burst_distributions(report)].concat(),
         ),
-        (
+        ExperimentKind::Routing => (
             "routing",
             "Prefix-cache routing",
             "The latest attempt of every routing phase: how its requests spread over the replicas and what they achieved.",
             routing::routing(report),
         ),
-        (
-            "timelines",
-            "Replica timelines",
-            "Polled from each replica's Prometheus metrics, about once a second.",
-            timelines::timelines(report),
+        ExperimentKind::Serve => (
+            "serve",
+            "Serve workload",
+            "vllm bench serve's random workload, one cell per input len x max concurrency x request rate.",
+            serve::serve_table(report),
         ),
-        (
-            "actions",
-            "Actions",
-            "What the operator did and what happened to the session, in order.",
-            timelines::actions(report),
-        ),
-    ]
+    }
+}
+
+/// Every section the page can have, in page order: one per experiment, then the timelines and
+/// the actions.
+fn parts(report: &SessionReport) -> Vec<Part> {
+    let mut parts: Vec<Part> = ExperimentKind::ALL.into_iter().map(|k| experiment_part(report, k)).collect();
+    parts.push((
+        "timelines",
+        "Replica timelines",
+        "Polled from each replica's Prometheus metrics, about once a second.",
+        timelines::timelines(report),
+    ));
+    parts.push((
+        "actions",
+        "Actions",
+        "What the operator did and what happened to the session, in order.",
+        timelines::actions(report),
+    ));
+    parts
 }
 
 /// Renders `report` as one self-contained HTML page.

@@ -152,24 +152,20 @@ fn widths(app: &App, grid: &Grid, avail: u16) -> (u16, Vec<u16>) {
     (label_w, out)
 }
 
-/// The knee of every decode row of the session that has one.
+/// The knee of every decode and serve row of the session that has one.
 pub fn knees(app: &App) -> Vec<GridKnee> {
-    let cells = || app.session.cells.iter().enumerate();
-    let decode = cells().filter(|(_, c)| c.spec.kind == crate::experiment::decode::section::KIND);
-    let mut out = row_knees(decode.map(|(id, c)| {
-        let latest = match c.latest.as_deref() {
-            Some(Attempt::Decode(d)) => Some(&**d),
-            _ => None,
-        };
-        (id, &c.spec, latest)
-    }));
-    let serve = cells().filter(|(_, c)| c.spec.kind == crate::experiment::serve::section::KIND).map(|(id, c)| match c
-        .latest
-        .as_deref()
-    {
-        Some(Attempt::Serve(s)) => (id, &c.spec, Some(&**s)),
-        _ => (id, &c.spec, None),
-    });
+    use crate::report::kind::ExperimentKind;
+    let (mut decode, mut serve) = (Vec::new(), Vec::new());
+    for (id, c) in app.session.cells.iter().enumerate() {
+        let latest = c.latest.as_deref();
+        match c.spec.kind {
+            ExperimentKind::Decode => decode.push((id, &c.spec, latest.and_then(Attempt::as_decode))),
+            ExperimentKind::Serve => serve.push((id, &c.spec, latest.and_then(Attempt::as_serve))),
+            // Bursts and routing phases are not swept along a load axis: no knee.
+            ExperimentKind::Burst | ExperimentKind::Routing => {}
+        }
+    }
+    let mut out = row_knees(decode);
     out.extend(crate::experiment::serve::knee::serve_knees(serve));
     out
 }
