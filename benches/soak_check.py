@@ -74,8 +74,11 @@ def accounting(report, metrics, problems):
     s = server(metrics, problems)
     if s is None:
         return c, None
-    if s["requests"] != c["started"]:
-        problems.append(f"server accepted {s['requests']} requests, the client recorded {c['started']}")
+    # Preflight's connection-reuse probe is one more completion the server counts.
+    probe = ((report.get("target") or {}).get("connection_reuse") or {}).get("probe_requests", 0)
+    c["preflight_requests"] = probe
+    if s["requests"] != c["started"] + probe:
+        problems.append(f"server accepted {s['requests']} requests, the client recorded {c['started']} + {probe} probe")
     for fault, kind in EARLY.items():
         if errors.get(kind, 0) != s["injected"].get(fault, 0):
             problems.append(f"{kind}: client {errors.get(kind, 0)}, server injected {s['injected'].get(fault, 0)}")
@@ -92,7 +95,7 @@ def accounting(report, metrics, problems):
     s["engine_unrecorded"] = s["requests"] - early - s["finished"] - s["aborted"]
     if not 0 <= s["engine_unrecorded"] <= c["cut"]:
         problems.append(f"server: accepted - early faults - finished - aborted = {s['engine_unrecorded']}")
-    done = c["completed"] + errors.get("malformed_chunk", 0)
+    done = c["completed"] + errors.get("malformed_chunk", 0) + probe
     if not 0 <= s["finished"] - done <= c["cut"]:
         problems.append(f"server finished {s['finished']}, client completed+malformed {done} (cut {c['cut']})")
     if s["running"] or s["waiting"]:

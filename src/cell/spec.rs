@@ -2,6 +2,7 @@
 
 use crate::config::Rate;
 use crate::report::kind::ExperimentKind;
+use crate::report::skip::Skip;
 use crate::report::status::CellOutcome;
 
 /// What a cell measures: the experiment that owns it and where it sits in that experiment's
@@ -106,7 +107,7 @@ pub enum CellStatus {
     /// No measurement: every request failed.
     Errored,
     /// Skipped before it started, with the reason (e.g. the KV deficit).
-    Skipped(String),
+    Skipped(Skip),
     /// Skipped by the operator.
     SkippedByOperator,
 }

@@ -87,10 +87,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub stop_at_knee: bool,
     /// Output tokens of each burst request.
-    #[arg(long, value_parser = size, default_value_t = 256)]
+    #[arg(long, value_parser = super::run_bounds::output_tokens, default_value_t = 256)]
     pub burst_tokens: u64,
     /// max_tokens of sustained streams (default: outlast the window within max_model_len).
-    #[arg(long, value_parser = size)]
+    #[arg(long, value_parser = super::run_bounds::output_tokens)]
     pub max_tokens: Option<u64>,
     /// Fewest output tokens a sustained stream asks for; a context that leaves less is sent anyway and refused (Ne).
     #[arg(long, value_parser = size, default_value = "4k")]
@@ -164,7 +164,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
     pub arrival: Arrival,
     /// Output tokens per routing request, and per serve request (max_tokens with ignore_eos).
-    #[arg(long, visible_alias = "random-output-len", value_parser = size, default_value = "128")]
+    #[arg(long, visible_alias = "random-output-len", value_parser = super::run_bounds::output_tokens, default_value = "128")]
     pub output: u64,
     /// Length of a family prefix, tokens.
     #[arg(long, value_parser = size, default_value = "5000")]

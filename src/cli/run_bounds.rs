@@ -33,6 +33,15 @@ pub fn tokens(s: &str) -> Result<u64, String> {
     }
 }
 
+/// An output length (`--max-tokens`, `--burst-tokens`, `--output`): a token count of at
+/// least 1, since a server refuses `max_tokens` 0 (HTTP 400) and every request would fail.
+pub fn output_tokens(s: &str) -> Result<u64, String> {
+    match tokens(s)? {
+        0 => Err("an output length must be at least 1 token (servers refuse max_tokens 0)".into()),
+        n => Ok(n),
+    }
+}
+
 /// A stream count from 1 to [`MAX_CONC`].
 pub fn streams(s: &str) -> Result<u32, String> {
     let n: u32 = s.trim().parse().map_err(|_| format!("`{s}` is not a stream count"))?;

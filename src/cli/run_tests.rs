@@ -179,3 +179,13 @@ fn the_serve_plan_takes_vllm_bench_serve_flags_and_plans_one_cell_per_len_conc_a
     let rates = crate::experiment::serve::Serve::new(&none).cells();
     assert!(rates.iter().all(|c| matches!(c.spec.key, crate::cell::spec::CellKey::Grid { rate: Some(Rate::Inf), .. })));
 }
+
+#[test]
+fn an_output_length_of_zero_is_refused_before_any_load() {
+    for flag in ["--max-tokens", "--burst-tokens", "--output", "--random-output-len"] {
+        let e = parse(&[flag, "0"]).expect_err(flag);
+        let named = if flag == "--random-output-len" { "--output" } else { flag };
+        assert!(e.contains("at least 1 token") && e.contains(named), "{flag}: {e}");
+        assert!(parse(&[flag, "1"]).is_ok(), "{flag} 1 runs");
+    }
+}

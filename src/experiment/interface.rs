@@ -7,6 +7,7 @@ use crate::cell::spec::CellSpec;
 use crate::config::RunConfig;
 use crate::report::json::SessionReport;
 use crate::report::kind::ExperimentKind;
+use crate::report::skip::Skip;
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +21,7 @@ pub struct PlannedCell {
     /// Display label.
     pub label: String,
     /// Why it is skipped before it starts (e.g. the KV deficit), if it is.
-    pub skip: Option<String>,
+    pub skip: Option<Skip>,
 }
 
 /// One attempt to run: which cell, and which attempt of it.
@@ -54,14 +55,14 @@ pub trait Experiment: Send + Sync {
     /// Why `spec` is to be skipped now, just before an attempt would start, from what the
     /// session knows by then (e.g. a KV capacity a poll detected after preflight could not
     /// read it); None runs it. The runner marks the cell skipped with this reason.
-    fn skip_now(&self, _env: &CellEnv, _spec: &CellSpec) -> Option<String> {
+    fn skip_now(&self, _env: &CellEnv, _spec: &CellSpec) -> Option<Skip> {
         None
     }
 
     /// Why `spec` is to be skipped now given the experiment's own cells as they stand (their
     /// statuses and attempts, in plan order), e.g. past its row's knee under `--stop-at-knee`;
     /// None runs it. Asked after [`Experiment::skip_now`]; the runner marks the cell skipped.
-    fn skip_given(&self, _env: &CellEnv, _spec: &CellSpec, _cells: &[&CellEntry]) -> Option<String> {
+    fn skip_given(&self, _env: &CellEnv, _spec: &CellSpec, _cells: &[&CellEntry]) -> Option<Skip> {
         None
     }
 

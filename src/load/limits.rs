@@ -17,6 +17,11 @@ pub const JSON_ANSWER_MAX: usize = 32 << 20;
 /// bytes): a longer one fails the request as `oversized`.
 pub const SSE_LINE_MAX: usize = 1 << 20;
 
+/// Most bytes an event stream may carry without dispatching an event (comments, unknown
+/// fields, blank lines): a server's keep-alive comments are a few bytes each, so this much
+/// means the stream is not one; the request fails as `oversized` instead of reading on.
+pub const SSE_WITHOUT_EVENT_MAX: u64 = 4 << 20;
+
 /// A size in bytes for a message: `64 KiB`, `4 MiB`, `300 bytes`.
 pub fn size_text(n: usize) -> String {
     match n {

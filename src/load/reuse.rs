@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// What the report says about connection reuse (`target.connection_reuse`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,6 +19,15 @@ pub struct ConnectionReuse {
     /// Why, e.g. "server closed the connection 0.21 ms after a streamed response (preflight
     /// probe)" or "not probed: https".
     pub evidence: String,
+    /// Generation requests the preflight probe sent that the server answered (1, or 0 when
+    /// it was not probed): one streamed request of one token, which the server counts in its
+    /// request totals like any other (`vllm:request_success_total`, ...).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub probe_requests: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Says a line to the session's log.
@@ -28,13 +37,19 @@ type Tell = Box<dyn Fn(String) + Send + Sync>;
 /// out reusing connections, "not probed".
 pub struct StreamReuse {
     fresh: AtomicBool,
+    probe_requests: AtomicU32,
     evidence: Mutex<String>,
     tell: Mutex<Option<Tell>>,
 }
 
 impl Default for StreamReuse {
     fn default() -> Self {
-        Self { fresh: AtomicBool::new(false), evidence: Mutex::new("not probed".into()), tell: Mutex::new(None) }
+        Self {
+            fresh: AtomicBool::new(false),
+            probe_requests: AtomicU32::new(0),
+            evidence: Mutex::new("not probed".into()),
+            tell: Mutex::new(None),
+        }
     }
 }
 
@@ -50,10 +65,11 @@ impl StreamReuse {
         self.fresh.load(Ordering::Relaxed)
     }
 
-    /// Sets the policy from preflight (`streams_reuse` and its `evidence`); returns the one
-    /// line to log.
-    pub fn decide(&self, streams_reuse: bool, evidence: String) -> String {
+    /// Sets the policy from preflight (`streams_reuse` and its `evidence`, found with
+    /// `probe_requests` answered requests); returns the one line to log.
+    pub fn decide(&self, streams_reuse: bool, evidence: String, probe_requests: u32) -> String {
         self.fresh.store(!streams_reuse, Ordering::Relaxed);
+        self.probe_requests.store(probe_requests, Ordering::Relaxed);
         let line = line(streams_reuse, &evidence);
         self.set_evidence(evidence);
         line
@@ -85,7 +101,8 @@ impl StreamReuse {
     /// The policy as the report records it.
     pub fn report(&self) -> ConnectionReuse {
         let evidence = self.evidence.lock().map(|e| e.clone()).unwrap_or_default();
-        ConnectionReuse { streams_reuse: !self.fresh_streams(), evidence }
+        let probe_requests = self.probe_requests.load(Ordering::Relaxed);
+        ConnectionReuse { streams_reuse: !self.fresh_streams(), evidence, probe_requests }
     }
 
     fn set_evidence(&self, evidence: String) {
@@ -114,17 +131,20 @@ mod tests {
     fn starts_pooled_and_unprobed() {
         let r = StreamReuse::default();
         assert!(!r.fresh_streams());
-        assert_eq!(r.report(), ConnectionReuse { streams_reuse: true, evidence: "not probed".into() });
+        assert_eq!(
+            r.report(),
+            ConnectionReuse { streams_reuse: true, evidence: "not probed".into(), probe_requests: 0 }
+        );
     }
 
     #[test]
     fn preflight_decides_and_says_one_line() {
         let r = StreamReuse::default();
-        let said = r.decide(false, "server closed the connection 0.2 ms after a streamed response".into());
+        let said = r.decide(false, "server closed the connection 0.2 ms after a streamed response".into(), 1);
         assert!(r.fresh_streams());
         assert!(said.contains("opens a connection of its own") && said.contains("0.2 ms"), "{said}");
         assert!(!r.report().streams_reuse);
-        r.decide(true, "kept open".into());
+        r.decide(true, "kept open".into(), 1);
         assert!(!r.fresh_streams() && r.report().evidence == "kept open");
     }
 

@@ -39,6 +39,11 @@ impl Probe {
         matches!(self, Self::KeptOpen | Self::NotProbed(_))
     }
 
+    /// Requests the server answered: the probe's one, unless nothing was learned.
+    pub fn answered(&self) -> u32 {
+        u32::from(!matches!(self, Self::NotProbed(_)))
+    }
+
     /// The evidence, one line, as the report records it.
     pub fn evidence(&self) -> String {
         match self {

@@ -43,6 +43,12 @@ pub enum SseError {
         /// The configured limit, in bytes.
         limit: usize,
     },
+    /// More than the limit of bytes arrived since the last event (or the stream start).
+    #[error("SSE stream carried over {limit} bytes without an event")]
+    NoEvents {
+        /// The limit, in bytes ([`super::limits::SSE_WITHOUT_EVENT_MAX`]).
+        limit: u64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +83,8 @@ pub struct SseDecoder {
     bytes_seen: u64,
     /// Events dispatched since creation.
     events_seen: u64,
+    /// `bytes_seen` when the last event was dispatched (or the stream began).
+    bytes_at_event: u64,
 }
 
 impl Default for SseDecoder {
@@ -103,6 +111,7 @@ impl SseDecoder {
             max_line,
             bytes_seen: 0,
             events_seen: 0,
+            bytes_at_event: 0,
         }
     }
 
@@ -115,7 +124,11 @@ impl SseDecoder {
         if bytes.is_empty() {
             return Ok(());
         }
-        let result = self.decode(bytes, &mut on_event);
+        let mut result = self.decode(bytes, &mut on_event);
+        let limit = super::limits::SSE_WITHOUT_EVENT_MAX;
+        if result.is_ok() && self.bytes_seen.saturating_sub(self.bytes_at_event) > limit {
+            result = Err(SseError::NoEvents { limit });
+        }
         if result.is_err() {
             self.reset();
         }
@@ -147,6 +160,7 @@ impl SseDecoder {
         self.is_error = false;
         self.skip_lf = false;
         self.bom = Bom::Matching(0);
+        self.bytes_at_event = self.bytes_seen;
     }
 
     /// Total bytes fed, in bytes.
@@ -313,6 +327,7 @@ impl SseDecoder {
             None => return,
         };
         self.events_seen = self.events_seen.saturating_add(1);
+        self.bytes_at_event = self.bytes_seen;
         on_event(classify(data, is_error));
         self.data.clear();
         self.has_owned_data = false;

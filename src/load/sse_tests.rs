@@ -337,3 +337,28 @@ proptest! {
         prop_assert_eq!(dec.bytes_seen(), total);
     }
 }
+
+#[test]
+fn a_stream_of_megabytes_without_an_event_is_cut() {
+    let limit = crate::load::limits::SSE_WITHOUT_EVENT_MAX;
+    let junk = b"vllm:foo 1\n".repeat(64 << 10);
+    let mut dec = SseDecoder::new();
+    let mut events = 0;
+    let mut fed = 0u64;
+    let result = loop {
+        if let Err(e) = dec.feed(&junk, |_| events += 1) {
+            break e;
+        }
+        fed += junk.len() as u64;
+        assert!(fed <= limit, "read on past the limit");
+    };
+    assert_eq!(result, SseError::NoEvents { limit });
+    assert!(result.to_string().contains("without an event"), "{result}");
+    assert_eq!(events, 0);
+    // Events reset the count: keep-alive comments between tokens never trip it.
+    let mut dec = SseDecoder::new();
+    let chunk = [b": ping\n".repeat(100_000), b"data: {}\n\n".to_vec()].concat();
+    for _ in 0..20 {
+        dec.feed(&chunk, |_| {}).expect("events keep coming");
+    }
+}

@@ -198,6 +198,10 @@ pub struct DecodeCell {
     pub status: CellOutcome,
     /// Why the cell was skipped, e.g. the KV deficit in tokens.
     pub timeout_reason: Option<String>,
+    /// What kept the cell from running (`kv_cache`, `context_length`, `plan`, `past_knee`);
+    /// absent unless skipped, and in reports written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<crate::report::skip::SkipKind>,
     /// Every attempt, oldest first; the last one is the cell's result.
     pub attempts: Vec<DecodeAttempt>,
     /// Open-loop cells: the arrival rate of the column (requests/s, or `inf`); `conc` is then
@@ -418,6 +422,10 @@ pub struct BurstCellReport {
     pub status: CellOutcome,
     /// Why the cell was skipped.
     pub timeout_reason: Option<String>,
+    /// What kept the cell from running (`kv_cache`, `context_length`, `plan`, `past_knee`);
+    /// absent unless skipped, and in reports written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<crate::report::skip::SkipKind>,
     /// Every attempt, oldest first.
     pub attempts: Vec<BurstAttempt>,
     /// This cell's figures against the same cell of the `--baseline` session (omitted without

@@ -43,18 +43,12 @@ pub const PAST_KNEE: &str = "»";
 /// Legend line explaining [`PAST_KNEE`], shown when a matrix contains it.
 pub const PAST_KNEE_LEGEND: &str =
     "» = not run: past its row's knee (--stop-at-knee); the reason is in JSON timeout_reason";
-/// The flag every `--stop-at-knee` skip reason names (`experiment::decode::knee::past_knee`).
-const STOP_AT_KNEE: &str = "(--stop-at-knee)";
-
-/// True when a skip `reason` is `--stop-at-knee`'s, not a KV misfit.
-pub fn is_past_knee(reason: &str) -> bool {
-    reason.ends_with(STOP_AT_KNEE)
-}
 
 #[cfg(test)]
 mod tests {
-    use super::{PAST_KNEE, PAST_KNEE_LEGEND, is_past_knee};
+    use super::{PAST_KNEE, PAST_KNEE_LEGEND};
     use crate::report::json::SessionReport;
+    use crate::report::skip::SkipKind;
     use crate::report::tests_example::{full_knee, full_report};
     use serde_json::Value;
 
@@ -108,13 +102,23 @@ mod tests {
         let mut report = full_report();
         let cell = &mut report.decode.as_mut().unwrap().cells[1];
         (cell.status, cell.attempts) = (CellOutcome::Skipped, Vec::new());
-        let reason = "past the knee at conc 8 (ctx 16k) (--stop-at-knee)";
-        cell.timeout_reason = Some(reason.into());
-        let text = crate::report::tables::render_text(&report, true, false);
+        // A report written before `skip` was kept: the reason tells.
+        cell.timeout_reason = Some("past the knee at conc 8 (ctx 16k) (--stop-at-knee)".into());
         let legend = PAST_KNEE_LEGEND.split(';').next().unwrap();
-        assert!(text.contains(legend) && !text.contains("∅"), "{text}");
-        assert!(text.lines().any(|l| l.contains(&format!(" {PAST_KNEE} |"))), "{text}");
-        assert!(is_past_knee(reason));
-        assert!(!is_past_knee("needs 2.1M tokens of KV cache, 0.5M available x 4"));
+        let shows_past_knee = |report: &SessionReport| {
+            let text = crate::report::tables::render_text(report, true, false);
+            let marked = text.lines().any(|l| l.contains(&format!(" {PAST_KNEE} |")));
+            (marked && text.contains(legend) && !text.contains("∅"), text)
+        };
+        let (yes, text) = shows_past_knee(&report);
+        assert!(yes, "{text}");
+        // A current report: the recorded kind decides, whatever the text.
+        let cell = &mut report.decode.as_mut().unwrap().cells[1];
+        (cell.skip, cell.timeout_reason) = (Some(SkipKind::PastKnee), Some("past the knee".into()));
+        let (yes, text) = shows_past_knee(&report);
+        assert!(yes, "{text}");
+        report.decode.as_mut().unwrap().cells[1].skip = Some(SkipKind::KvCache);
+        let (yes, text) = shows_past_knee(&report);
+        assert!(!yes && text.contains("∅"), "{text}");
     }
 }

@@ -25,6 +25,7 @@ pub mod phase;
 pub mod prom_validation;
 pub mod serve;
 pub mod sink;
+pub mod skip;
 pub mod status;
 pub mod tables;
 pub mod text;

@@ -83,6 +83,10 @@ pub struct ServeCellReport {
     pub status: CellOutcome,
     /// Why the cell was skipped.
     pub timeout_reason: Option<String>,
+    /// What kept the cell from running (`kv_cache`, `context_length`, `plan`, `past_knee`);
+    /// absent unless skipped, and in reports written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<crate::report::skip::SkipKind>,
     /// Every attempt, oldest first.
     pub attempts: Vec<ServeAttempt>,
     /// This cell's figures against the same cell of the `--baseline` session (omitted without

@@ -1,6 +1,7 @@
 //! Maps a [`SessionReport`] onto the text renderer's views (`DecodeView`) and renders them.
 
 use super::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
+use super::skip::SkipKind;
 use super::status::CellOutcome;
 use super::text::{
     Block, BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, KneeMark, MeasuredCell, RenderOptions,
@@ -190,10 +191,10 @@ pub fn cell_view(cell: &DecodeCell) -> CellView {
     match (cell.status, last) {
         (CellOutcome::Measured, Some(attempt)) => CellView::Measured(measured_cell(attempt)),
         (CellOutcome::Errored, _) => CellView::Errored { errors: last.map_or(0, error_total) },
-        (CellOutcome::Skipped, _) if cell.timeout_reason.as_deref().is_some_and(super::knee::is_past_knee) => {
-            CellView::PastKnee
-        }
-        (CellOutcome::Skipped, _) => CellView::Skipped,
+        (CellOutcome::Skipped, _) => match super::skip::kind_of(cell.skip, cell.timeout_reason.as_deref()) {
+            Some(SkipKind::PastKnee) => CellView::PastKnee,
+            Some(SkipKind::KvCache | SkipKind::ContextLength | SkipKind::Plan) | None => CellView::Skipped,
+        },
         _ => CellView::NotRun,
     }
 }
@@ -239,6 +240,7 @@ mod tests {
             conc,
             status,
             timeout_reason: None,
+            skip: None,
             attempts,
             rate: None,
             baseline: Vec::new(),

@@ -253,6 +253,7 @@ fn full_burst() -> BurstSection {
             conc: 4,
             status: CellOutcome::Measured,
             timeout_reason: None,
+            skip: None,
             baseline: Vec::new(),
             attempts: vec![BurstAttempt {
                 attempt: 1,
@@ -286,6 +287,7 @@ pub(crate) fn full_report() -> SessionReport {
         conc,
         status,
         timeout_reason: Some("needs 140000 KV tokens, 131072 available".into()),
+        skip: None,
         attempts,
         rate: None,
         baseline: Vec::new(),
@@ -315,6 +317,7 @@ pub(crate) fn full_report() -> SessionReport {
             connection_reuse: Some(crate::load::reuse::ConnectionReuse {
                 streams_reuse: false,
                 evidence: "server closed the connection 0.2 ms after a streamed response (preflight probe)".into(),
+                probe_requests: 1,
             }),
             ..minimal_report().target
         },

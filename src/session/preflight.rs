@@ -229,7 +229,7 @@ pub async fn probe_reuse(client: &ApiClient, endpoint: Endpoint, model: &str, li
         Ok(found) => found,
         Err(_) => Probe::NotProbed(format!("no answer to the probe within {}", seconds(limit))),
     };
-    Some(reuse.decide(found.streams_reuse(), found.evidence()))
+    Some(reuse.decide(found.streams_reuse(), found.evidence(), found.answered()))
 }
 
 /// The default metrics endpoint of a base URL, named after its host and port.

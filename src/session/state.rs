@@ -132,7 +132,8 @@ mod tests {
     #[test]
     fn skipped_for_kv_cannot_be_rerun_and_actions_are_logged() {
         let mut s = state(2);
-        s.cells[1].status = CellStatus::Skipped("deficit".into());
+        s.cells[1].status =
+            CellStatus::Skipped(crate::report::skip::Skip::new(crate::report::skip::SkipKind::KvCache, "deficit"));
         assert!(!s.rerun(1));
         s.act("pause", Some(0));
         assert_eq!(s.actions[0].cell.as_deref(), Some("c0"));

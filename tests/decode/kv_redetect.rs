@@ -37,11 +37,12 @@ async fn a_cell_that_no_longer_fits_once_capacity_is_known_is_skipped() {
     let file = validate(&out);
 
     let capacity = 2 * KV_BLOCKS as u64 * 16;
-    let want = kv_skip_reason(256, 128, Some(capacity), 1.0).expect("256 x 128 does not fit in 16384");
+    let want = kv_skip_reason(256, 128, Some(capacity), 1.0).expect("256 x 128 does not fit in 16384").reason;
     let cells = &file.decode.as_ref().expect("decode section").cells;
     assert_eq!(cells[0].status, CellOutcome::Measured, "256 x 1 fits and runs while sim-b is re-detected");
     assert_eq!(cells[1].status, CellOutcome::Skipped, "{:?}", cells[1].attempts.first().map(|a| a.status));
     assert_eq!(cells[1].timeout_reason.as_deref(), Some(want.as_str()));
+    assert_eq!(cells[1].skip, Some(llm_decode_bench::report::skip::SkipKind::KvCache), "the report says which skip");
     assert!(want.contains("deficit 16384 tokens"), "{want}");
     assert!(cells[1].attempts.is_empty(), "never started");
     let burst = &file.burst.as_ref().expect("burst section").cells;

@@ -22,8 +22,10 @@ fn last(c: &DecodeCell) -> &DecodeAttempt {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn decode_matrix_against_the_sim() {
     // 4 running at most, 4096 blocks of 16 = 64k tokens of KV (no oversubscription), an 8k
-    // context limit: 8k prompts overflow, and 8k x 12 cannot fit at all.
+    // context limit: 8k prompts overflow, and 8k x 12 cannot fit at all. A request fault of
+    // rate 0 only turns on the simulator's own request count (`sim:completion_requests_total`).
     let c = cluster(1, 25.0, |cfg| {
+        cfg.faults = "reset=0".parse().unwrap();
         cfg.engine.max_num_seqs = 4;
         cfg.engine.kv_blocks = 4096;
         cfg.engine.max_model_len = 8192;
@@ -42,6 +44,14 @@ async fn decode_matrix_against_the_sim() {
     assert!(report.complete);
     let reuse = report.target.connection_reuse.as_ref().expect("preflight probed connection reuse");
     assert!(reuse.streams_reuse && reuse.evidence.contains("kept the connection open"), "{reuse:?}");
+    // Every completion request the simulator accepted is in the report: the attempts' outcomes
+    // and the preflight probe's one (calibration here uses /tokenize, not completions).
+    let page = reqwest::get(&r.metrics_url).await.unwrap().text().await.unwrap();
+    let accepted = page.lines().find_map(|l| l.strip_prefix("sim:completion_requests_total ")).expect("the counter");
+    let attempts = report.decode.iter().flat_map(|d| &d.cells).flat_map(|c| &c.attempts);
+    let recorded: u64 = attempts.flat_map(|a| a.request_outcomes.values()).sum();
+    assert_eq!(reuse.probe_requests, 1);
+    assert_eq!(accepted.parse::<f64>().unwrap() as u64, recorded + u64::from(reuse.probe_requests), "{page}");
 
     let small = last(cell(&report, "0", 1));
     assert_eq!(small.status, AttemptStatus::Measured);

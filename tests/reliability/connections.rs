@@ -124,7 +124,7 @@ fn body() -> Bytes {
 /// Probes `url` and sets `backend`'s stream policy from what it found, as preflight does.
 async fn probe_into(backend: &HttpBackend, url: &str) -> Probe {
     let found = probe(url, &HeaderMap::new(), &body()).await;
-    backend.stream_reuse().unwrap().decide(found.streams_reuse(), found.evidence());
+    backend.stream_reuse().unwrap().decide(found.streams_reuse(), found.evidence(), found.answered());
     found
 }
 

@@ -11,6 +11,7 @@ use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::{BurstCellReport, BurstSection, SessionReport};
 use crate::report::kind::ExperimentKind;
+use crate::report::skip::Skip;
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -40,7 +41,7 @@ impl Experiment for Burst {
         self.grid.cells("burst ", |ctx, conc| CellSpec::grid(KIND, ctx, conc))
     }
 
-    fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
+    fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
         self.grid.skip_before_run(env, spec)
     }
 
@@ -71,13 +72,14 @@ impl Experiment for Burst {
                     _ => None,
                 })
                 .collect();
-            let (status, timeout_reason) = status_and_reason(&c.status);
+            let (status, timeout_reason, skip) = status_and_reason(&c.status);
             out.push(BurstCellReport {
                 ctx,
                 ctx_label: format_size(ctx),
                 conc,
                 status,
                 timeout_reason,
+                skip,
                 attempts,
                 baseline: Vec::new(),
             });

@@ -2,6 +2,7 @@
 //! and the `max_tokens` its requests ask for (docs/reports.md §1.2.3).
 
 use crate::config::RunConfig;
+use crate::report::skip::{Skip, SkipKind};
 use crate::units::format_size;
 
 /// Tokens kept free beside the prompt: the chat template's tokens and the calibration's error.
@@ -100,17 +101,18 @@ impl Fit {
 
 /// Why a `ctx`-token cell wanting `wanted` cannot run on a model of `max_model_len`, if it
 /// cannot: the skip reason, with the deficit in tokens.
-pub fn skip_reason(ctx: u64, max_model_len: Option<u64>, wanted: Wanted) -> Option<String> {
+pub fn skip_reason(ctx: u64, max_model_len: Option<u64>, wanted: Wanted) -> Option<Skip> {
     let Fit::TooLong { deficit, .. } = fit(max_model_len, ctx, wanted) else { return None };
     let len = max_model_len?;
     let output = match wanted {
         Wanted::Sustained { .. } => format!("a stream of at least {MIN_SUSTAINED_OUTPUT} tokens"),
         Wanted::Fixed(n) => format!("{n} output tokens"),
     };
-    Some(format!(
+    let why = format!(
         "a prompt of {} tokens plus {output} and a {MARGIN}-token template margin exceed max_model_len {len}; deficit {deficit} tokens",
         format_size(ctx)
-    ))
+    );
+    Some(Skip::new(SkipKind::ContextLength, why))
 }
 
 /// The preflight line naming the contexts whose sustained streams are shortened, if any.

@@ -39,11 +39,12 @@ fn a_fixed_output_is_never_shortened() {
 #[test]
 fn the_skip_reason_names_the_output_and_the_deficit() {
     let r = skip_reason(131_072, LEN, SUSTAINED).unwrap();
+    assert_eq!(r.kind, crate::report::skip::SkipKind::ContextLength);
     assert_eq!(
-        r,
+        r.reason,
         "a prompt of 128k tokens plus a stream of at least 64 tokens and a 64-token template margin exceed max_model_len 131072; deficit 128 tokens"
     );
-    let r = skip_reason(127_000, LEN, Wanted::Fixed(4096)).unwrap();
+    let r = skip_reason(127_000, LEN, Wanted::Fixed(4096)).unwrap().reason;
     assert!(r.contains("plus 4096 output tokens") && r.ends_with("deficit 88 tokens"), "{r}");
     assert_eq!(skip_reason(130_000, LEN, SUSTAINED), None, "shortened, not skipped");
     assert_eq!(skip_reason(1 << 30, None, SUSTAINED), None, "unknown length: runs");

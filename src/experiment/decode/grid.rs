@@ -5,28 +5,32 @@ use crate::cell::context::CellEnv;
 use crate::cell::spec::{CellKey, CellSpec};
 use crate::config::RunConfig;
 use crate::experiment::interface::PlannedCell;
+use crate::report::skip::{Skip, SkipKind};
 use crate::units::format_size;
 
 /// Why a cell of `ctx x conc` cannot fit, if it cannot: the deficit in tokens.
-pub fn kv_skip_reason(ctx: u64, conc: u32, capacity: Option<u64>, oversubscribe: f64) -> Option<String> {
+pub fn kv_skip_reason(ctx: u64, conc: u32, capacity: Option<u64>, oversubscribe: f64) -> Option<Skip> {
     let capacity = capacity?;
     let need = ctx.saturating_mul(u64::from(conc));
     let allowed = (capacity as f64 * oversubscribe).floor() as u64;
     (need > allowed).then(|| {
-        format!(
+        let why = format!(
             "needs {need} KV tokens ({conc} x {ctx}) but capacity {capacity} x oversubscribe {oversubscribe} = {allowed}; deficit {} tokens",
             need - allowed
-        )
+        );
+        Skip::new(SkipKind::KvCache, why)
     })
 }
 
 /// Why serve cell `spec` cannot run on a model of `max_model_len` tokens, if it cannot: its
 /// prompt alone is longer (decode and burst cells also fit their output: `fit::skip_reason`).
-pub fn ctx_skip_reason(spec: &CellSpec, max_model_len: Option<u64>) -> Option<String> {
+pub fn ctx_skip_reason(spec: &CellSpec, max_model_len: Option<u64>) -> Option<Skip> {
     let CellKey::Grid { ctx, .. } = spec.key else { return None };
     let len = max_model_len?;
     (ctx > len).then(|| {
-        format!("a {}-token prompt exceeds max_model_len {len}; deficit {} tokens", format_size(ctx), ctx - len)
+        let why =
+            format!("a {}-token prompt exceeds max_model_len {len}; deficit {} tokens", format_size(ctx), ctx - len);
+        Skip::new(SkipKind::ContextLength, why)
     })
 }
 
@@ -54,7 +58,7 @@ impl Grid {
 
     /// Why `spec` must be skipped just before it runs, if it must: a prompt and output longer
     /// than the model's context, or a KV capacity learned since the plan that it does not fit.
-    pub fn skip_before_run(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
+    pub fn skip_before_run(&self, env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
         let CellKey::Grid { ctx, .. } = spec.key else { return None };
         skip_reason(ctx, env.facts.max_model_len, self.wanted).or_else(|| self.skip_now(spec, env.kv_capacity_now()))
     }
@@ -77,7 +81,7 @@ impl Grid {
 
     /// Why grid cell `spec` cannot fit in `capacity_now` (the KV capacity known now), when the
     /// plan could not tell (capacity unknown at preflight); the plan's reason text.
-    pub fn skip_now(&self, spec: &CellSpec, capacity_now: Option<u64>) -> Option<String> {
+    pub fn skip_now(&self, spec: &CellSpec, capacity_now: Option<u64>) -> Option<Skip> {
         let CellKey::Grid { ctx, conc, .. } = spec.key else { return None };
         match self.kv_capacity {
             Some(_) => None,
@@ -95,6 +99,7 @@ impl Grid {
 mod tests {
     use super::*;
     use crate::report::kind::ExperimentKind;
+    use crate::report::skip::SkipKind;
 
     #[test]
     fn kv_skip_matches_the_seed() {
@@ -103,7 +108,7 @@ mod tests {
         assert!(kv_skip_reason(65_536, 16, cap, 4.0).is_none());
         assert!(kv_skip_reason(131_072, 8, cap, 4.0).is_none());
         let r = kv_skip_reason(131_072, 16, cap, 4.0).unwrap();
-        assert!(r.contains("deficit 655360 tokens"), "{r}");
+        assert!(r.kind == SkipKind::KvCache && r.reason.contains("deficit 655360 tokens"), "{r:?}");
         assert!(kv_skip_reason(131_072, 16, None, 4.0).is_none(), "unknown capacity never skips");
     }
 
@@ -111,7 +116,8 @@ mod tests {
     fn a_context_over_max_model_len_is_skipped() {
         let big = CellSpec::grid(ExperimentKind::Decode, 1 << 30, 1);
         let r = ctx_skip_reason(&big, Some(131_072)).unwrap();
-        assert!(r.contains("exceeds max_model_len 131072; deficit 1073610752 tokens"), "{r}");
+        assert_eq!(r.kind, SkipKind::ContextLength);
+        assert!(r.reason.contains("exceeds max_model_len 131072; deficit 1073610752 tokens"), "{r}");
         assert_eq!(
             ctx_skip_reason(&CellSpec::grid(ExperimentKind::Decode, 131_072, 1), Some(131_072)),
             None,
@@ -154,7 +160,7 @@ mod tests {
             "planned to run"
         );
         assert_eq!(unknown.skip_now(&big, Some(360_448)), kv_skip_reason(131_072, 16, Some(360_448), 4.0));
-        assert!(unknown.skip_now(&big, Some(360_448)).is_some_and(|r| r.contains("deficit 655360 tokens")));
+        assert!(unknown.skip_now(&big, Some(360_448)).is_some_and(|r| r.reason.contains("deficit 655360 tokens")));
         assert_eq!(unknown.skip_now(&big, None), None, "still unknown: runs");
         assert_eq!(unknown.skip_now(&CellSpec::grid(ExperimentKind::Decode, 131_072, 1), Some(360_448)), None, "fits");
         let known = Grid { kv_capacity: Some(360_448), ..unknown };

@@ -7,6 +7,7 @@ use crate::cell::sample_window::Window;
 use crate::cell::spec::{CellKey, CellSpec};
 use crate::metrics::window::{History, Point};
 use crate::report::json::{DecodeAttempt, RequestRecord, RowKnee};
+use crate::report::skip::{Skip, SkipKind};
 use crate::report::status::AttemptStatus;
 use crate::stats::knee::{Knee, KneeRules, LoadPoint, find_knee};
 use crate::stats::saturation::{Saturation, TpsNoise, WindowSeries, per_second_noise, saturation, stream_spread_noise};
@@ -189,11 +190,12 @@ fn row_knee(ctx: u64, conc: Option<u32>, knee: Knee) -> RowKnee {
 
 /// Why `spec` is past a knee of `knees` on its row (for `--stop-at-knee`), if it is; `spec_of`
 /// gives the spec of a knee's cell.
-pub fn past_knee(knees: &[GridKnee], spec_of: impl Fn(usize) -> Option<CellSpec>, spec: &CellSpec) -> Option<String> {
+pub fn past_knee(knees: &[GridKnee], spec_of: impl Fn(usize) -> Option<CellSpec>, spec: &CellSpec) -> Option<Skip> {
     let (row, load) = load_of(&spec.key)?;
     knees.iter().find_map(|k| {
         let (krow, kload) = load_of(&spec_of(k.id)?.key)?;
-        (krow == row && load > kload).then(|| format!("past the {} (--stop-at-knee)", k.row.place()))
+        let why = || format!("past the {} (--stop-at-knee)", k.row.place());
+        (krow == row && load > kload).then(|| Skip::new(SkipKind::PastKnee, why()))
     })
 }
 

@@ -49,7 +49,8 @@ fn a_closed_loop_row_has_its_knee_at_the_flat_cell() {
     );
     let spec_of = |i: usize| specs.get(i).cloned();
     let past = past_knee(&knees, spec_of, &specs[4]).expect("conc 16 is past it");
-    assert_eq!(past, "past the knee at conc 8 (ctx 0) (--stop-at-knee)");
+    assert_eq!(past.kind, crate::report::skip::SkipKind::PastKnee);
+    assert_eq!(past.reason, "past the knee at conc 8 (ctx 0) (--stop-at-knee)");
     assert_eq!(past_knee(&knees, spec_of, &specs[2]), None, "below the knee");
     assert_eq!(past_knee(&knees, spec_of, &specs[9]), None, "another row");
 }

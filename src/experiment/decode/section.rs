@@ -12,6 +12,7 @@ use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::{DecodeCell, DecodeSection, SessionReport};
 use crate::report::kind::ExperimentKind;
+use crate::report::skip::{Skip, SkipKind};
 use crate::report::status::{AttemptStatus, CellOutcome};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
@@ -52,10 +53,10 @@ impl Decode {
 }
 
 /// A cell's report status and, when skipped, why.
-pub fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>) {
+pub fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>, Option<SkipKind>) {
     match status {
-        CellStatus::Skipped(r) => (CellOutcome::Skipped, Some(r.clone())),
-        s => (s.outcome(), None),
+        CellStatus::Skipped(s) => (CellOutcome::Skipped, Some(s.reason.clone()), Some(s.kind)),
+        s => (s.outcome(), None, None),
     }
 }
 
@@ -79,12 +80,12 @@ impl Experiment for Decode {
         self.grid.cells("", |ctx, conc| CellSpec::grid(KIND, ctx, conc))
     }
 
-    fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
+    fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
         self.grid.skip_before_run(env, spec)
     }
 
     /// Under `--stop-at-knee`, a cell past the knee its row already has.
-    fn skip_given(&self, env: &CellEnv, spec: &CellSpec, cells: &[&CellEntry]) -> Option<String> {
+    fn skip_given(&self, env: &CellEnv, spec: &CellSpec, cells: &[&CellEntry]) -> Option<Skip> {
         if !env.cfg.stop_at_knee {
             return None;
         }
@@ -130,13 +131,14 @@ impl Experiment for Decode {
             if let Some(last) = attempts.last().filter(|a| a.status == AttemptStatus::Measured) {
                 sources.insert(last.aggregate_source);
             }
-            let (status, timeout_reason) = status_and_reason(&c.status);
+            let (status, timeout_reason, skip) = status_and_reason(&c.status);
             out.push(DecodeCell {
                 ctx,
                 ctx_label: format_size(ctx),
                 conc,
                 status,
                 timeout_reason,
+                skip,
                 attempts,
                 baseline: Vec::new(),
                 rate,

@@ -13,6 +13,7 @@ use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::SessionReport;
 use crate::report::kind::ExperimentKind;
 use crate::report::serve::{GoodputSlo, ServeCellReport, ServeSection, TokenIds};
+use crate::report::skip::{Skip, SkipKind};
 use crate::units::format_size;
 use futures_util::future::BoxFuture;
 use std::time::Duration;
@@ -76,8 +77,8 @@ fn last_serve(c: &CellEntry) -> Option<&crate::report::serve::ServeAttempt> {
 }
 
 /// Why a serve cell of `input_len` tokens cannot run before it starts, if it cannot.
-fn plan_skip(input_len: u64) -> Option<String> {
-    (input_len == 0).then(|| "an empty prompt: serve needs --random-input-len of at least 1".to_string())
+fn plan_skip(input_len: u64) -> Option<Skip> {
+    (input_len == 0).then(|| Skip::new(SkipKind::Plan, "an empty prompt: serve needs --random-input-len of at least 1"))
 }
 
 impl Experiment for Serve {
@@ -99,7 +100,7 @@ impl Experiment for Serve {
         out
     }
 
-    fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<String> {
+    fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
         ctx_skip_reason(spec, env.facts.max_model_len)
     }
 
@@ -148,7 +149,7 @@ impl Experiment for Serve {
                     _ => None,
                 })
                 .collect();
-            let (status, timeout_reason) = status_and_reason(&c.status);
+            let (status, timeout_reason, skip) = status_and_reason(&c.status);
             out.push(ServeCellReport {
                 input_len: ctx,
                 ctx_label: format_size(ctx),
@@ -156,6 +157,7 @@ impl Experiment for Serve {
                 request_rate: rate.unwrap_or(Rate::Inf).to_string(),
                 status,
                 timeout_reason,
+                skip,
                 attempts,
                 baseline: Vec::new(),
             });

@@ -3,10 +3,13 @@
 
 use crate::report::json::SessionReport;
 
-/// `s` with the five HTML-significant characters escaped, safe in text and in quoted attributes.
+/// `s` with the five HTML-significant characters escaped, safe in text and in quoted attributes,
+/// and every control, bidi or separator character a visible escape (`\x1b`, as
+/// `crate::text_safe` writes it): server text such as `ESC ]0;…BEL` is invalid in HTML and,
+/// with the page printed to a terminal, would retitle or clear it.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in crate::text_safe::text(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),

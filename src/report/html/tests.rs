@@ -131,3 +131,19 @@ fn every_report_string_is_escaped() {
     assert!(!page.contains("<img") && !page.contains("onerror=alert(1)>"), "raw markup leaked");
     assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;&amp;&quot;&#39;"), "HTML-escaped");
 }
+
+#[test]
+fn terminal_escapes_from_the_server_are_visible_text() {
+    let evil = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{202e}model";
+    let mut report = full_report();
+    report.model = evil.into();
+    report.warnings.push(evil.into());
+    if let Some(d) = report.decode.as_mut() {
+        let a = &mut d.cells[1].attempts[1];
+        a.error_examples.values_mut().for_each(|e| *e = format!("HTTP 500: {evil}"));
+    }
+    let page = page_of(report);
+    let raw: Vec<char> = page.chars().filter(|c| crate::text_safe::is_unsafe(*c) && *c != '\n').collect();
+    assert!(raw.is_empty(), "raw control characters reach the page: {raw:?}");
+    assert!(page.contains("evil\\x1b]0;pwned\\x07\\x1b[2J\\u{9b}31m\\u{202e}model"), "shown as escapes");
+}

@@ -8,6 +8,7 @@ use super::widgets::{fit, framed, panel};
 use crate::cell::control::{CellId, Phase};
 use crate::experiment::decode::knee::{GridKnee, row_knees};
 use crate::experiment::record::Attempt;
+use crate::report::skip::SkipKind;
 use crate::report::status::AttemptStatus;
 use crate::report::text::format::{NOT_RUN, SKIPPED, fmt_error_suffix, fmt_errored, fmt_running_suffix, fmt_tps};
 use crate::session::snapshot::{CellSummary, Headline};
@@ -78,10 +79,10 @@ pub fn cell_view(app: &App, id: CellId) -> (String, CellState) {
             None => ("done".into(), CellState::Done),
         },
         CellStatus::Errored => (fmt_errored(h.map_or(0, |h| h.errors)), CellState::Failed),
-        CellStatus::Skipped(r) if crate::report::knee::is_past_knee(r) => {
-            (crate::report::knee::PAST_KNEE.into(), CellState::Skipped)
-        }
-        CellStatus::Skipped(_) => (SKIPPED.into(), CellState::Skipped),
+        CellStatus::Skipped(s) => match s.kind {
+            SkipKind::PastKnee => (crate::report::knee::PAST_KNEE.into(), CellState::Skipped),
+            SkipKind::KvCache | SkipKind::ContextLength | SkipKind::Plan => (SKIPPED.into(), CellState::Skipped),
+        },
         CellStatus::SkippedByOperator => (OPERATOR_SKIP.into(), CellState::OperatorSkipped),
     }
 }
