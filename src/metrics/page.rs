@@ -43,6 +43,9 @@ async fn fetch(backend: &dyn Backend, url: &str) -> Result<(String, String), Pag
     let headers = HeaderMap::new();
     let resp = backend.send(Exchange::get(url, &headers)).await.map_err(|e| PageError::Failed(e.describe()))?;
     let status = resp.status();
+    if let Some(why) = no_page(status, resp.headers()) {
+        return Err(PageError::Unusable(why));
+    }
     if !status.is_success() {
         return Err(PageError::Failed(format!("HTTP {status}")));
     }
@@ -52,6 +55,20 @@ async fn fetch(backend: &dyn Backend, url: &str) -> Result<(String, String), Pag
         None => PageError::Failed(e.describe()),
     })?;
     Ok((String::from_utf8_lossy(&body).into_owned(), ct))
+}
+
+/// Why an answer says there is no metrics page at the URL (the target is up): a redirect,
+/// never followed, or a client error such as 404 (not 408 or 429, which a retry may pass).
+fn no_page(status: reqwest::StatusCode, headers: &HeaderMap) -> Option<String> {
+    if status.is_redirection() {
+        let to = headers.get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("?");
+        return Some(format!(
+            "no metrics page: HTTP {status}, a redirect to {}, not followed",
+            crate::text_safe::line(to)
+        ));
+    }
+    let retry = matches!(status.as_u16(), 408 | 429);
+    (status.is_client_error() && !retry).then(|| format!("no metrics page: HTTP {status}"))
 }
 
 /// Parses a page, or says why it is no metrics page.

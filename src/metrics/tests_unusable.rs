@@ -15,7 +15,7 @@ use super::{MetricsTarget, Poller, PollerConfig, UNUSABLE_BACKOFF_MAX};
 use crate::sim::inproc::InProcBackend;
 
 /// What `/metrics` serves: 0 HTML, 1 a page without engine series, 2 a vLLM page, 3 a page
-/// over the size cap.
+/// over the size cap, 4 a 404, 5 a redirect, 6 a 503.
 #[derive(Default)]
 struct Page {
     mode: AtomicU64,
@@ -31,6 +31,9 @@ fn backend(page: Arc<Page>) -> Arc<InProcBackend> {
                 0 => ([(header::CONTENT_TYPE, "text/html")], "<html>login</html>".to_string()).into_response(),
                 1 => "# TYPE up gauge\nup 1\n".repeat(3).into_response(),
                 2 => "vllm:num_requests_running{engine=\"0\"} 3\n".into_response(),
+                4 => (axum::http::StatusCode::NOT_FOUND, "404 page not found").into_response(),
+                5 => (axum::http::StatusCode::FOUND, [(header::LOCATION, "/login")], "").into_response(),
+                6 => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy").into_response(),
                 _ => "x".repeat(crate::metrics::page::MAX_PAGE_BYTES + 1).into_response(),
             }
         }
@@ -95,4 +98,25 @@ async fn a_page_without_engine_series_or_over_the_cap_is_unusable_too() {
     let snap = poller.scrape_now().await;
     assert_eq!(snap.replicas[0].unusable.as_deref(), Some("a page over 4 MiB (read no further)"));
     assert!(poller.history().outages.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_page_at_the_url_is_unusable_but_a_failing_server_is_lost() {
+    let page = Arc::new(Page { mode: AtomicU64::new(4), ..Page::default() });
+    let poller = spawn(&page);
+    let hits = hits_over(&page, &poller, Duration::from_secs(30)).await;
+    assert!(hits <= 9, "{hits} scrapes of a 404 in 30 s");
+    let view = poller.latest().replicas[0].clone();
+    assert_eq!(view.unusable.as_deref(), Some("no metrics page: HTTP 404 Not Found"));
+    assert!(!view.stale, "{view:?}");
+    page.mode.store(5, Ordering::SeqCst);
+    let snap = poller.scrape_now().await;
+    let why = snap.replicas[0].unusable.clone();
+    assert_eq!(why.as_deref(), Some("no metrics page: HTTP 302 Found, a redirect to /login, not followed"));
+    assert!(poller.history().outages.is_empty(), "answered pages are no outage");
+    // A 503 is a server failing now, not a missing page: it still counts toward a lost target.
+    page.mode.store(6, Ordering::SeqCst);
+    let snap = poller.scrape_now().await;
+    let r = &snap.replicas[0];
+    assert_eq!((r.last_error.as_deref(), r.consecutive_failures), (Some("HTTP 503 Service Unavailable"), 1), "{r:?}");
 }
