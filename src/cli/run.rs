@@ -202,8 +202,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub log_file: Option<PathBuf>,
     /// Continue the interrupted session saved in this report: its finished cells are kept, the
-    /// rest run, and the report is written back to it (unless --out is given). Give the flags
-    /// of the original run; a report from other settings is refused before any load is sent.
+    /// rest run, and the report is written back to it (unless --out is given). The flags the
+    /// report recorded are restored; a flag given that differs is refused before any load.
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Show every cell's delta against the same cell of this saved session report (matched
