@@ -12,6 +12,7 @@ pub mod limits;
 pub mod live;
 pub mod open_loop;
 pub mod pool;
+pub mod rate;
 pub mod request;
 pub mod resend;
 pub mod reuse;

@@ -30,7 +30,7 @@ fn columns(cells: &Cells) -> Vec<String> {
 
 /// The label of a matrix column: the concurrency, or the open-loop rate (with its cap when
 /// several concurrencies share a rate).
-fn column(conc: u32, rate: Option<crate::config::Rate>, many_conc: bool) -> String {
+fn column(conc: u32, rate: Option<crate::load::rate::Rate>, many_conc: bool) -> String {
     crate::cell::spec::CellSpec::grid_at(ExperimentKind::Decode, 0, conc, rate)
         .load_label(many_conc)
         .unwrap_or_default()

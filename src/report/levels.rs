@@ -2,7 +2,7 @@
 //! walked through (each with its own sub-window and figures) and a rate as JSON (a number of
 //! requests/s, or the string `inf`).
 
-use crate::config::Rate;
+use crate::load::rate::Rate;
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -62,7 +62,7 @@ pub fn trim(r: f64) -> String {
 
 /// `Option<Rate>` as JSON: a number of requests/s, `"inf"`, or absent.
 pub mod rate_opt {
-    use crate::config::Rate;
+    use crate::load::rate::Rate;
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// Writes a finite rate as a number, `inf` as the string.

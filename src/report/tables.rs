@@ -8,7 +8,7 @@ use super::text::{
     decode_blocks, render_text_blocks, routing_blocks,
 };
 use crate::cell::spec::CellSpec;
-use crate::config::Rate;
+use crate::load::rate::Rate;
 use crate::report::kind::ExperimentKind;
 
 /// The decode matrix of `report` as the text renderer's view, or `None` without a decode section.
