@@ -12,7 +12,7 @@ use crate::load::request::{BodyOptions, BodyTemplate, Endpoint};
 use crate::load::reuse_probe::Probe;
 use crate::metrics::prom::Scrape;
 use crate::metrics::{EngineDialect, EngineSample};
-use crate::net::host_port;
+use crate::net::{check_url, host_port};
 use std::time::Duration;
 
 /// A model id a request can name: sglang-router answers `unknown` in front of vLLM workers
@@ -252,13 +252,6 @@ pub fn parse_metrics_arg(s: &str) -> Result<MetricsEndpoint, String> {
             Ok(MetricsEndpoint { name: host_port(s).to_string(), url: s.to_string() })
         }
     }
-}
-
-/// Accepts `http://` and `https://` URLs with a host.
-pub fn check_url(s: &str) -> Result<(), String> {
-    let ok = (s.starts_with("http://") || s.starts_with("https://"))
-        && s.split_once("://").is_some_and(|(_, r)| !r.is_empty());
-    if ok { Ok(()) } else { Err(format!("`{s}` is not an http(s) URL")) }
 }
 
 #[cfg(test)]
