@@ -19,3 +19,4 @@ pub mod stdio;
 pub mod text_safe;
 pub mod tui;
 pub mod units;
+pub mod version;
