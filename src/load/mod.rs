@@ -23,4 +23,5 @@ pub mod sse;
 pub mod stream;
 pub mod tap;
 pub mod timeline;
+pub mod wait;
 pub mod worker;

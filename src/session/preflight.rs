@@ -2,7 +2,6 @@
 //! capacity, and probe connection reuse (the prompts are calibrated in `calibration`). Every
 //! wait has a deadline and is named on stderr once it lasts (`wait`).
 
-use super::wait::{INFO_TIMEOUT, TRANSPORT_MARGIN, Wait, seconds};
 use crate::cell::facts::ReplicaFacts;
 use crate::config::{MetricsEndpoint, PlanKind, RunConfig};
 use crate::experiment::decode::fit::{Fit, Wanted, fit};
@@ -10,6 +9,7 @@ use crate::load::backend::Backend;
 use crate::load::client::{ApiClient, ClientError, ModelInfo, REQUEST_TIMEOUT, redact_url};
 use crate::load::request::{BodyOptions, BodyTemplate, Endpoint};
 use crate::load::reuse_probe::Probe;
+use crate::load::wait::{INFO_TIMEOUT, TRANSPORT_MARGIN, Wait, seconds};
 use crate::metrics::prom::Scrape;
 use crate::metrics::{EngineDialect, EngineSample};
 use crate::net::{check_url, host_port};
