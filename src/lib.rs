@@ -20,3 +20,6 @@ pub mod text_safe;
 pub mod tui;
 pub mod units;
 pub mod version;
+
+#[cfg(test)]
+mod layering_tests;
