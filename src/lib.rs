@@ -19,3 +19,7 @@ pub mod stdio;
 pub mod text_safe;
 pub mod tui;
 pub mod units;
+pub mod version;
+
+#[cfg(test)]
+mod layering_tests;

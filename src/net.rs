@@ -1,5 +1,5 @@
 //! Shared HTTP helpers: client construction (TLS provider, no Nagle), one-line error chains,
-//! and URLs reduced to `host:port` or stripped of credentials.
+//! URLs reduced to `host:port` or stripped of credentials, and the check that a URL is http(s).
 
 use std::sync::Once;
 
@@ -58,4 +58,11 @@ pub fn redact_url(url: &str) -> String {
         Some(at) => format!("{}{}", &url[..scheme_end], &rest[at + 1..]),
         None => url.to_string(),
     }
+}
+
+/// Accepts `http://` and `https://` URLs with a host.
+pub fn check_url(s: &str) -> Result<(), String> {
+    let ok = (s.starts_with("http://") || s.starts_with("https://"))
+        && s.split_once("://").is_some_and(|(_, r)| !r.is_empty());
+    if ok { Ok(()) } else { Err(format!("`{s}` is not an http(s) URL")) }
 }

@@ -204,5 +204,5 @@ pub fn report(plan: &Plan, rows: Vec<Row>, long_context: Option<super::long::Lon
         "row_process": "each client row in a child process of its own",
         "long": plan.long,
     });
-    BenchReport { version: crate::cli::VERSION, settings, rows, long_context }
+    BenchReport { version: crate::version::VERSION, settings, rows, long_context }
 }

@@ -3,6 +3,7 @@
 //! Experiments depend on this module; it depends on none of them.
 
 pub mod attempt_loop;
+pub mod calibration;
 pub mod context;
 pub mod control;
 pub mod facts;
@@ -13,6 +14,7 @@ pub mod lag;
 pub mod publisher;
 pub mod replicas_live;
 pub mod sample_window;
+pub mod scrapes;
 pub mod spec;
 pub mod summarize;
 pub mod tps_bins;

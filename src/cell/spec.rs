@@ -2,6 +2,7 @@
 
 use crate::config::Rate;
 use crate::report::kind::ExperimentKind;
+use crate::report::levels::column_label;
 use crate::report::skip::Skip;
 use crate::report::status::CellOutcome;
 
@@ -41,17 +42,11 @@ impl CellSpec {
         }
     }
 
-    /// The column label of a grid cell: `8` (closed loop), `4/s` or `inf` (open loop, one
-    /// concurrency), `8@4/s` when rates and concurrencies are both swept; None for phases.
+    /// The column label of a grid cell ([`column_label`]: `8`, `4/s`, `inf`, `8@4/s`); None
+    /// for phases.
     pub fn load_label(&self, many_conc: bool) -> Option<String> {
         let CellKey::Grid { conc, rate, .. } = &self.key else { return None };
-        Some(match rate {
-            None => conc.to_string(),
-            Some(r) => {
-                let r = if r.is_finite() { format!("{r}/s") } else { r.to_string() };
-                if many_conc { format!("{conc}@{r}") } else { r }
-            }
-        })
+        Some(column_label(*conc, *rate, many_conc))
     }
 
     /// How `compare` and `--baseline` match the cell across reports: kind and ctx/conc, or

@@ -17,8 +17,7 @@ mod extreme_tests;
 
 use clap::{Parser, Subcommand};
 
-/// `--version`: the crate version and the git commit it was built from (src/build.rs).
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("LLM_DECODE_BENCH_COMMIT"), ")");
+pub use crate::version::VERSION;
 
 /// Live benchmark and monitor for LLM serving: sustained-decode matrices and prefix-cache
 /// routing experiments against OpenAI-compatible servers and gateways.

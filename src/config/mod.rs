@@ -1,14 +1,15 @@
 //! What a session is asked to run: the validated run configuration and the experiments' settings.
 
 pub mod knob;
-pub mod rate;
 pub mod routing;
 pub mod serve;
 pub mod settings;
 
+/// The open-loop arrival rate lives in the load layer ([`crate::load::rate`]); re-exported here
+/// because the run configuration is where it is set.
+pub use crate::load::rate::{self, Rate};
 pub use crate::report::goodput::SloSource;
 pub use knob::KnobStep;
-pub use rate::Rate;
 
 use crate::load::request::{ApiKey, Endpoint};
 use std::path::PathBuf;

@@ -8,7 +8,7 @@ use super::request::BodyTemplate;
 use super::sample::RequestSample;
 use super::stream::run_stream;
 use super::worker::WorkerCtx;
-use crate::config::Rate;
+use crate::load::rate::Rate;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;

@@ -104,7 +104,7 @@ impl PromServer {
     /// A server from `--prometheus URL` and `--replica-selector`; a selector in braces is
     /// accepted and unwrapped.
     pub fn new(url: &str, selector: &str) -> Result<PromServer, String> {
-        crate::session::preflight::check_url(url.trim()).map_err(|e| format!("--prometheus: {e}"))?;
+        crate::net::check_url(url.trim()).map_err(|e| format!("--prometheus: {e}"))?;
         let sel = selector.trim();
         let sel = sel.strip_prefix('{').and_then(|s| s.strip_suffix('}')).unwrap_or(sel).trim();
         if sel.contains(['{', '}']) {

@@ -190,7 +190,7 @@ fn snapshot_of_the_full_report() {
 
 #[test]
 fn open_loop_cells_of_one_ctx_and_conc_are_told_apart_by_rate() {
-    use crate::config::Rate;
+    use crate::load::rate::Rate;
     let mut report = crate::report::tests_example::full_report();
     for (cell, rate) in report.decode.as_mut().unwrap().cells.iter_mut().zip([Rate::PerSecond(4.0), Rate::Inf]) {
         (cell.conc, cell.rate) = (8, Some(rate));

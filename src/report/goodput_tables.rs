@@ -5,7 +5,6 @@ use super::goodput::Goodput;
 use super::json::SessionReport;
 use super::text::format::{CORNER, NOT_RUN};
 use super::text::{Block, Panel, Row, Table};
-use crate::report::kind::ExperimentKind;
 
 const BODY: &str = "Requests that met the SLO over those judged, per cell's last attempt, with good \
     requests per second of the window (burst: of the makespan). Decode judges the requests that \
@@ -30,10 +29,8 @@ fn columns(cells: &Cells) -> Vec<String> {
 
 /// The label of a matrix column: the concurrency, or the open-loop rate (with its cap when
 /// several concurrencies share a rate).
-fn column(conc: u32, rate: Option<crate::config::Rate>, many_conc: bool) -> String {
-    crate::cell::spec::CellSpec::grid_at(ExperimentKind::Decode, 0, conc, rate)
-        .load_label(many_conc)
-        .unwrap_or_default()
+fn column(conc: u32, rate: Option<crate::load::rate::Rate>, many_conc: bool) -> String {
+    super::levels::column_label(conc, rate, many_conc)
 }
 
 fn matrix(title: &str, ctx_labels: &[String], cells: &Cells) -> Table {

@@ -207,7 +207,7 @@ pub struct DecodeCell {
     /// Open-loop cells: the arrival rate of the column (requests/s, or `inf`); `conc` is then
     /// the in-flight cap. Absent closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "super::levels::rate_opt")]
-    pub rate: Option<crate::config::Rate>,
+    pub rate: Option<crate::load::rate::Rate>,
     /// This cell's figures against the same cell of the `--baseline` session (omitted without
     /// one, or when the baseline has no result for the cell).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -303,7 +303,7 @@ pub struct DecodeAttempt {
     pub saturation: Option<crate::stats::saturation::Saturation>,
     /// Open-loop cells: the planned arrival rate (requests/s, or `inf`); absent closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "super::levels::rate_opt")]
-    pub rate: Option<crate::config::Rate>,
+    pub rate: Option<crate::load::rate::Rate>,
     /// Open-loop cells: requests sent per second over the window (the arrival rate achieved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub achieved_rate: Option<f64>,

@@ -2,7 +2,7 @@
 //! walked through (each with its own sub-window and figures) and a rate as JSON (a number of
 //! requests/s, or the string `inf`).
 
-use crate::config::Rate;
+use crate::load::rate::Rate;
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -60,9 +60,21 @@ pub fn trim(r: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// The label of a decode matrix column: `8` (closed loop), `4/s` or `inf` (open loop, one
+/// concurrency), `8@4/s` when rates and concurrencies are both swept (`many_conc`).
+pub fn column_label(conc: u32, rate: Option<Rate>, many_conc: bool) -> String {
+    match rate {
+        None => conc.to_string(),
+        Some(r) => {
+            let r = if r.is_finite() { format!("{r}/s") } else { r.to_string() };
+            if many_conc { format!("{conc}@{r}") } else { r }
+        }
+    }
+}
+
 /// `Option<Rate>` as JSON: a number of requests/s, `"inf"`, or absent.
 pub mod rate_opt {
-    use crate::config::Rate;
+    use crate::load::rate::Rate;
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// Writes a finite rate as a number, `inf` as the string.

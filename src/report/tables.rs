@@ -1,15 +1,14 @@
 //! Maps a [`SessionReport`] onto the text renderer's views (`DecodeView`) and renders them.
 
 use super::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
+use super::levels::column_label;
 use super::skip::SkipKind;
 use super::status::CellOutcome;
 use super::text::{
     Block, BoxStyle, BurstCell, BurstCellView, BurstView, CellView, DecodeView, KneeMark, MeasuredCell, RenderOptions,
     decode_blocks, render_text_blocks, routing_blocks,
 };
-use crate::cell::spec::CellSpec;
-use crate::config::Rate;
-use crate::report::kind::ExperimentKind;
+use crate::load::rate::Rate;
 
 /// The decode matrix of `report` as the text renderer's view, or `None` without a decode section.
 ///
@@ -20,9 +19,7 @@ pub fn decode_view(report: &SessionReport) -> Option<DecodeView> {
     let section = report.decode.as_ref()?;
     let columns = columns(section);
     let many_conc = section.conc.len() > 1;
-    let label = |(conc, rate): &(u32, Option<Rate>)| {
-        CellSpec::grid_at(ExperimentKind::Decode, 0, *conc, *rate).load_label(many_conc).unwrap_or_default()
-    };
+    let label = |(conc, rate): &(u32, Option<Rate>)| column_label(*conc, *rate, many_conc);
     let open_loop = columns.iter().any(|(_, r)| r.is_some());
     Some(DecodeView {
         tool_version: report.tool.version.clone(),

@@ -54,7 +54,7 @@ struct CellKey<'a> {
     ctx_label: &'a str,
     conc: u32,
     /// Open-loop decode cells: the arrival rate (`conc` is then the in-flight cap).
-    rate: Option<crate::config::Rate>,
+    rate: Option<crate::load::rate::Rate>,
 }
 
 /// The throughput part of a row, vLLM's definitions over our counts.

@@ -86,7 +86,7 @@ fn bursts_use_their_makespan() {
 
 #[test]
 fn open_loop_decode_rows_name_their_rate() {
-    use crate::config::Rate;
+    use crate::load::rate::Rate;
     let mut report = full_report();
     for (cell, rate) in report.decode.as_mut().unwrap().cells.iter_mut().zip([Rate::PerSecond(4.0), Rate::Inf]) {
         (cell.conc, cell.rate) = (8, Some(rate));

@@ -6,7 +6,6 @@
 //! same handles.
 
 pub mod assemble;
-pub mod calibration;
 pub mod handles;
 pub mod plan;
 pub mod preflight;
@@ -18,7 +17,6 @@ pub mod series;
 pub mod server_info;
 pub mod snapshot;
 pub mod state;
-pub mod wait;
 
 pub use handles::SessionHandles;
 pub use plan::{start, start_with};

@@ -69,7 +69,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Fa
         let (fit, too_long) = preflight::split_ctx(&cfg.ctx, max_model_len, &wanted);
         notes.extend(preflight::too_long_note(&too_long, max_model_len, decode));
         notes.extend(shortened_note(&fit, max_model_len, decode));
-        let (p, w) = super::calibration::calibrate_prompts(client, &model, cfg, &fit).await?;
+        let (p, w) = crate::cell::calibration::calibrate_prompts(client, &model, cfg, &fit).await?;
         prompts = p;
         warnings.extend(w);
     }
@@ -182,7 +182,7 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
 pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Result<SessionHandles> {
     let client = ApiClient::new(backend.clone(), &cfg.base_url, cfg.api_key.clone());
     let (mut facts, notes) = gather_facts(&cfg, &client).await?;
-    let reuse_limit = super::calibration::reuse_probe_limit(&cfg);
+    let reuse_limit = crate::cell::calibration::reuse_probe_limit(&cfg);
     let reuse_line = preflight::probe_reuse(&client, preflight::stream_endpoint(&cfg), &facts.model, reuse_limit).await;
     if let Some(r) = &cfg.resume {
         super::resume::check_model(r, &facts.model)?;

@@ -2,7 +2,6 @@
 //! capacity, and probe connection reuse (the prompts are calibrated in `calibration`). Every
 //! wait has a deadline and is named on stderr once it lasts (`wait`).
 
-use super::wait::{INFO_TIMEOUT, TRANSPORT_MARGIN, Wait, seconds};
 use crate::cell::facts::ReplicaFacts;
 use crate::config::{MetricsEndpoint, PlanKind, RunConfig};
 use crate::experiment::decode::fit::{Fit, Wanted, fit};
@@ -10,9 +9,10 @@ use crate::load::backend::Backend;
 use crate::load::client::{ApiClient, ClientError, ModelInfo, REQUEST_TIMEOUT, redact_url};
 use crate::load::request::{BodyOptions, BodyTemplate, Endpoint};
 use crate::load::reuse_probe::Probe;
+use crate::load::wait::{INFO_TIMEOUT, TRANSPORT_MARGIN, Wait, seconds};
 use crate::metrics::prom::Scrape;
 use crate::metrics::{EngineDialect, EngineSample};
-use crate::net::host_port;
+use crate::net::{check_url, host_port};
 use std::time::Duration;
 
 /// A model id a request can name: sglang-router answers `unknown` in front of vLLM workers
@@ -252,13 +252,6 @@ pub fn parse_metrics_arg(s: &str) -> Result<MetricsEndpoint, String> {
             Ok(MetricsEndpoint { name: host_port(s).to_string(), url: s.to_string() })
         }
     }
-}
-
-/// Accepts `http://` and `https://` URLs with a host.
-pub fn check_url(s: &str) -> Result<(), String> {
-    let ok = (s.starts_with("http://") || s.starts_with("https://"))
-        && s.split_once("://").is_some_and(|(_, r)| !r.is_empty());
-    if ok { Ok(()) } else { Err(format!("`{s}` is not an http(s) URL")) }
 }
 
 #[cfg(test)]

@@ -1,16 +1,16 @@
 //! Sessions whose replicas come from a Prometheus server (`run --prometheus`): finding them
-//! before any load, starting the reader, the report's `metrics_source`, and the warnings that
-//! keep the figures honest about the server's scrape interval.
+//! before any load, starting the reader, the report's `metrics_source`, and the warnings a
+//! session starts with about the server's scrape interval (a cell's own: `cell::scrapes`).
 
 use crate::cell::context::CellEnv;
 use crate::cell::facts::ReplicaFacts;
+use crate::cell::scrapes::MIN_SCRAPES;
 use crate::config::RunConfig;
 use crate::load::backend::{Backend, SharedBackend};
 use crate::metrics::engine::EngineSample;
-use crate::metrics::poller::{MetricsSnapshot, MetricsTarget, PollerHandle};
+use crate::metrics::poller::{MetricsTarget, PollerHandle};
 use crate::metrics::prom_poller::{self, OnChange, PromPollerConfig};
 use crate::metrics::promql::{ENGINE_METRICS, PromServer, RUNNING_METRICS, group, median_spacing};
-use crate::metrics::window::WindowStats;
 use crate::net::redact_url;
 use crate::report::json::{MetricsSource, ReplicaChange};
 use std::time::Duration;
@@ -20,8 +20,6 @@ use tokio_util::sync::CancellationToken;
 const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How far back preflight looks for samples to measure the scrape interval, seconds.
 const SPACING_RANGE_S: u64 = 120;
-/// Fewest scrapes a window should span for its replica figures to mean something.
-pub const MIN_SCRAPES: f64 = 3.0;
 
 /// What preflight found on the server: the replicas and how the report describes the source.
 #[derive(Debug, Clone)]
@@ -98,35 +96,6 @@ pub fn start_warnings(cfg: &RunConfig, source: &MetricsSource) -> Vec<String> {
         (window / scrape).floor().max(0.0),
         (MIN_SCRAPES * scrape).ceil()
     )]
-}
-
-/// Warns (report and log) when a replica's figures in the window of `cell` come from fewer
-/// than [`MIN_SCRAPES`] scrapes; only for replicas read from a Prometheus server.
-pub fn note_few_scrapes(env: &CellEnv, cell: &str, ws: &WindowStats) {
-    let Some(src) = &env.facts.metrics_source else { return };
-    let Some(fewest) = ws.replicas.iter().min_by_key(|r| r.points) else { return };
-    if (fewest.points as f64) < MIN_SCRAPES {
-        let every = src.scrape_interval_s.map_or_else(|| "unknown".to_string(), |s| format!("{s} s"));
-        env.warn(format!(
-            "{cell}: its window saw {} Prometheus scrape(s) of replica {} (scrape interval {every}); \
-             its replica figures (running, KV usage, counter deltas) rest on too few scrapes",
-            fewest.points, fewest.name
-        ));
-    }
-}
-
-/// For replicas read from a Prometheus server, the time between the scrapes behind two
-/// snapshots, seconds, averaged over the replicas read in both: the span their counter deltas
-/// cover (a window's bounds fall between scrapes). `None` for direct scraping, whose readings
-/// are taken at the bounds, or when no replica was scraped in between.
-pub fn counter_span(env: &CellEnv, start: &MetricsSnapshot, end: &MetricsSnapshot) -> Option<f64> {
-    env.facts.metrics_source.as_ref()?;
-    let spans = end.replicas.iter().filter_map(|b| {
-        let a = start.replica(&b.name)?;
-        Some(b.last_ok?.saturating_duration_since(a.last_ok?).as_secs_f64())
-    });
-    let (sum, n) = spans.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    (n > 0 && sum > 0.0).then(|| sum / n as f64)
 }
 
 /// Starts the reader over the replicas preflight found; `on_change` hears joins and leaves.

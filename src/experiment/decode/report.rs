@@ -131,7 +131,7 @@ pub fn build_attempt(
     let window_s = end.window.map_or(0.0, |w| w.len().as_secs_f64());
     let mut prom = match (&end.metrics_start, &end.metrics_end) {
         (Some(a), Some(b)) => {
-            let span_s = crate::session::prom_source::counter_span(env, a, b).unwrap_or(window_s);
+            let span_s = crate::cell::scrapes::counter_span(env, a, b).unwrap_or(window_s);
             Some(validation(a, b, span_s, st.aggregate_tps, env.facts.dialect()))
         }
         _ => None,
@@ -147,7 +147,7 @@ pub fn build_attempt(
     let history = env.poller.as_ref().map(|p| p.history());
     if let (Some(history), Some(w)) = (&history, end.window) {
         let ws = window_stats(history, w.start, w.end);
-        crate::session::prom_source::note_few_scrapes(env, &spec.label, &ws);
+        crate::cell::scrapes::note_few_scrapes(env, &spec.label, &ws);
         (ev.running_avg, ev.waiting_avg) = (ws.running_avg_total, ws.waiting_avg_total);
         ev.running_peak = ws.replicas.iter().filter_map(|r| r.running_peak).reduce(|a, b| a + b);
         ev.kv_usage_peak = ws.replicas.iter().filter_map(|r| r.kv_usage_peak).reduce(f64::max);

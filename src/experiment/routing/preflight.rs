@@ -5,8 +5,8 @@
 use super::policy::{DEPLOYED, deployed_policy, fixed_policy};
 use crate::config::RunConfig;
 use crate::load::client::{ApiClient, redact_url};
+use crate::load::wait::{INFO_TIMEOUT, TRANSPORT_MARGIN, Wait};
 use crate::metrics::gateway::{CounterSeries, GatewayDialect, counter_series};
-use crate::session::wait::{INFO_TIMEOUT, TRANSPORT_MARGIN, Wait};
 
 /// Cache-reset paths, vLLM's first, then SGLang's.
 pub const RESET_PATHS: [&str; 2] = ["/reset_prefix_cache", "/flush_cache"];

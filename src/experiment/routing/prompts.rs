@@ -4,9 +4,9 @@
 //! block), so no phase reuses a prefix an earlier phase sent: a cold phase stays cold on a
 //! server whose cache cannot be reset (docs/protocol.md §8.7), and route order cannot warm it.
 
+use crate::cell::calibration::BoundedCounter;
 use crate::load::calibrate::TokenCounter;
 use crate::load::filler::filler_text;
-use crate::session::calibration::BoundedCounter;
 
 /// The prefixes of a session's candidates.
 #[derive(Debug, Clone, PartialEq)]

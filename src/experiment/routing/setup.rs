@@ -2,12 +2,12 @@
 //! reset each has), the prompt families (sized with the server's own tokenizer), the routes
 //! (one, named after the policy, behind a fixed-policy router) and the phases.
 
+use crate::cell::calibration;
 use crate::config::MetricsEndpoint;
 use crate::config::RunConfig;
 use crate::experiment::routing::attribution::ReplicaRef;
 use crate::experiment::routing::{RoutingEnv, plan, preflight, prompts};
 use crate::load::client::ApiClient;
-use crate::session::calibration;
 
 /// A replica's base URL from its metrics URL (`.../metrics` removed).
 pub fn replica_base(metrics_url: &str) -> String {
@@ -28,7 +28,7 @@ pub async fn routing_env(
     let replica_clients: Vec<ApiClient> =
         replicas.iter().map(|r| ApiClient::new(client.backend().clone(), &r.base, cfg.api_key.clone())).collect();
     // The gateway's `/tokenize` if it has one, else a replica's, else probe requests' usage;
-    // every count bounded and named while it waits (src/session/calibration.rs).
+    // every count bounded and named while it waits (src/cell/calibration.rs).
     let counter = calibration::detect_among(client, &replica_clients, model, cfg).await;
     let counter = calibration::BoundedCounter::new(counter, cfg);
     let families = prompts::calibrate(&counter, cfg.routing.seed, cfg.routing.prompt_tokens).await?;

@@ -45,7 +45,7 @@ fn figures_of(cell: &CellDiff) -> Vec<BaselineFigure> {
 fn slot<'a>(report: &'a mut SessionReport, key: &CellKey) -> Option<&'a mut Vec<BaselineFigure>> {
     let at = |ctx: u64, conc: u32| key.ctx == Some(ctx) && key.conc == Some(conc);
     // The whole key: in a `--request-rate` sweep, cells of one ctx and conc differ by rate.
-    let rate_is = |rate: Option<crate::config::Rate>| key.rate == rate.map(|r| r.to_string());
+    let rate_is = |rate: Option<crate::load::rate::Rate>| key.rate == rate.map(|r| r.to_string());
     match key.kind {
         ExperimentKind::Decode => {
             let cells = &mut report.decode.as_mut()?.cells;

@@ -91,7 +91,7 @@ fn a_report_records_the_baseline_and_each_cells_figures() {
 
 #[test]
 fn cells_of_a_rate_sweep_get_the_deltas_of_their_own_rate() {
-    use crate::config::Rate;
+    use crate::load::rate::Rate;
     // One ctx x conc cell at two arrival rates, the faster one measured at double throughput.
     let sweep = |fast: f64| {
         let mut r = full_report();

@@ -180,7 +180,7 @@ fn deltas_read_at_a_glance() {
 
 #[test]
 fn open_loop_cells_match_only_their_own_rate() {
-    use crate::config::Rate;
+    use crate::load::rate::Rate;
     // The example's two decode cells at ctx 16k, conc 4 and 8, made open-loop cells at conc 8.
     let rated = |rates: [Rate; 2]| {
         let mut r = full_report();

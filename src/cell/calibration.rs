@@ -3,13 +3,13 @@
 //! prompt (`--first-token-timeout`, default 120 s + 2 ms per prompt token; `/tokenize` at most
 //! [`REQUEST_TIMEOUT`]), and the first count that gets no answer ends preflight with its name.
 
-use super::wait::{TRANSPORT_MARGIN, Wait};
-use crate::cell::facts::Prompt;
+use super::facts::Prompt;
 use crate::config::RunConfig;
 use crate::load::calibrate::{CalibrateOptions, CountError, TokenCounter, calibrate_many};
 use crate::load::client::{ApiClient, REQUEST_TIMEOUT, redact_url};
 use crate::load::counters::{CountMethod, ServerCounter};
 use crate::load::request::Endpoint;
+use crate::load::wait::{TRANSPORT_MARGIN, Wait};
 use std::time::Duration;
 
 /// Bytes per token assumed when sizing a count's deadline before the server has counted.
