@@ -33,6 +33,15 @@ fn error_fields(body: &[u8]) -> (String, Option<String>) {
     (msg.map_or_else(|| String::from_utf8_lossy(body).trim().to_string(), str::to_string), param)
 }
 
+/// The message of an error body (OpenAI-style JSON, nested or flat, else its text): one line of
+/// at most 300 bytes.
+pub fn error_message(body: &[u8]) -> String {
+    match failure(ErrorKind::BadRequest, &error_fields(body).0) {
+        Outcome::Failed { detail, .. } => detail,
+        _ => String::new(),
+    }
+}
+
 /// True for vLLM's context-length refusals, whatever the release's wording: status 400 and
 /// a message naming the context length, or `param` `input_tokens` / `input_text`.
 pub fn is_context_overflow(status: u16, message: &str, param: Option<&str>) -> bool {

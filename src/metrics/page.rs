@@ -44,7 +44,13 @@ async fn fetch(backend: &dyn Backend, url: &str) -> Result<(String, String), Pag
     let resp = backend.send(Exchange::get(url, &headers)).await.map_err(|e| PageError::Failed(e.describe()))?;
     let status = resp.status();
     if let Some(why) = no_page(status, resp.headers()) {
-        return Err(PageError::Unusable(why));
+        // What the server says about it, when it says it briefly (llama-server: "Start it with
+        // `--metrics`").
+        let said = resp.bytes(NO_PAGE_BODY_MAX).await.map(|b| crate::load::classify::error_message(&b));
+        return Err(PageError::Unusable(match said.ok().filter(|m| !m.is_empty()) {
+            Some(m) => format!("{why} ({})", crate::text_safe::line(&m)),
+            None => why,
+        }));
     }
     if !status.is_success() {
         return Err(PageError::Failed(format!("HTTP {status}")));
@@ -57,8 +63,12 @@ async fn fetch(backend: &dyn Backend, url: &str) -> Result<(String, String), Pag
     Ok((String::from_utf8_lossy(&body).into_owned(), ct))
 }
 
+/// Most bytes of a no-page answer's body read for its message.
+const NO_PAGE_BODY_MAX: usize = 4 << 10;
+
 /// Why an answer says there is no metrics page at the URL (the target is up): a redirect,
-/// never followed, or a client error such as 404 (not 408 or 429, which a retry may pass).
+/// never followed, a client error such as 404 (not 408 or 429, which a retry may pass), or 501
+/// (llama-server started without `--metrics`).
 fn no_page(status: reqwest::StatusCode, headers: &HeaderMap) -> Option<String> {
     if status.is_redirection() {
         let to = headers.get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("?");
@@ -68,7 +78,8 @@ fn no_page(status: reqwest::StatusCode, headers: &HeaderMap) -> Option<String> {
         ));
     }
     let retry = matches!(status.as_u16(), 408 | 429);
-    (status.is_client_error() && !retry).then(|| format!("no metrics page: HTTP {status}"))
+    let none = (status.is_client_error() && !retry) || status == reqwest::StatusCode::NOT_IMPLEMENTED;
+    none.then(|| format!("no metrics page: HTTP {status}"))
 }
 
 /// Parses a page, or says why it is no metrics page.

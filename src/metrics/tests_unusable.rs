@@ -15,7 +15,7 @@ use super::{MetricsTarget, Poller, PollerConfig, UNUSABLE_BACKOFF_MAX};
 use crate::sim::inproc::InProcBackend;
 
 /// What `/metrics` serves: 0 HTML, 1 a page without engine series, 2 a vLLM page, 3 a page
-/// over the size cap, 4 a 404, 5 a redirect, 6 a 503.
+/// over the size cap, 4 a 404, 5 a redirect, 6 a 503, 7 llama-server's 501 without `--metrics`.
 #[derive(Default)]
 struct Page {
     mode: AtomicU64,
@@ -34,6 +34,11 @@ fn backend(page: Arc<Page>) -> Arc<InProcBackend> {
                 4 => (axum::http::StatusCode::NOT_FOUND, "404 page not found").into_response(),
                 5 => (axum::http::StatusCode::FOUND, [(header::LOCATION, "/login")], "").into_response(),
                 6 => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy").into_response(),
+                7 => (
+                    axum::http::StatusCode::NOT_IMPLEMENTED,
+                    r#"{"error":{"code":501,"message":"This server does not support metrics endpoint. Start it with `--metrics`","type":"not_supported_error"}}"#,
+                )
+                    .into_response(),
                 _ => "x".repeat(crate::metrics::page::MAX_PAGE_BYTES + 1).into_response(),
             }
         }
@@ -107,12 +112,17 @@ async fn no_page_at_the_url_is_unusable_but_a_failing_server_is_lost() {
     let hits = hits_over(&page, &poller, Duration::from_secs(30)).await;
     assert!(hits <= 9, "{hits} scrapes of a 404 in 30 s");
     let view = poller.latest().replicas[0].clone();
-    assert_eq!(view.unusable.as_deref(), Some("no metrics page: HTTP 404 Not Found"));
+    assert_eq!(view.unusable.as_deref(), Some("no metrics page: HTTP 404 Not Found (404 page not found)"));
     assert!(!view.stale, "{view:?}");
     page.mode.store(5, Ordering::SeqCst);
     let snap = poller.scrape_now().await;
     let why = snap.replicas[0].unusable.clone();
     assert_eq!(why.as_deref(), Some("no metrics page: HTTP 302 Found, a redirect to /login, not followed"));
+    page.mode.store(7, Ordering::SeqCst);
+    let snap = poller.scrape_now().await;
+    let why = snap.replicas[0].unusable.clone();
+    let want = "no metrics page: HTTP 501 Not Implemented (This server does not support metrics endpoint. Start it with `--metrics`)";
+    assert_eq!(why.as_deref(), Some(want));
     assert!(poller.history().outages.is_empty(), "answered pages are no outage");
     // A 503 is a server failing now, not a missing page: it still counts toward a lost target.
     page.mode.store(6, Ordering::SeqCst);
