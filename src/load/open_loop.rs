@@ -10,7 +10,7 @@ use super::stream::run_stream;
 use super::worker::WorkerCtx;
 use crate::load::rate::Rate;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
@@ -19,39 +19,18 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// A standard normal draw (Box-Muller).
-fn normal(rng: &mut StdRng) -> f64 {
-    let u1 = 1.0 - rng.random::<f64>();
-    let u2 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
-
-/// A gamma draw of shape `k` and scale 1 (Marsaglia and Tsang; shapes below 1 boosted).
-pub fn gamma(rng: &mut StdRng, k: f64) -> f64 {
-    if k < 1.0 {
-        let u = 1.0 - rng.random::<f64>();
-        return gamma(rng, k + 1.0) * u.powf(1.0 / k);
-    }
-    let d = k - 1.0 / 3.0;
-    let c = 1.0 / (9.0 * d).sqrt();
-    loop {
-        let x = normal(rng);
-        let v = (1.0 + c * x).powi(3);
-        if v <= 0.0 {
-            continue;
-        }
-        let u = 1.0 - rng.random::<f64>();
-        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
-            return d * v;
-        }
-    }
+/// One draw of Gamma(`shape`, `scale`) (mean shape x scale), by `rand_distr`; the mean when
+/// the parameters are no gamma's (the flags keep both positive and finite, so never here).
+pub fn gamma(rng: &mut impl rand::Rng, shape: f64, scale: f64) -> f64 {
+    use rand_distr::Distribution;
+    rand_distr::Gamma::new(shape, scale).map_or(shape * scale, |g| g.sample(rng))
 }
 
 /// The gap before the next arrival at `rate` with gamma shape `shape` (mean 1/rate).
 pub fn gap(rng: &mut StdRng, rate: Rate, shape: f64) -> Duration {
     match rate {
         Rate::Inf => Duration::ZERO,
-        Rate::PerSecond(r) => crate::units::secs(gamma(rng, shape) / (shape * r)),
+        Rate::PerSecond(r) => crate::units::secs(gamma(rng, shape, 1.0 / (shape * r))),
     }
 }
 

@@ -6,7 +6,7 @@
 
 use crate::config::Rate;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use std::time::Duration;
 
 /// Arrival offsets of `n` requests after the schedule's start, in order, seeded by `seed`.
@@ -28,35 +28,7 @@ pub fn arrival_offsets(n: usize, rate: Rate, burstiness: f64, seed: u64) -> Vec<
     offsets.into_iter().map(crate::units::secs).collect()
 }
 
-/// One draw of Gamma(`shape`, `scale`) (mean shape x scale), by Marsaglia and Tsang's
-/// squeeze method; a shape below 1 draws at shape + 1 and scales by U^(1/shape).
-pub fn gamma(rng: &mut impl Rng, shape: f64, scale: f64) -> f64 {
-    if shape < 1.0 {
-        let u: f64 = 1.0 - rng.random::<f64>();
-        return gamma(rng, shape + 1.0, scale) * u.powf(1.0 / shape);
-    }
-    let d = shape - 1.0 / 3.0;
-    let c = 1.0 / (9.0 * d).sqrt();
-    loop {
-        let x = standard_normal(rng);
-        let v = 1.0 + c * x;
-        if v <= 0.0 {
-            continue;
-        }
-        let v = v * v * v;
-        let u: f64 = 1.0 - rng.random::<f64>();
-        if u < 1.0 - 0.0331 * x.powi(4) || u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
-            return d * v * scale;
-        }
-    }
-}
-
-/// One standard normal draw (Box-Muller).
-fn standard_normal(rng: &mut impl Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
+pub use crate::load::open_loop::gamma;
 
 #[cfg(test)]
 mod tests {
