@@ -315,7 +315,12 @@ mod tests {
         assert_eq!(Instant::now() - start, TICK, "published on the tick, not before");
         let view = live.borrow().clone();
         assert_eq!(view.cell, Some(3));
-        assert_eq!(view.errors.get("overloaded"), Some(&1), "errors of a burst are counted: {:?}", view.errors);
+        assert_eq!(
+            view.errors.get(&crate::load::sample::ErrorKind::Overloaded),
+            Some(&1),
+            "errors of a burst are counted: {:?}",
+            view.errors
+        );
         assert_eq!((view.served_by.get("sim-a"), view.served_by.get("sim-b")), (Some(&1), Some(&1)));
         assert_eq!(lp.samples().len(), 2);
     }

@@ -175,7 +175,7 @@ pub struct LiveAttempt {
     /// Current inter-token latency estimate (streaming requests / tok/s), ms.
     pub itl_now_ms: Option<f64>,
     /// Failed requests by kind so far.
-    pub errors: BTreeMap<String, u64>,
+    pub errors: BTreeMap<crate::load::sample::ErrorKind, u64>,
     /// Requests answered per replica so far (from response headers).
     pub served_by: BTreeMap<String, u64>,
     /// Per replica: gauges now and counters since the attempt started.

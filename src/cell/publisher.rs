@@ -39,7 +39,7 @@ impl LivePublisher {
     /// (`pod`, already resolved by the caller).
     pub fn tally(&mut self, s: &crate::load::sample::RequestSample, pod: Option<&str>) {
         if let Some(kind) = s.error_kind() {
-            *self.attempt.errors.entry(kind.as_str().to_string()).or_default() += 1;
+            *self.attempt.errors.entry(kind).or_default() += 1;
         }
         if let Some(pod) = pod {
             *self.attempt.served_by.entry(pod.to_string()).or_default() += 1;

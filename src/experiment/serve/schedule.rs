@@ -5,8 +5,8 @@
 //! sampling drift of the total.
 
 use crate::config::Rate;
-use rand::rngs::StdRng;
 use rand::SeedableRng;
+use rand::rngs::StdRng;
 use std::time::Duration;
 
 /// Arrival offsets of `n` requests after the schedule's start, in order, seeded by `seed`.

@@ -47,7 +47,7 @@ fn errors_line(l: &LiveAttempt) -> Line<'static> {
     let mut spans = match l.errors.is_empty() {
         true => vec![Span::styled("errors ", theme::label()), Span::styled("none", theme::dim())],
         false => {
-            let list: Vec<String> = l.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let list: Vec<String> = l.errors.iter().map(|(k, n)| format!("{} {n}", k.as_str())).collect();
             vec![Span::styled("errors ", theme::label()), Span::styled(list.join(", "), theme::error())]
         }
     };
