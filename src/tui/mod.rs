@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod event_loop;
+#[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 pub mod fleet;
 pub mod grid;
