@@ -10,9 +10,13 @@ use std::error::Error as StdError;
 
 /// A failed outcome with a one-line detail.
 pub fn failure(kind: ErrorKind, detail: &str) -> Outcome {
-    let line = detail.lines().next().unwrap_or_default();
-    let detail = if line.len() > 300 { format!("{}…", &line[..floor_char(line, 300)]) } else { line.to_string() };
-    Outcome::Failed { kind, detail }
+    Outcome::Failed { kind, detail: first_line(detail) }
+}
+
+/// The first line of `text`, cut to 300 bytes (at a character boundary, with `…`).
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    if line.len() > 300 { format!("{}…", &line[..floor_char(line, 300)]) } else { line.to_string() }
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {
@@ -36,10 +40,7 @@ fn error_fields(body: &[u8]) -> (String, Option<String>) {
 /// The message of an error body (OpenAI-style JSON, nested or flat, else its text): one line of
 /// at most 300 bytes.
 pub fn error_message(body: &[u8]) -> String {
-    match failure(ErrorKind::BadRequest, &error_fields(body).0) {
-        Outcome::Failed { detail, .. } => detail,
-        _ => String::new(),
-    }
+    first_line(&error_fields(body).0)
 }
 
 /// True for vLLM's context-length refusals, whatever the release's wording: status 400 and

@@ -117,8 +117,7 @@ fn request_groups(report: &SessionReport, kind: ExperimentKind) -> Vec<(Row, &[R
     let head = |label: &str, ctx, conc, rate: Option<String>, a: (u32, AttemptStatus)| {
         let mut row = request_head(kind, label, ctx, conc, a.0, a.1);
         if let Some(rate) = rate {
-            row[1].1.push_str(&format!(" rate={rate}"));
-            row.push(("rate", rate));
+            with_rate(&mut row, rate);
         }
         row
     };
@@ -230,15 +229,20 @@ fn grid_head(kind: ExperimentKind, ctx: u64, label: &str, conc: u32, status: Cel
     ]
 }
 
+/// The `rate` column of an open-loop cell, and `rate=R` in its label: the rate tells apart the
+/// cells (and their requests) of one ctx x conc.
+fn with_rate(row: &mut Row, rate: String) {
+    if let Some((_, label)) = row.iter_mut().find(|(k, _)| *k == "label") {
+        label.push_str(&format!(" rate={rate}"));
+    }
+    row.push(("rate", rate));
+}
+
 fn decode_row(cell: &DecodeCell) -> Row {
     let mut row =
         grid_head(ExperimentKind::Decode, cell.ctx, &cell.ctx_label, cell.conc, cell.status, cell.attempts.len());
-    // Open-loop cells: their rate tells apart the cells of one ctx x conc.
     if let Some(rate) = cell.rate {
-        row.push(("rate", rate.to_string()));
-        if let Some((_, label)) = row.iter_mut().find(|(k, _)| *k == "label") {
-            label.push_str(&format!(" rate={rate}"));
-        }
+        with_rate(&mut row, rate.to_string());
     }
     let Some(a) = cell.attempts.last() else { return row };
     row.push(("last_attempt_status", a.status.to_string()));
@@ -305,10 +309,7 @@ fn burst_figures(row: &mut Row, a: &BurstAttempt) {
 fn serve_row(cell: &ServeCellReport) -> Row {
     let (ctx, conc) = (cell.input_len, cell.max_concurrency);
     let mut row = grid_head(ExperimentKind::Serve, ctx, &cell.ctx_label, conc, cell.status, cell.attempts.len());
-    row.push(("rate", cell.request_rate.clone()));
-    if let Some((_, label)) = row.iter_mut().find(|(k, _)| *k == "label") {
-        label.push_str(&format!(" rate={}", cell.request_rate));
-    }
+    with_rate(&mut row, cell.request_rate.clone());
     let Some(a) = cell.attempts.last() else { return row };
     row.push(("last_attempt_status", a.status.to_string()));
     if shown(a.status) {

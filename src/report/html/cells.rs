@@ -1,7 +1,7 @@
-//! The decode cells as a table: every figure of each cell's last attempt, the attempt count and
-//! the servers' error messages (escaped).
+//! The decode cells as a table (every figure of each cell's last attempt, the attempt count and
+//! the servers' error messages, escaped) and the load levels the knob walked attempts through.
 
-use super::page::{escape, table};
+use super::page::{escape, pair, table};
 use crate::report::json::{DecodeCell, SessionReport};
 use crate::report::status::CellOutcome;
 use crate::report::text::format::fmt_tps;
@@ -27,12 +27,6 @@ pub(super) fn cell_table(report: &SessionReport) -> String {
     let numeric = ["conc", "attempts", "tok/s", "per-req tok/s", "TTFT p50/p99 ms", "ITL p50/p99 ms", "running/req"];
     let rows: Vec<Vec<String>> = section.cells.iter().map(row).collect();
     format!("<h3>Cells</h3>\n{}", table(&head, &numeric, &rows))
-}
-
-/// `a / b` of two optional figures with no decimals.
-fn pair(a: Option<f64>, b: Option<f64>) -> String {
-    let one = |v: Option<f64>| v.filter(|x| x.is_finite()).map_or_else(|| "—".to_string(), |x| format!("{x:.0}"));
-    format!("{} / {}", one(a), one(b))
 }
 
 /// The row of one cell (its last attempt's figures; `—` for a cell with no attempt).
@@ -66,12 +60,41 @@ fn row(cell: &DecodeCell) -> Vec<String> {
         cell.attempts.len().to_string(),
         if measured { fmt_tps(a.aggregate_tps) } else { "—".into() },
         if measured { fmt_tps(a.per_request_tps) } else { "—".into() },
-        pair(a.ttft_ms.map(|s| s.p50), a.ttft_ms.map(|s| s.p99)),
-        pair(a.itl_ms.map(|s| s.p50), a.itl_ms.map(|s| s.p99)),
+        pair(a.ttft_ms.map(|s| s.p50), a.ttft_ms.map(|s| s.p99), 0),
+        pair(a.itl_ms.map(|s| s.p50), a.itl_ms.map(|s| s.p99), 0),
         format!("{running}/{}{}", a.requested, escape(&limit)),
         errors.join("<br>"),
     ]);
     row
+}
+
+/// The load levels of every decode attempt the knob stepped (`+` / `-`), one row per level;
+/// empty when no attempt has levels.
+pub(super) fn levels_table(report: &SessionReport) -> String {
+    let cells = report.decode.iter().flat_map(|d| &d.cells);
+    let mut rows = Vec::new();
+    for cell in cells {
+        for a in cell.attempts.iter().filter(|a| !a.levels.is_empty()) {
+            for l in &a.levels {
+                let ttft = l.ttft_ms.map_or_else(|| "—".to_string(), |s| format!("{:.0}", s.p50));
+                rows.push(vec![
+                    escape(&format!("ctx={} conc={} #{}", cell.ctx_label, cell.conc, a.attempt)),
+                    escape(&l.load.label()),
+                    escape(&l.action),
+                    format!("{:.1}–{:.1}", l.started_s, l.ended_s),
+                    fmt_tps(l.tok_s),
+                    ttft,
+                    l.running_mean.map_or_else(|| "—".to_string(), |r| format!("{r:.1}")),
+                    l.requests.to_string(),
+                ]);
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let head = ["attempt", "load", "action", "s", "tok/s", "TTFT p50 ms", "running", "requests"];
+    format!("<h3>Load levels</h3>\n{}", table(&head, &["s", "tok/s", "TTFT p50 ms", "running", "requests"], &rows))
 }
 
 /// `text` cut to about 120 characters (at a character boundary), with `…` when cut.
@@ -102,5 +125,29 @@ mod tests {
         assert_eq!(clip(&"é".repeat(130)), format!("{}…", "é".repeat(120)));
         assert!(!out.contains("<html>"), "{out}");
         assert_eq!(cell_table(&minimal_report()), "");
+    }
+
+    #[test]
+    fn knob_levels_are_listed_per_attempt() {
+        use crate::report::levels::{LevelLoad, LoadLevel};
+        let mut report = crate::report::tests_schema::full_report();
+        assert_eq!(levels_table(&report), "", "no knob, no table");
+        let level = |conc, action: &str, s: f64| LoadLevel {
+            load: LevelLoad { conc: Some(conc), rate: None },
+            started_s: s,
+            ended_s: s + 5.0,
+            action: action.into(),
+            tok_s: 250.0 * f64::from(conc),
+            ttft_ms: None,
+            itl_ms: None,
+            running_mean: Some(f64::from(conc)),
+            waiting_mean: None,
+            requests: 12,
+        };
+        let a = &mut report.decode.as_mut().unwrap().cells[1].attempts[1];
+        a.levels = vec![level(8, "planned", 10.0), level(9, "operator +", 15.0)];
+        let out = levels_table(&report);
+        assert!(out.contains("<td>ctx=16k conc=8 #2</td><td>9</td><td>operator +</td>"), "{out}");
+        assert!(out.contains("<td class=\"num\">15.0–20.0</td><td class=\"num\">2250.0</td>"), "{out}");
     }
 }

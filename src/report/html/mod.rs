@@ -38,7 +38,7 @@ fn experiment_part(report: &SessionReport, kind: ExperimentKind) -> Part {
                     charts::tps_by_conc(report),
                     charts::decode_distributions(report),
                     cells::cell_table(report),
-                    serve::levels_table(report),
+                    cells::levels_table(report),
                 ]
                 .concat(),
                 false => String::new(),

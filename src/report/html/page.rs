@@ -22,6 +22,13 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// `a / b` of two optional figures with `decimals` decimals (`—` for one absent or not finite).
+pub(super) fn pair(a: Option<f64>, b: Option<f64>, decimals: usize) -> String {
+    let one =
+        |v: Option<f64>| v.filter(|x| x.is_finite()).map_or_else(|| "—".to_string(), |x| format!("{x:.decimals$}"));
+    format!("{} / {}", one(a), one(b))
+}
+
 /// The inline stylesheet: system fonts only, nothing fetched.
 const STYLE: &str = "
 :root{--ink:#24292f;--muted:#6a737d;--line:#d0d7de;--soft:#f6f8fa;--accent:#1f77b4}
