@@ -66,3 +66,21 @@ pub fn check_url(s: &str) -> Result<(), String> {
         && s.split_once("://").is_some_and(|(_, r)| !r.is_empty());
     if ok { Ok(()) } else { Err(format!("`{s}` is not an http(s) URL")) }
 }
+
+/// A replica's base URL from its metrics URL (`.../metrics` removed).
+pub fn replica_base(metrics_url: &str) -> String {
+    let t = metrics_url.trim_end_matches('/');
+    t.strip_suffix("/metrics").unwrap_or(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bases_from_metrics_urls() {
+        assert_eq!(replica_base("http://h:8001/metrics"), "http://h:8001");
+        assert_eq!(replica_base("http://h:8001/metrics/"), "http://h:8001");
+        assert_eq!(replica_base("http://h:9090/prom"), "http://h:9090/prom");
+    }
+}

@@ -1,5 +1,6 @@
 //! The experiments a session can run, behind one interface: sustained decode, bursts,
-//! prefix-cache routing and `vllm bench serve`'s workload. Each lives in its own folder and is registered once, in [`registry`].
+//! prefix-cache routing and `vllm bench serve`'s workload. Each lives in its own folder and is registered once, in [`registry`];
+//! each prepares its cells through [`Setup`] before the session starts.
 //!
 //! An experiment lists its cells, runs one attempt of a cell against the shared cell context
 //! ([`CellEnv`](crate::cell::context::CellEnv)) and adds its section to the report. The session runner knows experiments only
@@ -7,12 +8,14 @@
 
 pub mod burst;
 pub mod decode;
+pub mod extension;
 pub mod interface;
+pub mod prepare;
 pub mod record;
 pub mod registry;
 pub mod routing;
 pub mod serve;
 
 pub use interface::{CellRun, Experiment, Experiments, PlannedCell};
+pub use prepare::{PrepareEnv, Prepared, Setup};
 pub use record::{Attempt, CellEntry};
-pub use registry::{Prepared, plan};

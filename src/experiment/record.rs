@@ -4,6 +4,7 @@
 use crate::cell::headline::Headline;
 use crate::cell::spec::{CellSpec, CellStatus};
 use crate::load::sample::ErrorKind;
+use crate::report::extension::ExtensionAttempt;
 use crate::report::json::{BurstAttempt, DecodeAttempt};
 use crate::report::phase::RoutingPhase;
 use crate::report::serve::ServeAttempt;
@@ -20,6 +21,8 @@ pub enum Attempt {
     Routing(Box<RoutingPhase>),
     /// A serve attempt.
     Serve(Box<ServeAttempt>),
+    /// An attempt of an experiment from outside the built-in set.
+    Extension(Box<ExtensionAttempt>),
 }
 
 impl Attempt {
@@ -30,6 +33,7 @@ impl Attempt {
             Self::Burst(b) => b.status,
             Self::Routing(p) => p.status,
             Self::Serve(s) => s.status,
+            Self::Extension(e) => e.status,
         }
     }
 
@@ -40,6 +44,7 @@ impl Attempt {
             Self::Burst(b) => b.status = status,
             Self::Routing(p) => p.status = status,
             Self::Serve(s) => s.status = status,
+            Self::Extension(e) => e.status = status,
         }
     }
 
@@ -54,6 +59,7 @@ impl Attempt {
             Self::Burst(b) => &b.errors,
             Self::Routing(p) => &p.errors_by_kind,
             Self::Serve(s) => &s.errors,
+            Self::Extension(e) => &e.errors,
         };
         let mut kinds = errors.iter().filter(|(_, n)| **n > 0).map(|(k, _)| *k);
         let kind = kinds.next().filter(|_| kinds.next().is_none())?;
@@ -81,6 +87,7 @@ impl Attempt {
             Self::Burst(b) => super::burst::headline::headline(b),
             Self::Routing(p) => super::routing::headline::headline(p),
             Self::Serve(s) => super::serve::headline::headline(s),
+            Self::Extension(e) => super::extension::headline(e),
         }
     }
 }

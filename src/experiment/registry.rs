@@ -1,36 +1,31 @@
-//! The registry: which experiment runs which plan kind. A new experiment is one folder and
-//! one line here.
+//! The registry: the built-in kinds of experiment, one line each. A kind from outside the
+//! built-in set is handed to `session::plan::start_with_setups` instead.
 
 use super::interface::Experiments;
+use super::prepare::Setup;
 use super::{burst, decode, routing, serve};
 use crate::config::{PlanKind, RunConfig};
 use std::sync::Arc;
 
-/// What preflight prepared for the experiments of a plan.
-pub struct Prepared {
-    /// KV capacity of the target, tokens (None: unknown, no KV-fit skip).
-    pub kv_capacity: Option<u64>,
-    /// The routing experiment's shared state, when routing is planned.
-    pub routing: Option<routing::RoutingEnv>,
+/// Every built-in kind, each preparing its `--plan` kind.
+pub fn builtin() -> Vec<Arc<dyn Setup>> {
+    vec![Arc::new(decode::DecodeSetup), Arc::new(routing::RoutingSetup), Arc::new(serve::ServeSetup)]
 }
 
-/// The registry: the experiments that run the plan kinds of `cfg`, in order.
-pub fn plan(cfg: &RunConfig, prepared: Prepared) -> Experiments {
+/// The experiments `cfg` plans that need no target to be built (decode, burst, serve, against
+/// a KV capacity of `kv_capacity` tokens): what a configuration derives before any load is
+/// sent, for tests of the plan and its ETA.
+pub fn offline(cfg: &RunConfig, kv_capacity: Option<u64>) -> Experiments {
     let mut out: Experiments = Vec::new();
-    let mut routing = prepared.routing;
     for kind in &cfg.plans {
         match kind {
             PlanKind::Decode => {
-                out.push(Arc::new(decode::Decode::new(cfg, prepared.kv_capacity)));
+                out.push(Arc::new(decode::Decode::new(cfg, kv_capacity)));
                 if cfg.run_burst {
-                    out.push(Arc::new(burst::Burst::new(cfg, prepared.kv_capacity)));
+                    out.push(Arc::new(burst::Burst::new(cfg, kv_capacity)));
                 }
             }
-            PlanKind::Routing => {
-                if let Some(env) = routing.take() {
-                    out.push(Arc::new(routing::Routing::new(env)));
-                }
-            }
+            PlanKind::Routing => {}
             PlanKind::Serve => out.push(Arc::new(serve::Serve::new(cfg))),
         }
     }

@@ -214,6 +214,13 @@ impl ApiClient {
         v.get("version").and_then(Value::as_str).map(str::to_string)
     }
 
+    /// [`version`](Self::version) within [`INFO_TIMEOUT`](super::wait::INFO_TIMEOUT), named on
+    /// stderr while it lasts; None when it does not answer in time.
+    pub async fn version_within(&self) -> Option<String> {
+        let wait = super::wait::Wait::new(redact_url(&self.url("/version")), super::wait::INFO_TIMEOUT);
+        wait.run(self.version()).await.ok().flatten()
+    }
+
     /// Prompt tokens the server counts for `text` as a request to `endpoint` (`POST /tokenize`).
     pub async fn tokenize(&self, model: &str, endpoint: Endpoint, text: &str) -> Result<u64, ClientError> {
         let body = match endpoint {

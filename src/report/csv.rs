@@ -14,12 +14,16 @@
 use super::json::{BurstAttempt, BurstCellReport, DecodeAttempt, DecodeCell, RequestRecord, SessionReport};
 use super::kind::ExperimentKind;
 use super::phase::{PhaseLatency, RoutingPhase};
-use super::serve::{ServeCellReport, ServeMetrics};
 use super::status::{AttemptStatus, CellOutcome};
 use crate::stats::Summary;
 
+/// Serve and extension rows (a child module: it shares this one's private helpers).
+#[path = "csv_rows.rs"]
+mod rows;
+use rows::{extension_row, serve_row};
+
 /// The columns of the per-cell CSV, in order.
-pub const CELL_COLUMNS: [&str; 43] = [
+pub const CELL_COLUMNS: [&str; 44] = [
     "kind",
     "label",
     "ctx",
@@ -63,6 +67,7 @@ pub const CELL_COLUMNS: [&str; 43] = [
     "judged",
     "goodput_rps",
     "rate",
+    "figures",
 ];
 
 /// The columns of the per-request CSV, in order.
@@ -93,13 +98,17 @@ type Row = Vec<(&'static str, String)>;
 /// One row per decode cell, burst cell, routing phase and serve cell, after a header line.
 pub fn render(report: &SessionReport) -> String {
     let mut rows: Vec<Row> = Vec::new();
-    for kind in ExperimentKind::ALL {
+    for kind in ExperimentKind::BUILT_IN {
         match kind {
             ExperimentKind::Decode => rows.extend(report.decode.iter().flat_map(|d| d.cells.iter().map(decode_row))),
             ExperimentKind::Burst => rows.extend(report.burst.iter().flat_map(|b| b.cells.iter().map(burst_row))),
             ExperimentKind::Routing => rows.extend(routing_rows(report)),
             ExperimentKind::Serve => rows.extend(report.serve.iter().flat_map(|s| s.cells.iter().map(serve_row))),
+            ExperimentKind::Extension(_) => {}
         }
+    }
+    for section in &report.extensions {
+        rows.extend(section.cells.iter().map(|c| extension_row(&section.kind, c)));
     }
     table(&CELL_COLUMNS, &rows)
 }
@@ -107,7 +116,7 @@ pub fn render(report: &SessionReport) -> String {
 /// One row per request of every decode, burst and serve attempt, after a header line.
 /// Routing phases keep no per-request records in the report, so they have no rows here.
 pub fn render_requests(report: &SessionReport) -> String {
-    let groups = ExperimentKind::ALL.into_iter().flat_map(|kind| request_groups(report, kind));
+    let groups = ExperimentKind::BUILT_IN.into_iter().flat_map(|kind| request_groups(report, kind));
     let rows: Vec<Row> = groups.flat_map(|(head, rs)| rs.iter().map(move |r| request_row(head.clone(), r))).collect();
     table(&REQUEST_COLUMNS, &rows)
 }
@@ -135,7 +144,8 @@ fn request_groups(report: &SessionReport, kind: ExperimentKind) -> Vec<(Row, &[R
             .flat_map(|c| c.attempts.iter().map(move |a| (c, a)))
             .map(|(c, a)| (head(&c.ctx_label, c.ctx, c.conc, None, (a.attempt, a.status)), &a.request_samples[..]))
             .collect(),
-        ExperimentKind::Routing => Vec::new(),
+        // Neither routing phases nor extension attempts keep per-request records.
+        ExperimentKind::Routing | ExperimentKind::Extension(_) => Vec::new(),
         ExperimentKind::Serve => (report.serve.iter().flat_map(|s| &s.cells))
             .flat_map(|c| c.attempts.iter().map(move |a| (c, a)))
             .map(|(c, a)| {
@@ -304,37 +314,6 @@ fn burst_figures(row: &mut Row, a: &BurstAttempt) {
     summary(row, TPOT, a.tpot_ms.as_ref());
     summary(row, E2E, a.e2e_ms.as_ref());
     goodput(row, a.goodput.as_ref());
-}
-
-fn serve_row(cell: &ServeCellReport) -> Row {
-    let (ctx, conc) = (cell.input_len, cell.max_concurrency);
-    let mut row = grid_head(ExperimentKind::Serve, ctx, &cell.ctx_label, conc, cell.status, cell.attempts.len());
-    with_rate(&mut row, cell.request_rate.clone());
-    let Some(a) = cell.attempts.last() else { return row };
-    row.push(("last_attempt_status", a.status.to_string()));
-    if shown(a.status) {
-        serve_figures(&mut row, &a.metrics, a.num_prompts);
-    }
-    row
-}
-
-fn serve_figures(row: &mut Row, m: &ServeMetrics, planned: u32) {
-    row.extend([
-        ("requests", planned.to_string()),
-        ("success", m.completed.to_string()),
-        ("errors", m.failed.to_string()),
-        ("duration_s", num(m.duration_s)),
-        ("output_tokens", m.total_output_tokens.to_string()),
-        ("output_tps", num(m.output_throughput)),
-        ("goodput_rps", opt(m.request_goodput)),
-    ]);
-    let mut pair = |[p50, _, _, p99]: Percentiles, median: Option<f64>, tail: Option<f64>| {
-        row.extend([(p50, opt(median)), (p99, opt(tail))]);
-    };
-    pair(TTFT, m.median_ttft_ms, m.p99_ttft_ms);
-    pair(ITL, m.median_itl_token_ms, m.p99_itl_token_ms);
-    pair(TPOT, m.median_tpot_ms, m.p99_tpot_ms);
-    pair(E2E, m.median_e2el_ms, m.p99_e2el_ms);
 }
 
 /// The report's phases, then phases only the history has (stopped or paused ones), each with

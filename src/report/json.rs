@@ -54,6 +54,9 @@ pub struct SessionReport {
     /// The serve experiment (`run --plan serve`), when planned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serve: Option<super::serve::ServeSection>,
+    /// Sections of experiments from outside the built-in set, one per kind, in plan order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<super::extension::ExtensionSection>,
     /// Routing phases (`tests/fixtures/seed_002.json` layout): the latest attempt of every
     /// phase with an outcome.
     pub phases: Vec<RoutingPhase>,

@@ -9,6 +9,7 @@ pub mod clobber;
 pub mod compare;
 pub mod csv;
 pub mod dist;
+pub mod extension;
 pub mod fallback;
 pub mod formats;
 pub mod goodput;

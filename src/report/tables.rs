@@ -118,6 +118,13 @@ pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
         }
         blocks.extend(super::text::serve_blocks(&view));
     }
+    for section in &report.extensions {
+        let table = super::text::extension::extension_blocks(section);
+        if !blocks.is_empty() && !table.is_empty() {
+            blocks.push(Block::Blank);
+        }
+        blocks.extend(table);
+    }
     blocks
 }
 

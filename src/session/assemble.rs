@@ -37,6 +37,7 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
         decode: None,
         burst: None,
         serve: None,
+        extensions: Vec::new(),
         phases: Vec::new(),
         phase_history: Vec::new(),
         actions: state.actions.clone(),

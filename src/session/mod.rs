@@ -19,4 +19,4 @@ pub mod snapshot;
 pub mod state;
 
 pub use handles::SessionHandles;
-pub use plan::{start, start_with};
+pub use plan::{start, start_with, start_with_setups};

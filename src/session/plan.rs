@@ -10,7 +10,8 @@ use crate::cell::control::{LiveAttempt, RunnerEvent};
 use crate::cell::facts::Facts;
 use crate::config::MetricsEndpoint;
 use crate::config::{PlanKind, RunConfig};
-use crate::experiment::{Experiments, Prepared};
+use crate::experiment::Experiments;
+use crate::experiment::prepare::{PrepareEnv, Setup, for_plan, prepare_all};
 use crate::load::backend::{HttpBackend, SharedBackend};
 use crate::load::client::{ApiClient, redact_url};
 use crate::metrics::poller::{MetricsTarget, Poller, PollerConfig};
@@ -31,7 +32,7 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Fa
     };
     let replica_clients: Vec<ApiClient> = metrics_endpoints(cfg)
         .iter()
-        .map(|m| crate::experiment::routing::setup::replica_base(&m.url))
+        .map(|m| crate::net::replica_base(&m.url))
         .filter(|b| b.trim_end_matches('/') != client.base())
         .map(|b| ApiClient::new(client.backend().clone(), &b, cfg.api_key.clone()))
         .collect();
@@ -39,10 +40,10 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Fa
     let (model, max_model_len) = (found.model, found.max_model_len);
     let runtime = match (cfg.plans.contains(&PlanKind::Routing), metrics_endpoints(cfg).first()) {
         (true, Some(m)) => {
-            let base = crate::experiment::routing::setup::replica_base(&m.url);
-            preflight::version(&ApiClient::new(client.backend().clone(), &base, cfg.api_key.clone())).await
+            let base = crate::net::replica_base(&m.url);
+            ApiClient::new(client.backend().clone(), &base, cfg.api_key.clone()).version_within().await
         }
-        _ => preflight::version(client).await,
+        _ => client.version_within().await,
     };
     let endpoints = metrics_endpoints(cfg);
     let mut replicas = Vec::new();
@@ -60,21 +61,17 @@ async fn gather_facts(cfg: &RunConfig, client: &ApiClient) -> anyhow::Result<(Fa
         }
         replicas.push(r);
     }
-    let mut prompts = Vec::new();
-    let mut notes: Vec<String> = found.note.into_iter().collect();
-    if cfg.plans.contains(&PlanKind::Decode) {
-        use crate::experiment::decode::fit::{Wanted, shortened_note};
-        let decode = Wanted::decode(cfg);
-        let wanted: Vec<Wanted> = std::iter::once(decode).chain(cfg.run_burst.then(|| Wanted::burst(cfg))).collect();
-        let (fit, too_long) = preflight::split_ctx(&cfg.ctx, max_model_len, &wanted);
-        notes.extend(preflight::too_long_note(&too_long, max_model_len, decode));
-        notes.extend(shortened_note(&fit, max_model_len, decode));
-        let (p, w) = crate::cell::calibration::calibrate_prompts(client, &model, cfg, &fit).await?;
-        prompts = p;
-        warnings.extend(w);
-    }
-    let facts =
-        Facts { model, max_model_len, runtime, gateway_version: None, replicas, prompts, warnings, metrics_source };
+    let notes: Vec<String> = found.note.into_iter().collect();
+    let facts = Facts {
+        model,
+        max_model_len,
+        runtime,
+        gateway_version: None,
+        replicas,
+        prompts: Vec::new(),
+        warnings,
+        metrics_source,
+    };
     Ok((facts, notes))
 }
 
@@ -150,7 +147,7 @@ fn planned_lengths(experiments: &Experiments, cfg: &RunConfig, state: &SessionSt
 /// tests of what a configuration derives before any load is sent.
 #[cfg(test)]
 pub(crate) fn dry_plan(cfg: &RunConfig, kv_capacity: Option<u64>) -> (Vec<(String, Option<f64>)>, Option<Duration>) {
-    let experiments = crate::experiment::plan(cfg, Prepared { kv_capacity, routing: None });
+    let experiments = crate::experiment::registry::offline(cfg, kv_capacity);
     let mut state = build_state(&experiments, Instant::now());
     state.timing = Timing::new(planned_lengths(&experiments, cfg, &state));
     let views: Vec<_> = state
@@ -180,24 +177,31 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
 /// [`start`] over `backend`: every exchange with the target (preflight, load, metrics polls)
 /// goes through it, e.g. the simulator in process (`crate::sim::inproc`) in tests.
 pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Result<SessionHandles> {
+    start_with_setups(cfg, backend, &[]).await
+}
+
+/// [`start_with`], running after the planned kinds the experiments `extra` prepares: kinds from
+/// outside the built-in registry (`experiment::registry`), e.g. one defined in a test.
+pub async fn start_with_setups(
+    cfg: RunConfig,
+    backend: SharedBackend,
+    extra: &[Arc<dyn Setup>],
+) -> anyhow::Result<SessionHandles> {
     let client = ApiClient::new(backend.clone(), &cfg.base_url, cfg.api_key.clone());
-    let (mut facts, notes) = gather_facts(&cfg, &client).await?;
+    let (mut facts, mut notes) = gather_facts(&cfg, &client).await?;
     let reuse_limit = crate::cell::calibration::reuse_probe_limit(&cfg);
     let reuse_line = preflight::probe_reuse(&client, preflight::stream_endpoint(&cfg), &facts.model, reuse_limit).await;
     if let Some(r) = &cfg.resume {
         super::resume::check_model(r, &facts.model)?;
     }
-    let (routing, gateway_version) = match cfg.plans.contains(&PlanKind::Routing) {
-        true => {
-            let (env, notes) =
-                crate::experiment::routing::setup::routing_env(&cfg, &client, &facts.model, &metrics_endpoints(&cfg))
-                    .await?;
-            facts.warnings.extend(notes);
-            facts.warnings.extend(crate::experiment::routing::setup::warnings(&cfg, &env));
-            (Some(env), preflight::version(&client).await)
-        }
-        false => (None, None),
-    };
+    let setups = for_plan(&cfg, crate::experiment::registry::builtin(), extra);
+    let metrics = metrics_endpoints(&cfg);
+    let penv = PrepareEnv { cfg: &cfg, client: &client, facts: &facts, metrics: &metrics };
+    let prepared = prepare_all(&setups, penv).await?;
+    facts.prompts = prepared.prompts;
+    facts.warnings.extend(prepared.warnings);
+    facts.gateway_version = prepared.gateway_version;
+    notes.extend(prepared.notes);
     let (started, started_wall, origin_note) = match &cfg.resume {
         Some(r) => {
             let (at, note) = super::resume::origin(&r.report, Instant::now());
@@ -216,7 +220,7 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
         _ => ReportWriter::new(cfg.out.clone()),
     };
     let report_path = writer.path().to_path_buf();
-    let experiments = crate::experiment::plan(&cfg, Prepared { kv_capacity: facts.kv_capacity(), routing });
+    let experiments = prepared.experiments;
     let mut state = build_state(&experiments, started);
     if let Some(r) = &cfg.resume {
         let kept = super::resume::apply(&r.report, &experiments, &mut state);
@@ -226,7 +230,6 @@ pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Resul
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (live_tx, live_rx) = watch::channel(LiveAttempt::default());
     let metrics = poller.as_ref().map(|p| p.subscribe());
-    facts.gateway_version = gateway_version;
     let target = Target {
         backend,
         base: client.base().to_string(),

@@ -4,7 +4,6 @@
 
 use crate::cell::facts::ReplicaFacts;
 use crate::config::{MetricsEndpoint, PlanKind, RunConfig};
-use crate::experiment::decode::fit::{Fit, Wanted, fit};
 use crate::load::backend::Backend;
 use crate::load::client::{ApiClient, ClientError, ModelInfo, REQUEST_TIMEOUT, redact_url};
 use crate::load::request::{BodyOptions, BodyTemplate, Endpoint};
@@ -111,38 +110,6 @@ async fn slot_note(client: &ApiClient, slot_ctx: Option<u64>) -> String {
         ),
         None => format!("preflight: context of one request {ctx} tokens (/v1/models meta.n_ctx; /props unavailable)"),
     }
-}
-
-/// The context sizes some cell wanting one of `wanted` can run with (all when `max_model_len`
-/// is unknown), and those whose prompt and output fit no cell: these are neither calibrated nor
-/// run (the rule: `experiment::decode::fit`).
-pub fn split_ctx(ctx: &[u64], max_model_len: Option<u64>, wanted: &[Wanted]) -> (Vec<u64>, Vec<u64>) {
-    ctx.iter().partition(|c| wanted.iter().any(|w| !matches!(fit(max_model_len, **c, *w), Fit::TooLong { .. })))
-}
-
-/// The one preflight line naming the context sizes whose prompt and `wanted` output exceed
-/// `max_model_len`, with their deficits, if any.
-pub fn too_long_note(too_long: &[u64], max_model_len: Option<u64>, wanted: Wanted) -> Option<String> {
-    let len = max_model_len?;
-    let deficit = |c: u64| match fit(max_model_len, c, wanted) {
-        Fit::TooLong { deficit, .. } => deficit,
-        _ => 0,
-    };
-    let sizes: Vec<String> = too_long
-        .iter()
-        .map(|c| format!("{} (deficit {} tokens)", crate::units::format_size(*c), deficit(*c)))
-        .collect();
-    (!sizes.is_empty()).then(|| {
-        format!(
-            "preflight: --ctx {} leaves no room for the output under the model's max_model_len {len}: those cells are skipped",
-            sizes.join(", ")
-        )
-    })
-}
-
-/// The server's version (`GET /version`, vLLM), when it answers within [`INFO_TIMEOUT`].
-pub async fn version(client: &ApiClient) -> Option<String> {
-    Wait::new(redact_url(&client.url("/version")), INFO_TIMEOUT).run(client.version()).await.ok().flatten()
 }
 
 /// Attempts at reading a replica's metrics page at preflight.

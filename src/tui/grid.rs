@@ -112,13 +112,14 @@ fn many_open_loop_conc(cells: &[CellSummary]) -> Vec<ExperimentKind> {
 }
 
 /// The title of a ctx x conc matrix of experiment `kind`.
-fn grid_title(kind: ExperimentKind) -> &'static str {
+fn grid_title(kind: ExperimentKind) -> String {
     match kind {
-        ExperimentKind::Decode => "Sustained decode: aggregate tok/s (ctx x conc)",
-        ExperimentKind::Burst => "Burst: output tok/s (ctx x requests)",
-        ExperimentKind::Serve => "Serve: output tok/s (input len x load)",
+        ExperimentKind::Decode => "Sustained decode: aggregate tok/s (ctx x conc)".into(),
+        ExperimentKind::Burst => "Burst: output tok/s (ctx x requests)".into(),
+        ExperimentKind::Serve => "Serve: output tok/s (input len x load)".into(),
         // Routing cells are phases, laid out by round below, never in a matrix.
-        ExperimentKind::Routing => "Routing: tok/s (ctx x conc)",
+        ExperimentKind::Routing => "Routing: tok/s (ctx x conc)".into(),
+        ExperimentKind::Extension(name) => format!("{name}: output tok/s (ctx x load)"),
     }
 }
 
@@ -163,7 +164,7 @@ impl MatrixModel {
             }
         }
         let mut grids: Vec<Grid> =
-            matrices.into_iter().map(|(kind, b)| b.finish(grid_title(kind).to_string(), "ctx", None)).collect();
+            matrices.into_iter().map(|(kind, b)| b.finish(grid_title(kind), "ctx", None)).collect();
         for (round, b) in rounds {
             let good = slo.map_or_else(|| "good".to_string(), |s| format!("good ({})", s.slo().describe()));
             let title = format!("Routing round {round}: {good}/requests tok/s (scenario x route)");

@@ -97,9 +97,13 @@ async fn preflight_names_each_wait_and_fails_at_the_calibration_probes_deadline(
     let lines: Vec<&str> = err.lines().collect();
     let tokenize = format!("POST {base}/tokenize (token count of a short prompt)");
     let probe = format!("POST {base}/v1/chat/completions (calibration probe of ~4095 prompt tokens)");
+    let reuse = format!("POST {base}/v1/chat/completions (connection-reuse probe)");
+    // The session's own preflight (the reuse probe, which does not fail it) comes before the
+    // experiments' preparation, as for routing below.
     assert_eq!(
         lines,
         [
+            format!("preflight: waiting for {reuse} to answer (up to 2 s)"),
             format!("preflight: waiting for {tokenize} to answer (up to 2 s)"),
             format!(
                 "preflight: no answer from {tokenize} within 2 s; counting prompt tokens with one-token probe requests instead"
@@ -111,7 +115,7 @@ async fn preflight_names_each_wait_and_fails_at_the_calibration_probes_deadline(
         ]
     );
     let posts = seen.lock().unwrap().iter().filter(|l| l.starts_with("POST ")).count();
-    assert_eq!(posts, 2, "one /tokenize, one probe, then no more: {:?}", seen.lock().unwrap());
+    assert_eq!(posts, 3, "the reuse probe, one /tokenize, one probe, then no more: {:?}", seen.lock().unwrap());
     assert!(!out.exists(), "no load was sent, no report written");
 }
 

@@ -6,6 +6,7 @@
 mod common;
 
 mod compare;
+mod extension;
 mod html;
 mod prometheus;
 mod report_cmd;

@@ -9,11 +9,13 @@ pub mod headline;
 pub mod knee;
 pub mod levels;
 pub mod load;
+pub mod prepare;
 pub mod report;
 pub mod section;
 pub mod spec;
 pub mod verdict;
 
 pub use attempt::run_decode_attempt;
+pub use prepare::DecodeSetup;
 pub use section::Decode;
 pub use spec::DecodeCellSpec;

@@ -24,3 +24,4 @@ pub mod spread;
 pub use crate::config::routing::{Arrival, RoutingConfig, Scenario};
 pub use env::RoutingEnv;
 pub use section::Routing;
+pub use setup::RoutingSetup;

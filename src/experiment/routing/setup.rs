@@ -5,26 +5,47 @@
 use crate::cell::calibration;
 use crate::config::MetricsEndpoint;
 use crate::config::RunConfig;
+use crate::experiment::prepare::{PrepareEnv, Prepared, Setup};
 use crate::experiment::routing::attribution::ReplicaRef;
 use crate::experiment::routing::{RoutingEnv, plan, preflight, prompts};
 use crate::load::client::ApiClient;
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use std::sync::Arc;
 
-/// A replica's base URL from its metrics URL (`.../metrics` removed).
-pub fn replica_base(metrics_url: &str) -> String {
-    let t = metrics_url.trim_end_matches('/');
-    t.strip_suffix("/metrics").unwrap_or(t).to_string()
+/// Prepares `--plan routing`: the replicas and their resets, the prompt families, the routes
+/// and phases, and the gateway's version.
+pub struct RoutingSetup;
+
+impl Setup for RoutingSetup {
+    fn plan(&self) -> Option<crate::config::PlanKind> {
+        Some(crate::config::PlanKind::Routing)
+    }
+
+    fn prepare<'a>(&'a self, env: PrepareEnv<'a>) -> BoxFuture<'a, anyhow::Result<Prepared>> {
+        async move {
+            let (routing, notes) = routing_env(env.cfg, env.client, &env.facts.model, env.metrics).await?;
+            let mut warnings = notes;
+            warnings.extend(self::warnings(env.cfg, &routing));
+            let gateway_version = env.client.version_within().await;
+            let mut out = Prepared::of(Arc::new(super::Routing::new(routing)));
+            (out.warnings, out.gateway_version) = (warnings, gateway_version);
+            Ok(out)
+        }
+        .boxed()
+    }
 }
 
 /// Builds everything the phases share, and the preflight notes for the log. Replicas come
 /// from `--replica`/`--metrics-url`.
-pub async fn routing_env(
+async fn routing_env(
     cfg: &RunConfig,
     client: &ApiClient,
     model: &str,
     metrics: &[MetricsEndpoint],
 ) -> anyhow::Result<(RoutingEnv, Vec<String>)> {
     let replicas: Vec<ReplicaRef> =
-        metrics.iter().map(|m| ReplicaRef { name: m.name.clone(), base: replica_base(&m.url) }).collect();
+        metrics.iter().map(|m| ReplicaRef { name: m.name.clone(), base: crate::net::replica_base(&m.url) }).collect();
     let replica_clients: Vec<ApiClient> =
         replicas.iter().map(|r| ApiClient::new(client.backend().clone(), &r.base, cfg.api_key.clone())).collect();
     // The gateway's `/tokenize` if it has one, else a replica's, else probe requests' usage;
@@ -51,7 +72,7 @@ pub async fn routing_env(
 }
 
 /// What a routing session without replicas or gateway metrics cannot report.
-pub fn warnings(cfg: &RunConfig, env: &RoutingEnv) -> Vec<String> {
+fn warnings(cfg: &RunConfig, env: &RoutingEnv) -> Vec<String> {
     let mut w = Vec::new();
     if env.replicas.is_empty() {
         w.push(
@@ -62,16 +83,4 @@ pub fn warnings(cfg: &RunConfig, env: &RoutingEnv) -> Vec<String> {
         w.push("routing without --gateway-metrics: routing_counter_deltas are null".into());
     }
     w
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bases_from_metrics_urls() {
-        assert_eq!(replica_base("http://h:8001/metrics"), "http://h:8001");
-        assert_eq!(replica_base("http://h:8001/metrics/"), "http://h:8001");
-        assert_eq!(replica_base("http://h:9090/prom"), "http://h:9090/prom");
-    }
 }

@@ -15,4 +15,4 @@ pub mod server_check;
 pub mod vocab;
 
 pub use attempt::{ServeCell, run_serve_attempt};
-pub use section::Serve;
+pub use section::{Serve, ServeSetup};

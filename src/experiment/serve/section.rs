@@ -9,6 +9,7 @@ use crate::config::{Rate, RunConfig};
 use crate::experiment::decode::grid::ctx_skip_reason;
 use crate::experiment::decode::section::status_and_reason;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
+use crate::experiment::prepare::{PrepareEnv, Prepared, Setup};
 use crate::experiment::record::{Attempt, CellEntry};
 use crate::report::json::SessionReport;
 use crate::report::kind::ExperimentKind;
@@ -79,6 +80,20 @@ fn last_serve(c: &CellEntry) -> Option<&crate::report::serve::ServeAttempt> {
 /// Why a serve cell of `input_len` tokens cannot run before it starts, if it cannot.
 fn plan_skip(input_len: u64) -> Option<Skip> {
     (input_len == 0).then(|| Skip::new(SkipKind::Plan, "an empty prompt: serve needs --random-input-len of at least 1"))
+}
+
+/// Prepares `--plan serve`: its cells need nothing beyond what the session's preflight found
+/// (prompts are random token ids, drawn per attempt).
+pub struct ServeSetup;
+
+impl Setup for ServeSetup {
+    fn plan(&self) -> Option<crate::config::PlanKind> {
+        Some(crate::config::PlanKind::Serve)
+    }
+
+    fn prepare<'a>(&'a self, env: PrepareEnv<'a>) -> BoxFuture<'a, anyhow::Result<Prepared>> {
+        Box::pin(std::future::ready(Ok(Prepared::of(std::sync::Arc::new(Serve::new(env.cfg))))))
+    }
 }
 
 impl Experiment for Serve {

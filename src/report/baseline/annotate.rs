@@ -65,6 +65,10 @@ fn slot<'a>(report: &'a mut SessionReport, key: &CellKey) -> Option<&'a mut Vec<
             };
             cells.iter_mut().find(here).map(|c| &mut c.baseline)
         }
+        ExperimentKind::Extension(name) => {
+            let section = report.extensions.iter_mut().find(|s| s.kind == name.as_str())?;
+            section.cells.iter_mut().find(|c| at(c.ctx, c.conc) && key.rate == c.rate).map(|c| &mut c.baseline)
+        }
     }
 }
 

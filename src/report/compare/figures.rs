@@ -4,6 +4,7 @@
 
 use super::{Better, CellKey};
 use crate::report::dist::{self, Dist};
+use crate::report::extension::ExtensionAttempt;
 use crate::report::json::{BurstAttempt, DecodeAttempt, SessionReport};
 use crate::report::kind::ExperimentKind;
 use crate::report::phase::RoutingPhase;
@@ -116,6 +117,33 @@ fn serve_cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures
         .collect()
 }
 
+fn extension_attempt(a: &ExtensionAttempt) -> Vec<(Spec, Option<f64>)> {
+    let mut out = vec![
+        (throughput("output", "output", true), Some(a.output_tps)),
+        (spec("p50_ttft_ms".into(), "TTFT p50 ms".into(), "ms", Better::Lower, false), a.ttft_p50_ms),
+    ];
+    let unit = |u: &str| ["tok/s", "ms", "fraction", "req/s"].into_iter().find(|k| *k == u).unwrap_or("");
+    let own = a.figures.iter().map(|f| (spec(f.name.clone(), f.name.clone(), unit(&f.unit), f.better, false), f.value));
+    out.extend(own);
+    out
+}
+
+/// The cells of every extension section of `report`, keyed by kind, ctx, conc and rate.
+fn extension_cells(report: &SessionReport) -> Vec<CellFigures> {
+    let mut out = Vec::new();
+    for section in &report.extensions {
+        let Ok(kind) = ExperimentKind::named(&section.kind) else { continue };
+        for cell in &section.cells {
+            let ok = cell.attempts.iter().filter(|a| a.status == AttemptStatus::Measured);
+            let measured: Vec<_> = ok.map(extension_attempt).collect();
+            let result = result_attempt(cell.status, cell.attempts.last()).map(extension_attempt);
+            let key = CellKey::cell_at(kind, cell.ctx, cell.conc, cell.rate.clone());
+            out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
+        }
+    }
+    out
+}
+
 fn phase_attempt(p: &RoutingPhase, pcts: &PercentileList) -> Vec<(Spec, Option<f64>)> {
     let goodput = (p.requests > 0).then(|| p.good as f64 / p.requests as f64);
     let mut out = vec![
@@ -165,6 +193,7 @@ pub fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures> 
         out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
     }
     out.extend(serve_cells(report, pcts));
+    out.extend(extension_cells(report));
     for phase in &report.phases {
         let same = |p: &&RoutingPhase| p.phase == phase.phase && p.status == AttemptStatus::Measured;
         let mut measured: Vec<_> = report.phase_history.iter().filter(same).map(|p| phase_attempt(p, pcts)).collect();

@@ -16,8 +16,15 @@ use serde::{Deserialize, Serialize};
 pub const COMPARE_SCHEMA: &str = "llm-decode-bench/compare/1";
 
 /// The figures whose regression beyond the threshold fails `compare`, as `kind name`.
-pub const HEADLINE_FIGURES: [&str; 4] =
-    ["decode aggregate_tok_s", "burst output_tok_s", "routing output_tok_s", "routing goodput_ratio"];
+pub const HEADLINE_FIGURES: [&str; 7] = [
+    "decode aggregate_tok_s",
+    "burst output_tok_s",
+    "routing output_tok_s",
+    "routing goodput_ratio",
+    "serve output_tok_s",
+    "serve request_goodput_rps",
+    "extension output_tok_s",
+];
 
 /// A change smaller than this (in percent) is no change: it prints as `0.0%`.
 const SAME_PCT: f64 = 0.05;

@@ -6,6 +6,7 @@
 
 mod cells;
 mod charts;
+mod extension;
 mod heatmap;
 mod page;
 mod routing;
@@ -22,12 +23,17 @@ use super::json::SessionReport;
 use super::kind::ExperimentKind;
 
 /// One section of the page: anchor id, title, introduction and content (empty: not shown).
-type Part = (&'static str, &'static str, &'static str, String);
+type Part = (String, String, String, String);
+
+/// A part from fixed words.
+fn part(id: &str, title: &str, intro: &str, content: String) -> Part {
+    (id.into(), title.into(), intro.into(), content)
+}
 
 /// The section of experiment `kind`.
 fn experiment_part(report: &SessionReport, kind: ExperimentKind) -> Part {
     match kind {
-        ExperimentKind::Decode => (
+        ExperimentKind::Decode => part(
             "decode",
             "Sustained decode",
             "Steady-state decode throughput after the engine admitted the requested concurrency and passed warmup: \
@@ -44,38 +50,45 @@ fn experiment_part(report: &SessionReport, kind: ExperimentKind) -> Part {
                 false => String::new(),
             },
         ),
-        ExperimentKind::Burst => (
+        ExperimentKind::Burst => part(
             "burst",
             "Burst (end to end)",
             "Finite bursts of requests sent at once, each measured from first send to last token.",
             [heatmap::burst_heatmap(report), charts::burst_distributions(report)].concat(),
         ),
-        ExperimentKind::Routing => (
+        ExperimentKind::Routing => part(
             "routing",
             "Prefix-cache routing",
             "The latest attempt of every routing phase: how its requests spread over the replicas and what they achieved.",
             routing::routing(report),
         ),
-        ExperimentKind::Serve => (
+        ExperimentKind::Serve => part(
             "serve",
             "Serve workload",
             "vllm bench serve's random workload, one cell per input len x max concurrency x request rate.",
             serve::serve_table(report),
         ),
+        ExperimentKind::Extension(name) => {
+            let section = report.extensions.iter().find(|s| s.kind == name.as_str());
+            let intro = format!("Kind `{name}`, an experiment registered from outside the built-in set.");
+            let content = section.map(extension::extension_table).unwrap_or_default();
+            (format!("ext-{name}"), section.map_or(name.to_string(), |s| s.title.clone()), intro, content)
+        }
     }
 }
 
 /// Every section the page can have, in page order: one per experiment, then the timelines and
 /// the actions.
 fn parts(report: &SessionReport) -> Vec<Part> {
-    let mut parts: Vec<Part> = ExperimentKind::ALL.into_iter().map(|k| experiment_part(report, k)).collect();
-    parts.push((
+    let kinds = ExperimentKind::BUILT_IN.into_iter().chain(crate::report::extension::kinds(report));
+    let mut parts: Vec<Part> = kinds.map(|k| experiment_part(report, k)).collect();
+    parts.push(part(
         "timelines",
         "Replica timelines",
         "Polled from each replica's Prometheus metrics, about once a second.",
         timelines::timelines(report),
     ));
-    parts.push((
+    parts.push(part(
         "actions",
         "Actions",
         "What the operator did and what happened to the session, in order.",
@@ -88,7 +101,7 @@ fn parts(report: &SessionReport) -> Vec<Part> {
 pub fn render(report: &SessionReport) -> String {
     let parts = parts(report);
     let present: Vec<&Part> = parts.iter().filter(|p| !p.3.is_empty()).collect();
-    let toc: Vec<(&str, &str)> = present.iter().map(|p| (p.0, p.1)).collect();
+    let toc: Vec<(&str, &str)> = present.iter().map(|p| (p.0.as_str(), p.1.as_str())).collect();
     let mut body = page::header(report, &toc);
     if present.is_empty() {
         body.push_str(&page::section(

@@ -7,6 +7,7 @@
 pub mod blocks;
 pub mod burst;
 pub mod decode;
+pub mod extension;
 pub mod format;
 pub mod panel;
 pub mod routing;

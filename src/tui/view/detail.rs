@@ -233,6 +233,11 @@ fn body(app: &App, id: usize) -> Lines {
                 lines.push(errors_line(&s.errors));
                 lines
             }
+            Attempt::Extension(e) => {
+                let mut lines = super::serve_detail::extension(e);
+                lines.push(errors_line(&e.errors));
+                lines
+            }
         });
     }
     out

@@ -162,8 +162,9 @@ pub fn knees(app: &App) -> Vec<GridKnee> {
         match c.spec.kind {
             ExperimentKind::Decode => decode.push((id, &c.spec, latest.and_then(Attempt::as_decode))),
             ExperimentKind::Serve => serve.push((id, &c.spec, latest.and_then(Attempt::as_serve))),
-            // Bursts and routing phases are not swept along a load axis: no knee.
-            ExperimentKind::Burst | ExperimentKind::Routing => {}
+            // Bursts and routing phases are not swept along a load axis; an extension has no
+            // knee rule: no knee.
+            ExperimentKind::Burst | ExperimentKind::Routing | ExperimentKind::Extension(_) => {}
         }
     }
     let mut out = row_knees(decode);

@@ -1,6 +1,7 @@
-//! The detail popup's lines for a serve attempt: vLLM's figures, as `vllm bench serve`
-//! prints them (mean, median, std, p99 per latency).
+//! The detail popup's lines for a serve attempt (vLLM's figures, as `vllm bench serve`
+//! prints them: mean, median, std, p99 per latency) and for an extension attempt.
 
+use crate::report::extension::ExtensionAttempt;
 use crate::report::serve::ServeAttempt;
 use crate::report::text::format::{fmt_latency_ms, fmt_tps};
 use ratatui::text::Line;
@@ -36,4 +37,21 @@ pub fn serve(a: &ServeAttempt) -> Vec<Line<'static>> {
         stat_line("ITL/token", [m.mean_itl_token_ms, m.median_itl_token_ms, m.std_itl_token_ms, m.p99_itl_token_ms]),
         stat_line("E2EL", [m.mean_e2el_ms, m.median_e2el_ms, m.std_e2el_ms, m.p99_e2el_ms]),
     ]
+}
+
+/// The latest attempt of an extension cell: its common figures, then its own, one per line.
+pub fn extension(a: &ExtensionAttempt) -> Vec<Line<'static>> {
+    let ttft = fmt_latency_ms(a.ttft_p50_ms);
+    let mut out = vec![Line::from(format!(
+        "{} requests · {} failed · {:.1}s · {} tok/s out · TTFT p50 {ttft} ms",
+        a.requests,
+        a.error_count(),
+        a.duration_s,
+        fmt_tps(a.output_tps)
+    ))];
+    for f in &a.figures {
+        let v = f.value.map_or_else(|| "—".to_string(), |v| format!("{v:.3}"));
+        out.push(Line::from(format!("{} {v} {}", f.name, f.unit)));
+    }
+    out
 }

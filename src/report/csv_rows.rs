@@ -1,0 +1,74 @@
+//! The CSV rows of serve cells and of extension cells (`report::extension`): an extension's
+//! own figures go in one `figures` field, `name=value` pairs joined by `;` in its order.
+
+use super::{E2E, ITL, Percentiles, Row, TPOT, TTFT, grid_head, num, opt, shown, with_rate};
+use crate::report::extension::{ExtensionAttempt, ExtensionCell};
+use crate::report::kind::ExperimentKind;
+use crate::report::serve::{ServeCellReport, ServeMetrics};
+
+pub(super) fn serve_row(cell: &ServeCellReport) -> Row {
+    let (ctx, conc) = (cell.input_len, cell.max_concurrency);
+    let mut row = grid_head(ExperimentKind::Serve, ctx, &cell.ctx_label, conc, cell.status, cell.attempts.len());
+    with_rate(&mut row, cell.request_rate.clone());
+    let Some(a) = cell.attempts.last() else { return row };
+    row.push(("last_attempt_status", a.status.to_string()));
+    if shown(a.status) {
+        serve_figures(&mut row, &a.metrics, a.num_prompts);
+    }
+    row
+}
+
+fn serve_figures(row: &mut Row, m: &ServeMetrics, planned: u32) {
+    row.extend([
+        ("requests", planned.to_string()),
+        ("success", m.completed.to_string()),
+        ("errors", m.failed.to_string()),
+        ("duration_s", num(m.duration_s)),
+        ("output_tokens", m.total_output_tokens.to_string()),
+        ("output_tps", num(m.output_throughput)),
+        ("goodput_rps", opt(m.request_goodput)),
+    ]);
+    let mut pair = |[p50, _, _, p99]: Percentiles, median: Option<f64>, tail: Option<f64>| {
+        row.extend([(p50, opt(median)), (p99, opt(tail))]);
+    };
+    pair(TTFT, m.median_ttft_ms, m.p99_ttft_ms);
+    pair(ITL, m.median_itl_token_ms, m.p99_itl_token_ms);
+    pair(TPOT, m.median_tpot_ms, m.p99_tpot_ms);
+    pair(E2E, m.median_e2el_ms, m.p99_e2el_ms);
+}
+
+/// One extension cell of the section of kind `kind`.
+pub(super) fn extension_row(kind: &str, cell: &ExtensionCell) -> Row {
+    let mut row = vec![
+        ("kind", kind.to_string()),
+        ("label", cell.label.clone()),
+        ("ctx", cell.ctx.to_string()),
+        ("ctx_label", cell.ctx_label.clone()),
+        ("conc", cell.conc.to_string()),
+        ("status", cell.status.to_string()),
+        ("attempts", cell.attempts.len().to_string()),
+    ];
+    if let Some(rate) = &cell.rate {
+        row.push(("rate", rate.clone()));
+    }
+    let Some(a) = cell.attempts.last() else { return row };
+    row.push(("last_attempt_status", a.status.to_string()));
+    if shown(a.status) {
+        extension_figures(&mut row, a);
+    }
+    row
+}
+
+fn extension_figures(row: &mut Row, a: &ExtensionAttempt) {
+    let own: Vec<String> = a.figures.iter().map(|f| format!("{}={}", f.name, opt(f.value))).collect();
+    row.extend([
+        ("requests", a.requests.to_string()),
+        ("success", (a.requests.saturating_sub(a.error_count())).to_string()),
+        ("errors", a.error_count().to_string()),
+        ("duration_s", num(a.duration_s)),
+        ("output_tokens", a.output_tokens.to_string()),
+        ("output_tps", num(a.output_tps)),
+        (TTFT[0], opt(a.ttft_p50_ms)),
+        ("figures", own.join(";")),
+    ]);
+}

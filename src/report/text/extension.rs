@@ -1,0 +1,36 @@
+//! An extension experiment's section (`report::extension`) as a table: one row per cell, its
+//! last attempt's common figures, then the experiment's own, one column each.
+
+use super::blocks::Block;
+use super::format::{MISSING, NOT_RUN, fmt_error_suffix, fmt_latency_ms, fmt_tps};
+use super::table::{Row, Table};
+use crate::report::extension::{ExtensionSection, figure, figure_names};
+use crate::report::status::CellOutcome;
+
+/// What the table's marks mean.
+const LEGEND: &str = "Output tok/s over each cell's last attempt, (Ne) its failed requests; own figures as the experiment names them; — missing, · not run.";
+
+/// The blocks of `section`: its table and legend (none without cells).
+pub fn extension_blocks(section: &ExtensionSection) -> Vec<Block> {
+    if section.cells.is_empty() {
+        return Vec::new();
+    }
+    let own = figure_names(section);
+    let mut header: Vec<String> = ["cell", "status", "output tok/s", "TTFT p50 ms"].map(String::from).to_vec();
+    header.extend(own.iter().map(|(n, _)| n.clone()));
+    let mut table = Table::new(format!("{} ({})", section.title, section.kind), header);
+    for c in &section.cells {
+        let mut cells = vec![c.label.clone(), c.status.as_str().to_string()];
+        let shown = matches!(c.status, CellOutcome::Measured | CellOutcome::Errored);
+        match c.attempts.last().filter(|_| shown) {
+            Some(a) => {
+                cells.push(format!("{}{}", fmt_tps(a.output_tps), fmt_error_suffix(a.error_count())));
+                cells.push(fmt_latency_ms(a.ttft_p50_ms));
+                cells.extend(own.iter().map(|(n, _)| figure(a, n).map_or(MISSING.into(), |v| format!("{v:.3}"))));
+            }
+            None => cells.extend(std::iter::repeat_n(NOT_RUN.to_string(), 2 + own.len())),
+        }
+        table.rows.push(Row { cells, dim: None });
+    }
+    vec![Block::Table(table), Block::legend(&[LEGEND])]
+}
