@@ -1,7 +1,7 @@
 //! Pure window arithmetic on request samples: tokens inside a measurement window, per-stream
 //! ITL over the window, per-token and per-chunk gaps, and the report records.
 
-use crate::load::sample::{Outcome, RequestSample};
+use crate::load::sample::RequestSample;
 use crate::report::json::RequestRecord;
 use crate::stats::GapDist;
 use std::time::Duration;
@@ -91,15 +91,6 @@ pub fn per_token_gaps<'a>(samples: impl IntoIterator<Item = &'a RequestSample>) 
     per_token
 }
 
-/// The report name of a sample's outcome.
-pub fn outcome_name(s: &RequestSample) -> String {
-    match &s.outcome {
-        Outcome::Completed(_) => "completed".into(),
-        Outcome::Cut => "cut".into(),
-        Outcome::Failed { kind, .. } => kind.as_str().into(),
-    }
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -114,7 +105,7 @@ pub fn record(s: &RequestSample, origin: Instant, window_tokens: u64) -> Request
         output_tokens: s.output_tokens,
         window_tokens,
         itl_ms: s.itl().map(ms),
-        outcome: outcome_name(s),
+        outcome: s.outcome.recorded(),
         status: s.status,
         served_by: s.served_by.clone(),
         good: None,

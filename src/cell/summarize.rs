@@ -49,7 +49,7 @@ pub struct ClientStats {
     /// One record per request, or a uniform sample of [`REQUEST_SAMPLE_CAP`] of them.
     pub records: Vec<RequestRecord>,
     /// Every request by its record's `outcome` (`completed`, `cut`, the error kind): exact.
-    pub outcomes: BTreeMap<String, u64>,
+    pub outcomes: BTreeMap<crate::load::sample::RecordedOutcome, u64>,
     /// Verdicts against the SLO given with [`Summarizer::with_slo`] (exact, every request).
     pub goodput: Option<GoodputTally>,
     /// The client's own tok/s per [`super::tps_bins::BIN`] of the window: (seconds into the
@@ -160,7 +160,7 @@ impl Summarizer {
             rec.good = judge(s, slo, window, cutoff);
             tally.add(rec.good);
         }
-        *self.st.outcomes.entry(rec.outcome.clone()).or_default() += 1;
+        *self.st.outcomes.entry(rec.outcome).or_default() += 1;
         self.records.push(rec);
     }
 

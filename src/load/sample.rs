@@ -127,6 +127,58 @@ pub enum Outcome {
     },
 }
 
+impl Outcome {
+    /// The outcome as reports record it.
+    pub fn recorded(&self) -> RecordedOutcome {
+        match self {
+            Self::Completed(_) => RecordedOutcome::Completed,
+            Self::Cut => RecordedOutcome::Cut,
+            Self::Failed { kind, .. } => RecordedOutcome::Failed(*kind),
+        }
+    }
+}
+
+/// How a request ended, as a report records it: written `completed`, `cut` or the error
+/// kind's name (`connect`), so a report's `outcome` strings and `request_outcomes` keys read
+/// as before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RecordedOutcome {
+    /// The server finished it.
+    Completed,
+    /// The client stopped it on purpose.
+    Cut,
+    /// It failed, of this kind.
+    Failed(ErrorKind),
+}
+
+impl RecordedOutcome {
+    /// The report name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Cut => "cut",
+            Self::Failed(kind) => kind.as_str(),
+        }
+    }
+}
+
+impl Serialize for RecordedOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordedOutcome {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "completed" => Ok(Self::Completed),
+            "cut" => Ok(Self::Cut),
+            kind => ErrorKind::deserialize(serde::de::value::StrDeserializer::<D::Error>::new(kind)).map(Self::Failed),
+        }
+    }
+}
+
 /// One point of a request's token timeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark {
@@ -252,5 +304,32 @@ impl RequestSample {
         let (first, last) = (self.marks.first()?, self.marks.last()?);
         let n = last.tokens.checked_sub(first.tokens).filter(|n| *n > 0)?;
         Some(Duration::from_micros(last.at_us - first.at_us) / n as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_recorded_outcome_reads_and_writes_as_its_report_name() {
+        let all = [RecordedOutcome::Completed, RecordedOutcome::Cut, RecordedOutcome::Failed(ErrorKind::Connect)];
+        let json = serde_json::to_string(&all).unwrap();
+        assert_eq!(json, r#"["completed","cut","connect"]"#);
+        assert_eq!(serde_json::from_str::<Vec<RecordedOutcome>>(&json).unwrap(), all);
+        let counts: BTreeMap<RecordedOutcome, u64> = all.iter().map(|o| (*o, 1)).collect();
+        let map = serde_json::to_string(&counts).unwrap();
+        assert_eq!(serde_json::from_str::<BTreeMap<RecordedOutcome, u64>>(&map).unwrap(), counts);
+        let err = serde_json::from_str::<RecordedOutcome>(r#""http_error""#).unwrap_err().to_string();
+        assert!(err.contains("unknown variant `http_error`"), "{err}");
+    }
+
+    #[test]
+    fn a_sample_outcome_is_recorded_by_its_kind() {
+        let failed = Outcome::Failed { kind: ErrorKind::Stalled, detail: "idle".into() };
+        assert_eq!(failed.recorded(), RecordedOutcome::Failed(ErrorKind::Stalled));
+        assert_eq!(Outcome::Completed(None).recorded().as_str(), "completed");
+        assert_eq!(Outcome::Cut.recorded().as_str(), "cut");
     }
 }

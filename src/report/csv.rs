@@ -379,7 +379,7 @@ fn request_row(mut row: Row, r: &RequestRecord) -> Row {
         ("itl_ms", opt(r.itl_ms)),
         ("output_tokens", r.output_tokens.to_string()),
         ("window_tokens", r.window_tokens.to_string()),
-        ("outcome", r.outcome.clone()),
+        ("outcome", r.outcome.as_str().to_string()),
         ("http_status", r.status.map_or(String::new(), |s| s.to_string())),
         ("served_by", r.served_by.clone().unwrap_or_default()),
         ("good", r.good.map(|g| g.to_string()).unwrap_or_default()),

@@ -5,6 +5,7 @@
 
 use super::json::{DecodeAttempt, RequestRecord};
 use super::phase::PhaseLatency;
+use crate::load::sample::RecordedOutcome;
 use crate::stats::{Samples, Summary};
 
 /// Where a [`Dist`] comes from.
@@ -123,14 +124,14 @@ fn stored(q: f64, table: &[(f64, f64)]) -> Option<f64> {
 
 /// The request completed (neither cut at the window's end nor failed).
 pub fn completed(r: &RequestRecord) -> bool {
-    r.outcome == "completed"
+    r.outcome == RecordedOutcome::Completed
 }
 
 /// Requests of a decode attempt with `outcome` (`None`: all of them), from its exact
 /// `request_outcomes`; a report written before that field counts its `request_samples`,
 /// which then held every request.
-pub fn request_count(a: &DecodeAttempt, outcome: Option<&str>) -> u64 {
-    let wanted = |o: &str| outcome.is_none_or(|w| w == o);
+pub fn request_count(a: &DecodeAttempt, outcome: Option<RecordedOutcome>) -> u64 {
+    let wanted = |o: &RecordedOutcome| outcome.is_none_or(|w| w == *o);
     match a.request_outcomes.is_empty() {
         true => a.request_samples.iter().filter(|r| wanted(&r.outcome)).count() as u64,
         false => a.request_outcomes.iter().filter(|(o, _)| wanted(o)).map(|(_, n)| n).sum(),
@@ -195,7 +196,7 @@ mod tests {
         cut.ttft_ms = Some(100.0);
         let mut one = request(2, "completed");
         one.output_tokens = 1;
-        let records = vec![request(0, "completed"), cut, one, request(3, "http_error")];
+        let records = vec![request(0, "completed"), cut, one, request(3, "server_error")];
         assert_eq!(ttft_values(&records).count(), 4, "every first token counts");
         let tpot: Vec<f64> = tpot_values(&records).collect();
         assert_eq!(tpot, vec![(56_500.0 - 480.0) / 4095.0], "completed, more than one token");

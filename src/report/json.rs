@@ -3,7 +3,7 @@
 //! field name says `_ms`; instants are RFC 3339 strings or seconds since the session start.
 
 use super::status::{AttemptStatus, CapacityLimit, CellOutcome};
-use crate::load::sample::{ErrorKind, TokenSource};
+use crate::load::sample::{ErrorKind, RecordedOutcome, TokenSource};
 use crate::report::goodput::{Goodput, PlanSlo};
 use crate::report::phase::RoutingPhase;
 use crate::stats::Summary;
@@ -295,7 +295,7 @@ pub struct DecodeAttempt {
     /// even when `request_samples` holds only a uniform sample of them (at most 16,384
     /// records: the sample is whole when its length equals the sum of these counts).
     #[serde(default)]
-    pub request_outcomes: BTreeMap<String, u64>,
+    pub request_outcomes: BTreeMap<RecordedOutcome, u64>,
     /// Requests of the window that met `plan.slo`, and good requests per window second
     /// (docs/reports.md §6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -336,8 +336,8 @@ pub struct RequestRecord {
     pub window_tokens: u64,
     /// Whole-request ITL, ms.
     pub itl_ms: Option<f64>,
-    /// `completed`, `cut` or the error kind.
-    pub outcome: String,
+    /// How it ended: `completed`, `cut` or the error kind.
+    pub outcome: RecordedOutcome,
     /// HTTP status.
     pub status: Option<u16>,
     /// Replica named by the response.

@@ -4,7 +4,7 @@
 
 use super::json::*;
 use super::status::{AttemptStatus, CapacityLimit, CellOutcome};
-use crate::load::sample::{ErrorKind, TokenSource};
+use crate::load::sample::{ErrorKind, RecordedOutcome, TokenSource};
 use crate::metrics::gateway::CounterDelta;
 use crate::report::phase::{
     Attribution, EarlyHitRatio, FamilyRecord, PhaseConfig, PhaseLatency, ReplicaRecord, RoutingPhase,
@@ -26,7 +26,7 @@ pub(crate) fn summary(base: f64) -> Summary {
     }
 }
 
-/// One request of an attempt with every optional field set.
+/// One request of an attempt with every optional field set; `outcome` is its report name.
 pub(crate) fn request(worker: u32, outcome: &str) -> RequestRecord {
     RequestRecord {
         worker,
@@ -36,7 +36,7 @@ pub(crate) fn request(worker: u32, outcome: &str) -> RequestRecord {
         output_tokens: 4096,
         window_tokens: 3000,
         itl_ms: Some(13.25),
-        outcome: outcome.to_string(),
+        outcome: serde_json::from_value(serde_json::json!(outcome)).expect("an outcome name"),
         status: Some(200),
         served_by: Some("r0".into()),
         good: Some(outcome == "completed"),
@@ -131,7 +131,12 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         client_lag_ms: Some(summary(0.5)),
         target_lost: Vec::new(),
         request_samples: vec![request(0, "completed"), request(1, "cut"), request(2, "stalled")],
-        request_outcomes: [("completed".to_string(), 1), ("cut".to_string(), 1), ("stalled".to_string(), 1)].into(),
+        request_outcomes: [
+            (RecordedOutcome::Completed, 1),
+            (RecordedOutcome::Cut, 1),
+            (RecordedOutcome::Failed(ErrorKind::Stalled), 1),
+        ]
+        .into(),
         goodput: Some(crate::report::goodput::Goodput::new(1, 3, 30.0)),
         saturation: Some(full_saturation()),
         rate: None,

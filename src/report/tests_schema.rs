@@ -3,6 +3,7 @@
 use super::json::*;
 use super::status::{AttemptStatus, CellOutcome};
 pub(crate) use super::tests_example::{full_attempt, full_report, minimal_report, summary};
+use crate::load::sample::RecordedOutcome;
 use crate::report::phase::RoutingPhase;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -210,7 +211,7 @@ proptest! {
         attempt.aggregate_tps = tps;
         let error_kind = serde_json::from_value(json!(ERROR_KINDS[kind])).expect("an error kind");
         attempt.errors = BTreeMap::from([(error_kind, 3)]);
-        attempt.request_samples[2].outcome = ERROR_KINDS[kind].to_string();
+        attempt.request_samples[2].outcome = RecordedOutcome::Failed(error_kind);
         attempt.running_avg = optional[0].then_some(tps);
         attempt.ttft_ms = optional[1].then(|| summary(tps));
         attempt.prometheus = attempt.prometheus.filter(|_| optional[2]);

@@ -8,6 +8,7 @@ use super::dist::{self, Dist};
 use super::json::{BurstAttempt, DecodeAttempt, DecodeCell, SessionReport};
 use super::phase::RoutingPhase;
 use super::status::CellOutcome;
+use crate::load::sample::RecordedOutcome;
 use crate::stats::PercentileList;
 use crate::stats::percentile_list::percentile_key;
 use serde_json::{Map, Value, json};
@@ -77,7 +78,7 @@ struct Latencies {
 }
 
 fn decode_row(report: &SessionReport, cell: &DecodeCell, a: &DecodeAttempt, pcts: &PercentileList) -> Value {
-    let completed = dist::request_count(a, Some("completed"));
+    let completed = dist::request_count(a, Some(RecordedOutcome::Completed));
     let counts = Counts {
         duration: a.window_s,
         completed,

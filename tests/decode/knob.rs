@@ -9,6 +9,7 @@ use common::{config, inproc_cluster, validate};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use llm_decode_bench::cell::control::{Command, Knob, LiveAttempt, Phase};
 use llm_decode_bench::config::Rate;
+use llm_decode_bench::load::sample::RecordedOutcome;
 use llm_decode_bench::report::json::{DecodeAttempt, SessionReport};
 use llm_decode_bench::report::tables::render_text;
 use llm_decode_bench::session::start_with;
@@ -85,7 +86,7 @@ async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_r
     for a in [poisson, inf] {
         let peak = peak_in_flight(a);
         assert!((1..=3).contains(&peak), "in flight peaked at {peak}, cap 3");
-        assert!(a.window_tokens > 0 && a.request_outcomes.get("completed").copied().unwrap_or(0) > 10);
+        assert!(a.window_tokens > 0 && a.request_outcomes.get(&RecordedOutcome::Completed).copied().unwrap_or(0) > 10);
     }
     assert_eq!(peak_in_flight(inf), 3, "inf keeps the cap full");
 

@@ -79,7 +79,7 @@ fn without_a_poller_ttft_and_the_stream_spread_decide() {
         output_tokens: 100,
         window_tokens: 100 + u64::from(worker),
         itl_ms: None,
-        outcome: "completed".into(),
+        outcome: crate::load::sample::RecordedOutcome::Completed,
         status: Some(200),
         served_by: None,
         good: None,
