@@ -77,15 +77,18 @@ fn config(sim: &Cluster, out: &Path) -> RunConfig {
         ctx: vec![0, 512],
         conc: vec![16, 32, 64],
         window: Duration::from_secs(3),
-        warmup_timeout: Duration::from_secs(20),
-        settle: Duration::from_millis(200),
-        burst_tokens: 64,
-        max_tokens: Some(128),
-        min_stream_tokens: 128,
         idle_timeout: Duration::from_secs(30),
         poll_interval: Duration::from_millis(50),
         out: Some(out.to_path_buf()),
         routing: Default::default(),
+        decode: llm_decode_bench::config::decode::DecodeConfig {
+            warmup_timeout: Duration::from_secs(20),
+            settle: Duration::from_millis(200),
+            burst_tokens: 64,
+            max_tokens: Some(128),
+            min_stream_tokens: 128,
+            ..RunConfig::defaults(&r.url).decode
+        },
         ..RunConfig::defaults(&r.url)
     }
 }

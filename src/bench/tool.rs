@@ -64,16 +64,19 @@ pub fn config(url: &str, streams: u32, tokens: u64, window: Duration, out: &std:
         ctx: vec![0],
         conc: vec![streams],
         window,
-        // Firehose streams end and restart all the time, so "every stream has its first token"
-        // rarely holds at one instant: the window opens at this timeout instead.
-        warmup_timeout: Duration::from_secs(2) + Duration::from_millis(u64::from(streams)),
-        settle: Duration::from_millis(300),
-        max_tokens: Some(tokens),
-        min_stream_tokens: tokens,
         idle_timeout: Duration::from_secs(30),
         // The window opens after a fresh metrics round: a short poll keeps that wait short.
         poll_interval: Duration::from_millis(250),
         out: Some(out.to_path_buf()),
+        decode: crate::config::decode::DecodeConfig {
+            // Firehose streams end and restart all the time, so "every stream has its first token"
+            // rarely holds at one instant: the window opens at this timeout instead.
+            warmup_timeout: Duration::from_secs(2) + Duration::from_millis(u64::from(streams)),
+            settle: Duration::from_millis(300),
+            max_tokens: Some(tokens),
+            min_stream_tokens: tokens,
+            ..RunConfig::defaults(url).decode
+        },
         ..RunConfig::defaults(url)
     }
 }

@@ -166,7 +166,7 @@ mod tests {
                     ctx = \"0,4k\"\nrun-burst = false\nrps = 3.5\n";
         let c = parse(file, &[]).unwrap();
         assert_eq!((c.window.as_secs(), c.conc.clone(), c.ctx.clone()), (10, vec![1, 4], vec![0, 4096]));
-        assert!(!c.run_burst && c.routing.rps == 3.5);
+        assert!(!c.decode.run_burst && c.routing.rps == 3.5);
         let c = parse(file, &["--window", "20s", "--max-concurrency", "8"]).unwrap();
         assert_eq!((c.window.as_secs(), c.conc), (20, vec![8]), "flags and their aliases win");
         let c = parse(file, &["--window=5s"]).unwrap();

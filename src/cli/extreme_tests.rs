@@ -115,14 +115,14 @@ fn derived(cfg: &RunConfig) {
         let offsets = crate::experiment::serve::schedule::arrival_offsets(64, rate, cfg.burstiness, cfg.routing.seed);
         assert!(offsets.iter().all(|o| *o <= crate::units::LONGEST));
         for up in [true, false] {
-            let _ = cfg.knob_step.rate(rate, up);
+            let _ = cfg.decode.knob_step.rate(rate, up);
         }
     }
     let n = cfg.routing.count.min(4096);
     let _ = crate::experiment::routing::schedule::arrivals(n, cfg.routing.rps, cfg.routing.arrival, cfg.routing.seed);
     let _ = crate::experiment::routing::plan::phases(&cfg.routing);
     for (&conc, up) in cfg.conc.iter().zip([true, false].iter().cycle()) {
-        let _ = cfg.knob_step.conc(conc, *up);
+        let _ = cfg.decode.knob_step.conc(conc, *up);
     }
     for &ctx in &cfg.ctx {
         let _ = cfg.first_token_limit(ctx);

@@ -69,7 +69,7 @@ fn resume_alone_restores_every_recorded_setting() {
         (cfg.base_url.as_str(), cfg.conc.clone(), cfg.window.as_millis()),
         ("http://127.0.0.1:9", vec![1, 3], 3000)
     );
-    assert!(cfg.run_burst && cfg.resume.is_some());
+    assert!(cfg.decode.run_burst && cfg.resume.is_some());
     assert_eq!(cfg.out.as_deref(), Some(path.as_path()), "the report goes back to the file");
 }
 

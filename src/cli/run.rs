@@ -1,12 +1,11 @@
 //! `llm-decode-bench run`: flags of a benchmark session.
 
 use crate::config::MetricsEndpoint;
-use crate::config::{PlanKind, RunConfig, SloSource};
-use crate::experiment::routing::{Arrival, RoutingConfig, Scenario};
+use crate::config::{PlanKind, RunConfig};
+use crate::experiment::routing::{Arrival, Scenario};
 use crate::load::request::{ApiKey, Endpoint};
 use crate::net::check_url;
 use crate::session::preflight::parse_metrics_arg;
-use crate::stats::Slo;
 use crate::units::parse_duration;
 use clap::Args;
 use std::path::PathBuf;
@@ -292,14 +291,7 @@ impl RunArgs {
             rates: dedup(&self.request_rate),
             burstiness: self.burstiness,
             window: self.window,
-            warmup_timeout: self.warmup_timeout,
-            settle: self.settle,
-            kv_oversubscribe: self.kv_oversubscribe,
-            run_burst: self.run_burst,
-            stop_at_knee: self.stop_at_knee,
-            burst_tokens: self.burst_tokens.max(1),
-            max_tokens: self.max_tokens,
-            min_stream_tokens: self.min_stream_tokens.max(1),
+            decode: self.decode_config(),
             idle_timeout: self.idle_timeout,
             first_token_timeout: self.first_token_timeout,
             poll_interval: self.poll_interval,
@@ -310,94 +302,13 @@ impl RunArgs {
             slo: self.slo()?,
             slo_source: self.slo_source(),
             serve: self.serve_config()?,
-            knob_step: self.knob_step,
             baseline: None,
         })
     }
 }
 
-impl RunArgs {
-    fn routing_config(&self) -> Result<RoutingConfig, String> {
-        if self.families == 0 || self.count == 0 || self.rounds == 0 {
-            return Err("--families, --count and --rounds must be at least 1".into());
-        }
-        if self.priming_candidates < self.families {
-            return Err("--priming-candidates must be at least --families".into());
-        }
-        if !(self.rps.is_finite() && self.rps > 0.0) {
-            return Err("--rps must be a positive number".into());
-        }
-        // `vllm bench serve --request-rate R` habits: one finite rate is the routing rate too.
-        let rps = match self.request_rate.as_slice() {
-            [crate::config::Rate::PerSecond(r)] => *r,
-            _ => self.rps,
-        };
-        if self.routes.iter().any(|r| r.trim().is_empty()) {
-            return Err("--routes has an empty name".into());
-        }
-        Ok(RoutingConfig {
-            routes: dedup(&self.routes.iter().map(|r| r.trim().to_string()).collect::<Vec<_>>()),
-            scenarios: dedup(&self.scenarios),
-            rounds: self.rounds,
-            count: self.count,
-            rps,
-            arrival: self.arrival,
-            output: self.output.max(1),
-            prompt_tokens: self.prompt_tokens.max(1),
-            families: self.families,
-            priming_candidates: self.priming_candidates,
-            slo: self.slo()?,
-            seed: self.seed,
-            gateway_metrics: self.gateway_metrics.clone(),
-            max_setup_attempts: 3,
-        })
-    }
-}
-
-impl RunArgs {
-    /// `--out`, else `--result-dir` / `--result-filename`, else None (a default name, in
-    /// `--result-dir` when given: [`RunConfig::out_dir`]).
-    fn out_path(&self) -> Option<PathBuf> {
-        if self.out.is_some() {
-            return self.out.clone();
-        }
-        let dir = self.result_dir.clone();
-        self.result_filename.as_ref().map(|name| dir.unwrap_or_default().join(name))
-    }
-
-    /// The serve experiment's settings: `--count`, `--output`, `--seed` and `--goodput`.
-    fn serve_config(&self) -> Result<crate::config::serve::ServeConfig, String> {
-        // As vLLM: no request_goodput unless an SLO was chosen (the session's, `--goodput` or
-        // `--slo-ttft` / `--slo-tpot`).
-        let goodput = if self.slo_source().is_chosen() { Some(self.slo()?) } else { None };
-        Ok(crate::config::serve::ServeConfig {
-            num_prompts: self.count,
-            output_len: self.output.max(1),
-            seed: self.seed,
-            goodput,
-        })
-    }
-
-    /// `--goodput` when given, else `--slo-ttft` (default 2 s) and `--slo-tpot`.
-    fn slo(&self) -> Result<Slo, String> {
-        if self.slo_ttft.is_some_and(|t| t.is_zero()) || self.slo_tpot.is_some_and(|t| t.is_zero()) {
-            return Err("--slo-ttft and --slo-tpot must be longer than 0".into());
-        }
-        match self.goodput.is_empty() {
-            true => Ok(Slo { ttft: Some(self.slo_ttft.unwrap_or(DEFAULT_SLO_TTFT)), tpot: self.slo_tpot, e2e: None }),
-            false => Slo::from_goodput(&self.goodput).map_err(|e| format!("--goodput: {e}")),
-        }
-    }
-
-    /// Which flags named the SLO.
-    fn slo_source(&self) -> SloSource {
-        match (self.goodput.is_empty(), self.slo_ttft.is_some() || self.slo_tpot.is_some()) {
-            (false, _) => SloSource::Goodput,
-            (true, true) => SloSource::SloFlags,
-            (true, false) => SloSource::Default,
-        }
-    }
-}
+#[path = "run_sections.rs"]
+mod sections;
 
 fn dedup<T: PartialEq + Clone>(v: &[T]) -> Vec<T> {
     let mut out: Vec<T> = Vec::with_capacity(v.len());

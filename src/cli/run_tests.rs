@@ -32,7 +32,7 @@ fn defaults_are_the_seeds() {
     assert_eq!(c.conc, vec![1, 2, 4, 8, 16]);
     assert_eq!((c.routing.count, c.routing.rps, c.routing.rounds, c.routing.families), (96, 1.6, 2, 8));
     assert_eq!(c.routing.scenarios.len(), 4);
-    assert_eq!(c.kv_oversubscribe, 4.0);
+    assert_eq!(c.decode.kv_oversubscribe, 4.0);
 }
 
 #[test]
@@ -134,8 +134,8 @@ fn the_session_slo_and_where_it_came_from() {
 
 #[test]
 fn stop_at_knee_is_off_unless_asked() {
-    assert!(!config().stop_at_knee);
-    assert!(parse(&["--stop-at-knee"]).unwrap().stop_at_knee);
+    assert!(!config().decode.stop_at_knee);
+    assert!(parse(&["--stop-at-knee"]).unwrap().decode.stop_at_knee);
 }
 
 #[test]

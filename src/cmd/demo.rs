@@ -38,10 +38,6 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
         ctx: vec![0, 16 * 1024, 128 * 1024],
         conc: vec![1, 4, 16],
         window,
-        warmup_timeout: Duration::from_secs(30),
-        settle: Duration::from_millis(500),
-        kv_oversubscribe: 2.0,
-        min_stream_tokens: 4096,
         idle_timeout: Duration::from_secs(60),
         out,
         slo: crate::stats::Slo { ttft: Some(crate::units::secs(2.0 / speed)), tpot: None, e2e: None },
@@ -54,6 +50,13 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
             arrival: Arrival::Poisson,
             gateway_metrics: Some(info.gateway.metrics_url.clone()),
             ..RoutingConfig::default()
+        },
+        decode: crate::config::decode::DecodeConfig {
+            warmup_timeout: Duration::from_secs(30),
+            settle: Duration::from_millis(500),
+            kv_oversubscribe: 2.0,
+            min_stream_tokens: 4096,
+            ..RunConfig::defaults(&info.gateway.url).decode
         },
         ..RunConfig::defaults(&info.gateway.url)
     }

@@ -1,5 +1,6 @@
 //! What a session is asked to run: the validated run configuration and the experiments' settings.
 
+pub mod decode;
 pub mod knob;
 pub mod routing;
 pub mod serve;
@@ -76,22 +77,8 @@ pub struct RunConfig {
     pub burstiness: f64,
     /// Measurement window per cell.
     pub window: Duration,
-    /// Longest warmup per cell.
-    pub warmup_timeout: Duration,
-    /// Extra warmup after admission, before the window opens.
-    pub settle: Duration,
-    /// Skip a cell when ctx x conc exceeds KV capacity times this.
-    pub kv_oversubscribe: f64,
-    /// Run Phase 3 (bursts) after the matrix.
-    pub run_burst: bool,
-    /// Skip a row's cells past its knee once the row has one (`--stop-at-knee`).
-    pub stop_at_knee: bool,
-    /// Output tokens per burst request.
-    pub burst_tokens: u64,
-    /// `max_tokens` of sustained streams (None: what max_model_len leaves, at least the floor).
-    pub max_tokens: Option<u64>,
-    /// Fewest output tokens a sustained stream asks for, tokens.
-    pub min_stream_tokens: u64,
+    /// The sustained-decode experiment and its bursts.
+    pub decode: decode::DecodeConfig,
     /// Longest silence of a stream once tokens flow.
     pub idle_timeout: Duration,
     /// Longest wait for a first token while no stream of the attempt gets one (None: scaled
@@ -116,8 +103,6 @@ pub struct RunConfig {
     pub slo_source: SloSource,
     /// The serve experiment, when planned.
     pub serve: serve::ServeConfig,
-    /// How far one `+` / `-` of the monitor's load knob turns a decode cell (`--knob-step`).
-    pub knob_step: KnobStep,
     /// The saved session every cell is compared with (`--baseline`), read before any load is
     /// sent.
     pub baseline: Option<std::sync::Arc<crate::report::baseline::Baseline>>,

@@ -38,13 +38,13 @@ impl RunConfig {
             put("ctx", list(&self.ctx));
             put("conc", list(&self.conc));
             put("window", secs(self.window));
-            put("warmup-timeout", secs(self.warmup_timeout));
-            put("settle", secs(self.settle));
-            put("kv-oversubscribe", self.kv_oversubscribe.to_string());
-            put("run-burst", self.run_burst.to_string());
-            put("burst-tokens", self.burst_tokens.to_string());
-            put("max-tokens", opt(self.max_tokens));
-            put("min-stream-tokens", self.min_stream_tokens.to_string());
+            put("warmup-timeout", secs(self.decode.warmup_timeout));
+            put("settle", secs(self.decode.settle));
+            put("kv-oversubscribe", self.decode.kv_oversubscribe.to_string());
+            put("run-burst", self.decode.run_burst.to_string());
+            put("burst-tokens", self.decode.burst_tokens.to_string());
+            put("max-tokens", opt(self.decode.max_tokens));
+            put("min-stream-tokens", self.decode.min_stream_tokens.to_string());
         }
         if !self.rates.is_empty() {
             put("request-rate", list(&self.rates));

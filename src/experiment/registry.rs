@@ -21,7 +21,7 @@ pub fn offline(cfg: &RunConfig, kv_capacity: Option<u64>) -> Experiments {
         match kind {
             PlanKind::Decode => {
                 out.push(Arc::new(decode::Decode::new(cfg, kv_capacity)));
-                if cfg.run_burst {
+                if cfg.decode.run_burst {
                     out.push(Arc::new(burst::Burst::new(cfg, kv_capacity)));
                 }
             }

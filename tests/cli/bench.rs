@@ -68,8 +68,8 @@ async fn firehose_serves_both_endpoints_and_a_run_session_starts() {
     assert_eq!(events.len(), 301, "--tokens when the request names no max_tokens");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let cfg = common::config(&srv.url, &format!("{}/metrics", srv.url), &out, vec![0], vec![4]);
-    let cfg = llm_decode_bench::config::RunConfig { max_tokens: Some(256), window: Duration::from_millis(800), ..cfg };
+    let mut cfg = common::config(&srv.url, &format!("{}/metrics", srv.url), &out, vec![0], vec![4]);
+    (cfg.decode.max_tokens, cfg.window) = (Some(256), Duration::from_millis(800));
     let handles = llm_decode_bench::session::start(cfg).await.expect("preflight passes");
     let report = tokio::time::timeout(Duration::from_secs(60), handles.join).await.expect("bounded").expect("runner");
     let cell = &report.decode.as_ref().expect("a decode section").cells[0];

@@ -34,7 +34,7 @@ async fn session(ctx: Vec<u64>, conc: Vec<u32>) -> Session {
     let r = &cluster.info().replicas[0];
     let mut cfg = config(&r.url, &r.metrics_url, &out, ctx, conc);
     cfg.window = Duration::from_secs(1);
-    cfg.settle = Duration::from_millis(100);
+    cfg.decode.settle = Duration::from_millis(100);
     let h = start_with(cfg, cluster.backend()).await.expect("preflight passes");
     Session { cluster, h, out, events: Vec::new(), _dir: dir }
 }

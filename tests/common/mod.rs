@@ -167,14 +167,17 @@ pub fn config(base: &str, metrics: &str, out: &Path, ctx: Vec<u64>, conc: Vec<u3
         ctx,
         conc,
         window: Duration::from_millis(1500),
-        warmup_timeout: Duration::from_secs(20),
-        settle: Duration::from_millis(200),
-        burst_tokens: 64,
-        min_stream_tokens: 1024,
         idle_timeout: Duration::from_secs(30),
         poll_interval: Duration::from_millis(100),
         out: Some(out.to_path_buf()),
         routing: Default::default(),
+        decode: llm_decode_bench::config::decode::DecodeConfig {
+            warmup_timeout: Duration::from_secs(20),
+            settle: Duration::from_millis(200),
+            burst_tokens: 64,
+            min_stream_tokens: 1024,
+            ..RunConfig::defaults(base).decode
+        },
         ..RunConfig::defaults(base)
     }
 }

@@ -23,7 +23,7 @@ async fn the_knee_is_found_and_the_row_stops_there() {
     let out = dir.path().join("knee.json");
     let r = &c.info().replicas[0];
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0], vec![1, 2, 4, 8, 16]);
-    cfg.stop_at_knee = true;
+    cfg.decode.stop_at_knee = true;
     cfg.window = Duration::from_secs(3);
     let h = start_with(cfg, c.backend()).await.expect("preflight passes");
     let report = tokio::time::timeout(Duration::from_secs(900), h.join).await.expect("the session ends").unwrap();

@@ -65,7 +65,7 @@ async fn open_loop_cells_reach_their_rate_under_the_cap_and_the_knob_moves_the_r
     // The 8k row cannot fit the context with its output: skipped before any request.
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 8192], vec![3]);
     cfg.rates = vec![Rate::PerSecond(20.0), Rate::Inf, Rate::PerSecond(8.0)];
-    cfg.max_tokens = Some(32);
+    cfg.decode.max_tokens = Some(32);
     cfg.window = Duration::from_secs(2);
     let mut h = start_with(cfg, c.backend()).await.expect("preflight passes");
     until(&mut h.live, "the third cell measuring", |l| l.cell == Some(2) && l.phase == Phase::Measuring).await;
@@ -125,7 +125,7 @@ async fn open_loop_arrivals_stop_at_a_refusal_the_client_could_not_foresee() {
     let mut cfg = config(&c.info().gateway.url, &r.metrics_url, &out, vec![8192], vec![3]);
     cfg.model = Some(c.info().model.clone());
     cfg.rates = vec![Rate::PerSecond(20.0), Rate::Inf];
-    cfg.max_tokens = Some(32);
+    cfg.decode.max_tokens = Some(32);
     cfg.window = Duration::from_secs(2);
     let report = tokio::time::timeout(
         Duration::from_secs(60),

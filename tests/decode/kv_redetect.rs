@@ -27,9 +27,9 @@ async fn a_cell_that_no_longer_fits_once_capacity_is_known_is_skipped() {
     // The load goes to sim-a; sim-b is only polled.
     let mut cfg = config(&r[0].url, &r[0].metrics_url, &out, vec![256], vec![1, 128]);
     cfg.metrics = r.iter().map(|r| MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }).collect();
-    cfg.kv_oversubscribe = 1.0;
+    cfg.decode.kv_oversubscribe = 1.0;
     cfg.window = Duration::from_secs(2);
-    cfg.run_burst = true;
+    cfg.decode.run_burst = true;
     assert!(cluster.set_replica_down(1, true));
     let h = start_with(cfg, cluster.backend()).await.expect("preflight passes without sim-b's metrics");
     assert!(cluster.set_replica_down(1, false));

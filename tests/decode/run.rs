@@ -35,8 +35,8 @@ async fn decode_matrix_against_the_sim() {
     let out = dir.path().join("decode.json");
     let r = &c.info().replicas[0];
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024, 6144, 8192], vec![1, 2, 12]);
-    cfg.kv_oversubscribe = 1.0;
-    cfg.min_stream_tokens = 4096;
+    cfg.decode.kv_oversubscribe = 1.0;
+    cfg.decode.min_stream_tokens = 4096;
     let h = start(cfg).await.expect("preflight passes");
     let report = h.join.await.unwrap();
     let file = validate(&out);
@@ -179,8 +179,8 @@ async fn run_burst_adds_phase_three() {
     let r = &c.info().replicas[0];
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024], vec![2, 6]);
     cfg.window = Duration::from_millis(500);
-    cfg.run_burst = true;
-    cfg.burst_tokens = 48;
+    cfg.decode.run_burst = true;
+    cfg.decode.burst_tokens = 48;
     let report = start(cfg).await.unwrap().join.await.unwrap();
     let file = validate(&out);
     let burst = file.burst.as_ref().expect("burst section");

@@ -34,7 +34,7 @@ async fn a_replica_down_mid_window_is_stale_flagged_and_shown() {
     let mut cfg = config(&gw.url, &r[0].metrics_url, &out, vec![256], vec![4]);
     cfg.metrics = r.iter().map(|r| MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }).collect();
     cfg.window = Duration::from_secs(10);
-    cfg.settle = Duration::from_millis(100);
+    cfg.decode.settle = Duration::from_millis(100);
     let mut h = start_with(cfg, cluster.backend()).await.expect("preflight passes");
     let measuring = async {
         while let Some(ev) = h.events.recv().await {

@@ -55,7 +55,7 @@ async fn at_long_context_the_window_opens_once_every_stream_decodes() {
         4096,
         4,
         |c| c.engine.step_per_prefill_token = Duration::from_millis(2),
-        |cfg| cfg.warmup_timeout = Duration::from_secs(120),
+        |cfg| cfg.decode.warmup_timeout = Duration::from_secs(120),
     )
     .await;
     let (status, a) = only(&report);
@@ -78,7 +78,7 @@ async fn short_requests_turning_over_are_not_a_limit() {
         8,
         |c| c.engine.frontend_delay = Duration::from_millis(400),
         |cfg| {
-            cfg.max_tokens = Some(128);
+            cfg.decode.max_tokens = Some(128);
             cfg.window = Duration::from_secs(10);
         },
     )
@@ -111,7 +111,7 @@ async fn a_cell_whose_every_request_fails_is_errored() {
         0,
         2,
         |c| c.faults = "http500=1".parse().expect("fault spec"),
-        |cfg| cfg.warmup_timeout = Duration::from_secs(5),
+        |cfg| cfg.decode.warmup_timeout = Duration::from_secs(5),
     )
     .await;
     let (status, a) = only(&report);

@@ -49,7 +49,7 @@ async fn a_replica_down_and_back_fails_its_requests_by_name_and_the_session_goes
     let mut cfg = config(&gw.url, &r[0].metrics_url, &out, vec![256], vec![4, 6]);
     cfg.metrics = r.iter().map(|r| MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }).collect();
     cfg.window = Duration::from_secs(10);
-    cfg.settle = Duration::from_millis(100);
+    cfg.decode.settle = Duration::from_millis(100);
     let mut h = start_with(cfg, cluster.backend()).await.expect("preflight passes");
     let mut metrics = h.metrics.clone().expect("polling");
     event(&mut h.events, RunnerEvent::Phase { cell: 0, phase: Phase::Measuring }).await;

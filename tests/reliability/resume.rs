@@ -33,7 +33,7 @@ async fn a_stopped_session_resumes_with_its_finished_cells_kept() {
     let r = &cluster.info().replicas[0];
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0], vec![1, 2, 3]);
     cfg.window = Duration::from_secs(1);
-    cfg.settle = Duration::from_millis(100);
+    cfg.decode.settle = Duration::from_millis(100);
     let mut h = start_with(cfg.clone(), cluster.backend()).await.expect("preflight passes");
     let measuring = async {
         while let Some(ev) = h.events.recv().await {

@@ -233,7 +233,7 @@ async fn in_process_the_session_halts_and_the_eta_counts_the_wait() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let mut cfg = config("http://wedged.inproc", "http://unused.inproc/metrics", &out, vec![0], vec![1, 2, 4, 8]);
-    (cfg.no_metrics, cfg.window, cfg.settle, cfg.warmup_timeout) =
+    (cfg.no_metrics, cfg.window, cfg.decode.settle, cfg.decode.warmup_timeout) =
         (true, Duration::from_secs(30), Duration::from_secs(1), Duration::from_secs(60));
     cfg.metrics.clear();
     let t0 = tokio::time::Instant::now();

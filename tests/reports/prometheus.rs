@@ -189,10 +189,13 @@ async fn replicas_from_prometheus_agree_with_direct_scraping() {
         ctx: vec![0],
         conc: vec![16],
         window: Duration::from_secs(5),
-        warmup_timeout: Duration::from_secs(20),
-        settle: Duration::from_millis(500),
-        min_stream_tokens: 1024,
         out: Some(out.clone()),
+        decode: llm_decode_bench::config::decode::DecodeConfig {
+            warmup_timeout: Duration::from_secs(20),
+            settle: Duration::from_millis(500),
+            min_stream_tokens: 1024,
+            ..RunConfig::defaults(&c.info().gateway.url).decode
+        },
         ..RunConfig::defaults(&c.info().gateway.url)
     };
     let h = llm_decode_bench::session::start(cfg).await.expect("preflight passes");

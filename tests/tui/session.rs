@@ -25,8 +25,8 @@ use tokio::sync::{mpsc, watch};
 fn session_config(base: &str, metrics: &str, out: &Path) -> RunConfig {
     let mut cfg = config(base, metrics, out, vec![0], vec![1, 2, 3, 4]);
     cfg.window = Duration::from_millis(1000);
-    cfg.warmup_timeout = Duration::from_secs(10);
-    cfg.settle = Duration::from_millis(100);
+    cfg.decode.warmup_timeout = Duration::from_secs(10);
+    cfg.decode.settle = Duration::from_millis(100);
     cfg
 }
 

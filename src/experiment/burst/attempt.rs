@@ -57,12 +57,12 @@ pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &Can
     let opts = BodyOptions {
         endpoint: env.cfg.endpoint,
         model: env.facts.model.clone(),
-        max_tokens: env.cfg.burst_tokens,
+        max_tokens: env.cfg.decode.burst_tokens,
         ignore_eos: true,
     };
     let body = BodyTemplate::new(&opts, &text);
     let live = Arc::new(LiveCounters::default());
-    let mut ctx = env.worker_ctx(live.clone(), env.cfg.burst_tokens, None, Some(first_token), 0);
+    let mut ctx = env.worker_ctx(live.clone(), env.cfg.decode.burst_tokens, None, Some(first_token), 0);
     // Requests of a burst queue behind each other; only a burst that gets no token fails.
     ctx.queued_waits = true;
     let ctx = Arc::new(ctx);

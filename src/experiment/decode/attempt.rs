@@ -74,7 +74,7 @@ impl Run<'_> {
 
     /// Warms up until admitted, timed out, every stream died, or `cancel`.
     async fn warmup(&mut self, cancel: &CancellationToken) -> Option<bool> {
-        let timeout = self.env.cfg.warmup_timeout;
+        let timeout = self.env.cfg.decode.warmup_timeout;
         self.lp.phase(Phase::Warming, Some(timeout));
         let start = Instant::now();
         let mut tracker = AdmissionTracker::default();
@@ -86,7 +86,7 @@ impl Run<'_> {
             self.ignore_knob();
             let now = Instant::now();
             if let Some(t) = admitted_at {
-                if now.saturating_duration_since(t) >= self.env.cfg.settle {
+                if now.saturating_duration_since(t) >= self.env.cfg.decode.settle {
                     return Some(false);
                 }
             } else if self.admission(&mut tracker, now) != Admission::NotYet {
@@ -189,7 +189,7 @@ impl Run<'_> {
             true => Some((self.env.metrics_now().await, self.lp.live().totals().started)),
             false => None,
         };
-        let load = match self.load.turn(k, self.env.cfg.knob_step) {
+        let load = match self.load.turn(k, self.env.cfg.decode.knob_step) {
             Ok(load) => load,
             Err(why) => {
                 self.env.emit(RunnerEvent::Log(format!("{label}: knob {}: {why}", k.sign())));

@@ -33,16 +33,16 @@ impl Wanted {
     /// What the decode cells of `cfg` want: open-loop cells (`--request-rate`) a fixed output,
     /// closed-loop ones `--max-tokens` or a sustained stream.
     pub fn decode(cfg: &RunConfig) -> Self {
-        match (cfg.rates.is_empty(), cfg.max_tokens) {
+        match (cfg.rates.is_empty(), cfg.decode.max_tokens) {
             (_, Some(n)) => Wanted::Fixed(n),
-            (true, None) => Wanted::Sustained { floor: cfg.min_stream_tokens },
+            (true, None) => Wanted::Sustained { floor: cfg.decode.min_stream_tokens },
             (false, None) => Wanted::Fixed(cfg.routing.output),
         }
     }
 
     /// What burst cells want: `--burst-tokens`.
     pub fn burst(cfg: &RunConfig) -> Self {
-        Wanted::Fixed(cfg.burst_tokens)
+        Wanted::Fixed(cfg.decode.burst_tokens)
     }
 }
 

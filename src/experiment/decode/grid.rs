@@ -53,7 +53,13 @@ impl Grid {
     /// The ctx x conc grid of `cfg`, skipping cells that cannot fit in `kv_capacity` tokens or
     /// whose prompt and `wanted` output cannot fit max_model_len.
     pub fn of(cfg: &RunConfig, kv_capacity: Option<u64>, wanted: Wanted) -> Self {
-        Grid { ctx: cfg.ctx.clone(), conc: cfg.conc.clone(), kv_capacity, oversubscribe: cfg.kv_oversubscribe, wanted }
+        Grid {
+            ctx: cfg.ctx.clone(),
+            conc: cfg.conc.clone(),
+            kv_capacity,
+            oversubscribe: cfg.decode.kv_oversubscribe,
+            wanted,
+        }
     }
 
     /// Why `spec` must be skipped just before it runs, if it must: a prompt and output longer

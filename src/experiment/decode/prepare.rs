@@ -26,7 +26,8 @@ impl Setup for DecodeSetup {
 async fn prepare(env: PrepareEnv<'_>) -> anyhow::Result<Prepared> {
     let (cfg, max_model_len) = (env.cfg, env.facts.max_model_len);
     let sustained = Wanted::decode(cfg);
-    let wanted: Vec<Wanted> = std::iter::once(sustained).chain(cfg.run_burst.then(|| Wanted::burst(cfg))).collect();
+    let wanted: Vec<Wanted> =
+        std::iter::once(sustained).chain(cfg.decode.run_burst.then(|| Wanted::burst(cfg))).collect();
     let (fits, too_long) = split_ctx(&cfg.ctx, max_model_len, &wanted);
     let mut out = Prepared::default();
     out.notes.extend(too_long_note(&too_long, max_model_len, sustained));
@@ -34,7 +35,7 @@ async fn prepare(env: PrepareEnv<'_>) -> anyhow::Result<Prepared> {
     (out.prompts, out.warnings) = calibrate_prompts(env.client, &env.facts.model, cfg, &fits).await?;
     let kv = env.facts.kv_capacity();
     out.experiments.push(Arc::new(decode::Decode::new(cfg, kv)));
-    if cfg.run_burst {
+    if cfg.decode.run_burst {
         out.experiments.push(Arc::new(burst::Burst::new(cfg, kv)));
     }
     Ok(out)

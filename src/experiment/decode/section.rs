@@ -86,7 +86,7 @@ impl Experiment for Decode {
 
     /// Under `--stop-at-knee`, a cell past the knee its row already has.
     fn skip_given(&self, env: &CellEnv, spec: &CellSpec, cells: &[&CellEntry]) -> Option<Skip> {
-        if !env.cfg.stop_at_knee {
+        if !env.cfg.decode.stop_at_knee {
             return None;
         }
         let knees = super::knee::row_knees(cells.iter().enumerate().map(|(i, c)| (i, &c.spec, latest(c))));
@@ -95,7 +95,7 @@ impl Experiment for Decode {
 
     /// Warmup (the settle time after admission) plus the window.
     fn planned(&self, cfg: &RunConfig, _spec: &CellSpec) -> Option<std::time::Duration> {
-        Some(cfg.settle + cfg.window)
+        Some(cfg.decode.settle + cfg.window)
     }
 
     fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {

@@ -1,0 +1,105 @@
+//! The experiment sections and the SLO of a `RunConfig`, built from `run`'s flags.
+
+use super::{DEFAULT_SLO_TTFT, RunArgs, dedup};
+use crate::config::SloSource;
+use crate::config::decode::DecodeConfig;
+use crate::experiment::routing::RoutingConfig;
+use crate::stats::Slo;
+use std::path::PathBuf;
+
+impl RunArgs {
+    pub(super) fn decode_config(&self) -> DecodeConfig {
+        DecodeConfig {
+            warmup_timeout: self.warmup_timeout,
+            settle: self.settle,
+            kv_oversubscribe: self.kv_oversubscribe,
+            run_burst: self.run_burst,
+            stop_at_knee: self.stop_at_knee,
+            burst_tokens: self.burst_tokens.max(1),
+            max_tokens: self.max_tokens,
+            min_stream_tokens: self.min_stream_tokens.max(1),
+            knob_step: self.knob_step,
+        }
+    }
+
+    pub(super) fn routing_config(&self) -> Result<RoutingConfig, String> {
+        if self.families == 0 || self.count == 0 || self.rounds == 0 {
+            return Err("--families, --count and --rounds must be at least 1".into());
+        }
+        if self.priming_candidates < self.families {
+            return Err("--priming-candidates must be at least --families".into());
+        }
+        if !(self.rps.is_finite() && self.rps > 0.0) {
+            return Err("--rps must be a positive number".into());
+        }
+        // `vllm bench serve --request-rate R` habits: one finite rate is the routing rate too.
+        let rps = match self.request_rate.as_slice() {
+            [crate::config::Rate::PerSecond(r)] => *r,
+            _ => self.rps,
+        };
+        if self.routes.iter().any(|r| r.trim().is_empty()) {
+            return Err("--routes has an empty name".into());
+        }
+        Ok(RoutingConfig {
+            routes: dedup(&self.routes.iter().map(|r| r.trim().to_string()).collect::<Vec<_>>()),
+            scenarios: dedup(&self.scenarios),
+            rounds: self.rounds,
+            count: self.count,
+            rps,
+            arrival: self.arrival,
+            output: self.output.max(1),
+            prompt_tokens: self.prompt_tokens.max(1),
+            families: self.families,
+            priming_candidates: self.priming_candidates,
+            slo: self.slo()?,
+            seed: self.seed,
+            gateway_metrics: self.gateway_metrics.clone(),
+            max_setup_attempts: 3,
+        })
+    }
+}
+
+impl RunArgs {
+    /// `--out`, else `--result-dir` / `--result-filename`, else None (a default name, in
+    /// `--result-dir` when given: [`RunConfig::out_dir`]).
+    pub(super) fn out_path(&self) -> Option<PathBuf> {
+        if self.out.is_some() {
+            return self.out.clone();
+        }
+        let dir = self.result_dir.clone();
+        self.result_filename.as_ref().map(|name| dir.unwrap_or_default().join(name))
+    }
+
+    /// The serve experiment's settings: `--count`, `--output`, `--seed` and `--goodput`.
+    pub(super) fn serve_config(&self) -> Result<crate::config::serve::ServeConfig, String> {
+        // As vLLM: no request_goodput unless an SLO was chosen (the session's, `--goodput` or
+        // `--slo-ttft` / `--slo-tpot`).
+        let goodput = if self.slo_source().is_chosen() { Some(self.slo()?) } else { None };
+        Ok(crate::config::serve::ServeConfig {
+            num_prompts: self.count,
+            output_len: self.output.max(1),
+            seed: self.seed,
+            goodput,
+        })
+    }
+
+    /// `--goodput` when given, else `--slo-ttft` (default 2 s) and `--slo-tpot`.
+    pub(super) fn slo(&self) -> Result<Slo, String> {
+        if self.slo_ttft.is_some_and(|t| t.is_zero()) || self.slo_tpot.is_some_and(|t| t.is_zero()) {
+            return Err("--slo-ttft and --slo-tpot must be longer than 0".into());
+        }
+        match self.goodput.is_empty() {
+            true => Ok(Slo { ttft: Some(self.slo_ttft.unwrap_or(DEFAULT_SLO_TTFT)), tpot: self.slo_tpot, e2e: None }),
+            false => Slo::from_goodput(&self.goodput).map_err(|e| format!("--goodput: {e}")),
+        }
+    }
+
+    /// Which flags named the SLO.
+    pub(super) fn slo_source(&self) -> SloSource {
+        match (self.goodput.is_empty(), self.slo_ttft.is_some() || self.slo_tpot.is_some()) {
+            (false, _) => SloSource::Goodput,
+            (true, true) => SloSource::SloFlags,
+            (true, false) => SloSource::Default,
+        }
+    }
+}
