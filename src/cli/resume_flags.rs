@@ -64,7 +64,7 @@ fn first_flags(run: &Command, report: &SessionReport, taken: &mut BTreeSet<Strin
 /// or the flag checks say why later).
 fn current_settings(argv: &[OsString]) -> Option<std::collections::BTreeMap<String, String>> {
     let Ok(Cli { command: Some(Sub::Run(args)), .. }) = Cli::try_parse_from(argv) else { return None };
-    args.measure_config().ok().map(|cfg| cfg.settings())
+    args.to_config().ok().map(|cfg| cfg.settings())
 }
 
 /// The recorded settings that differ from `now` and whose flag is not taken, as flags.

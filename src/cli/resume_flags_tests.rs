@@ -7,12 +7,17 @@ use clap::CommandFactory;
 use std::path::Path;
 
 /// `run ARGS...` parsed and checked (the resume file read), after both expansions.
-fn parse(args: &[&str]) -> Result<RunConfig, String> {
+fn session(args: &[&str]) -> Result<(RunConfig, crate::session::Prior), String> {
     let argv: Vec<OsString> = ["llm-decode-bench", "run"].iter().chain(args).map(OsString::from).collect();
     let argv = expand(&Cli::command(), argv)?;
     let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
     let Some(Sub::Run(run)) = cli.command else { panic!("a run") };
-    run.to_config()
+    run.to_session()
+}
+
+/// The configuration of [`session`].
+fn parse(args: &[&str]) -> Result<RunConfig, String> {
+    session(args).map(|(cfg, _)| cfg)
 }
 
 /// An unfinished report at `path`, saved by `run --base-url http://127.0.0.1:9 ARGS...`.
@@ -63,13 +68,13 @@ fn resume_alone_restores_every_recorded_setting() {
         "90s",
     ];
     let report = saved(&path, &original);
-    let cfg = parse(&["--resume", file]).expect("nothing to retype");
+    let (cfg, prior) = session(&["--resume", file]).expect("nothing to retype");
     assert_eq!(cfg.settings(), report.plan.settings);
     assert_eq!(
         (cfg.base_url.as_str(), cfg.conc.clone(), cfg.window.as_millis()),
         ("http://127.0.0.1:9", vec![1, 3], 3000)
     );
-    assert!(cfg.decode.run_burst && cfg.resume.is_some());
+    assert!(cfg.decode.run_burst && prior.resume.is_some());
     assert_eq!(cfg.out.as_deref(), Some(path.as_path()), "the report goes back to the file");
 }
 

@@ -6,6 +6,7 @@ use crate::experiment::routing::{Arrival, Scenario};
 use crate::load::request::{ApiKey, Endpoint};
 use crate::net::check_url;
 use crate::session::preflight::parse_metrics_arg;
+use crate::session::prior::Prior;
 use crate::units::parse_duration;
 use clap::Args;
 use std::path::PathBuf;
@@ -237,23 +238,25 @@ impl RunConfig {
 }
 
 impl RunArgs {
-    /// Checks the flags and builds the run configuration; reads `--baseline` and checks that
-    /// `--resume` can continue its report under it.
-    pub fn to_config(&self) -> Result<RunConfig, String> {
-        let mut cfg = self.measure_config()?;
+    /// Checks the flags and builds the run configuration, then reads `--baseline` and checks
+    /// that `--resume` can continue its report under it (a resumed run writes to that report
+    /// unless `--out` says otherwise).
+    pub fn to_session(&self) -> Result<(RunConfig, Prior), String> {
+        let mut cfg = self.to_config()?;
+        let mut prior = Prior::default();
         if let Some(path) = &self.baseline {
-            cfg.baseline = Some(std::sync::Arc::new(crate::report::baseline::Baseline::open(path)?));
+            prior.baseline = Some(std::sync::Arc::new(crate::report::baseline::Baseline::open(path)?));
         }
         if let Some(path) = &self.resume {
-            cfg.resume = Some(crate::session::resume::open(path, &cfg)?);
+            prior.resume = Some(crate::session::resume::open(path, &cfg)?);
             cfg.out.get_or_insert_with(|| path.clone());
         }
-        Ok(cfg)
+        Ok((cfg, prior))
     }
 
     /// Checks the flags and builds the run configuration, without reading the files it names
-    /// (`--baseline`, `--resume`): what [`RunConfig::settings`] needs.
-    pub fn measure_config(&self) -> Result<RunConfig, String> {
+    /// (`--baseline`, `--resume`: [`Self::to_session`]).
+    pub fn to_config(&self) -> Result<RunConfig, String> {
         if self.window.is_zero() {
             return Err("--window must be longer than 0".into());
         }
@@ -298,11 +301,9 @@ impl RunArgs {
             served_by_header: self.served_by_header.clone(),
             out: self.out_path(),
             out_dir: self.result_dir.clone(),
-            resume: None,
             slo: self.slo()?,
             slo_source: self.slo_source(),
             serve: self.serve_config()?,
-            baseline: None,
         })
     }
 }

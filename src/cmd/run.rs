@@ -8,7 +8,7 @@ use crate::cell::control::Command;
 use crate::cli::run::RunArgs;
 use crate::report::formats::{RenderSettings, ReportFormat};
 use crate::report::json::SessionReport;
-use crate::session::{SessionHandles, start};
+use crate::session::{SessionHandles, start_continuing};
 use crate::signal::{Signal, Signals};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -17,11 +17,11 @@ use std::process::ExitCode;
 /// otherwise with progress on stderr (and `--log-file`); prints the final tables either way. Bad flags and an
 /// unwritable `--out` exit 2 and a failed preflight 3, before any load is sent.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let cfg = match args.to_config() {
-        Ok(cfg) => cfg,
+    let (cfg, prior) = match args.to_session() {
+        Ok(both) => both,
         Err(e) => return Ok(session::usage(&e)),
     };
-    let resumed = cfg.resume.as_ref().map(|r| r.path.as_path());
+    let resumed = prior.resume.as_ref().map(|r| r.path.as_path());
     let checked = session::check_out(cfg.out.as_deref(), cfg.out_dir.as_deref(), args.overwrite, resumed)
         .and_then(|()| session::check_log_file(args.log_file.as_deref(), cfg.out.as_deref()));
     if let Err(e) = checked {
@@ -34,7 +34,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The log file is opened before preflight, so a bad path fails before any load is sent.
     let printer = session::printer(args.headless, args.log_file.as_deref())?;
     let mut signals = Signals::new()?;
-    let handles = match session::preflight(start(cfg), &mut signals).await {
+    let handles = match session::preflight(start_continuing(cfg, prior), &mut signals).await {
         Ok(h) => h,
         Err(code) => return Ok(code),
     };

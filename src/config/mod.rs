@@ -94,8 +94,6 @@ pub struct RunConfig {
     pub out_dir: Option<PathBuf>,
     /// The routing experiment, when planned.
     pub routing: routing::RoutingConfig,
-    /// The saved session this run continues (`--resume`), checked before any load is sent.
-    pub resume: Option<ResumeFrom>,
     /// The session's goodput objective (`--goodput`, else `--slo-ttft` / `--slo-tpot`): every
     /// experiment judges its requests against it (docs/reports.md §6).
     pub slo: crate::stats::Slo,
@@ -103,18 +101,6 @@ pub struct RunConfig {
     pub slo_source: SloSource,
     /// The serve experiment, when planned.
     pub serve: serve::ServeConfig,
-    /// The saved session every cell is compared with (`--baseline`), read before any load is
-    /// sent.
-    pub baseline: Option<std::sync::Arc<crate::report::baseline::Baseline>>,
-}
-
-/// A saved session to continue (`run --resume FILE`).
-#[derive(Debug, Clone)]
-pub struct ResumeFrom {
-    /// The file it was read from.
-    pub path: PathBuf,
-    /// Its report.
-    pub report: std::sync::Arc<crate::report::json::SessionReport>,
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token

@@ -1,5 +1,6 @@
 //! Assembling the JSON report and the monitor's snapshot from the session state.
 
+use super::prior::Prior;
 use super::snapshot::{CellSummary, SessionSnapshot};
 use super::state::SessionState;
 use crate::cell::context::CellEnv;
@@ -13,7 +14,7 @@ use crate::report::json::{
 use crate::report::writer::{ReportWriter, now_rfc3339};
 
 /// The report of the session as it stands.
-pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) -> SessionReport {
+pub fn assemble(env: &CellEnv, prior: &Prior, experiments: &Experiments, state: &SessionState) -> SessionReport {
     let facts = &env.facts;
     let mut report = SessionReport {
         schema_version: SCHEMA_VERSION,
@@ -28,7 +29,7 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
         measured_phases: 0,
         planned_phases: 0,
         target: target_info(env),
-        plan: plan_info(env),
+        plan: plan_info(env, prior),
         calibration: facts
             .prompts
             .iter()
@@ -52,10 +53,10 @@ pub fn assemble(env: &CellEnv, experiments: &Experiments, state: &SessionState) 
         e.report(env, &cells, &mut report);
     }
     super::series::add_poll_facts(env, &mut report);
-    if let Some(r) = &env.cfg.resume {
+    if let Some(r) = &prior.resume {
         super::resume::merge_history(&r.report, &mut report);
     }
-    if let Some(b) = &env.cfg.baseline {
+    if let Some(b) = &prior.baseline {
         crate::report::baseline::annotate::annotate(&mut report, b);
     }
     report
@@ -94,7 +95,7 @@ fn replica_info(env: &CellEnv, r: &ReplicaFacts) -> ReplicaInfo {
     }
 }
 
-fn plan_info(env: &CellEnv) -> PlanInfo {
+fn plan_info(env: &CellEnv, prior: &Prior) -> PlanInfo {
     let cfg = &env.cfg;
     PlanInfo {
         kinds: cfg.plans.iter().map(|p| p.as_str().to_string()).collect(),
@@ -106,12 +107,12 @@ fn plan_info(env: &CellEnv) -> PlanInfo {
         run_burst: cfg.decode.run_burst,
         settings: cfg.settings(),
         slo: Some(crate::report::goodput::PlanSlo::of(&cfg.slo, cfg.slo_source)),
-        baseline: cfg.baseline.as_ref().map(|b| b.info()),
+        baseline: prior.baseline.as_ref().map(|b| b.info()),
     }
 }
 
 /// The monitor's snapshot of the session.
-pub fn snapshot(env: &CellEnv, state: &SessionState, writer: &ReportWriter) -> SessionSnapshot {
+pub fn snapshot(env: &CellEnv, prior: &Prior, state: &SessionState, writer: &ReportWriter) -> SessionSnapshot {
     SessionSnapshot {
         target: redact_url(&env.target.base),
         model: env.facts.model.clone(),
@@ -126,6 +127,6 @@ pub fn snapshot(env: &CellEnv, state: &SessionState, writer: &ReportWriter) -> S
         actions: state.actions.len(),
         timing: state.timing.clone(),
         slo: Some(crate::report::goodput::PlanSlo::of(&env.cfg.slo, env.cfg.slo_source)),
-        baseline: env.cfg.baseline.clone(),
+        baseline: prior.baseline.clone(),
     }
 }

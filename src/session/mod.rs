@@ -9,6 +9,7 @@ pub mod assemble;
 pub mod handles;
 pub mod plan;
 pub mod preflight;
+pub mod prior;
 pub mod progress;
 pub mod prom_source;
 pub mod resume;
@@ -19,4 +20,5 @@ pub mod snapshot;
 pub mod state;
 
 pub use handles::SessionHandles;
-pub use plan::{start, start_with, start_with_setups};
+pub use plan::{start, start_continuing, start_session, start_with, start_with_setups};
+pub use prior::Prior;

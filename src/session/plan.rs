@@ -2,6 +2,7 @@
 
 use super::handles::SessionHandles;
 use super::preflight::{self, default_metrics};
+use super::prior::Prior;
 use super::progress::Timing;
 use super::runner::{Control, Runner, saved_event};
 use super::state::{CellEntry, CellStatus, SessionState};
@@ -161,8 +162,8 @@ pub(crate) fn dry_plan(cfg: &RunConfig, kv_capacity: Option<u64>) -> (Vec<(Strin
 }
 
 /// The warning when `--baseline` shares no cell of the plan (nothing will show a delta).
-fn baseline_unmatched(cfg: &RunConfig, state: &SessionState) -> Option<String> {
-    let b = cfg.baseline.as_ref()?;
+fn baseline_unmatched(prior: &Prior, state: &SessionState) -> Option<String> {
+    let b = prior.baseline.as_ref()?;
     let shared = state.cells.iter().any(|c| b.cell(&c.spec.compare_key()).is_some());
     (!shared).then(|| format!("--baseline {}: it has no result for any cell of this plan; no deltas to show", b.path))
 }
@@ -170,14 +171,20 @@ fn baseline_unmatched(cfg: &RunConfig, state: &SessionState) -> Option<String> {
 /// Runs preflight and starts the session runner over HTTP (reqwest). An unreachable target or
 /// an unusable plan is an error here, before any load is sent.
 pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
+    start_continuing(cfg, Prior::default()).await
+}
+
+/// [`start`] reading the earlier sessions of `prior`: it continues `--resume`'s report and
+/// compares every cell with `--baseline`'s.
+pub async fn start_continuing(cfg: RunConfig, prior: Prior) -> anyhow::Result<SessionHandles> {
     let http = HttpBackend::from_builder(|| crate::net::client_builder().pool_idle_timeout(Duration::from_secs(90)))?;
-    start_with(cfg, Arc::new(http)).await
+    start_session(cfg, prior, Arc::new(http), &[]).await
 }
 
 /// [`start`] over `backend`: every exchange with the target (preflight, load, metrics polls)
 /// goes through it, e.g. the simulator in process (`crate::sim::inproc`) in tests.
 pub async fn start_with(cfg: RunConfig, backend: SharedBackend) -> anyhow::Result<SessionHandles> {
-    start_with_setups(cfg, backend, &[]).await
+    start_session(cfg, Prior::default(), backend, &[]).await
 }
 
 /// [`start_with`], running after the planned kinds the experiments `extra` prepares: kinds from
@@ -187,11 +194,22 @@ pub async fn start_with_setups(
     backend: SharedBackend,
     extra: &[Arc<dyn Setup>],
 ) -> anyhow::Result<SessionHandles> {
+    start_session(cfg, Prior::default(), backend, extra).await
+}
+
+/// The session of `cfg` over `backend`, reading `prior`, with the `extra` experiments after
+/// the built-in ones: what every `start*` above calls.
+pub async fn start_session(
+    cfg: RunConfig,
+    prior: Prior,
+    backend: SharedBackend,
+    extra: &[Arc<dyn Setup>],
+) -> anyhow::Result<SessionHandles> {
     let client = ApiClient::new(backend.clone(), &cfg.base_url, cfg.api_key.clone());
     let (mut facts, mut notes) = gather_facts(&cfg, &client).await?;
     let reuse_limit = crate::cell::calibration::reuse_probe_limit(&cfg);
     let reuse_line = preflight::probe_reuse(&client, preflight::stream_endpoint(&cfg), &facts.model, reuse_limit).await;
-    if let Some(r) = &cfg.resume {
+    if let Some(r) = &prior.resume {
         super::resume::check_model(r, &facts.model)?;
     }
     let setups = for_plan(&cfg, crate::experiment::registry::builtin(), extra);
@@ -202,7 +220,7 @@ pub async fn start_with_setups(
     facts.warnings.extend(prepared.warnings);
     facts.gateway_version = prepared.gateway_version;
     notes.extend(prepared.notes);
-    let (started, started_wall, origin_note) = match &cfg.resume {
+    let (started, started_wall, origin_note) = match &prior.resume {
         Some(r) => {
             let (at, note) = super::resume::origin(&r.report, Instant::now());
             (at, r.report.started_at.clone(), note)
@@ -222,7 +240,7 @@ pub async fn start_with_setups(
     let report_path = writer.path().to_path_buf();
     let experiments = prepared.experiments;
     let mut state = build_state(&experiments, started);
-    if let Some(r) = &cfg.resume {
+    if let Some(r) = &prior.resume {
         let kept = super::resume::apply(&r.report, &experiments, &mut state);
         state.act(&super::resume::action(r, kept), None);
     }
@@ -249,20 +267,24 @@ pub async fn start_with_setups(
         announced: Default::default(),
         halt: Default::default(),
     };
-    let snap = super::assemble::snapshot(&env, &state, &writer);
+    let prior = Arc::new(prior);
+    let snap = super::assemble::snapshot(&env, &prior, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
     reuse_line.into_iter().for_each(|l| env.emit(RunnerEvent::Log(l)));
     env.announce(&env.facts.warnings);
-    let unmatched = baseline_unmatched(&env.cfg, &state);
+    let unmatched = baseline_unmatched(&prior, &state);
     notes.into_iter().chain(origin_note).chain(unmatched).for_each(|n| env.warn(n));
     let events = env.events.clone();
     let sink = ReportSink::spawn(writer, move |outcome| {
         let _ = events.send(saved_event(outcome));
     })?;
     let saves = sink.log();
-    let runner =
-        Runner { env: Arc::new(env), experiments, ctl: Control { state, sink, commands: cmd_rx, snapshot: snap_tx } };
+    let runner = Runner {
+        env: Arc::new(env),
+        experiments,
+        ctl: Control { state, prior, sink, commands: cmd_rx, snapshot: snap_tx },
+    };
     let join = tokio::spawn(runner.run());
     Ok(SessionHandles {
         commands: cmd_tx,

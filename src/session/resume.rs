@@ -2,9 +2,10 @@
 //! any load is sent (ours, this schema, the same settings, not complete); its finished cells
 //! are kept with their attempts, the rest run, and the report goes on on one timeline.
 
+use super::prior::ResumeFrom;
 use super::state::{Attempt, CellStatus, SessionState};
+use crate::config::RunConfig;
 use crate::config::settings::first_difference;
-use crate::config::{ResumeFrom, RunConfig};
 use crate::experiment::Experiments;
 use crate::report::json::SessionReport;
 use crate::report::load::load_report;

@@ -39,6 +39,8 @@ impl Interrupt {
 pub struct Control {
     /// Cells, queue and actions.
     pub state: SessionState,
+    /// The earlier sessions it continues and is compared with.
+    pub prior: Arc<super::prior::Prior>,
     /// Where the report goes: its writer thread.
     pub sink: ReportSink,
     /// Commands from the operator or a signal.
@@ -105,15 +107,16 @@ impl Control {
     /// state is cloned, its attempts are shared).
     fn report_job(&self, env: &Arc<CellEnv>, experiments: &Experiments) -> ReportJob {
         let (env, experiments, state) = (Arc::clone(env), experiments.clone(), self.state.clone());
+        let prior = Arc::clone(&self.prior);
         Box::new(move || {
-            let report = assemble(&env, &experiments, &state);
+            let report = assemble(&env, &prior, &experiments, &state);
             env.announce(&report.warnings);
             report
         })
     }
 
     fn publish(&self, env: &CellEnv) {
-        self.snapshot.send_replace(Arc::new(snapshot(env, &self.state, self.sink.writer())));
+        self.snapshot.send_replace(Arc::new(snapshot(env, &self.prior, &self.state, self.sink.writer())));
     }
 
     /// Applies a command; returns the interrupt it asks of the running attempt, if any.
@@ -226,7 +229,7 @@ impl Control {
         };
         let cell = &mut self.state.cells[id];
         let key = cell.spec.compare_key();
-        let summary = attempt_line_against(&result.headline(), &key, env.cfg.baseline.as_deref());
+        let summary = attempt_line_against(&result.headline(), &key, self.prior.baseline.as_deref());
         let result = Arc::new(result);
         cell.attempts.push(result.clone());
         cell.status = status;

@@ -8,7 +8,7 @@ use crate::common::{self, cluster, config, inproc_cluster, validate};
 use llm_decode_bench::cell::control::{Command as Cmd, Phase, RunnerEvent};
 use llm_decode_bench::report::json::{DecodeCell, SessionReport};
 use llm_decode_bench::report::status::AttemptStatus;
-use llm_decode_bench::session::{resume, start_with};
+use llm_decode_bench::session::{Prior, resume, start_session, start_with};
 use llm_decode_bench::sim::Cluster;
 use std::path::Path;
 use std::process::Command;
@@ -49,8 +49,9 @@ async fn a_stopped_session_resumes_with_its_finished_cells_kept() {
     let before: Vec<_> = cells(&saved).iter().map(statuses).collect();
     assert_eq!(before, [vec![AttemptStatus::Measured], vec![AttemptStatus::Stopped], vec![]]);
 
-    cfg.resume = Some(resume::open(&out, &cfg).expect("the saved session can be resumed"));
-    let mut h = start_with(cfg, cluster.backend()).await.expect("preflight passes");
+    let prior =
+        Prior { resume: Some(resume::open(&out, &cfg).expect("the saved session can be resumed")), ..Prior::default() };
+    let mut h = start_session(cfg, prior, cluster.backend(), &[]).await.expect("preflight passes");
     let mut started = Vec::new();
     let join = async {
         while let Some(ev) = h.events.recv().await {

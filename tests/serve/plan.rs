@@ -195,9 +195,11 @@ async fn a_rate_sweep_matches_the_servers_own_record() {
     (inf.status, inf.attempts) = (CellOutcome::Pending, Vec::new());
     let partial = dir.path().join("partial.json");
     std::fs::write(&partial, serde_json::to_vec(&cut).unwrap()).unwrap();
-    let mut again = sweep_config(&r.url, &r.metrics_url, &partial);
-    again.resume = Some(llm_decode_bench::session::resume::open(&partial, &again).expect("same settings"));
-    let resumed = start(again).await.expect("preflight passes").join.await.unwrap();
+    let again = sweep_config(&r.url, &r.metrics_url, &partial);
+    let resume = Some(llm_decode_bench::session::resume::open(&partial, &again).expect("same settings"));
+    let prior = llm_decode_bench::session::Prior { resume, ..Default::default() };
+    let resumed =
+        llm_decode_bench::session::start_continuing(again, prior).await.expect("preflight passes").join.await.unwrap();
     let cells = &resumed.serve.as_ref().unwrap().cells;
     assert_eq!(cells[0], s.cells[0], "the 2/s cell is recovered as it was");
     assert_eq!((cells[1].status, cells[1].attempts.len()), (CellOutcome::Measured, 1), "inf ran once");
