@@ -3,17 +3,17 @@
 //! run asking for more streams than the hard limit allows fails before any load is sent.
 
 /// File descriptors kept beside the streams: the log, the report, metrics polls, the terminal.
-pub const SPARE_FDS: u64 = 64;
+pub(crate) const SPARE_FDS: u64 = 64;
 
 /// The open-file limits of the process, (soft, hard); `u64::MAX` stands for unlimited.
-pub fn limits() -> Option<(u64, u64)> {
+pub(crate) fn limits() -> Option<(u64, u64)> {
     let lim = rustix::process::getrlimit(rustix::process::Resource::Nofile);
     Some((lim.current.unwrap_or(u64::MAX), lim.maximum.unwrap_or(u64::MAX)))
 }
 
 /// Raises the soft open-file limit to the hard one. Returns (from, to) when it had to change,
 /// None when it already was at the hard limit or could not be changed.
-pub fn raise_to_hard() -> Option<(u64, u64)> {
+pub(crate) fn raise_to_hard() -> Option<(u64, u64)> {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let lim = getrlimit(Resource::Nofile);
     if lim.current == lim.maximum {
@@ -25,7 +25,7 @@ pub fn raise_to_hard() -> Option<(u64, u64)> {
 }
 
 /// Why `streams` concurrent streams cannot run under an open-file limit of `limit`, if so.
-pub fn check(streams: u64, limit: u64) -> Result<(), String> {
+pub(crate) fn check(streams: u64, limit: u64) -> Result<(), String> {
     let need = streams + SPARE_FDS;
     if need <= limit {
         return Ok(());
@@ -36,7 +36,7 @@ pub fn check(streams: u64, limit: u64) -> Result<(), String> {
 }
 
 /// Raises the limit (saying so on stderr when it did) and checks it allows `streams`.
-pub fn prepare(streams: u64) -> Result<(), String> {
+pub(crate) fn prepare(streams: u64) -> Result<(), String> {
     if let Some((from, to)) = raise_to_hard() {
         crate::err_line!("raised the open-file limit from {from} to {to} (one socket per stream)");
     }

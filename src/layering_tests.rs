@@ -284,8 +284,11 @@ fn violations(edges: &[Edge], layers: &[&[&str]]) -> Vec<String> {
 /// The modules `lib.rs` declares outside `#[cfg(test)]`.
 fn declared_modules(src: &Path) -> BTreeSet<String> {
     let lib = blank_cfg_test(&strip(&std::fs::read_to_string(src.join("lib.rs")).expect("read lib.rs")));
-    let decl =
-        |l: &str| l.trim().trim_start_matches("pub ").strip_prefix("mod ")?.strip_suffix(';').map(str::to_string);
+    let decl = |l: &str| {
+        let l = l.trim();
+        let l = l.strip_prefix("pub(crate) ").or_else(|| l.strip_prefix("pub ")).unwrap_or(l);
+        l.strip_prefix("mod ")?.strip_suffix(';').map(str::to_string)
+    };
     lib.lines().filter_map(decl).collect()
 }
 

@@ -1,4 +1,5 @@
 //! llm-decode-bench: drive streaming load against OpenAI-compatible LLM servers and watch them live.
+#![warn(unreachable_pub)]
 
 pub mod bench;
 pub mod cell;
@@ -6,7 +7,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod experiment;
-pub mod fdlimit;
+pub(crate) mod fdlimit;
 pub mod load;
 pub mod metrics;
 pub mod net;
@@ -18,8 +19,8 @@ pub mod stats;
 pub mod stdio;
 pub mod text_safe;
 pub mod tui;
-pub mod units;
-pub mod version;
+pub(crate) mod units;
+pub(crate) mod version;
 
 #[cfg(test)]
 mod layering_tests;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 /// Parses a token count such as `0`, `512`, `16k` (16384) or `1m` (1048576). `k` and `m` are
 /// binary multiples, as context lengths are usually quoted (`128k` = 131072).
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim().to_ascii_lowercase();
     let (digits, mult) = match t.strip_suffix('k') {
         Some(d) => (d, 1024),
@@ -25,7 +25,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 /// Formats a token count the way it was likely written: `16k` for 16384, `1000` for 1000.
-pub fn format_size(n: u64) -> String {
+pub(crate) fn format_size(n: u64) -> String {
     if n >= 1024 * 1024 && n.is_multiple_of(1024 * 1024) {
         format!("{}m", n / (1024 * 1024))
     } else if n >= 1024 && n.is_multiple_of(1024) {
@@ -37,10 +37,10 @@ pub fn format_size(n: u64) -> String {
 
 /// The longest duration a flag takes (365 days): a deadline computed from any flag stays far
 /// from the limits of the clocks.
-pub const LONGEST: Duration = Duration::from_secs(365 * 24 * 3600);
+pub(crate) const LONGEST: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// Parses a duration such as `30s`, `500ms`, `2m` or `1h 30m`, at most [`LONGEST`].
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s.trim())
         .map_err(|e| format!("`{s}` is not a duration ({e}); examples: 30s, 500ms, 2m"))?;
     if d > LONGEST {
@@ -52,7 +52,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// `secs` seconds as a duration, saturating: NaN and negative values give zero, values past
 /// [`LONGEST`] give [`LONGEST`]. For durations computed from figures (a count over a rate, a
 /// measured millisecond value, a scaled estimate), where `Duration::from_secs_f64` would panic.
-pub fn secs(secs: f64) -> Duration {
+pub(crate) fn secs(secs: f64) -> Duration {
     match secs {
         s if s.is_nan() || s <= 0.0 => Duration::ZERO,
         s if s >= LONGEST.as_secs_f64() => LONGEST,
@@ -61,7 +61,7 @@ pub fn secs(secs: f64) -> Duration {
 }
 
 /// `v` when it lies in `lo..=hi`, else an error naming `what` and the range (NaN is outside).
-pub fn in_range(what: &str, v: f64, lo: f64, hi: f64) -> Result<f64, String> {
+pub(crate) fn in_range(what: &str, v: f64, lo: f64, hi: f64) -> Result<f64, String> {
     match (lo..=hi).contains(&v) {
         true => Ok(v),
         false => Err(format!("{what} must be between {} and {} (got {})", short(lo), short(hi), short(v))),
@@ -70,7 +70,7 @@ pub fn in_range(what: &str, v: f64, lo: f64, hi: f64) -> Result<f64, String> {
 
 /// A number as people write it: `0.5`, `1000000`, and `1e-300` / `1e300` for the extremes
 /// (Rust's plain `{}` prints those with hundreds of digits).
-pub fn short(v: f64) -> String {
+pub(crate) fn short(v: f64) -> String {
     match v.abs() {
         a if a != 0.0 && a.is_finite() && !(1e-4..1e9).contains(&a) => format!("{v:e}"),
         _ => format!("{v}"),
@@ -78,7 +78,8 @@ pub fn short(v: f64) -> String {
 }
 
 /// Parses a comma-separated list with `item`, rejecting empty lists.
-pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+#[cfg(test)]
+pub(crate) fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
     let out: Vec<T> = s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(item).collect::<Result<_, _>>()?;
     if out.is_empty() {
         return Err(format!("`{s}` is an empty list"));

@@ -30,7 +30,7 @@ impl Client {
 
 /// Key-to-screen latency of a monitor run, ms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct KeyFigures {
+pub(crate) struct KeyFigures {
     /// Keys timed.
     pub count: usize,
     /// Median, ms.
@@ -43,7 +43,7 @@ pub struct KeyFigures {
 
 /// The tool's figures over the raw client's (tool / raw; lower is better except tokens/s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Ratios {
+pub(crate) struct Ratios {
     /// Tokens/s ingested, tool / raw.
     pub tokens_per_s: f64,
     /// CPU per token, tool / raw.
@@ -58,7 +58,7 @@ pub struct Ratios {
 
 /// One measured run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
+pub(crate) struct Row {
     /// Server mode.
     pub mode: Mode,
     /// Concurrent streams.
@@ -106,7 +106,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 
 impl Row {
     /// Fills [`Row::vs_raw`] from the raw row.
-    pub fn compare(&mut self, raw: &Row) {
+    pub(crate) fn compare(&mut self, raw: &Row) {
         let lag = match (self.lag, raw.lag) {
             (Some(t), Some(r)) => Some(ratio(t.p99_ms, r.p99_ms)),
             _ => None,
@@ -122,7 +122,7 @@ impl Row {
 }
 
 /// The table header.
-pub fn header() -> String {
+pub(crate) fn header() -> String {
     format!(
         "{:<8} {:>7} {:<12} {:>11} {:>8} {:>7} {:>8} {:>22} {:>9} {:>6} {:>12} {:>17}",
         "mode",
@@ -141,7 +141,7 @@ pub fn header() -> String {
 }
 
 /// One line of the table.
-pub fn line(r: &Row) -> String {
+pub(crate) fn line(r: &Row) -> String {
     let lag = r.lag.map_or("-".to_string(), |l| format!("{:.2}/{:.2}/{:.2}", l.p50_ms, l.p99_ms, l.max_ms));
     let key = r.key_to_screen.map_or("-".to_string(), |k| format!("{:.1}/{:.1}", k.p50_ms, k.max_ms));
     let (x_cpu, x_tps) = r.vs_raw.map_or(("-".into(), "-".into()), |v| {
@@ -166,14 +166,14 @@ pub fn line(r: &Row) -> String {
 
 /// Whether `bytes` are figures an earlier bench wrote (a JSON object with `version`,
 /// `settings` and `rows`), which `bench --json` may replace.
-pub fn is_bench_json(bytes: &[u8]) -> bool {
+pub(crate) fn is_bench_json(bytes: &[u8]) -> bool {
     let Ok(serde_json::Value::Object(o)) = serde_json::from_slice(bytes) else { return false };
     ["version", "settings", "rows"].iter().all(|k| o.contains_key(*k)) && o["rows"].is_array()
 }
 
 /// The JSON the bench writes.
 #[derive(Debug, Clone, Serialize)]
-pub struct BenchReport {
+pub(crate) struct BenchReport {
     /// The binary's version and commit.
     pub version: &'static str,
     /// The command line's settings.

@@ -4,13 +4,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bucket width, microseconds.
-pub const BUCKET_US: u64 = 10;
+pub(crate) const BUCKET_US: u64 = 10;
 /// Buckets below the overflow one: 100 ms at [`BUCKET_US`].
 const BUCKETS: usize = 10_000;
 
 /// A histogram of lags, filled from any thread with relaxed atomics.
 #[derive(Debug)]
-pub struct LagHist {
+pub(crate) struct LagHist {
     buckets: Box<[AtomicU64]>,
     max_ns: AtomicU64,
     /// Stamps later than the client's timestamp (clock skew or a probe bug), counted apart.
@@ -29,7 +29,7 @@ impl Default for LagHist {
 
 /// Lag percentiles, ms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct LagFigures {
+pub(crate) struct LagFigures {
     /// Lags counted.
     pub count: u64,
     /// Median, ms (bucket upper bound).
@@ -44,7 +44,7 @@ pub struct LagFigures {
 
 impl LagHist {
     /// Counts one lag: `client_ns - sent_ns`, both unix ns.
-    pub fn record(&self, client_ns: u64, sent_ns: u64) {
+    pub(crate) fn record(&self, client_ns: u64, sent_ns: u64) {
         let Some(lag) = client_ns.checked_sub(sent_ns) else {
             self.negative.fetch_add(1, Ordering::Relaxed);
             return;
@@ -55,14 +55,14 @@ impl LagHist {
     }
 
     /// Empties it.
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         self.buckets.iter().for_each(|b| b.store(0, Ordering::Relaxed));
         self.max_ns.store(0, Ordering::Relaxed);
         self.negative.store(0, Ordering::Relaxed);
     }
 
     /// The percentiles so far; None when nothing was counted.
-    pub fn figures(&self) -> Option<LagFigures> {
+    pub(crate) fn figures(&self) -> Option<LagFigures> {
         let counts: Vec<u64> = self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect();
         let count: u64 = counts.iter().sum();
         if count == 0 {

@@ -34,7 +34,7 @@ pub struct LongShape {
 
 /// p50 / p99 / max of one figure.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Spread {
+pub(crate) struct Spread {
     /// Median.
     pub p50: f64,
     /// 99th percentile.
@@ -52,7 +52,7 @@ impl Spread {
 
 /// What the long-context row measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LongFigures {
+pub(crate) struct LongFigures {
     /// The shape run.
     pub shape: LongShape,
     /// Requests counted (streams x rounds less failures).
@@ -80,7 +80,7 @@ pub struct LongFigures {
 }
 
 /// The section the table prints for the row.
-pub fn section(f: &LongFigures) -> String {
+pub(crate) fn section(f: &LongFigures) -> String {
     let s = &f.send_ms_per_mb;
     format!(
         "long context: {} streams x {} rounds, {} prompt tokens ({:.3} MB body), {} errors\n  \
@@ -136,7 +136,7 @@ async fn one(
 }
 
 /// Runs the row against the bench server at `url` (its base URL) in this process.
-pub async fn run(shape: LongShape, url: &str) -> anyhow::Result<LongFigures> {
+pub(crate) async fn run(shape: LongShape, url: &str) -> anyhow::Result<LongFigures> {
     let idle_rss_kib = rss_kib().unwrap_or_default().0;
     let anchor = (Instant::now(), unix_ns());
     let http = crate::net::client_builder().no_proxy().build()?;

@@ -2,15 +2,15 @@
 //! project's own run in its own process, and what the bench reads of its own process.
 
 pub mod child;
-pub mod figures;
-pub mod lag;
-pub mod long;
-pub mod probe;
-pub mod raw;
-pub mod rowproc;
-pub mod run;
-pub mod screen;
-pub mod server;
+pub(crate) mod figures;
+pub(crate) mod lag;
+pub(crate) mod long;
+pub(crate) mod probe;
+pub(crate) mod raw;
+pub(crate) mod rowproc;
+pub(crate) mod run;
+pub(crate) mod screen;
+pub(crate) mod server;
 pub mod sysinfo;
 pub mod template;
-pub mod tool;
+pub(crate) mod tool;

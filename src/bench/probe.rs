@@ -16,7 +16,7 @@ static ANCHOR: LazyLock<(Instant, u64)> = LazyLock::new(|| (Instant::now(), supe
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
 /// The tool's lags while enabled.
-pub static TOOL_LAG: LazyLock<LagHist> = LazyLock::new(LagHist::default);
+pub(crate) static TOOL_LAG: LazyLock<LagHist> = LazyLock::new(LagHist::default);
 
 fn observe(data: &[u8], at: Instant) {
     if !ENABLED.load(Ordering::Relaxed) {
@@ -30,7 +30,7 @@ fn observe(data: &[u8], at: Instant) {
 }
 
 /// Installs the tap (once per process) and turns counting on or off; on empties the histogram.
-pub fn enable(on: bool) {
+pub(crate) fn enable(on: bool) {
     LazyLock::force(&ANCHOR);
     crate::load::tap::install(observe);
     if on {

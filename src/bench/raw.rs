@@ -19,7 +19,7 @@ const READ_BUF: usize = 8192;
 
 /// Counters of a raw run, shared by its streams.
 #[derive(Debug, Default)]
-pub struct RawCounts {
+pub(crate) struct RawCounts {
     /// `data:` lines read.
     pub events: AtomicU64,
     /// Token events: `data:` lines less the final usage chunk and `[DONE]` of finished requests.
@@ -34,7 +34,7 @@ pub struct RawCounts {
 
 /// What to send.
 #[derive(Debug, Clone)]
-pub struct RawTarget {
+pub(crate) struct RawTarget {
     /// The server.
     pub addr: SocketAddr,
     /// The whole request, head and body.
@@ -45,7 +45,7 @@ pub struct RawTarget {
 
 impl RawTarget {
     /// A streaming chat request for `tokens` tokens with continuous usage.
-    pub fn chat(addr: SocketAddr, model: &str, tokens: u64, lag: bool) -> Self {
+    pub(crate) fn chat(addr: SocketAddr, model: &str, tokens: u64, lag: bool) -> Self {
         let body = format!(
             "{{\"model\":\"{model}\",\"messages\":[{{\"role\":\"user\",\"content\":\"bench\"}}],\"max_tokens\":{tokens},\
              \"stream\":true,\"stream_options\":{{\"include_usage\":true,\"continuous_usage_stats\":true}}}}"
@@ -60,7 +60,7 @@ impl RawTarget {
 }
 
 /// Runs `streams` streams until `until`.
-pub async fn run(target: RawTarget, streams: usize, until: Instant, counts: Arc<RawCounts>) {
+pub(crate) async fn run(target: RawTarget, streams: usize, until: Instant, counts: Arc<RawCounts>) {
     let tasks: Vec<_> =
         (0..streams).map(|_| tokio::spawn(stream_loop(target.clone(), until, counts.clone()))).collect();
     for t in tasks {

@@ -39,7 +39,7 @@ fn mode_name(m: Mode) -> &'static str {
 }
 
 /// Parses `MODE:STREAMS:CLIENT` (clap value parser of `--row`).
-pub fn parse_row(s: &str) -> Result<RowSpec, String> {
+pub(crate) fn parse_row(s: &str) -> Result<RowSpec, String> {
     let bad = || format!("`{s}` is not MODE:STREAMS:CLIENT (e.g. firehose:64:tool)");
     let mut it = s.split(':');
     let (Some(m), Some(n), Some(c), None) = (it.next(), it.next(), it.next(), it.next()) else { return Err(bad()) };
@@ -55,7 +55,7 @@ pub fn parse_row(s: &str) -> Result<RowSpec, String> {
 }
 
 /// Parses `STREAMS:TOKENS:ROUNDS` (clap value parser of `--long-row`).
-pub fn parse_long(s: &str) -> Result<LongShape, String> {
+pub(crate) fn parse_long(s: &str) -> Result<LongShape, String> {
     let bad = || format!("`{s}` is not STREAMS:TOKENS:ROUNDS (e.g. 64:131072:10), each at least 1");
     let v: Vec<usize> =
         s.split(':').map(|p| p.parse::<usize>().ok().filter(|n| *n > 0)).collect::<Option<_>>().ok_or_else(bad)?;
@@ -118,7 +118,7 @@ fn plan_args(plan: &Plan) -> Vec<String> {
 }
 
 /// Measures one client row in a child process against the bench server at `url`.
-pub async fn measure(
+pub(crate) async fn measure(
     exe: &Path,
     url: &str,
     mode: Mode,
@@ -133,7 +133,7 @@ pub async fn measure(
 }
 
 /// Measures the long-context row in a child process against the bench server at `url`.
-pub async fn measure_long(exe: &Path, url: &str, shape: LongShape) -> anyhow::Result<LongFigures> {
+pub(crate) async fn measure_long(exe: &Path, url: &str, shape: LongShape) -> anyhow::Result<LongFigures> {
     let spec = format!("{}:{}:{}", shape.streams, shape.tokens, shape.rounds);
     let args = ["--long-row", &spec, "--server", url].map(String::from);
     let timeout = Duration::from_secs(120) + Duration::from_millis((shape.streams * shape.rounds) as u64 * 50);
@@ -141,7 +141,7 @@ pub async fn measure_long(exe: &Path, url: &str, shape: LongShape) -> anyhow::Re
 }
 
 /// The child's side of `--row`: measures the row in this process, prints `row JSON`.
-pub async fn serve_row(spec: RowSpec, url: &str, plan: &Plan) -> anyhow::Result<()> {
+pub(crate) async fn serve_row(spec: RowSpec, url: &str, plan: &Plan) -> anyhow::Result<()> {
     let http = crate::net::client_builder().no_proxy().build()?;
     let row = match spec.client {
         Client::Raw => super::run::raw_row(url, &http, spec.mode, spec.streams, plan).await?,
@@ -152,7 +152,7 @@ pub async fn serve_row(spec: RowSpec, url: &str, plan: &Plan) -> anyhow::Result<
 }
 
 /// The child's side of `--long-row`: measures the long-context row, prints `long JSON`.
-pub async fn serve_long(shape: LongShape, url: &str) -> anyhow::Result<()> {
+pub(crate) async fn serve_long(shape: LongShape, url: &str) -> anyhow::Result<()> {
     let f = super::long::run(shape, url).await?;
     crate::out_line!("long {}", serde_json::to_string(&f)?)?;
     Ok(())

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Stream counts, in order.
     pub streams: Vec<u32>,
     /// Server modes, in order.
@@ -79,7 +79,13 @@ fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss: u64) -> R
 }
 
 /// The raw client's row against the bench server at `url`, measured in this process.
-pub async fn raw_row(url: &str, http: &reqwest::Client, mode: Mode, streams: u32, plan: &Plan) -> anyhow::Result<Row> {
+pub(crate) async fn raw_row(
+    url: &str,
+    http: &reqwest::Client,
+    mode: Mode,
+    streams: u32,
+    plan: &Plan,
+) -> anyhow::Result<Row> {
     let addr: SocketAddr = url.trim_start_matches("http://").parse()?;
     let counts = Arc::new(RawCounts::default());
     let base_rss = rss_kib().unwrap_or_default().0;
@@ -112,7 +118,7 @@ pub async fn raw_row(url: &str, http: &reqwest::Client, mode: Mode, streams: u32
 
 /// The tool's row (`client`: with or without the monitor) against the bench server at `url`,
 /// measured in this process.
-pub async fn tool_row(
+pub(crate) async fn tool_row(
     url: &str,
     http: &reqwest::Client,
     mode: Mode,
@@ -155,7 +161,7 @@ pub async fn tool_row(
 }
 
 /// Runs the plan with bench servers started from `exe`; prints each row as it is measured.
-pub async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
+pub(crate) async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
     crate::out_line!("{}", header())?;
     let mut rows = Vec::new();
     for &mode in &plan.modes {
@@ -186,7 +192,7 @@ pub async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
 
 /// The long-context row of `plan` (None when `plan.long` is None): its own firehose bench
 /// server and its own client process; printed as a small section after the table.
-pub async fn long_row(plan: &Plan, exe: &Path) -> anyhow::Result<Option<super::long::LongFigures>> {
+pub(crate) async fn long_row(plan: &Plan, exe: &Path) -> anyhow::Result<Option<super::long::LongFigures>> {
     let Some(shape) = plan.long else { return Ok(None) };
     let srv = ServerProcess::spawn(exe, &["--mode".to_string(), "firehose".to_string()])?;
     let f = super::rowproc::measure_long(exe, &srv.url, shape).await?;
@@ -195,7 +201,7 @@ pub async fn long_row(plan: &Plan, exe: &Path) -> anyhow::Result<Option<super::l
 }
 
 /// The JSON report of `rows`.
-pub fn report(plan: &Plan, rows: Vec<Row>, long_context: Option<super::long::LongFigures>) -> BenchReport {
+pub(crate) fn report(plan: &Plan, rows: Vec<Row>, long_context: Option<super::long::LongFigures>) -> BenchReport {
     let settings = serde_json::json!({
         "streams": plan.streams, "modes": plan.modes, "window_s": plan.window.as_secs_f64(),
         "tokens": plan.tokens, "interval_us": plan.interval.as_micros() as u64,

@@ -13,7 +13,7 @@ const HELP_TITLE: &str = "Help: keys and notation";
 
 /// A key in flight: when it was sent and whether the help panel should then be open.
 #[derive(Debug, Default)]
-pub struct KeyProbe {
+pub(crate) struct KeyProbe {
     pending: Option<(Instant, bool)>,
     /// Key-to-screen latencies, ms.
     pub latencies_ms: Vec<f64>,
@@ -23,25 +23,25 @@ pub struct KeyProbe {
 
 impl KeyProbe {
     /// A key was sent now; the help panel should be `open` in the frame that answers it.
-    pub fn sent(&mut self, open: bool) {
+    pub(crate) fn sent(&mut self, open: bool) {
         self.pending = Some((Instant::now(), open));
     }
 
     /// Whether a key still waits for its frame.
-    pub fn waiting(&self) -> bool {
+    pub(crate) fn waiting(&self) -> bool {
         self.pending.is_some()
     }
 }
 
 /// A `TestBackend` that times each flushed frame against the pending key.
-pub struct TimedBackend {
+pub(crate) struct TimedBackend {
     inner: TestBackend,
     probe: Arc<Mutex<KeyProbe>>,
 }
 
 impl TimedBackend {
     /// A `width` x `height` screen reporting to `probe`.
-    pub fn new(width: u16, height: u16, probe: Arc<Mutex<KeyProbe>>) -> Self {
+    pub(crate) fn new(width: u16, height: u16, probe: Arc<Mutex<KeyProbe>>) -> Self {
         Self { inner: TestBackend::new(width, height), probe }
     }
 

@@ -42,7 +42,7 @@ pub enum Mode {
 
 /// Settings of the server.
 #[derive(Debug, Clone)]
-pub struct ServerOptions {
+pub(crate) struct ServerOptions {
     /// Where to listen (port 0: a free one).
     pub addr: SocketAddr,
     /// Firehose or paced.
@@ -61,11 +61,11 @@ pub struct ServerOptions {
 
 /// Largest request body read, bytes: well above a 128k-token prompt (about 0.5 MB), where
 /// axum's default would refuse anything over 2 MB.
-pub const BODY_LIMIT: usize = 64 << 20;
+pub(crate) const BODY_LIMIT: usize = 64 << 20;
 
 /// Response header on streamed answers: the unix time (ns) at which the handler had the whole
 /// request body, so a client can time its send across processes (src/bench/long.rs).
-pub const READ_HEADER: &str = "x-bench-read-unix-ns";
+pub(crate) const READ_HEADER: &str = "x-bench-read-unix-ns";
 
 /// Counters of the server, read by `/bench/stats` and `/metrics`.
 #[derive(Debug, Default)]
@@ -114,7 +114,7 @@ impl Drop for Active {
 }
 
 /// A running server.
-pub struct BenchServer {
+pub(crate) struct BenchServer {
     /// The address it listens on.
     pub addr: SocketAddr,
     task: tokio::task::JoinHandle<()>,
@@ -123,7 +123,7 @@ pub struct BenchServer {
 impl BenchServer {
     /// Binds (backlog 4,096, so thousands of streams can connect at once) and serves on the
     /// current runtime.
-    pub async fn start(opts: ServerOptions) -> anyhow::Result<Self> {
+    pub(crate) async fn start(opts: ServerOptions) -> anyhow::Result<Self> {
         let socket =
             if opts.addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
         socket.set_reuseaddr(true)?;
@@ -154,7 +154,7 @@ impl BenchServer {
     }
 
     /// Stops serving.
-    pub fn shutdown(self) {
+    pub(crate) fn shutdown(self) {
         self.task.abort();
     }
 }

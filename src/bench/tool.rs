@@ -16,13 +16,11 @@ use tokio::time::Instant;
 
 /// One reading inside the window.
 #[derive(Debug, Clone, Copy)]
-pub struct Reading {
+pub(crate) struct Reading {
     /// When.
     pub at: Instant,
     /// Process CPU time then.
     pub cpu: Duration,
-    /// Tokens the attempt had received.
-    pub tokens: u64,
     /// Failed requests of the attempt.
     pub failed: u64,
     /// VmRSS, VmHWM, KiB.
@@ -34,7 +32,6 @@ impl Reading {
         Self {
             at: Instant::now(),
             cpu: process_cpu(),
-            tokens: live.totals.tokens,
             failed: live.totals.failed,
             rss_kib: rss_kib().unwrap_or_default(),
         }
@@ -43,7 +40,7 @@ impl Reading {
 
 /// What a tool run measured: the window's first and last readings, key latencies, frames.
 #[derive(Debug, Clone)]
-pub struct ToolRun {
+pub(crate) struct ToolRun {
     /// First and last reading inside the window.
     pub window: Option<(Reading, Reading)>,
     /// Failed requests and error kinds over the whole cell.
@@ -57,7 +54,7 @@ pub struct ToolRun {
 }
 
 /// The session: one decode cell of `streams` streams of `tokens` tokens for `window`.
-pub fn config(url: &str, streams: u32, tokens: u64, window: Duration, out: &std::path::Path) -> RunConfig {
+pub(crate) fn config(url: &str, streams: u32, tokens: u64, window: Duration, out: &std::path::Path) -> RunConfig {
     RunConfig {
         plans: vec![PlanKind::Decode],
         metrics: vec![MetricsEndpoint { name: "bench".into(), url: format!("{url}/metrics") }],
@@ -137,7 +134,7 @@ async fn press_keys(
 }
 
 /// Runs the session; with `monitor`, the monitor's loop draws it at 20 frames per second.
-pub async fn run(cfg: RunConfig, monitor: bool) -> anyhow::Result<ToolRun> {
+pub(crate) async fn run(cfg: RunConfig, monitor: bool) -> anyhow::Result<ToolRun> {
     let handles = crate::session::start(cfg).await?;
     let mut follower = tokio::spawn(follow(handles.live.clone()));
     let probe = Arc::new(Mutex::new(KeyProbe::default()));

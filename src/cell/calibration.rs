@@ -24,7 +24,7 @@ fn prompt_of(tokens: u64) -> String {
 }
 
 /// The server's token counter, each count bounded and named while it waits.
-pub struct BoundedCounter<'a> {
+pub(crate) struct BoundedCounter<'a> {
     /// The counter it bounds.
     pub counter: ServerCounter,
     cfg: &'a RunConfig,
@@ -32,7 +32,7 @@ pub struct BoundedCounter<'a> {
 
 impl<'a> BoundedCounter<'a> {
     /// `counter`, each count given the deadline `cfg` sets for its prompt.
-    pub fn new(counter: ServerCounter, cfg: &'a RunConfig) -> Self {
+    pub(crate) fn new(counter: ServerCounter, cfg: &'a RunConfig) -> Self {
         Self { counter, cfg }
     }
 }
@@ -77,7 +77,12 @@ async fn detect(client: &ApiClient, model: &str, cfg: &RunConfig) -> ServerCount
 /// Picks the first of `base` and then `others` whose `/tokenize` answers a short text within
 /// its deadline (routers often do not proxy it, their replicas do), else probe requests' usage
 /// through `base`. A `/tokenize` that does not answer in time is said on stderr.
-pub async fn detect_among(base: &ApiClient, others: &[ApiClient], model: &str, cfg: &RunConfig) -> ServerCounter {
+pub(crate) async fn detect_among(
+    base: &ApiClient,
+    others: &[ApiClient],
+    model: &str,
+    cfg: &RunConfig,
+) -> ServerCounter {
     let counter = |client: &ApiClient, method| ServerCounter {
         client: client.clone(),
         model: model.to_string(),
@@ -103,7 +108,7 @@ pub async fn detect_among(base: &ApiClient, others: &[ApiClient], model: &str, c
 /// Calibrates one prompt per context size of `ctx` (within 1%), using `/tokenize` when the
 /// server has it, else probe requests' usage. A count that gets no answer in time fails
 /// preflight, naming what was waited for.
-pub async fn calibrate_prompts(
+pub(crate) async fn calibrate_prompts(
     client: &ApiClient,
     model: &str,
     cfg: &RunConfig,
@@ -127,6 +132,6 @@ pub async fn calibrate_prompts(
 
 /// The deadline of the connection-reuse probe (a one-token streamed request): the
 /// first-token timeout of a short prompt, at most [`PROBE_TIMEOUT`](crate::load::reuse_probe::PROBE_TIMEOUT).
-pub fn reuse_probe_limit(cfg: &RunConfig) -> Duration {
+pub(crate) fn reuse_probe_limit(cfg: &RunConfig) -> Duration {
     cfg.first_token_limit(1).min(crate::load::reuse_probe::PROBE_TIMEOUT)
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 /// The sum of `parts` when every one is known and there is at least one: an empty sum is
 /// an unknown capacity, not a capacity of 0.
-pub fn known_sum(parts: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+pub(crate) fn known_sum(parts: impl Iterator<Item = Option<u64>>) -> Option<u64> {
     let mut total: Option<u64> = None;
     for p in parts {
         total = Some(total.unwrap_or(0) + p?);

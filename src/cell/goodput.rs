@@ -46,7 +46,7 @@ fn shown(s: &RequestSample, cutoff: Instant) -> Shown {
 /// completed by the cutoff, else over the tokens it showed, not checked below two tokens,
 /// while a completed request without a TPOT fails it), and the E2EL bound only judges
 /// requests completed by the cutoff.
-pub fn judge(s: &RequestSample, slo: &Slo, window: Option<&Window>, cutoff: Instant) -> Option<bool> {
+pub(crate) fn judge(s: &RequestSample, slo: &Slo, window: Option<&Window>, cutoff: Instant) -> Option<bool> {
     if let Some(w) = window
         && (s.sent_at >= w.end || s.ended_at < w.start)
     {

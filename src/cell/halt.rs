@@ -8,13 +8,13 @@ use tokio_util::sync::CancellationToken;
 
 /// Cells in a row whose every request failed with one and the same error kind (of those that
 /// say the server does not serve, see [`FailureStreak`]) after which the session stops.
-pub const SAME_FAILURE_CELLS: u32 = 2;
+pub(crate) const SAME_FAILURE_CELLS: u32 = 2;
 
 /// Counts the cells in a row whose every request failed the same way. Kinds that depend on
 /// the request or the load offered (`context_overflow`, `bad_request`, `rate_limited`) do not
 /// count: another cell may well pass. `unauthorized` halts at once on its own.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct FailureStreak {
+pub(crate) struct FailureStreak {
     kind: Option<ErrorKind>,
     cells: u32,
 }
@@ -31,7 +31,7 @@ impl FailureStreak {
     /// Counts a cell that ran to its end: `failure` is the one kind every request failed with
     /// and an example message (None: the cell measured something, or failed several ways).
     /// Returns the line to halt with once [`SAME_FAILURE_CELLS`] cells in a row failed alike.
-    pub fn observe(&mut self, failure: Option<(ErrorKind, Option<&str>)>) -> Option<String> {
+    pub(crate) fn observe(&mut self, failure: Option<(ErrorKind, Option<&str>)>) -> Option<String> {
         let Some((kind, example)) = failure.filter(|(k, _)| says_server_fails(*k)) else {
             *self = Self::default();
             return None;

@@ -53,7 +53,7 @@ impl Headline {
 
 /// [`attempt_line`] followed by its deltas against `--baseline` (`; vs baseline tok/s -80% TTFT
 /// +33%`) when the baseline has the cell.
-pub fn attempt_line_against(h: &Headline, key: &CellKey, b: Option<&Baseline>) -> String {
+pub(crate) fn attempt_line_against(h: &Headline, key: &CellKey, b: Option<&Baseline>) -> String {
     let deltas = b.map(|b| h.baseline_deltas(key, b)).unwrap_or_default();
     match deltas.is_empty() {
         true => attempt_line(h),
@@ -64,7 +64,7 @@ pub fn attempt_line_against(h: &Headline, key: &CellKey, b: Option<&Baseline>) -
 /// A per-token latency (ITL, TPOT) in ms: one decimal below 10 ms (`0.4`, `7.0`), so a fast
 /// engine does not read `0`; above, as [`fmt_latency_ms`] (`42`, `1.2k`); `—` without data.
 /// The log line and the monitor's live panel both use it, so one figure reads the same in both.
-pub fn fmt_token_ms(ms: Option<f64>) -> String {
+pub(crate) fn fmt_token_ms(ms: Option<f64>) -> String {
     match ms {
         Some(v) if v.is_finite() && v.abs() < 9.95 => format!("{v:.1}"),
         other => fmt_latency_ms(other),

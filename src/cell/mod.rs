@@ -3,18 +3,18 @@
 //! Experiments depend on this module; it depends on none of them.
 
 pub mod attempt_loop;
-pub mod calibration;
+pub(crate) mod calibration;
 pub mod context;
 pub mod control;
-pub mod facts;
-pub mod goodput;
-pub mod halt;
-pub mod headline;
+pub(crate) mod facts;
+pub(crate) mod goodput;
+pub(crate) mod halt;
+pub(crate) mod headline;
 pub mod lag;
 pub mod publisher;
-pub mod replicas_live;
-pub mod sample_window;
-pub mod scrapes;
+pub(crate) mod replicas_live;
+pub(crate) mod sample_window;
+pub(crate) mod scrapes;
 pub mod spec;
-pub mod summarize;
-pub mod tps_bins;
+pub(crate) mod summarize;
+pub(crate) mod tps_bins;

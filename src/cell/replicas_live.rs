@@ -14,7 +14,7 @@ const SPARK_POINTS: usize = 120;
 
 /// Remembers the attempt's first metrics round and recent generation counters.
 #[derive(Debug, Default)]
-pub struct ReplicaTracker {
+pub(crate) struct ReplicaTracker {
     start: Option<Arc<MetricsSnapshot>>,
     last_seq: Option<u64>,
     last_gen: HashMap<String, (Instant, f64)>,
@@ -27,7 +27,7 @@ fn delta(now: Option<f64>, then: Option<f64>) -> Option<f64> {
 
 impl ReplicaTracker {
     /// Folds in the latest round; `served` counts requests per replica from response headers.
-    pub fn update(
+    pub(crate) fn update(
         &mut self,
         snap: &Arc<MetricsSnapshot>,
         served: &BTreeMap<String, u64>,

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 /// A measurement window `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     /// First instant inside.
     pub start: Instant,
     /// First instant after.
@@ -18,12 +18,12 @@ pub struct Window {
 
 impl Window {
     /// Length of the window.
-    pub fn len(&self) -> Duration {
+    pub(crate) fn len(&self) -> Duration {
         self.end.saturating_duration_since(self.start)
     }
 
     /// True for a zero-length window.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len().is_zero()
     }
 
@@ -34,7 +34,7 @@ impl Window {
 
 /// One stream's share of a window.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct StreamWindow {
+pub(crate) struct StreamWindow {
     /// Output tokens whose chunk arrived inside the window.
     pub tokens: u64,
     /// Per-stream ITL over the window: (last - first) / (tokens after the first chunk).
@@ -42,7 +42,7 @@ pub struct StreamWindow {
 }
 
 /// Tokens and ITL of one sample inside `w`.
-pub fn stream_window(s: &RequestSample, w: &Window) -> StreamWindow {
+pub(crate) fn stream_window(s: &RequestSample, w: &Window) -> StreamWindow {
     let mut before = 0u64;
     let mut first: Option<(Instant, u64)> = None;
     let mut last: Option<(Instant, u64)> = None;
@@ -67,7 +67,12 @@ pub fn stream_window(s: &RequestSample, w: &Window) -> StreamWindow {
 /// Gaps between consecutive chunks whose later chunk falls in `w`, ms: given once per chunk
 /// to `per_chunk`, and as (`gap/k`, `k`) to `per_token` for a chunk of `k` tokens (`k` equal
 /// per-token gaps).
-pub fn push_gaps(s: &RequestSample, w: &Window, mut per_chunk: impl FnMut(f64), mut per_token: impl FnMut(f64, u64)) {
+pub(crate) fn push_gaps(
+    s: &RequestSample,
+    w: &Window,
+    mut per_chunk: impl FnMut(f64),
+    mut per_token: impl FnMut(f64, u64),
+) {
     for (a, b) in s.marks.pairs() {
         if !w.contains(s.mark_at(&b)) {
             continue;
@@ -81,7 +86,7 @@ pub fn push_gaps(s: &RequestSample, w: &Window, mut per_chunk: impl FnMut(f64), 
 
 /// Per-token gaps of whole streams (every chunk after a stream's first), ms: [`push_gaps`]
 /// over each sample's own span. Bursts and routing phases summarise these as their ITL.
-pub fn per_token_gaps<'a>(samples: impl IntoIterator<Item = &'a RequestSample>) -> GapDist {
+pub(crate) fn per_token_gaps<'a>(samples: impl IntoIterator<Item = &'a RequestSample>) -> GapDist {
     let mut per_token = GapDist::new();
     for s in samples {
         let Some(last) = s.marks.last() else { continue };
@@ -96,7 +101,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// The report record of one sample; times relative to `origin`.
-pub fn record(s: &RequestSample, origin: Instant, window_tokens: u64) -> RequestRecord {
+pub(crate) fn record(s: &RequestSample, origin: Instant, window_tokens: u64) -> RequestRecord {
     RequestRecord {
         worker: s.worker,
         sent_ms: ms(s.sent_at.saturating_duration_since(origin)),

@@ -6,11 +6,11 @@ use crate::metrics::poller::MetricsSnapshot;
 use crate::metrics::window::WindowStats;
 
 /// Fewest scrapes a window should span for its replica figures to mean something.
-pub const MIN_SCRAPES: f64 = 3.0;
+pub(crate) const MIN_SCRAPES: f64 = 3.0;
 
 /// Warns (report and log) when a replica's figures in the window of `cell` come from fewer
 /// than [`MIN_SCRAPES`] scrapes; only for replicas read from a Prometheus server.
-pub fn note_few_scrapes(env: &CellEnv, cell: &str, ws: &WindowStats) {
+pub(crate) fn note_few_scrapes(env: &CellEnv, cell: &str, ws: &WindowStats) {
     let Some(src) = &env.facts.metrics_source else { return };
     let Some(fewest) = ws.replicas.iter().min_by_key(|r| r.points) else { return };
     if (fewest.points as f64) < MIN_SCRAPES {
@@ -27,7 +27,7 @@ pub fn note_few_scrapes(env: &CellEnv, cell: &str, ws: &WindowStats) {
 /// snapshots, seconds, averaged over the replicas read in both: the span their counter deltas
 /// cover (a window's bounds fall between scrapes). `None` for direct scraping, whose readings
 /// are taken at the bounds, or when no replica was scraped in between.
-pub fn counter_span(env: &CellEnv, start: &MetricsSnapshot, end: &MetricsSnapshot) -> Option<f64> {
+pub(crate) fn counter_span(env: &CellEnv, start: &MetricsSnapshot, end: &MetricsSnapshot) -> Option<f64> {
     env.facts.metrics_source.as_ref()?;
     let spans = end.replicas.iter().filter_map(|b| {
         let a = start.replica(&b.name)?;

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 /// Client-side statistics of one attempt.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ClientStats {
+pub(crate) struct ClientStats {
     /// Output tokens inside the window, all streams.
     pub window_tokens: u64,
     /// Window tokens / window length, tok/s (0 without a window).
@@ -62,7 +62,7 @@ pub struct ClientStats {
 /// uniform samples, while `outcomes` and each summary's count, mean and extremes stay exact.
 /// Per-token and per-chunk distributions are [`GapDist`]s: exact up to
 /// [`crate::stats::gap_dist::EXACT_CAP`] values, then a histogram of 0.1% precision.
-pub const REQUEST_SAMPLE_CAP: usize = 16_384;
+pub(crate) const REQUEST_SAMPLE_CAP: usize = 16_384;
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
@@ -71,7 +71,8 @@ fn ms(d: Duration) -> f64 {
 /// Summarises the samples of an attempt that started at `origin`, measured over `window`
 /// (None when no window ran), with `requested` streams. Requests count towards TTFT and
 /// latency only if their event happened before `cutoff` (the window end, or the attempt end).
-pub fn summarize(
+#[cfg(test)]
+pub(crate) fn summarize(
     samples: &[RequestSample],
     origin: Instant,
     window: Option<Window>,
@@ -90,7 +91,7 @@ pub fn summarize(
 /// request up to [`REQUEST_SAMPLE_CAP`], and the distributions are bounded ([`Reservoir`]s
 /// per request, [`GapDist`] histograms per token and chunk), whatever the number of tokens.
 #[derive(Debug, Clone)]
-pub struct Summarizer {
+pub(crate) struct Summarizer {
     origin: Instant,
     st: ClientStats,
     ttft: Reservoir,
@@ -108,7 +109,7 @@ pub struct Summarizer {
 
 impl Summarizer {
     /// An empty summary of an attempt that started at `origin`.
-    pub fn new(origin: Instant) -> Self {
+    pub(crate) fn new(origin: Instant) -> Self {
         Self {
             origin,
             st: ClientStats::default(),
@@ -127,7 +128,7 @@ impl Summarizer {
 
     /// Also judges every request against `slo` (`cell::goodput::judge`): the statistics then
     /// carry the tally and each record its verdict.
-    pub fn with_slo(mut self, slo: Slo) -> Self {
+    pub(crate) fn with_slo(mut self, slo: Slo) -> Self {
         self.slo = Some(slo);
         self.st.goodput = Some(GoodputTally::default());
         self
@@ -135,7 +136,7 @@ impl Summarizer {
 
     /// Adds one sample, judged against `window` and `cutoff` as [`summarize`] does. A sample
     /// folded in before the window closed must have ended before its real end (and cutoff).
-    pub fn add(&mut self, s: &RequestSample, window: Option<&Window>, cutoff: Instant) {
+    pub(crate) fn add(&mut self, s: &RequestSample, window: Option<&Window>, cutoff: Instant) {
         let sw = window.map(|w| stream_window(s, w)).unwrap_or_default();
         self.st.window_tokens += sw.tokens;
         if sw.tokens > 0 {
@@ -165,22 +166,12 @@ impl Summarizer {
     }
 
     /// Verdicts so far, when judging against an SLO.
-    pub fn goodput(&self) -> Option<GoodputTally> {
+    pub(crate) fn goodput(&self) -> Option<GoodputTally> {
         self.st.goodput
     }
 
-    /// Requests added so far.
-    pub fn len(&self) -> usize {
-        self.records.seen() as usize
-    }
-
-    /// True when nothing was added.
-    pub fn is_empty(&self) -> bool {
-        self.records.seen() == 0
-    }
-
     /// The statistics, with rates over `window` (the window that really ran).
-    pub fn finish(mut self, window: Option<Window>, requested: u32) -> ClientStats {
+    pub(crate) fn finish(mut self, window: Option<Window>, requested: u32) -> ClientStats {
         let mut st = std::mem::take(&mut self.st);
         st.records = std::mem::replace(&mut self.records, SampleOf::new(1)).into_vec();
         if let Some(w) = window.filter(|w| !w.is_empty()) {
@@ -261,7 +252,6 @@ mod tests {
             s.outcome = Outcome::Completed(None);
             sum.add(&s, Some(&w), w.end);
         }
-        assert_eq!(sum.len(), n, "every request is counted");
         let st = sum.finish(Some(w), 1);
         assert_eq!(st.records.len(), REQUEST_SAMPLE_CAP, "the records are bounded");
         assert_eq!(st.outcomes.values().sum::<u64>(), n as u64);

@@ -6,18 +6,18 @@ use crate::load::sample::RequestSample;
 use std::time::Duration;
 
 /// Width of one bin of the client's series.
-pub const BIN: Duration = Duration::from_millis(500);
+pub(crate) const BIN: Duration = Duration::from_millis(500);
 
 /// Tokens per [`BIN`] of a window, summed over the requests folded in.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct TpsBins {
+pub(crate) struct TpsBins {
     tokens: Vec<u64>,
 }
 
 impl TpsBins {
     /// Adds the tokens of `s` whose chunk arrived inside `w`, each to the bin of its arrival.
     /// The bins sum to the window's tokens as `stream_window` counts them.
-    pub fn add(&mut self, s: &RequestSample, w: &Window) {
+    pub(crate) fn add(&mut self, s: &RequestSample, w: &Window) {
         let mut before = 0u64;
         for m in &s.marks {
             let t = s.mark_at(&m);
@@ -37,7 +37,7 @@ impl TpsBins {
 
     /// tok/s of every whole bin of `w` (a last, partial bin is left out), one point per bin:
     /// (seconds into the window at the bin's end, tok/s).
-    pub fn series(&self, w: &Window) -> Vec<(f64, f64)> {
+    pub(crate) fn series(&self, w: &Window) -> Vec<(f64, f64)> {
         let whole = (w.len().as_micros() / BIN.as_micros()) as usize;
         let width = BIN.as_secs_f64();
         (0..whole).map(|i| ((i + 1) as f64 * width, self.tokens.get(i).copied().unwrap_or(0) as f64 / width)).collect()

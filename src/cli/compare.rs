@@ -9,7 +9,7 @@ use std::path::PathBuf;
 const MAX_THRESHOLD_PCT: f64 = 1000.0;
 
 /// `5%` or `5` (percent), from 0 to 1000.
-pub fn threshold(s: &str) -> Result<f64, String> {
+pub(crate) fn threshold(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let number = t.strip_suffix('%').unwrap_or(t).trim();
     match number.parse::<f64>() {

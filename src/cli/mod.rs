@@ -1,16 +1,16 @@
 //! Command-line interface: clap derive definitions of every subcommand and flag.
 
-pub mod bench;
-pub mod compare;
+pub(crate) mod bench;
+pub(crate) mod compare;
 pub mod config_file;
-pub mod demo;
-pub mod extras;
-pub mod prometheus;
-pub mod report;
+pub(crate) mod demo;
+pub(crate) mod extras;
+pub(crate) mod prometheus;
+pub(crate) mod report;
 pub mod resume_flags;
-pub mod run;
-pub mod run_bounds;
-pub mod sim;
+pub(crate) mod run;
+pub(crate) mod run_bounds;
+pub(crate) mod sim;
 
 #[cfg(test)]
 mod extreme_tests;

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The TTFT objective when no flag names one.
-pub const DEFAULT_SLO_TTFT: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_SLO_TTFT: Duration = Duration::from_secs(2);
 
 fn size(s: &str) -> Result<u64, String> {
     super::run_bounds::tokens(s)
@@ -324,4 +324,4 @@ fn dedup<T: PartialEq + Clone>(v: &[T]) -> Vec<T> {
 /// Building blocks for unit tests elsewhere in the crate.
 #[cfg(test)]
 #[path = "run_tests.rs"]
-pub mod tests_support;
+pub(crate) mod tests_support;

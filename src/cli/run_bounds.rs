@@ -10,11 +10,11 @@ use std::time::Duration;
 
 /// The most tokens a token-count flag takes (`--ctx`, `--output`, `--prompt-tokens`, ...): 64m,
 /// above the longest context of any served model.
-pub const MAX_TOKENS: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_TOKENS: u64 = 64 * 1024 * 1024;
 /// The most streams `--conc` takes.
-pub const MAX_CONC: u32 = 1_000_000;
+pub(crate) const MAX_CONC: u32 = 1_000_000;
 /// A measurement window spans at least this many metric polls (`--poll-interval`).
-pub const WINDOW_POLLS: u32 = 4;
+pub(crate) const WINDOW_POLLS: u32 = 4;
 /// The most requests per routing phase or serve cell (`--count`).
 const MAX_COUNT: u32 = 1_000_000;
 /// The most routing rounds (`--rounds`).
@@ -25,7 +25,7 @@ const MAX_FAMILIES: u32 = 10_000;
 const MAX_CANDIDATES: u32 = 100_000;
 
 /// A token count (`0`, `16k`, `1m`) of at most [`MAX_TOKENS`].
-pub fn tokens(s: &str) -> Result<u64, String> {
+pub(crate) fn tokens(s: &str) -> Result<u64, String> {
     let n = crate::units::parse_size(s)?;
     match n <= MAX_TOKENS {
         true => Ok(n),
@@ -35,7 +35,7 @@ pub fn tokens(s: &str) -> Result<u64, String> {
 
 /// An output length (`--max-tokens`, `--burst-tokens`, `--output`): a token count of at
 /// least 1, since a server refuses `max_tokens` 0 (HTTP 400) and every request would fail.
-pub fn output_tokens(s: &str) -> Result<u64, String> {
+pub(crate) fn output_tokens(s: &str) -> Result<u64, String> {
     match tokens(s)? {
         0 => Err("an output length must be at least 1 token (servers refuse max_tokens 0)".into()),
         n => Ok(n),
@@ -43,7 +43,7 @@ pub fn output_tokens(s: &str) -> Result<u64, String> {
 }
 
 /// A stream count from 1 to [`MAX_CONC`].
-pub fn streams(s: &str) -> Result<u32, String> {
+pub(crate) fn streams(s: &str) -> Result<u32, String> {
     let n: u32 = s.trim().parse().map_err(|_| format!("`{s}` is not a stream count"))?;
     match n {
         0 => Err("concurrency must be at least 1".into()),
@@ -53,12 +53,12 @@ pub fn streams(s: &str) -> Result<u32, String> {
 }
 
 /// The shortest `--window` the poll interval allows: [`WINDOW_POLLS`] polls.
-pub fn shortest_window(poll: Duration) -> Duration {
+pub(crate) fn shortest_window(poll: Duration) -> Duration {
     poll.saturating_mul(WINDOW_POLLS)
 }
 
 /// Checks the ranges of `args` that clap's parsers leave open.
-pub fn check(args: &RunArgs) -> Result<(), String> {
+pub(crate) fn check(args: &RunArgs) -> Result<(), String> {
     let floor = shortest_window(args.poll_interval);
     if args.window < floor {
         return Err(format!(

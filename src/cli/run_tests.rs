@@ -21,7 +21,7 @@ fn parse(args: &[&str]) -> Result<RunConfig, String> {
 }
 
 /// The configuration `run --base-url http://127.0.0.1:9` parses to.
-pub fn config() -> RunConfig {
+pub(crate) fn config() -> RunConfig {
     Wrapper::parse_from(["x", "--base-url", "http://127.0.0.1:9"]).run.to_config().unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// Serves until Ctrl-C, SIGTERM, or (with `--until-stdin-closes`) the end of stdin. The first
 /// line on stdout is `listening http://HOST:PORT`.
-pub async fn bench_server(args: BenchServerArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn bench_server(args: BenchServerArgs) -> anyhow::Result<ExitCode> {
     let nofile = crate::bench::sysinfo::raise_nofile();
     let opts = ServerOptions {
         addr: SocketAddr::new(args.host, args.port),
@@ -41,7 +41,7 @@ pub async fn bench_server(args: BenchServerArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs the bench: prints the table, writes the JSON figures.
-pub async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCode> {
     use crate::bench::figures::Client;
     use crate::cli::bench::MonitorRuns;
     let most = args.streams.iter().copied().max().unwrap_or(1);

@@ -20,7 +20,7 @@ fn load(side: &str, path: &Path) -> Result<SessionReport, String> {
 
 /// Runs `compare`: 0 no regression, 1 a headline figure regressed beyond the threshold, 2 a
 /// report that cannot be read (README "Exit codes").
-pub fn run(args: CompareArgs) -> ExitCode {
+pub(crate) fn run(args: CompareArgs) -> ExitCode {
     let (base, new) = match (load("base", &args.base), load("new", &args.new)) {
         (Ok(b), Ok(n)) => (b, n),
         (Err(e), _) | (_, Err(e)) => return usage(&e),

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 /// The demo cluster: two replicas of 4 running requests each, so 16 streams are capacity
 /// limited, and the default KV cache, so 128k x 16 does not fit.
-pub fn demo_cluster(speed: f64) -> SimConfig {
+pub(crate) fn demo_cluster(speed: f64) -> SimConfig {
     SimConfig {
         replicas: 2,
         engine: EngineParams { speed, max_num_seqs: 4, ..EngineParams::default() },
@@ -29,7 +29,12 @@ pub fn demo_cluster(speed: f64) -> SimConfig {
 /// with the speed, so in modelled time the routing phases send 3.2 req/s with a 2 s TTFT
 /// objective: enough that the replica owning the hot prefix saturates under prefix-cache
 /// routing while least-request spreads the load (docs/reports.md §2.8).
-pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option<std::path::PathBuf>) -> RunConfig {
+pub(crate) fn demo_config(
+    info: &ClusterInfo,
+    speed: f64,
+    window: Duration,
+    out: Option<std::path::PathBuf>,
+) -> RunConfig {
     let metrics =
         info.replicas.iter().map(|r| MetricsEndpoint { name: r.name.clone(), url: r.metrics_url.clone() }).collect();
     RunConfig {
@@ -65,7 +70,7 @@ pub fn demo_config(info: &ClusterInfo, speed: f64, window: Duration, out: Option
 /// Runs the demo in the monitor (on a terminal) or headless. Its 128k row cannot fit the
 /// simulated model's context and is skipped (`∅`); errored cells do not fail a demo; the other
 /// exit codes are `run`'s.
-pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = args.check() {
         return Ok(session::usage(&e));
     }
@@ -89,12 +94,7 @@ pub async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         args.demo_speed,
         handles.report_path.display()
     );
-    let display = session::Display {
-        headless: args.headless,
-        log_file: args.log_file.clone(),
-        ascii: args.ascii,
-        allow_errors: true,
-    };
+    let display = session::Display { log_file: args.log_file.clone(), ascii: args.ascii, allow_errors: true };
     let code = session::finish(handles, signals, display, printer, banner).await;
     cluster.shutdown();
     Ok(code)

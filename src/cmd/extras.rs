@@ -8,7 +8,7 @@ use clap::CommandFactory;
 use std::process::ExitCode;
 
 /// `config --print-default`: a commented config holding every flag of `run`.
-pub fn config(args: &ConfigArgs) -> ExitCode {
+pub(crate) fn config(args: &ConfigArgs) -> ExitCode {
     if !args.print_default {
         return session::usage("config: nothing to do; `config --print-default` prints a full config");
     }
@@ -31,7 +31,7 @@ fn printed(written: std::io::Result<()>) -> ExitCode {
 }
 
 /// `completions SHELL`: the completion script on stdout.
-pub fn completions(shell: clap_complete::Shell) -> ExitCode {
+pub(crate) fn completions(shell: clap_complete::Shell) -> ExitCode {
     let mut cli = Cli::command();
     // Generated in memory: clap_complete panics on a failed write (a closed pipe).
     let mut script = Vec::new();
@@ -40,7 +40,7 @@ pub fn completions(shell: clap_complete::Shell) -> ExitCode {
 }
 
 /// `man`: the man page of the command and its subcommands (roff) on stdout.
-pub fn man() -> anyhow::Result<ExitCode> {
+pub(crate) fn man() -> anyhow::Result<ExitCode> {
     let cli = Cli::command();
     let mut out = Vec::new();
     clap_mangen::Man::new(cli.clone()).render(&mut out)?;

@@ -1,15 +1,15 @@
 //! Subcommand implementations: each turns parsed flags into a call into the library.
 
-pub mod bench;
-pub mod compare;
-pub mod demo;
+pub(crate) mod bench;
+pub(crate) mod compare;
+pub(crate) mod demo;
 pub mod exit;
-pub mod extras;
+pub(crate) mod extras;
 pub mod headless;
-pub mod report;
+pub(crate) mod report;
 pub mod run;
-pub mod session;
-pub mod sim;
+pub(crate) mod session;
+pub(crate) mod sim;
 
 use crate::cli::{Cli, Command};
 use std::process::ExitCode;

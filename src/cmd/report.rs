@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Renders the report `args` name; exit 0, or 2 with one line on stderr.
-pub fn run(args: &ReportArgs) -> ExitCode {
+pub(crate) fn run(args: &ReportArgs) -> ExitCode {
     match render(args) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(msg) => super::session::usage(&msg),

@@ -43,12 +43,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(slo) = handles.snapshot.borrow().slo {
         banner.push_str(&format!("; {}", slo.describe()));
     }
-    let display = session::Display {
-        headless: args.headless,
-        log_file: args.log_file.clone(),
-        ascii: args.ascii,
-        allow_errors: args.allow_errors,
-    };
+    let display =
+        session::Display { log_file: args.log_file.clone(), ascii: args.ascii, allow_errors: args.allow_errors };
     Ok(session::finish(handles, signals, display, printer, banner).await)
 }
 

@@ -14,9 +14,7 @@ use std::process::ExitCode;
 
 /// How the session is shown.
 #[derive(Debug, Clone, Default)]
-pub struct Display {
-    /// No monitor, even on a terminal (`--headless`).
-    pub headless: bool,
+pub(crate) struct Display {
     /// The monitor's `--log-file`.
     pub log_file: Option<PathBuf>,
     /// Plain ASCII tables (`--ascii`).
@@ -31,7 +29,7 @@ fn ending(interrupted: bool) -> Ending {
 }
 
 /// A usage error: its one line on stderr (control characters escaped), exit 2.
-pub fn usage(msg: &str) -> ExitCode {
+pub(crate) fn usage(msg: &str) -> ExitCode {
     crate::err_line!("error: {}", crate::text_safe::line(msg));
     ExitCode::from(exit::USAGE)
 }
@@ -39,7 +37,7 @@ pub fn usage(msg: &str) -> ExitCode {
 /// Checks that the report can be written: `--out`, a path that takes a file and replaces none
 /// unless it is the `resumed` file or `overwrite` is given (src/report/clobber.rs); or a default
 /// name in `dir` (`--result-dir`, else `sessions/`), which never names an existing file.
-pub fn check_out(
+pub(crate) fn check_out(
     out: Option<&Path>,
     dir: Option<&Path>,
     overwrite: bool,
@@ -59,14 +57,14 @@ pub fn check_out(
 
 /// Checks `--log-file`, when given, before any load: appendable and not a session report
 /// (the session's own `report` file included).
-pub fn check_log_file(log: Option<&Path>, report: Option<&Path>) -> Result<(), String> {
+pub(crate) fn check_log_file(log: Option<&Path>, report: Option<&Path>) -> Result<(), String> {
     log.map_or(Ok(()), |l| crate::report::clobber::check_log_file(l, report))
 }
 
 /// The headless printer (with `log_file`) when the session runs without the monitor:
 /// `--headless`, or stdout is not a terminal. Opened before preflight, so a bad `--log-file`
 /// fails before any load is sent.
-pub fn printer(headless: bool, log_file: Option<&Path>) -> anyhow::Result<Option<Printer>> {
+pub(crate) fn printer(headless: bool, log_file: Option<&Path>) -> anyhow::Result<Option<Printer>> {
     match headless || !std::io::stdout().is_terminal() {
         true => Ok(Some(Printer::stderr(log_file)?)),
         false => Ok(None),
@@ -75,7 +73,7 @@ pub fn printer(headless: bool, log_file: Option<&Path>) -> anyhow::Result<Option
 
 /// Waits for preflight (`starting`) unless a signal comes first. A failed preflight prints its
 /// one line and gives exit 3; a signal gives its own code; no load was sent either way.
-pub async fn preflight(
+pub(crate) async fn preflight(
     starting: impl Future<Output = anyhow::Result<SessionHandles>>,
     signals: &mut Signals,
 ) -> Result<SessionHandles, ExitCode> {
@@ -95,7 +93,7 @@ pub async fn preflight(
 /// Runs a started session to its end, in the monitor on a terminal (unless headless) or with
 /// progress on stderr after `banner`; prints the final tables; says on stderr when the report
 /// is not at its path or cells errored; returns the exit code.
-pub async fn finish(
+pub(crate) async fn finish(
     handles: SessionHandles,
     signals: Signals,
     display: Display,

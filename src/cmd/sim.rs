@@ -9,7 +9,7 @@ use std::process::ExitCode;
 /// Serves the cluster the flags describe until SIGINT, SIGTERM or SIGHUP, then stops it and
 /// exits with that signal's code (README "Exit codes": 130, 143, 129); a bad flag is one line
 /// and exit 2 before anything listens.
-pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let cfg = match args.to_config() {
         Ok(cfg) => cfg,
         Err(e) => return Ok(super::session::usage(&e)),
@@ -41,7 +41,7 @@ pub async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints one line per endpoint.
-pub fn print_endpoints(info: &ClusterInfo) {
+pub(crate) fn print_endpoints(info: &ClusterInfo) {
     let _ = crate::out_line!(
         "gateway  {}  (routing-strategy: random | least-request | prefix-cache)  metrics {}",
         info.gateway.url,

@@ -1,10 +1,10 @@
 //! What a session is asked to run: the validated run configuration and the experiments' settings.
 
 pub mod decode;
-pub mod knob;
-pub mod routing;
+pub(crate) mod knob;
+pub(crate) mod routing;
 pub mod serve;
-pub mod settings;
+pub(crate) mod settings;
 
 /// The open-loop arrival rate lives in the load layer ([`crate::load::rate`]); re-exported here
 /// because the run configuration is where it is set.

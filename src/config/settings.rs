@@ -107,7 +107,7 @@ impl RunConfig {
 
 /// The first setting where `saved` and `now` differ, as one line naming the flag and both
 /// values; None when they agree.
-pub fn first_difference(saved: &BTreeMap<String, String>, now: &BTreeMap<String, String>) -> Option<String> {
+pub(crate) fn first_difference(saved: &BTreeMap<String, String>, now: &BTreeMap<String, String>) -> Option<String> {
     let keys = saved.keys().chain(now.keys().filter(|k| !saved.contains_key(*k)));
     keys.map(|k| (k, saved.get(k), now.get(k))).find(|(_, a, b)| a != b).map(|(k, a, b)| {
         let show = |v: Option<&String>| v.map_or_else(|| "(not set)".to_string(), |v| v.clone());

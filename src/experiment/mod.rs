@@ -6,13 +6,13 @@
 //! ([`CellEnv`](crate::cell::context::CellEnv)) and adds its section to the report. The session runner knows experiments only
 //! through [`Experiment`]; experiments depend on `cell/`, never on `session/`.
 
-pub mod burst;
+pub(crate) mod burst;
 pub mod decode;
 pub mod extension;
-pub mod interface;
-pub mod prepare;
-pub mod record;
-pub mod registry;
+pub(crate) mod interface;
+pub(crate) mod prepare;
+pub(crate) mod record;
+pub(crate) mod registry;
 pub mod routing;
 pub mod serve;
 

@@ -67,7 +67,7 @@ pub trait Setup: Send + Sync {
 
 /// The setups that run `cfg`'s plan: the built-in ones of each `--plan` kind in its order, then
 /// `extra` in the order given.
-pub fn for_plan(cfg: &RunConfig, builtin: Vec<Arc<dyn Setup>>, extra: &[Arc<dyn Setup>]) -> Vec<Arc<dyn Setup>> {
+pub(crate) fn for_plan(cfg: &RunConfig, builtin: Vec<Arc<dyn Setup>>, extra: &[Arc<dyn Setup>]) -> Vec<Arc<dyn Setup>> {
     let mut out: Vec<Arc<dyn Setup>> = Vec::new();
     for kind in &cfg.plans {
         out.extend(builtin.iter().filter(|s| s.plan() == Some(*kind)).cloned());
@@ -77,7 +77,7 @@ pub fn for_plan(cfg: &RunConfig, builtin: Vec<Arc<dyn Setup>>, extra: &[Arc<dyn 
 }
 
 /// Prepares every one of `setups` in order; the first error ends preparation.
-pub async fn prepare_all(setups: &[Arc<dyn Setup>], env: PrepareEnv<'_>) -> anyhow::Result<Prepared> {
+pub(crate) async fn prepare_all(setups: &[Arc<dyn Setup>], env: PrepareEnv<'_>) -> anyhow::Result<Prepared> {
     let mut all = Prepared::default();
     for s in setups {
         all.merge(s.prepare(env).await?);

@@ -23,7 +23,7 @@
 use crate::load::filler::FillerBuffer;
 
 /// Largest text ever built, in bytes (about 16M tokens of English); longer estimates are clamped.
-pub const MAX_TEXT_CHARS: usize = 64 << 20;
+pub(crate) const MAX_TEXT_CHARS: usize = 64 << 20;
 /// Chars per token assumed before anything was counted: typical of English with BPE vocabularies.
 const DEFAULT_CHARS_PER_TOKEN: f64 = 4.0;
 /// Length of the first probe for large targets, in bytes (about 2k tokens).
@@ -33,13 +33,14 @@ const SLOPE_SPREAD: f64 = 0.67;
 
 #[path = "calibrate_types.rs"]
 mod types;
-pub use types::{CalibrateError, CalibrateOptions, Calibrated, CountError, TokenCounter};
+pub(crate) use types::{CalibrateError, CalibrateOptions, Calibrated, CountError, TokenCounter};
 
 /// Builds a filler prompt (stream of `seed`) whose total count is within tolerance of `target_tokens`.
 ///
 /// Errors only when no count at all succeeded; otherwise the best text found is returned, with
 /// `converged` and `extrapolated` telling how it was obtained.
-pub async fn calibrate<C: TokenCounter>(
+#[cfg(test)]
+pub(crate) async fn calibrate<C: TokenCounter>(
     counter: &C,
     target_tokens: u64,
     seed: u64,
@@ -51,7 +52,7 @@ pub async fn calibrate<C: TokenCounter>(
 /// Calibrates several targets on one seed, in ascending order, sharing every count: each later
 /// target starts from the ratio measured at the earlier ones and usually needs one or two probes.
 /// Results come back in the order of `targets`.
-pub async fn calibrate_many<C: TokenCounter>(
+pub(crate) async fn calibrate_many<C: TokenCounter>(
     counter: &C,
     targets: &[u64],
     seed: u64,

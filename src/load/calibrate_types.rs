@@ -3,7 +3,7 @@
 use std::future::Future;
 
 /// Counts the tokens the server sees for a prompt text.
-pub trait TokenCounter {
+pub(crate) trait TokenCounter {
     /// Returns the prompt tokens of a request carrying `text`, in tokens, including the fixed overhead of
     /// the request form (chat template, nonce, BOS): what `usage.prompt_tokens` would report. A counter
     /// backed by a bare tokenizer adds the overhead itself.
@@ -12,7 +12,7 @@ pub trait TokenCounter {
 
 /// Why a [`TokenCounter`] could not count a text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CountError {
+pub(crate) enum CountError {
     /// The counter refused the text as too long (e.g. over the model's `max_model_len`).
     #[error("text too long for the counter: {0}")]
     TooLong(String),
@@ -27,7 +27,7 @@ pub enum CountError {
 
 /// Why no prompt could be calibrated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CalibrateError {
+pub(crate) enum CalibrateError {
     /// Not a single count succeeded, so nothing is known about the tokenizer.
     #[error("no token count succeeded for a {target}-token target after {probes} probe(s): {reason}")]
     NoCount {
@@ -45,7 +45,7 @@ pub enum CalibrateError {
 
 /// Tuning of [`calibrate`](super::calibrate).
 #[derive(Debug, Clone, PartialEq)]
-pub struct CalibrateOptions {
+pub(crate) struct CalibrateOptions {
     /// Accepted relative error of the count (0.01 = 1%); never tighter than ±1 token.
     pub tolerance: f64,
     /// Counter calls allowed per target.
@@ -63,7 +63,7 @@ impl Default for CalibrateOptions {
 
 /// A prompt text calibrated to a token count.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Calibrated {
+pub(crate) struct Calibrated {
     /// The requested total, overhead included, in tokens.
     pub target_tokens: u64,
     /// The prompt text: a whole-word prefix of the filler stream for the seed.

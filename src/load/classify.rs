@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::error::Error as StdError;
 
 /// A failed outcome with a one-line detail.
-pub fn failure(kind: ErrorKind, detail: &str) -> Outcome {
+pub(crate) fn failure(kind: ErrorKind, detail: &str) -> Outcome {
     Outcome::Failed { kind, detail: first_line(detail) }
 }
 
@@ -39,19 +39,19 @@ fn error_fields(body: &[u8]) -> (String, Option<String>) {
 
 /// The message of an error body (OpenAI-style JSON, nested or flat, else its text): one line of
 /// at most 300 bytes.
-pub fn error_message(body: &[u8]) -> String {
+pub(crate) fn error_message(body: &[u8]) -> String {
     first_line(&error_fields(body).0)
 }
 
 /// True for vLLM's context-length refusals, whatever the release's wording: status 400 and
 /// a message naming the context length, or `param` `input_tokens` / `input_text`.
-pub fn is_context_overflow(status: u16, message: &str, param: Option<&str>) -> bool {
+pub(crate) fn is_context_overflow(status: u16, message: &str, param: Option<&str>) -> bool {
     let m = message.to_ascii_lowercase();
     status == 400 && (m.contains("context length") || matches!(param, Some("input_tokens" | "input_text")))
 }
 
 /// The outcome of a non-2xx response.
-pub fn classify_status(status: u16, body: &[u8]) -> Outcome {
+pub(crate) fn classify_status(status: u16, body: &[u8]) -> Outcome {
     let (message, param) = error_fields(body);
     let kind = match status {
         _ if is_context_overflow(status, &message, param.as_deref()) => ErrorKind::ContextOverflow,
@@ -66,7 +66,7 @@ pub fn classify_status(status: u16, body: &[u8]) -> Outcome {
 
 /// The outcome of an exchange that failed before any answer: `oversized` for a response head
 /// larger than the client reads (about 400 KiB, or over 100 header lines), else `connect`.
-pub fn send_failure(e: &BackendError) -> Outcome {
+pub(crate) fn send_failure(e: &BackendError) -> Outcome {
     let mut link: Option<&(dyn StdError + 'static)> = Some(e);
     while let Some(err) = link {
         if err.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_parse_too_large) {
@@ -80,7 +80,7 @@ pub fn send_failure(e: &BackendError) -> Outcome {
 /// The outcome of a non-success answer: a redirect (never followed), else the kind its status
 /// and the start of its body say (at most [`ERROR_BODY_KEEP`] bytes, read for at most
 /// [`ERROR_BODY_WAIT`]).
-pub async fn refusal(resp: BackendResponse, scrub: &Scrubber<'_>) -> Outcome {
+pub(crate) async fn refusal(resp: BackendResponse, scrub: &Scrubber<'_>) -> Outcome {
     let status = resp.status().as_u16();
     if (300..400).contains(&status) {
         let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok()).map(|l| scrub.text(l).into_owned());
@@ -92,7 +92,7 @@ pub async fn refusal(resp: BackendResponse, scrub: &Scrubber<'_>) -> Outcome {
 
 /// The outcome of a 3xx answer, never followed: the request, and its key, go nowhere else.
 /// `location` is the answer's `Location` header, named without credentials.
-pub fn redirect(status: u16, location: Option<&str>) -> Outcome {
+pub(crate) fn redirect(status: u16, location: Option<&str>) -> Outcome {
     let to = location.map_or("no Location".to_string(), |l| format!("to {}", crate::net::redact_url(l)));
     failure(ErrorKind::Redirected, &format!("HTTP {status}: a redirect {to}, not followed"))
 }

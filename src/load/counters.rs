@@ -7,7 +7,7 @@ use super::request::Endpoint;
 
 /// How prompt tokens are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CountMethod {
+pub(crate) enum CountMethod {
     /// `POST /tokenize`.
     Tokenize,
     /// A one-token probe request's `usage.prompt_tokens`.
@@ -16,7 +16,7 @@ pub enum CountMethod {
 
 impl CountMethod {
     /// The report name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Tokenize => "tokenize",
             Self::Usage => "usage",
@@ -26,7 +26,7 @@ impl CountMethod {
 
 /// Counts prompt tokens through the target server.
 #[derive(Debug, Clone)]
-pub struct ServerCounter {
+pub(crate) struct ServerCounter {
     /// The server.
     pub client: ApiClient,
     /// Model name.
@@ -53,16 +53,5 @@ impl TokenCounter for ServerCounter {
             CountMethod::Usage => self.client.probe_prompt_tokens(&self.model, self.endpoint, text).await,
         };
         r.map_err(count_error)
-    }
-}
-
-impl ServerCounter {
-    /// Picks `/tokenize` when the server answers it for a short text, else usage probes.
-    pub async fn detect(client: ApiClient, model: String, endpoint: Endpoint) -> Self {
-        let method = match client.tokenize(&model, endpoint, "probe").await {
-            Ok(_) => CountMethod::Tokenize,
-            Err(_) => CountMethod::Usage,
-        };
-        Self { client, model, endpoint, method }
     }
 }

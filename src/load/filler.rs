@@ -9,7 +9,7 @@
 use std::fmt;
 
 /// Largest text [`filler_text`] builds, in bytes; larger requests are clamped.
-pub const MAX_FILLER_CHARS: usize = 1 << 30;
+pub(crate) const MAX_FILLER_CHARS: usize = 1 << 30;
 
 /// Words that glue sentences together; drawn more often than content words.
 const FUNCTION: &[&str] = &[
@@ -59,7 +59,7 @@ const SEED_WORDS: u8 = 8;
 ///
 /// Concatenating the words of a [`FillerCursor`] in order gives the filler text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     /// Whitespace before the word: empty for the very first word, else a space or a paragraph break.
     pub sep: &'static str,
     /// The bare lowercase word.
@@ -72,12 +72,12 @@ pub struct Word {
 
 impl Word {
     /// Length of the word with its separator and punctuation, in bytes (the text is ASCII).
-    pub fn byte_len(&self) -> usize {
+    pub(crate) fn byte_len(&self) -> usize {
         self.sep.len() + self.word.len() + self.punct.len()
     }
 
     /// Appends the word, with its separator and punctuation, to `out`.
-    pub fn push_to(&self, out: &mut String) {
+    pub(crate) fn push_to(&self, out: &mut String) {
         out.push_str(self.sep);
         let mut chars = self.word.chars();
         if self.capital
@@ -100,7 +100,7 @@ impl fmt::Display for Word {
 
 /// Endless, deterministic stream of filler [`Word`]s for one seed.
 #[derive(Debug, Clone)]
-pub struct FillerCursor {
+pub(crate) struct FillerCursor {
     /// SplitMix64 state driving every choice after the seed words.
     rng: u64,
     /// Remaining base-`CONTENT.len()` digits of the mixed seed.
@@ -121,7 +121,7 @@ pub struct FillerCursor {
 
 impl FillerCursor {
     /// Starts the stream for `seed` at its first word.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self {
             rng: mix(seed ^ 0x5DEE_CE66_D1CE_4E5B),
             digits: mix(seed),
@@ -135,21 +135,21 @@ impl FillerCursor {
     }
 
     /// Appends the next word, with its separator and punctuation, to `out`; returns the bytes appended.
-    pub fn push_word(&mut self, out: &mut String) -> usize {
+    pub(crate) fn push_word(&mut self, out: &mut String) -> usize {
         let word = self.next_word();
         word.push_to(out);
         word.byte_len()
     }
 
     /// Appends whole words to `out` until it holds at least `min_len` bytes.
-    pub fn fill_to(&mut self, out: &mut String, min_len: usize) {
+    pub(crate) fn fill_to(&mut self, out: &mut String, min_len: usize) {
         while out.len() < min_len {
             self.push_word(out);
         }
     }
 
     /// Produces the next word of the stream.
-    pub fn next_word(&mut self) -> Word {
+    pub(crate) fn next_word(&mut self) -> Word {
         let (sep, capital) = if self.words_left == 0 { (self.start_sentence(), true) } else { (" ", false) };
         let word = self.pick();
         self.words_left = self.words_left.saturating_sub(1);
@@ -218,13 +218,14 @@ impl Iterator for FillerCursor {
 }
 
 /// Returns the endless word stream for `seed`; take words from it until the text is long enough.
-pub fn words(seed: u64) -> FillerCursor {
+#[cfg(test)]
+pub(crate) fn words(seed: u64) -> FillerCursor {
     FillerCursor::new(seed)
 }
 
 /// Returns the shortest whole-word prefix of the stream for `seed` holding at least `min_chars`
 /// bytes (pure ASCII, so bytes are chars); `min_chars` is clamped to [`MAX_FILLER_CHARS`].
-pub fn filler_text(seed: u64, min_chars: usize) -> String {
+pub(crate) fn filler_text(seed: u64, min_chars: usize) -> String {
     let min_chars = min_chars.min(MAX_FILLER_CHARS);
     let mut out = String::with_capacity(min_chars.saturating_add(24));
     FillerCursor::new(seed).fill_to(&mut out, min_chars);
@@ -236,24 +237,24 @@ pub fn filler_text(seed: u64, min_chars: usize) -> String {
 /// A boundary is a non-empty length at which the text ends right after a word (and its punctuation);
 /// the prefix up to a boundary `b` equals `filler_text(seed, b)`.
 #[derive(Debug, Clone)]
-pub struct FillerBuffer {
+pub(crate) struct FillerBuffer {
     cursor: FillerCursor,
     buf: String,
 }
 
 impl FillerBuffer {
     /// An empty buffer over the stream of `seed`.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self { cursor: FillerCursor::new(seed), buf: String::new() }
     }
 
     /// The first `len` bytes generated so far (all of them if fewer).
-    pub fn prefix(&self, len: usize) -> &str {
+    pub(crate) fn prefix(&self, len: usize) -> &str {
         self.buf.get(..len).unwrap_or(&self.buf)
     }
 
     /// Generates whole words until the text is longer than `len` bytes (capped at [`MAX_FILLER_CHARS`]).
-    pub fn ensure(&mut self, len: usize) {
+    pub(crate) fn ensure(&mut self, len: usize) {
         let len = len.min(MAX_FILLER_CHARS);
         while self.buf.len() <= len {
             self.cursor.push_word(&mut self.buf);
@@ -261,14 +262,14 @@ impl FillerBuffer {
     }
 
     /// Whether a text of `len` bytes, within what was generated, ends right after a word.
-    pub fn is_boundary(&self, len: usize) -> bool {
+    pub(crate) fn is_boundary(&self, len: usize) -> bool {
         let b = self.buf.as_bytes();
         let space = |j: usize| b.get(j).is_some_and(u8::is_ascii_whitespace);
         len > 0 && len <= b.len() && !space(len - 1) && (len == b.len() || space(len))
     }
 
     /// The boundary nearest `len` bytes (the shorter one on ties), generating text as needed.
-    pub fn nearest_boundary(&mut self, len: usize) -> usize {
+    pub(crate) fn nearest_boundary(&mut self, len: usize) -> usize {
         let len = len.clamp(1, MAX_FILLER_CHARS);
         self.ensure(len);
         let down = (1..=len).rev().find(|&i| self.is_boundary(i));
@@ -282,14 +283,14 @@ impl FillerBuffer {
     }
 
     /// The first boundary longer than `len` bytes, generating text as needed.
-    pub fn boundary_after(&mut self, len: usize) -> Option<usize> {
+    pub(crate) fn boundary_after(&mut self, len: usize) -> Option<usize> {
         let from = len.saturating_add(1);
         self.ensure(from);
         (from..=self.buf.len()).find(|&i| self.is_boundary(i))
     }
 
     /// The last boundary shorter than `len` bytes, if any.
-    pub fn boundary_before(&self, len: usize) -> Option<usize> {
+    pub(crate) fn boundary_before(&self, len: usize) -> Option<usize> {
         (1..len.min(self.buf.len() + 1)).rev().find(|&i| self.is_boundary(i))
     }
 }

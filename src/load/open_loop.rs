@@ -21,13 +21,13 @@ use tokio_util::sync::CancellationToken;
 
 /// One draw of Gamma(`shape`, `scale`) (mean shape x scale), by `rand_distr`; the mean when
 /// the parameters are no gamma's (the flags keep both positive and finite, so never here).
-pub fn gamma(rng: &mut impl rand::Rng, shape: f64, scale: f64) -> f64 {
+pub(crate) fn gamma(rng: &mut impl rand::Rng, shape: f64, scale: f64) -> f64 {
     use rand_distr::Distribution;
     rand_distr::Gamma::new(shape, scale).map_or(shape * scale, |g| g.sample(rng))
 }
 
 /// The gap before the next arrival at `rate` with gamma shape `shape` (mean 1/rate).
-pub fn gap(rng: &mut StdRng, rate: Rate, shape: f64) -> Duration {
+pub(crate) fn gap(rng: &mut StdRng, rate: Rate, shape: f64) -> Duration {
     match rate {
         Rate::Inf => Duration::ZERO,
         Rate::PerSecond(r) => crate::units::secs(gamma(rng, shape, 1.0 / (shape * r))),
@@ -35,7 +35,7 @@ pub fn gap(rng: &mut StdRng, rate: Rate, shape: f64) -> Duration {
 }
 
 /// What an open-loop attempt sends: the body, the in-flight cap, the arrival process.
-pub struct OpenLoopPlan {
+pub(crate) struct OpenLoopPlan {
     /// The body of every request (a unique nonce goes in front of its prompt).
     pub body: BodyTemplate,
     /// Most requests in flight at once.
@@ -48,7 +48,7 @@ pub struct OpenLoopPlan {
 
 /// Sends requests at the rate `rate` holds (read again at every arrival, and at once when it
 /// changes) until `cancel`; spawned on `set`, each request in its own task.
-pub fn spawn_open_loop(
+pub(crate) fn spawn_open_loop(
     ctx: Arc<WorkerCtx>,
     plan: OpenLoopPlan,
     rate: watch::Receiver<Rate>,

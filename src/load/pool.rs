@@ -2,7 +2,6 @@
 //! streams are added as new workers, and retired newest first by cutting them at once (the
 //! cut request is kept as a sample, as at the end of a window).
 
-use super::live::LiveCounters;
 use super::request::BodyTemplate;
 use super::sample::RequestSample;
 use super::worker::{WorkerCtx, closed_loop};
@@ -12,7 +11,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// Closed-loop workers of one attempt, each with its own stop token under the attempt's.
-pub struct StreamPool {
+pub(crate) struct StreamPool {
     ctx: Arc<WorkerCtx>,
     body: BodyTemplate,
     tx: UnboundedSender<RequestSample>,
@@ -26,7 +25,7 @@ pub struct StreamPool {
 impl StreamPool {
     /// Starts `streams` closed-loop workers, as [`super::worker::spawn_closed_loop`] does;
     /// `parent` stops them all.
-    pub fn start(
+    pub(crate) fn start(
         ctx: Arc<WorkerCtx>,
         body: BodyTemplate,
         streams: u32,
@@ -39,17 +38,12 @@ impl StreamPool {
     }
 
     /// Streams asked for now.
-    pub fn size(&self) -> u32 {
+    pub(crate) fn size(&self) -> u32 {
         self.streams.len() as u32
     }
 
-    /// The attempt's live counters.
-    pub fn live(&self) -> &Arc<LiveCounters> {
-        &self.ctx.live
-    }
-
     /// Adds workers or cuts the newest ones until `streams` are asked for.
-    pub fn resize(&mut self, streams: u32) {
+    pub(crate) fn resize(&mut self, streams: u32) {
         while self.size() > streams {
             if let Some(t) = self.streams.pop() {
                 t.cancel();

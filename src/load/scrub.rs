@@ -10,7 +10,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 use std::borrow::Cow;
 
 /// What a secret is replaced with.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Fewest characters after `Bearer ` that are taken for a token (shorter words are prose).
 const MIN_TOKEN: usize = 8;
@@ -18,7 +18,7 @@ const MIN_TOKEN: usize = 8;
 /// Removes the API key (raw and JSON-escaped) and any `Bearer <token>` from server text.
 /// Its `Debug` never shows the key.
 #[derive(Clone, Copy, Default)]
-pub struct Scrubber<'a> {
+pub(crate) struct Scrubber<'a> {
     key: Option<&'a str>,
 }
 
@@ -30,19 +30,19 @@ impl std::fmt::Debug for Scrubber<'_> {
 
 impl<'a> Scrubber<'a> {
     /// A scrubber of `key` (and of bearer tokens, which it masks even without a key).
-    pub fn new(key: Option<&'a ApiKey>) -> Self {
+    pub(crate) fn new(key: Option<&'a ApiKey>) -> Self {
         Self { key: key.map(ApiKey::secret).filter(|k| !k.is_empty()) }
     }
 
     /// A scrubber of the bearer token that `headers` send as `Authorization`.
-    pub fn from_headers(headers: &'a HeaderMap) -> Self {
+    pub(crate) fn from_headers(headers: &'a HeaderMap) -> Self {
         let value = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok());
         let key = value.and_then(|v| v.get(..7).filter(|p| p.eq_ignore_ascii_case("bearer ")).map(|_| &v[7..]));
         Self { key: key.map(str::trim).filter(|k| !k.is_empty()) }
     }
 
     /// `text` without the key or bearer tokens (borrowed when there was nothing to remove).
-    pub fn text<'t>(&self, text: &'t str) -> Cow<'t, str> {
+    pub(crate) fn text<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);
         if let Some(key) = self.key {
             if out.contains(key) {
@@ -61,7 +61,7 @@ impl<'a> Scrubber<'a> {
 
     /// A response body without the key or bearer tokens (the same bytes when there was
     /// nothing to remove; otherwise lossy UTF-8).
-    pub fn bytes(&self, body: Bytes) -> Bytes {
+    pub(crate) fn bytes(&self, body: Bytes) -> Bytes {
         let scrubbed = match self.text(&String::from_utf8_lossy(&body)) {
             Cow::Borrowed(_) => None,
             Cow::Owned(s) => Some(s),

@@ -6,17 +6,17 @@ use std::sync::OnceLock;
 use tokio::time::Instant;
 
 /// The observer: an event's data (the JSON of a `data:` line) and when its read was timed.
-pub type Tap = fn(data: &[u8], at: Instant);
+pub(crate) type Tap = fn(data: &[u8], at: Instant);
 
 static TAP: OnceLock<Tap> = OnceLock::new();
 
 /// Installs the observer for the life of the process; false when one already is.
-pub fn install(tap: Tap) -> bool {
+pub(crate) fn install(tap: Tap) -> bool {
     TAP.set(tap).is_ok()
 }
 
 /// The observer, if installed.
 #[inline]
-pub fn get() -> Option<Tap> {
+pub(crate) fn get() -> Option<Tap> {
     TAP.get().copied()
 }

@@ -8,20 +8,20 @@ use std::time::Duration;
 
 /// After this long without an answer (or half the wait's deadline, if shorter), the wait is
 /// named on stderr.
-pub const WAIT_NOTICE: Duration = Duration::from_secs(3);
+pub(crate) const WAIT_NOTICE: Duration = Duration::from_secs(3);
 
 /// Deadline of a page that only informs (`/version`, `/props`, SGLang's `/get_server_info`, a
 /// metrics read): a server that does not answer it in this time is taken not to have it.
-pub const INFO_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const INFO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How much longer than its [`Wait`] a request's own timeout is: the wait, which names what
 /// it waited for, is what ends it.
-pub const TRANSPORT_MARGIN: Duration = Duration::from_secs(1);
+pub(crate) const TRANSPORT_MARGIN: Duration = Duration::from_secs(1);
 
 /// One wait of preflight: what it waits for (e.g. `POST http://h:8000/tokenize`) and its
 /// deadline.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wait {
+pub(crate) struct Wait {
     /// What answers, as the lines name it.
     pub what: String,
     /// Longest wait.
@@ -31,10 +31,10 @@ pub struct Wait {
 /// A wait that ran out: nothing answered within its deadline.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("no answer from {} within {}", .0.what, seconds(.0.limit))]
-pub struct NoAnswer(pub Wait);
+pub(crate) struct NoAnswer(pub Wait);
 
 /// `60 s`, `2.5 s`, `250 ms`.
-pub fn seconds(d: Duration) -> String {
+pub(crate) fn seconds(d: Duration) -> String {
     match d {
         d if d < Duration::from_secs(1) => format!("{} ms", d.as_millis()),
         d if d.subsec_millis() == 0 => format!("{} s", d.as_secs()),
@@ -51,22 +51,26 @@ impl fmt::Display for Wait {
 
 impl Wait {
     /// A wait for `what`, at most `limit`.
-    pub fn new(what: impl Into<String>, limit: Duration) -> Self {
+    pub(crate) fn new(what: impl Into<String>, limit: Duration) -> Self {
         Self { what: what.into(), limit }
     }
 
     /// When the wait is named: [`WAIT_NOTICE`], or half the deadline if that is sooner.
-    pub fn notice_after(&self) -> Duration {
+    pub(crate) fn notice_after(&self) -> Duration {
         WAIT_NOTICE.min(self.limit / 2)
     }
 
     /// Awaits `fut` for at most the deadline; names the wait on stderr once it lasts.
-    pub async fn run<T>(&self, fut: impl Future<Output = T>) -> Result<T, NoAnswer> {
+    pub(crate) async fn run<T>(&self, fut: impl Future<Output = T>) -> Result<T, NoAnswer> {
         self.run_saying(fut, |line| crate::err_line!("{line}")).await
     }
 
     /// [`Wait::run`], telling `say` instead of stderr.
-    pub async fn run_saying<T>(&self, fut: impl Future<Output = T>, say: impl FnOnce(String)) -> Result<T, NoAnswer> {
+    pub(crate) async fn run_saying<T>(
+        &self,
+        fut: impl Future<Output = T>,
+        say: impl FnOnce(String),
+    ) -> Result<T, NoAnswer> {
         let deadline = tokio::time::Instant::now() + self.limit;
         let fut = tokio::time::timeout_at(deadline, fut);
         tokio::pin!(fut);

@@ -13,19 +13,19 @@
 //!
 //! Metric names, types and traps follow `docs/protocol.md` §0–§2 and §4–§8.
 
-pub mod dialect;
+pub(crate) mod dialect;
 pub mod engine;
 mod exposition;
 pub mod gateway;
-pub mod histogram;
-pub mod page;
+pub(crate) mod histogram;
+pub(crate) mod page;
 pub mod poller;
 pub mod prom;
 pub mod prom_poller;
 pub mod promql;
-pub mod snapshot;
-pub mod types;
-pub mod window;
+pub(crate) mod snapshot;
+pub(crate) mod types;
+pub(crate) mod window;
 
 #[cfg(test)]
 mod tests_engine;

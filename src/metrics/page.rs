@@ -13,13 +13,13 @@ use crate::load::backend::{Backend, Exchange};
 use crate::load::limits::size_text;
 
 /// Longest page read, bytes (decoded): a vLLM page with dozens of engines is under 1 MiB.
-pub const MAX_PAGE_BYTES: usize = 4 << 20;
+pub(crate) const MAX_PAGE_BYTES: usize = 4 << 20;
 /// Most lines of a page that is parsed: about 100 MB of parsed samples at worst.
-pub const MAX_PAGE_LINES: usize = 100_000;
+pub(crate) const MAX_PAGE_LINES: usize = 100_000;
 
 /// Why a page read gave no scrape.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PageError {
+pub(crate) enum PageError {
     /// No page: the request or its body failed, a non-success status, or the deadline passed.
     #[error("{0}")]
     Failed(String),
@@ -30,7 +30,7 @@ pub enum PageError {
 }
 
 /// Fetches `url` within `timeout` (request to end of body) and parses it.
-pub async fn read(backend: &dyn Backend, url: &str, timeout: Duration) -> Result<Scrape, PageError> {
+pub(crate) async fn read(backend: &dyn Backend, url: &str, timeout: Duration) -> Result<Scrape, PageError> {
     let (text, content_type) = match tokio::time::timeout(timeout, fetch(backend, url)).await {
         Ok(page) => page?,
         Err(_) => return Err(PageError::Failed(format!("timed out after {} ms", timeout.as_millis()))),
@@ -83,7 +83,7 @@ fn no_page(status: reqwest::StatusCode, headers: &HeaderMap) -> Option<String> {
 }
 
 /// Parses a page, or says why it is no metrics page.
-pub fn parse(text: &str, content_type: &str) -> Result<Scrape, PageError> {
+pub(crate) fn parse(text: &str, content_type: &str) -> Result<Scrape, PageError> {
     if let Some(why) = not_metrics(text, content_type) {
         return Err(PageError::Unusable(format!("not a metrics page ({why})")));
     }
@@ -111,7 +111,7 @@ fn not_metrics(text: &str, content_type: &str) -> Option<String> {
 
 /// The verdict on a replica's page with no engine series (none named `vllm:`, `sglang:` or
 /// `llamacpp:`): parsed, but of no use to the benchmark.
-pub fn no_engine_series(scrape: &Scrape) -> PageError {
+pub(crate) fn no_engine_series(scrape: &Scrape) -> PageError {
     let n = scrape.all().len();
     PageError::Unusable(format!("no engine series ({n} samples, none named vllm:*, sglang:* or llamacpp:*)"))
 }

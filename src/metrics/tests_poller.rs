@@ -17,7 +17,6 @@ use super::super::dialect::EngineDialect;
 use super::super::engine::EngineSample;
 use super::super::gateway::{self, GatewayDialect};
 use super::super::prom::Scrape;
-use super::super::window::gateway_deltas;
 use super::{MetricsSnapshot, MetricsTarget, Poller, PollerConfig, PollerHandle, redact_url};
 
 const SGLANG: &str = include_str!("../../tests/fixtures/sglang.txt");
@@ -241,7 +240,8 @@ async fn scrape_now_includes_a_bump_made_just_before_the_call() {
         assert!(snap.replica(name).unwrap().last_ok.unwrap() >= called);
     }
     assert_eq!(poller.latest().seq, snap.seq);
-    let routed = gateway_deltas(&first, &snap);
+    let (before, after) = (first.gateway.as_ref().unwrap(), snap.gateway.as_ref().unwrap());
+    let routed = gateway::deltas(&before.series, &after.series);
     let series = |bump| gateway::counter_series(&Scrape::parse(&router_page(bump)).unwrap());
     assert_eq!(routed, gateway::deltas(&series(0), &series(5)));
     assert!(!routed.is_empty() && routed.iter().all(|d| d.delta == 5.0 && !d.reset), "{routed:?}");

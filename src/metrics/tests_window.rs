@@ -6,11 +6,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::super::engine::EngineSample;
-use super::super::gateway::{CounterDelta, CounterSeries};
-use super::{
-    GatewayView, History, Increase, MetricsSnapshot, Point, ReplicaView, counter_delta, deltas_between, gateway_deltas,
-    window_stats,
-};
+use super::super::gateway::CounterSeries;
+use super::{History, Point, window_stats};
 
 fn close(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() < 1e-9)
@@ -130,64 +127,4 @@ fn gateway_history_keeps_only_changes_and_is_bounded() {
     assert!(h.push_gateway(t(base, 3.0), &one));
     assert_eq!((h.gateway.len(), h.gateway_dropped), (2, 1));
     assert_eq!(h.gateway[0].at, t(base, 2.0));
-}
-
-fn counter_point(at: Instant, generation: Option<f64>) -> Point {
-    let sample = EngineSample { live_generation_tokens: generation, ..EngineSample::default() };
-    Point::from_sample(at, &sample)
-}
-
-#[test]
-fn counter_delta_sums_steps_across_a_reset() {
-    let base = Instant::now();
-    let mut h = History::new(100, None);
-    let values = [Some(100.0), Some(150.0), None, Some(20.0), Some(50.0), Some(70.0)];
-    for (i, v) in values.into_iter().enumerate() {
-        h.push("a", counter_point(t(base, i as f64), v));
-    }
-    let field = |p: &Point| p.generation_tokens;
-    // 100 → 150 (+50), restart → 20 (+20), → 50 (+30).
-    let got = counter_delta(&h, "a", field, base, t(base, 4.0));
-    assert_eq!(got, Some(Increase { delta: 100.0, resets: 1 }));
-    assert_eq!(counter_delta(&h, "a", field, t(base, 4.0), t(base, 5.0)), Some(Increase { delta: 20.0, resets: 0 }));
-    assert_eq!(counter_delta(&h, "a", field, t(base, 1.5), t(base, 3.5)), None, "one reading");
-    assert_eq!(counter_delta(&h, "a", |p| p.prompt_tokens, base, t(base, 5.0)), None);
-    assert_eq!(counter_delta(&h, "nope", field, base, t(base, 5.0)), None);
-}
-
-fn snapshot(at: Instant, replicas: &[(&str, Option<f64>)], gateway: Option<Vec<CounterSeries>>) -> MetricsSnapshot {
-    let view = |(name, generation): &(&str, Option<f64>)| ReplicaView {
-        name: name.to_string(),
-        sample: generation.map(|g| EngineSample { generation_tokens: Some(g), ..EngineSample::default() }),
-        ..ReplicaView::default()
-    };
-    let gateway = gateway.map(|series| GatewayView { series, ..GatewayView::default() });
-    MetricsSnapshot { seq: 0, at, replicas: replicas.iter().map(view).collect(), gateway }
-}
-
-#[test]
-fn deltas_between_snapshots_match_by_name_and_flag_resets() {
-    let base = Instant::now();
-    let a = snapshot(base, &[("r0", Some(1000.0)), ("r1", Some(10.0)), ("gone", Some(1.0))], None);
-    let b = snapshot(t(base, 1.0), &[("r1", Some(25.0)), ("r0", Some(40.0)), ("new", Some(5.0)), ("down", None)], None);
-    let d = deltas_between(&a, &b);
-    let names: Vec<&str> = d.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["r1", "r0"]);
-    assert_eq!((d[0].1.generation_tokens, d[0].1.reset), (Some(15.0), false));
-    assert_eq!((d[1].1.generation_tokens, d[1].1.reset), (Some(40.0), true), "restart: later value");
-}
-
-#[test]
-fn gateway_deltas_need_a_gateway_on_both_sides() {
-    let base = Instant::now();
-    let before = vec![series("req_total", "w1", 10.0), series("req_total", "w2", 7.0)];
-    let after = vec![series("req_total", "w1", 12.0), series("req_total", "w2", 3.0)];
-    let (a, b) = (snapshot(base, &[], Some(before)), snapshot(base, &[], Some(after)));
-    let labels = |w: &str| BTreeMap::from([("worker".to_string(), w.to_string())]);
-    let want = vec![
-        CounterDelta { name: "req_total".into(), labels: labels("w1"), delta: 2.0, reset: false },
-        CounterDelta { name: "req_total".into(), labels: labels("w2"), delta: 3.0, reset: true },
-    ];
-    assert_eq!(gateway_deltas(&a, &b), want);
-    assert!(gateway_deltas(&a, &snapshot(base, &[], None)).is_empty());
 }

@@ -11,8 +11,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::engine::CounterDeltas;
-use super::gateway::{self, CounterDelta};
 pub use super::snapshot::{GatewayPoint, GatewayView, History, MetricsSnapshot, Point, ReplicaHistory, ReplicaView};
 
 #[cfg(test)]
@@ -22,7 +20,7 @@ mod tests;
 /// Statistics of one replica over a window. Averages are time-weighted over the time the
 /// replica's points cover; peaks are over the points in effect during the window.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ReplicaWindow {
+pub(crate) struct ReplicaWindow {
     /// Replica name.
     pub name: String,
     /// Time-weighted mean of running requests.
@@ -43,7 +41,7 @@ pub struct ReplicaWindow {
 
 /// Statistics of every replica over a window.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WindowStats {
+pub(crate) struct WindowStats {
     /// Per replica, in history order.
     pub replicas: Vec<ReplicaWindow>,
     /// Time-weighted mean of the cluster-wide sum of running requests (see [`window_stats`]).
@@ -69,7 +67,7 @@ type Field = fn(&Point) -> Option<f64>;
 /// total at an instant is the sum over the replicas whose value is defined then, and its average
 /// runs over the time at least one replica is defined. This matches
 /// [`MetricsSnapshot::running_total`], which sums the non-stale replicas.
-pub fn window_stats(history: &History, from: Instant, to: Instant) -> WindowStats {
+pub(crate) fn window_stats(history: &History, from: Instant, to: Instant) -> WindowStats {
     let running: Field = |p| p.running;
     let waiting: Field = |p| p.waiting;
     let kv: Field = |p| p.kv_usage;
@@ -156,65 +154,4 @@ fn total_average(per_replica: &[Vec<Seg>]) -> Option<f64> {
         prev = t;
     }
     (time > 0.0).then(|| area / time)
-}
-
-/// How much a counter grew over a window.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Increase {
-    /// Total increase, in the counter's unit.
-    pub delta: f64,
-    /// Times the counter went down (replica restarts); each adds the later value.
-    pub resets: u32,
-}
-
-/// Increase of one replica's counter between its points in `[from, to]` (both ends included),
-/// summed step by step so a restart mid-window loses only the increments before the restart
-/// and after the last point preceding it. `None` with fewer than two readings.
-/// `field` picks the counter, e.g. `|p| p.generation_tokens`.
-pub fn counter_delta(
-    history: &History,
-    replica: &str,
-    field: impl Fn(&Point) -> Option<f64>,
-    from: Instant,
-    to: Instant,
-) -> Option<Increase> {
-    let points = &history.replica(replica)?.points;
-    let first = points.partition_point(|p| p.at < from);
-    let values = points.iter().skip(first).take_while(|p| p.at <= to).filter_map(field);
-    let values = values.filter(|v| !v.is_nan());
-    let (mut prev, mut readings, mut out) = (None::<f64>, 0usize, Increase { delta: 0.0, resets: 0 });
-    for v in values {
-        readings += 1;
-        if let Some(p) = prev {
-            if v < p {
-                out.resets += 1;
-                out.delta += v;
-            } else {
-                out.delta += v - p;
-            }
-        }
-        prev = Some(v);
-    }
-    (readings >= 2).then_some(out)
-}
-
-/// Counter changes of every replica that has a sample in both snapshots, matched by name, in
-/// `b`'s order ([`EngineSample::delta`]: a counter that went down counts the later value).
-pub fn deltas_between(a: &MetricsSnapshot, b: &MetricsSnapshot) -> Vec<(String, CounterDeltas)> {
-    let mut out = Vec::new();
-    for later in &b.replicas {
-        let earlier = a.replicas.iter().find(|r| r.name == later.name);
-        if let (Some(l), Some(e)) = (&later.sample, earlier.and_then(|r| r.sample.as_ref())) {
-            out.push((later.name.clone(), l.delta(e)));
-        }
-    }
-    out
-}
-
-/// Changed gateway counter series from `a` to `b` ([`gateway::deltas`]); empty without a gateway.
-pub fn gateway_deltas(a: &MetricsSnapshot, b: &MetricsSnapshot) -> Vec<CounterDelta> {
-    match (&a.gateway, &b.gateway) {
-        (Some(a), Some(b)) => gateway::deltas(&a.series, &b.series),
-        _ => Vec::new(),
-    }
 }

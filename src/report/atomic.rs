@@ -19,7 +19,7 @@ const TEMP_TRIES: u32 = 64;
 /// `path` (`.<name>.<pid>.<n>.tmp`, never an existing file), which is fsynced and renamed
 /// over `path`; then the directory is fsynced (on unix). On error the temporary file is
 /// removed and `path` is left as it was (unless only the directory fsync failed).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -16,7 +16,7 @@ const SNIFF_LIMIT: u64 = 256 << 20;
 
 /// What a path holds before a command writes there.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Existing {
+pub(crate) enum Existing {
     /// Nothing: the file would be new.
     Nothing,
     /// A session report of ours, described (`a complete session report (model, started ...)`).
@@ -31,7 +31,7 @@ pub enum Existing {
 }
 
 /// What `path` holds: nothing, one of our session reports, or another file.
-pub fn existing(path: &Path) -> Existing {
+pub(crate) fn existing(path: &Path) -> Existing {
     let Ok(meta) = std::fs::metadata(path) else { return Existing::Nothing };
     if meta.len() > SNIFF_LIMIT {
         return Existing::Other;
@@ -49,7 +49,7 @@ pub fn existing(path: &Path) -> Existing {
 }
 
 /// Whether `a` and `b` name the same existing file.
-pub fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
@@ -58,7 +58,12 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Checks that a session report may be written at `path` (given as `flag`): a new file, the
 /// file being resumed (`resumed`), or anything with `overwrite`.
-pub fn check_report_path(path: &Path, flag: &str, overwrite: bool, resumed: Option<&Path>) -> Result<(), String> {
+pub(crate) fn check_report_path(
+    path: &Path,
+    flag: &str,
+    overwrite: bool,
+    resumed: Option<&Path>,
+) -> Result<(), String> {
     if overwrite || resumed.is_some_and(|r| same_file(r, path)) {
         return Ok(());
     }
@@ -77,7 +82,12 @@ pub fn check_report_path(path: &Path, flag: &str, overwrite: bool, resumed: Opti
 
 /// Checks that a derived output may be written at `path` (given as `flag`): a new file, an
 /// earlier output that `ours` recognises from its bytes, or anything with `overwrite`.
-pub fn check_output(path: &Path, flag: &str, overwrite: bool, ours: impl Fn(&[u8]) -> bool) -> Result<(), String> {
+pub(crate) fn check_output(
+    path: &Path,
+    flag: &str,
+    overwrite: bool,
+    ours: impl Fn(&[u8]) -> bool,
+) -> Result<(), String> {
     if overwrite {
         return Ok(());
     }
@@ -94,7 +104,7 @@ pub fn check_output(path: &Path, flag: &str, overwrite: bool, ours: impl Fn(&[u8
 
 /// Checks that `--log-file` (`log`) can take appended lines: not the session's report file
 /// (`report`), not a session report at all, and openable for appending (created if need be).
-pub fn check_log_file(log: &Path, report: Option<&Path>) -> Result<(), String> {
+pub(crate) fn check_log_file(log: &Path, report: Option<&Path>) -> Result<(), String> {
     let shown = log.display();
     if report.is_some_and(|r| r == log || same_file(r, log)) {
         return Err(format!("--log-file {shown} is the report file; name another file"));

@@ -10,7 +10,7 @@ use crate::stats::{Samples, Summary};
 
 /// Where a [`Dist`] comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DistSource {
+pub(crate) enum DistSource {
     /// Computed from per-request samples: every percentile, mean and standard deviation.
     Samples,
     /// The report's stored summary: p50, p90, p95, p99, mean, min, max.
@@ -23,7 +23,7 @@ pub enum DistSource {
 
 impl DistSource {
     /// The name written in exports (`request_samples`, `summary`, `phase`, `none`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Samples => "request_samples",
             Self::Summary => "summary",
@@ -35,7 +35,7 @@ impl DistSource {
 
 /// One latency distribution of an attempt, ms.
 #[derive(Debug, Clone)]
-pub enum Dist {
+pub(crate) enum Dist {
     /// Per-request values.
     Samples(Samples),
     /// A stored summary only.
@@ -48,7 +48,7 @@ pub enum Dist {
 
 impl Dist {
     /// The samples when there is at least one, else the stored summary (if any).
-    pub fn samples_or(values: impl IntoIterator<Item = f64>, summary: Option<&Summary>) -> Self {
+    pub(crate) fn samples_or(values: impl IntoIterator<Item = f64>, summary: Option<&Summary>) -> Self {
         let samples: Samples = values.into_iter().collect();
         match (samples.is_empty(), summary) {
             (false, _) => Self::Samples(samples),
@@ -58,19 +58,19 @@ impl Dist {
     }
 
     /// A stored summary (ms), or nothing.
-    pub fn summary(summary: Option<&Summary>) -> Self {
+    pub(crate) fn summary(summary: Option<&Summary>) -> Self {
         summary.map_or(Self::None, |s| Self::Summary(*s))
     }
 
     /// A routing phase's latency (seconds), converted to ms; nothing when every value is null.
-    pub fn phase(lat: &PhaseLatency) -> Self {
+    pub(crate) fn phase(lat: &PhaseLatency) -> Self {
         let ms = |v: Option<f64>| v.map(|s| s * 1e3);
         let lat = PhaseLatency { p50: ms(lat.p50), p95: ms(lat.p95), p99: ms(lat.p99) };
         if lat.p50.is_none() && lat.p95.is_none() && lat.p99.is_none() { Self::None } else { Self::Phase(lat) }
     }
 
     /// Where the values come from.
-    pub fn source(&self) -> DistSource {
+    pub(crate) fn source(&self) -> DistSource {
         match self {
             Self::Samples(_) => DistSource::Samples,
             Self::Summary(_) => DistSource::Summary,
@@ -79,17 +79,8 @@ impl Dist {
         }
     }
 
-    /// Number of values, when known.
-    pub fn count(&self) -> Option<u64> {
-        match self {
-            Self::Samples(s) => Some(s.len() as u64),
-            Self::Summary(s) => Some(s.count),
-            Self::Phase(_) | Self::None => None,
-        }
-    }
-
     /// Arithmetic mean, when known.
-    pub fn mean(&self) -> Option<f64> {
+    pub(crate) fn mean(&self) -> Option<f64> {
         match self {
             Self::Samples(s) => s.mean(),
             Self::Summary(s) => Some(s.mean),
@@ -98,7 +89,7 @@ impl Dist {
     }
 
     /// Population standard deviation; known from samples only.
-    pub fn std_dev(&self) -> Option<f64> {
+    pub(crate) fn std_dev(&self) -> Option<f64> {
         match self {
             Self::Samples(s) => s.std_dev(),
             _ => None,
@@ -107,7 +98,7 @@ impl Dist {
 
     /// The `q`-th percentile: any `q` from samples (numpy's linear method), else only the
     /// percentiles the summary stored (0 and 100 are its min and max).
-    pub fn percentile(&self, q: f64) -> Option<f64> {
+    pub(crate) fn percentile(&self, q: f64) -> Option<f64> {
         match self {
             Self::Samples(s) => s.quantile(q),
             Self::Summary(s) => stored(q, &[(0.0, s.min), (50.0, s.p50), (90.0, s.p90), (95.0, s.p95), (99.0, s.p99)])
@@ -123,14 +114,14 @@ fn stored(q: f64, table: &[(f64, f64)]) -> Option<f64> {
 }
 
 /// The request completed (neither cut at the window's end nor failed).
-pub fn completed(r: &RequestRecord) -> bool {
+pub(crate) fn completed(r: &RequestRecord) -> bool {
     r.outcome == RecordedOutcome::Completed
 }
 
 /// Requests of a decode attempt with `outcome` (`None`: all of them), from its exact
 /// `request_outcomes`; a report written before that field counts its `request_samples`,
 /// which then held every request.
-pub fn request_count(a: &DecodeAttempt, outcome: Option<RecordedOutcome>) -> u64 {
+pub(crate) fn request_count(a: &DecodeAttempt, outcome: Option<RecordedOutcome>) -> u64 {
     let wanted = |o: &RecordedOutcome| outcome.is_none_or(|w| w == *o);
     match a.request_outcomes.is_empty() {
         true => a.request_samples.iter().filter(|r| wanted(&r.outcome)).count() as u64,
@@ -139,18 +130,18 @@ pub fn request_count(a: &DecodeAttempt, outcome: Option<RecordedOutcome>) -> u64
 }
 
 /// TTFT of every request whose first token arrived (completed or cut), ms.
-pub fn ttft_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ {
+pub(crate) fn ttft_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ {
     records.iter().filter_map(|r| r.ttft_ms)
 }
 
 /// Whole-request ITL, (last token − first token) / (tokens − 1), of every request with two
 /// tokens or more, ms.
-pub fn itl_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ {
+pub(crate) fn itl_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ {
     records.iter().filter_map(|r| r.itl_ms)
 }
 
 /// TPOT of completed requests with more than one output token, (e2e − TTFT) / (tokens − 1), ms.
-pub fn tpot_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ {
+pub(crate) fn tpot_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ {
     records.iter().filter(|r| completed(r) && r.output_tokens > 1).filter_map(|r| {
         let ttft = r.ttft_ms?;
         Some((r.e2e_ms - ttft) / (r.output_tokens - 1) as f64)
@@ -158,7 +149,7 @@ pub fn tpot_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ 
 }
 
 /// End-to-end latency of completed requests, ms.
-pub fn e2e_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ {
+pub(crate) fn e2e_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ {
     records.iter().filter(|r| completed(r)).map(|r| r.e2e_ms)
 }
 
@@ -172,7 +163,7 @@ mod tests {
         let d = Dist::samples_or([1.0, 2.0, 3.0, 4.0], None);
         assert_eq!(d.source(), DistSource::Samples);
         assert!((d.percentile(99.9).unwrap() - 3.997).abs() < 1e-9);
-        assert_eq!((d.count(), d.mean()), (Some(4), Some(2.5)));
+        assert_eq!(d.mean(), Some(2.5));
         assert!(d.std_dev().is_some());
         let s = summary(10.0);
         let d = Dist::samples_or(std::iter::empty(), Some(&s));

@@ -9,13 +9,13 @@ use std::sync::Mutex;
 
 /// The fallback file of the report at `path`: `llm-decode-bench-<pid>-<file name>` in the
 /// system temporary directory.
-pub fn fallback_path(path: &Path) -> PathBuf {
+pub(crate) fn fallback_path(path: &Path) -> PathBuf {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("report.json");
     std::env::temp_dir().join(format!("llm-decode-bench-{}-{name}", std::process::id()))
 }
 
 /// Writes `bytes` to the fallback file of `path`; returns where.
-pub fn write_fallback(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
+pub(crate) fn write_fallback(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let fallback = fallback_path(path);
     if fallback == path {
         return Err(std::io::Error::other("the report path is its own fallback"));
@@ -28,7 +28,7 @@ pub fn write_fallback(path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
 /// message): not a directory, not a device, and its directory (or the nearest existing
 /// ancestor, which the writer would create it in) takes a new file. Writes nothing but a
 /// probe file, removed at once.
-pub fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
+pub(crate) fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
     let shown = path.display();
     let trailing = path.as_os_str().to_string_lossy().ends_with(std::path::MAIN_SEPARATOR);
     if trailing || path.is_dir() {

@@ -53,7 +53,7 @@ fn matrix(title: &str, ctx_labels: &[String], cells: &Cells) -> Table {
 
 /// The goodput panel and matrices of `report`; empty unless its SLO was chosen by a flag (or
 /// the demo) and some cell was judged.
-pub fn goodput_blocks(report: &SessionReport) -> Vec<Block> {
+pub(crate) fn goodput_blocks(report: &SessionReport) -> Vec<Block> {
     let Some(slo) = report.plan.slo.filter(|s| s.source.is_chosen()) else { return Vec::new() };
     let mut tables = Vec::new();
     if let Some(d) = &report.decode {

@@ -39,9 +39,9 @@ impl RowKnee {
 }
 
 /// Mark of a cell `--stop-at-knee` did not run (the text tables and the monitor).
-pub const PAST_KNEE: &str = "»";
+pub(crate) const PAST_KNEE: &str = "»";
 /// Legend line explaining [`PAST_KNEE`], shown when a matrix contains it.
-pub const PAST_KNEE_LEGEND: &str =
+pub(crate) const PAST_KNEE_LEGEND: &str =
     "» = not run: past its row's knee (--stop-at-knee); the reason is in JSON timeout_reason";
 
 #[cfg(test)]

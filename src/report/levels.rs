@@ -55,14 +55,14 @@ impl LevelLoad {
 }
 
 /// A rate with at most two decimals, without trailing zeros (`5`, `6.25`, `7.81`).
-pub fn trim(r: f64) -> String {
+pub(crate) fn trim(r: f64) -> String {
     let s = format!("{r:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The label of a decode matrix column: `8` (closed loop), `4/s` or `inf` (open loop, one
 /// concurrency), `8@4/s` when rates and concurrencies are both swept (`many_conc`).
-pub fn column_label(conc: u32, rate: Option<Rate>, many_conc: bool) -> String {
+pub(crate) fn column_label(conc: u32, rate: Option<Rate>, many_conc: bool) -> String {
     match rate {
         None => conc.to_string(),
         Some(r) => {
@@ -73,12 +73,12 @@ pub fn column_label(conc: u32, rate: Option<Rate>, many_conc: bool) -> String {
 }
 
 /// `Option<Rate>` as JSON: a number of requests/s, `"inf"`, or absent.
-pub mod rate_opt {
+pub(crate) mod rate_opt {
     use crate::load::rate::Rate;
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// Writes a finite rate as a number, `inf` as the string.
-    pub fn serialize<S: Serializer>(r: &Option<Rate>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(r: &Option<Rate>, s: S) -> Result<S::Ok, S::Error> {
         match r {
             Some(Rate::PerSecond(v)) => s.serialize_f64(*v),
             Some(Rate::Inf) => s.serialize_str("inf"),
@@ -87,7 +87,7 @@ pub mod rate_opt {
     }
 
     /// Reads a number or `"inf"` back.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rate>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rate>, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Raw {

@@ -5,11 +5,11 @@ use super::json::{SCHEMA_VERSION, SessionReport};
 use std::path::Path;
 
 /// The `tool.name` every report of ours carries.
-pub const TOOL_NAME: &str = "llm-decode-bench";
+pub(crate) const TOOL_NAME: &str = "llm-decode-bench";
 
 /// Why a file is not a report this build can read; `Display` is one line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     /// The file could not be read.
     #[error("cannot read {path}: {reason}")]
     Unreadable {
@@ -36,7 +36,7 @@ pub enum LoadError {
 }
 
 /// Reads and checks the report at `path`.
-pub fn load_report(path: &Path) -> Result<SessionReport, LoadError> {
+pub(crate) fn load_report(path: &Path) -> Result<SessionReport, LoadError> {
     let text = std::fs::read(path)
         .map_err(|e| LoadError::Unreadable { path: path.display().to_string(), reason: e.to_string() })?;
     parse_report(&text)
@@ -44,7 +44,7 @@ pub fn load_report(path: &Path) -> Result<SessionReport, LoadError> {
 
 /// Parses `bytes` as a session report: JSON first, then our tool name, then the version, then
 /// every field (so a foreign file is named foreign, not "missing field").
-pub fn parse_report(bytes: &[u8]) -> Result<SessionReport, LoadError> {
+pub(crate) fn parse_report(bytes: &[u8]) -> Result<SessionReport, LoadError> {
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| LoadError::NotJson(one_line(&e)))?;
     let Some(obj) = value.as_object() else {
         return Err(LoadError::Foreign(format!("top level is {}, not an object", kind(&value))));

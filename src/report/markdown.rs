@@ -11,7 +11,7 @@ use super::text::{Block, Panel, Table};
 /// Renders the report's tables as GitHub markdown, ending in a newline; an empty string when
 /// the report has no tables (no decode section and no routing phase). Server text in them has
 /// its control characters escaped ([`Block::escaped`]).
-pub fn render(report: &SessionReport) -> String {
+pub(crate) fn render(report: &SessionReport) -> String {
     let parts: Vec<String> = report_blocks(report).iter().map(Block::escaped).filter_map(|b| block(&b)).collect();
     match parts.is_empty() {
         true => String::new(),

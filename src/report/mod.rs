@@ -3,35 +3,35 @@
 //! thread. [`compare`] sets two reports side by side; [`vllm`] exports one in `vllm bench
 //! serve`'s shape.
 
-pub mod atomic;
+pub(crate) mod atomic;
 pub mod baseline;
-pub mod clobber;
+pub(crate) mod clobber;
 pub mod compare;
 pub mod csv;
-pub mod dist;
+pub(crate) mod dist;
 pub mod extension;
-pub mod fallback;
+pub(crate) mod fallback;
 pub mod formats;
-pub mod goodput;
-pub mod goodput_tables;
+pub(crate) mod goodput;
+pub(crate) mod goodput_tables;
 pub mod html;
 pub mod json;
 pub mod kind;
-pub mod knee;
-pub mod levels;
-pub mod load;
-pub mod markdown;
-pub mod metrics_source;
+pub(crate) mod knee;
+pub(crate) mod levels;
+pub(crate) mod load;
+pub(crate) mod markdown;
+pub(crate) mod metrics_source;
 pub mod phase;
-pub mod prom_validation;
+pub(crate) mod prom_validation;
 pub mod serve;
-pub mod sink;
+pub(crate) mod sink;
 pub mod skip;
 pub mod status;
 pub mod tables;
-pub mod text;
-pub mod vllm;
-pub mod vllm_serve;
+pub(crate) mod text;
+pub(crate) mod vllm;
+pub(crate) mod vllm_serve;
 pub mod writer;
 
 #[cfg(test)]

@@ -9,32 +9,27 @@ use super::fallback::SaveLog;
 use super::json::SessionReport;
 use super::writer::ReportWriter;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// Builds the report to write; runs on the sink's thread, so it should capture only cheap
 /// handles (`Arc`s, a clone of the session state).
-pub type ReportJob = Box<dyn FnOnce() -> SessionReport + Send + 'static>;
+pub(crate) type ReportJob = Box<dyn FnOnce() -> SessionReport + Send + 'static>;
 
 /// Called on the sink's thread after every write of a submitted job (not of the final one,
 /// whose outcome [`ReportSink::finish`] returns).
-pub type OnWrite = Box<dyn FnMut(&SaveOutcome) + Send + 'static>;
+pub(crate) type OnWrite = Box<dyn FnMut(&SaveOutcome) + Send + 'static>;
 
 /// How one save went.
 #[derive(Debug)]
-pub struct SaveOutcome {
+pub(crate) struct SaveOutcome {
     /// The report file.
     pub path: PathBuf,
     /// Whether the file was written (an error names what failed).
     pub result: std::io::Result<()>,
     /// When it was not: where the report went instead (its fallback file), or why not.
     pub fallback: Option<std::io::Result<PathBuf>>,
-    /// Time spent building the report (the job), wall clock.
-    pub build: Duration,
-    /// Time spent serialising and writing it (with fsyncs), wall clock.
-    pub write: Duration,
 }
 
 /// The final report and how its write went, or the panic that stopped it.
@@ -68,8 +63,9 @@ impl Shared {
 }
 
 /// Submission counts of a sink.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SinkStats {
+pub(crate) struct SinkStats {
     /// Jobs submitted with [`ReportSink::submit`].
     pub submitted: u64,
     /// Of those, jobs dropped unrun because a newer one arrived first.
@@ -77,7 +73,7 @@ pub struct SinkStats {
 }
 
 /// Handle of the writer thread of one report file.
-pub struct ReportSink {
+pub(crate) struct ReportSink {
     writer: ReportWriter,
     shared: Arc<Shared>,
     log: Arc<SaveLog>,
@@ -86,7 +82,10 @@ pub struct ReportSink {
 impl ReportSink {
     /// Starts the writer thread for `writer`'s file; `on_write` hears of every submitted
     /// job's write (from that thread).
-    pub fn spawn(writer: ReportWriter, on_write: impl FnMut(&SaveOutcome) + Send + 'static) -> std::io::Result<Self> {
+    pub(crate) fn spawn(
+        writer: ReportWriter,
+        on_write: impl FnMut(&SaveOutcome) + Send + 'static,
+    ) -> std::io::Result<Self> {
         let shared =
             Arc::new(Shared { slot: Mutex::new(Slot { open: true, ..Slot::default() }), wake: Condvar::new() });
         let log = Arc::new(SaveLog::default());
@@ -99,23 +98,18 @@ impl ReportSink {
     }
 
     /// How the writes went so far (shared: it keeps counting after this call).
-    pub fn log(&self) -> Arc<SaveLog> {
+    pub(crate) fn log(&self) -> Arc<SaveLog> {
         Arc::clone(&self.log)
     }
 
     /// The writer of the report file.
-    pub fn writer(&self) -> &ReportWriter {
+    pub(crate) fn writer(&self) -> &ReportWriter {
         &self.writer
-    }
-
-    /// Where the report is written.
-    pub fn path(&self) -> &Path {
-        self.writer.path()
     }
 
     /// Queues `job` to be built and written; replaces a job still waiting. Never blocks on
     /// the write. Ignored once the sink is finished.
-    pub fn submit(&self, job: ReportJob) {
+    pub(crate) fn submit(&self, job: ReportJob) {
         let older = {
             let mut slot = self.shared.lock();
             if !slot.open {
@@ -131,7 +125,8 @@ impl ReportSink {
     }
 
     /// Submission counts so far.
-    pub fn stats(&self) -> SinkStats {
+    #[cfg(test)]
+    pub(crate) fn stats(&self) -> SinkStats {
         let slot = self.shared.lock();
         SinkStats { submitted: slot.submitted, superseded: slot.superseded }
     }
@@ -143,7 +138,7 @@ impl ReportSink {
     /// # Panics
     /// The future panics when the job panicked (with its payload), or when the sink was
     /// already finished (its thread has ended).
-    pub fn finish(&self, job: ReportJob) -> impl Future<Output = (SessionReport, SaveOutcome)> + Send + 'static {
+    pub(crate) fn finish(&self, job: ReportJob) -> impl Future<Output = (SessionReport, SaveOutcome)> + Send + 'static {
         let (tx, rx) = oneshot::channel();
         let older = {
             let mut slot = self.shared.lock();
@@ -213,8 +208,6 @@ fn writer_loop(shared: &Shared, out: &Output, mut on_write: OnWrite) {
                         path: out.writer.path().to_path_buf(),
                         result: Err(std::io::Error::other("building the report panicked")),
                         fallback: None,
-                        build: Duration::ZERO,
-                        write: Duration::ZERO,
                     },
                 };
                 on_write(&outcome);
@@ -233,17 +226,15 @@ fn writer_loop(shared: &Shared, out: &Output, mut on_write: OnWrite) {
     }
 }
 
-/// Runs `job` and writes its report (to the fallback file when its path fails), timing both;
+/// Runs `job` and writes its report (to the fallback file when its path fails);
 /// a panic of the job is caught.
 fn build_and_write(out: &Output, job: ReportJob) -> FinalResult {
-    let t0 = Instant::now();
     let report = catch_unwind(AssertUnwindSafe(job))?;
-    let t1 = Instant::now();
     let (result, fallback) = out.writer.write_or_fallback(&report);
     let fell_back = fallback.as_ref().and_then(|f| f.as_ref().ok());
     out.log.note(result.as_ref().err(), fell_back.map(PathBuf::as_path));
     let path = out.writer.path().to_path_buf();
-    let outcome = SaveOutcome { path, result, fallback, build: t1 - t0, write: t1.elapsed() };
+    let outcome = SaveOutcome { path, result, fallback };
     Ok((report, outcome))
 }
 
@@ -251,6 +242,7 @@ fn build_and_write(out: &Output, job: ReportJob) -> FinalResult {
 mod tests {
     use super::*;
     use crate::report::tests_schema::minimal_report;
+    use std::path::Path;
     use std::sync::mpsc;
 
     /// A report whose warnings are `[tag]`.
@@ -298,8 +290,6 @@ mod tests {
                     .fallback
                     .as_ref()
                     .map(|f| f.as_ref().cloned().map_err(|e| std::io::Error::other(e.to_string()))),
-                build: o.build,
-                write: o.write,
             };
             let _ = tx.send(copy);
         };

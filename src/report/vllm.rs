@@ -13,14 +13,11 @@ use crate::stats::PercentileList;
 use crate::stats::percentile_list::percentile_key;
 use serde_json::{Map, Value, json};
 
-/// vLLM's default `--metric-percentiles`.
-pub const VLLM_DEFAULT_PERCENTILES: [f64; 1] = [99.0];
-
 /// The export: an array with one object per measured or errored decode cell (its last
 /// attempt), burst cell, and routing phase of `report.phases`, in that order. Each latency
 /// (`ttft`, `tpot`, `itl`, `e2el`) gets `mean_*_ms`, `median_*_ms`, `std_*_ms` and one
 /// `p<q>_*_ms` per entry of `percentiles`, named as vLLM names them (`p99.9_ttft_ms`).
-pub fn export(report: &SessionReport, percentiles: &PercentileList) -> Value {
+pub(crate) fn export(report: &SessionReport, percentiles: &PercentileList) -> Value {
     let mut rows = Vec::new();
     if let Some(decode) = &report.decode {
         for cell in &decode.cells {
@@ -45,7 +42,7 @@ pub fn export(report: &SessionReport, percentiles: &PercentileList) -> Value {
 
 /// The attempt a cell's figures come from: its last one, when the cell has an outcome
 /// (measured or errored).
-pub fn result_attempt<T>(status: CellOutcome, last: Option<&T>) -> Option<&T> {
+pub(crate) fn result_attempt<T>(status: CellOutcome, last: Option<&T>) -> Option<&T> {
     matches!(status, CellOutcome::Measured | CellOutcome::Errored).then_some(last).flatten()
 }
 

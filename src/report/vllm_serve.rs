@@ -12,7 +12,7 @@ use crate::stats::percentile_list::percentile_key;
 use serde_json::{Map, Value, json};
 
 /// One row per serve cell with an outcome (its last attempt), in plan order.
-pub fn rows(report: &SessionReport, pcts: &PercentileList) -> Vec<Value> {
+pub(crate) fn rows(report: &SessionReport, pcts: &PercentileList) -> Vec<Value> {
     let Some(section) = &report.serve else { return Vec::new() };
     let cells = section.cells.iter();
     cells

@@ -14,7 +14,7 @@ use crate::report::json::{
 use crate::report::writer::{ReportWriter, now_rfc3339};
 
 /// The report of the session as it stands.
-pub fn assemble(env: &CellEnv, prior: &Prior, experiments: &Experiments, state: &SessionState) -> SessionReport {
+pub(crate) fn assemble(env: &CellEnv, prior: &Prior, experiments: &Experiments, state: &SessionState) -> SessionReport {
     let facts = &env.facts;
     let mut report = SessionReport {
         schema_version: SCHEMA_VERSION,
@@ -112,7 +112,7 @@ fn plan_info(env: &CellEnv, prior: &Prior) -> PlanInfo {
 }
 
 /// The monitor's snapshot of the session.
-pub fn snapshot(env: &CellEnv, prior: &Prior, state: &SessionState, writer: &ReportWriter) -> SessionSnapshot {
+pub(crate) fn snapshot(env: &CellEnv, prior: &Prior, state: &SessionState, writer: &ReportWriter) -> SessionSnapshot {
     SessionSnapshot {
         target: redact_url(&env.target.base),
         model: env.facts.model.clone(),

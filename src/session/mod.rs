@@ -5,17 +5,17 @@
 //! runner walks the cells and obeys commands. Headless mode and the live monitor drive the
 //! same handles.
 
-pub mod assemble;
-pub mod handles;
-pub mod plan;
+pub(crate) mod assemble;
+pub(crate) mod handles;
+pub(crate) mod plan;
 pub mod preflight;
-pub mod prior;
-pub mod progress;
-pub mod prom_source;
+pub(crate) mod prior;
+pub(crate) mod progress;
+pub(crate) mod prom_source;
 pub mod resume;
-pub mod runner;
-pub mod series;
-pub mod server_info;
+pub(crate) mod runner;
+pub(crate) mod series;
+pub(crate) mod server_info;
 pub mod snapshot;
 pub mod state;
 

@@ -155,7 +155,7 @@ impl Timing {
 }
 
 /// `1h02m`, `4m10s`, `12s`.
-pub fn short_duration(d: Duration) -> String {
+pub(crate) fn short_duration(d: Duration) -> String {
     let s = d.as_secs_f64().round() as u64;
     match s {
         0..60 => format!("{s}s"),

@@ -23,7 +23,7 @@ const SPACING_RANGE_S: u64 = 120;
 
 /// What preflight found on the server: the replicas and how the report describes the source.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub(crate) struct Found {
     /// The replicas with series now, by name.
     pub replicas: Vec<ReplicaFacts>,
     /// The report's `metrics_source` (no replica changes yet).
@@ -32,7 +32,7 @@ pub struct Found {
 
 /// Finds the replicas the selector matches and the scrape interval. A server that does not
 /// answer, refuses the query or has no matching series is an error here, before any load.
-pub async fn discover(backend: &dyn Backend, server: &PromServer) -> anyhow::Result<Found> {
+pub(crate) async fn discover(backend: &dyn Backend, server: &PromServer) -> anyhow::Result<Found> {
     let url = redact_url(&server.url);
     let fail = |e: String| anyhow::anyhow!("--prometheus {url}: {e}");
     let running =
@@ -79,7 +79,7 @@ pub async fn discover(backend: &dyn Backend, server: &PromServer) -> anyhow::Res
 
 /// The warnings a session starts with: an unknown scrape interval, or a window spanning fewer
 /// than [`MIN_SCRAPES`] scrapes.
-pub fn start_warnings(cfg: &RunConfig, source: &MetricsSource) -> Vec<String> {
+pub(crate) fn start_warnings(cfg: &RunConfig, source: &MetricsSource) -> Vec<String> {
     let Some(scrape) = source.scrape_interval_s else {
         let assumed = prom_poller::DEFAULT_SCRAPE_INTERVAL_S;
         return vec![format!(
@@ -99,7 +99,7 @@ pub fn start_warnings(cfg: &RunConfig, source: &MetricsSource) -> Vec<String> {
 }
 
 /// Starts the reader over the replicas preflight found; `on_change` hears joins and leaves.
-pub fn spawn(
+pub(crate) fn spawn(
     cfg: &RunConfig,
     server: &PromServer,
     backend: &SharedBackend,
@@ -113,7 +113,7 @@ pub fn spawn(
 }
 
 /// The report's `metrics_source`: preflight's, with the replica changes seen so far.
-pub fn metrics_source(env: &CellEnv) -> Option<MetricsSource> {
+pub(crate) fn metrics_source(env: &CellEnv) -> Option<MetricsSource> {
     let mut src = env.facts.metrics_source.clone()?;
     if let Some(p) = &env.poller {
         let change = |joined: bool| if joined { "joined" } else { "left" }.to_string();

@@ -36,7 +36,7 @@ impl Interrupt {
 }
 
 /// The mutable half of the runner: everything but the attempts' shared context.
-pub struct Control {
+pub(crate) struct Control {
     /// Cells, queue and actions.
     pub state: SessionState,
     /// The earlier sessions it continues and is compared with.
@@ -50,7 +50,7 @@ pub struct Control {
 }
 
 /// Everything the runner task owns.
-pub struct Runner {
+pub(crate) struct Runner {
     /// Shared context of the attempts (read-only while a cell runs; also read by the report
     /// writer thread).
     pub env: Arc<CellEnv>,
@@ -63,7 +63,7 @@ pub struct Runner {
 impl Runner {
     /// Runs every queued cell, then returns the final report (also written to disk, by the
     /// report writer thread).
-    pub async fn run(self) -> SessionReport {
+    pub(crate) async fn run(self) -> SessionReport {
         let Runner { env, experiments, mut ctl } = self;
         ctl.state.act("start", None);
         ctl.publish(&env);
@@ -259,7 +259,7 @@ fn halt_on_streak(env: &CellEnv, streak: &mut FailureStreak, attempt: &Attempt) 
 }
 
 /// The listeners' event for a finished write of the report.
-pub fn saved_event(outcome: &SaveOutcome) -> RunnerEvent {
+pub(crate) fn saved_event(outcome: &SaveOutcome) -> RunnerEvent {
     match &outcome.result {
         Ok(()) => RunnerEvent::Saved(outcome.path.display().to_string()),
         Err(e) => {

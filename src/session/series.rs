@@ -14,10 +14,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// Keep at most one point per this interval in the report.
-pub const REPORT_STEP: Duration = Duration::from_secs(1);
+pub(crate) const REPORT_STEP: Duration = Duration::from_secs(1);
 
 /// Thins one replica's points to one per [`REPORT_STEP`], times relative to `origin`.
-pub fn thin(h: &ReplicaHistory, origin: Instant) -> Vec<SeriesPoint> {
+pub(crate) fn thin(h: &ReplicaHistory, origin: Instant) -> Vec<SeriesPoint> {
     let mut out = Vec::new();
     let mut next: Option<Instant> = None;
     for p in &h.points {
@@ -39,13 +39,13 @@ pub fn thin(h: &ReplicaHistory, origin: Instant) -> Vec<SeriesPoint> {
 }
 
 /// Every polled replica's thinned series.
-pub fn replica_series(env: &CellEnv) -> BTreeMap<String, Vec<SeriesPoint>> {
+pub(crate) fn replica_series(env: &CellEnv) -> BTreeMap<String, Vec<SeriesPoint>> {
     let Some(poller) = &env.poller else { return BTreeMap::new() };
     poller.history().replicas.iter().map(|h| (h.name.clone(), thin(h, env.started))).collect()
 }
 
 /// Every replica's failed-poll stretches, seconds since `origin`.
-pub fn replica_stale(h: &History, origin: Instant) -> BTreeMap<String, Vec<StaleInterval>> {
+pub(crate) fn replica_stale(h: &History, origin: Instant) -> BTreeMap<String, Vec<StaleInterval>> {
     let secs = |t: Instant| t.saturating_duration_since(origin).as_secs_f64();
     let interval = |o: &Outage| StaleInterval { from_s: secs(o.from), to_s: o.to.map(secs), error: o.error.clone() };
     let stale = h.outages.iter().filter(|(_, list)| !list.is_empty());
@@ -53,7 +53,7 @@ pub fn replica_stale(h: &History, origin: Instant) -> BTreeMap<String, Vec<Stale
 }
 
 /// One note per replica and metric that was NaN or ±Inf in some poll.
-pub fn nonfinite_notes(h: &History) -> Vec<String> {
+pub(crate) fn nonfinite_notes(h: &History) -> Vec<String> {
     let per_metric = h.nonfinite.iter().flat_map(|(r, m)| m.iter().map(move |(name, n)| (r, name, n)));
     per_metric
         .map(|(r, name, n)| format!("replica {r}: `{name}` was NaN or Inf in {n} poll(s); those values were left out"))
@@ -63,7 +63,7 @@ pub fn nonfinite_notes(h: &History) -> Vec<String> {
 /// One note per replica whose page was unusable in some poll: why (the first poll's reason),
 /// and that it was polled less often meanwhile (up to every [`UNUSABLE_BACKOFF_MAX`] instead of
 /// `interval`). The text stays the same as polls go on, so it is said once.
-pub fn unusable_notes(h: &History, interval: Duration) -> Vec<String> {
+pub(crate) fn unusable_notes(h: &History, interval: Duration) -> Vec<String> {
     let every = |d: Duration| humantime::format_duration(d).to_string();
     let (slowest, interval) = (every(UNUSABLE_BACKOFF_MAX.max(interval)), every(interval));
     let note = |(r, (_, why)): (&String, &(u64, String))| {
@@ -78,7 +78,7 @@ pub fn unusable_notes(h: &History, interval: Duration) -> Vec<String> {
 /// Shortest stretch of failed polls that counts as a lost target, seconds. A shorter one is a
 /// blip (one or a few scrapes failed between answered ones, as a 1% scrape failure rate gives
 /// over a long window): the replica kept serving, so the attempt's figures are not suspect.
-pub const LOST_MIN_S: f64 = 2.0;
+pub(crate) const LOST_MIN_S: f64 = 2.0;
 
 /// Length of a stale stretch, seconds (an open one runs to `now_s`).
 fn length(i: &StaleInterval, now_s: f64) -> f64 {
@@ -151,7 +151,7 @@ fn loss_warning(what: &str, span_s: f64, lost: &[TargetLoss]) -> String {
 
 /// Fills `target_lost` of every decode and burst attempt from the report's stale intervals and
 /// connection errors, and adds one warning per flagged attempt. `target` names the load target.
-pub fn flag_lost_targets(report: &mut SessionReport, now_s: f64, target: &str) {
+pub(crate) fn flag_lost_targets(report: &mut SessionReport, now_s: f64, target: &str) {
     let stale = report.replica_stale.clone();
     let mut notes = Vec::new();
     for cell in report.decode.iter_mut().flat_map(|d| d.cells.iter_mut()) {
@@ -179,7 +179,7 @@ pub fn flag_lost_targets(report: &mut SessionReport, now_s: f64, target: &str) {
 }
 
 /// Adds the stale intervals, the attempts' target losses and the poll notes to `report`.
-pub fn add_poll_facts(env: &CellEnv, report: &mut SessionReport) {
+pub(crate) fn add_poll_facts(env: &CellEnv, report: &mut SessionReport) {
     let Some(poller) = &env.poller else { return };
     let h = poller.history();
     report.replica_stale = replica_stale(&h, env.started);

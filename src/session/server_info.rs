@@ -16,7 +16,7 @@ fn base_of(metrics_url: &str) -> &str {
 
 /// The KV pool of an SGLang replica, tokens: `max_total_num_tokens` of `/get_server_info`,
 /// else the sum of its data-parallel ranks' `internal_states[].memory_usage.token_capacity`.
-pub fn sglang_kv_capacity_of(info: &Value) -> Option<u64> {
+pub(crate) fn sglang_kv_capacity_of(info: &Value) -> Option<u64> {
     if let Some(n) = info.get("max_total_num_tokens").and_then(Value::as_u64).filter(|n| *n > 0) {
         return Some(n);
     }
@@ -27,13 +27,13 @@ pub fn sglang_kv_capacity_of(info: &Value) -> Option<u64> {
 }
 
 /// The server-info page of the replica whose metrics page is `metrics_url`.
-pub fn info_url(metrics_url: &str) -> String {
+pub(crate) fn info_url(metrics_url: &str) -> String {
     format!("{}/get_server_info", base_of(metrics_url))
 }
 
 /// Reads an SGLang replica's KV pool from its server info; None when the page is missing or
 /// does not say.
-pub async fn sglang_kv_capacity(backend: &dyn Backend, metrics_url: &str) -> Option<u64> {
+pub(crate) async fn sglang_kv_capacity(backend: &dyn Backend, metrics_url: &str) -> Option<u64> {
     let url = info_url(metrics_url);
     let headers = reqwest::header::HeaderMap::new();
     let resp = backend.send(Exchange::get(&url, &headers).with_timeout(TIMEOUT)).await.ok()?;

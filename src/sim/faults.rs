@@ -161,14 +161,14 @@ impl FaultSpec {
 /// `sim:injected_faults_total{kind}` while `--faults` names a request fault, so a soak can
 /// check the client's error counts against the server's own record.
 #[derive(Debug, Default)]
-pub struct FaultTally {
+pub(crate) struct FaultTally {
     requests: AtomicU64,
     injected: [AtomicU64; REQUEST_KINDS.len()],
 }
 
 impl FaultTally {
     /// Counts one completion request and the fault drawn for it, if any.
-    pub fn record(&self, fault: Option<RequestFault>) {
+    pub(crate) fn record(&self, fault: Option<RequestFault>) {
         self.requests.fetch_add(1, Ordering::Relaxed);
         if let Some(i) = fault.and_then(|f| REQUEST_KINDS.iter().position(|(_, k)| *k == f)) {
             self.injected[i].fetch_add(1, Ordering::Relaxed);
@@ -176,17 +176,17 @@ impl FaultTally {
     }
 
     /// Completion requests accepted (past validation).
-    pub fn requests(&self) -> u64 {
+    pub(crate) fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
     }
 
     /// Faults injected per kind, in the order `--faults` lists the kinds.
-    pub fn injected(&self) -> Vec<(RequestFault, u64)> {
+    pub(crate) fn injected(&self) -> Vec<(RequestFault, u64)> {
         REQUEST_KINDS.iter().zip(&self.injected).map(|((_, k), n)| (*k, n.load(Ordering::Relaxed))).collect()
     }
 
     /// The two `sim:*` counter families in Prometheus text.
-    pub fn exposition(&self) -> String {
+    pub(crate) fn exposition(&self) -> String {
         let mut out = String::from(
             "# HELP sim:completion_requests_total Completion requests accepted (a fault drawn for each; simulator only).\n\
              # TYPE sim:completion_requests_total counter\n",

@@ -25,7 +25,7 @@ struct Block {
 
 /// The block pool of one replica.
 #[derive(Debug)]
-pub struct KvCache {
+pub(crate) struct KvCache {
     /// Blocks allocated at least once, by id; ids `blocks.len()..capacity` are untouched.
     blocks: Vec<Block>,
     capacity: usize,
@@ -33,12 +33,11 @@ pub struct KvCache {
     tail: u32,
     free: usize,
     cached: HashMap<u64, u32>,
-    block_size: usize,
 }
 
 /// Chained hashes of the full blocks of `tokens`: each block's hash covers its parent's hash
 /// and its own token ids, so equal hashes mean equal prefixes.
-pub fn block_hashes(tokens: &[u32], block_size: usize) -> Vec<u64> {
+pub(crate) fn block_hashes(tokens: &[u32], block_size: usize) -> Vec<u64> {
     let mut parent = 0u64;
     tokens
         .chunks_exact(block_size.max(1))
@@ -55,29 +54,25 @@ pub fn block_hashes(tokens: &[u32], block_size: usize) -> Vec<u64> {
 }
 
 impl KvCache {
-    /// A pool of `num_blocks` free blocks of `block_size` tokens.
-    pub fn new(num_blocks: usize, block_size: usize) -> Self {
+    /// A pool of `num_blocks` free blocks (their size in tokens is the hashes' concern:
+    /// [`block_hashes`]).
+    pub(crate) fn new(num_blocks: usize) -> Self {
         let capacity = num_blocks.min(NIL as usize - 1);
-        Self { blocks: Vec::new(), capacity, head: NIL, tail: NIL, free: capacity, cached: HashMap::new(), block_size }
-    }
-
-    /// Tokens per block.
-    pub fn block_size(&self) -> usize {
-        self.block_size
+        Self { blocks: Vec::new(), capacity, head: NIL, tail: NIL, free: capacity, cached: HashMap::new() }
     }
 
     /// Total blocks in the pool.
-    pub fn num_blocks(&self) -> usize {
+    pub(crate) fn num_blocks(&self) -> usize {
         self.capacity
     }
 
     /// Blocks on the free queue (cached or not).
-    pub fn num_free(&self) -> usize {
+    pub(crate) fn num_free(&self) -> usize {
         self.free
     }
 
     /// Fraction of blocks in use, 0..1 (vLLM `kv_cache_usage_perc`).
-    pub fn usage(&self) -> f64 {
+    pub(crate) fn usage(&self) -> f64 {
         if self.capacity == 0 {
             return 0.0;
         }
@@ -85,12 +80,12 @@ impl KvCache {
     }
 
     /// Number of leading `hashes` whose blocks are cached (in use or free).
-    pub fn cached_prefix_len(&self, hashes: &[u64]) -> usize {
+    pub(crate) fn cached_prefix_len(&self, hashes: &[u64]) -> usize {
         hashes.iter().take_while(|h| self.cached.contains_key(h)).count()
     }
 
     /// Takes a reference on the blocks of the first `n` hashes, which must be cached.
-    pub fn acquire_cached(&mut self, hashes: &[u64], n: usize, out: &mut Vec<u32>) {
+    pub(crate) fn acquire_cached(&mut self, hashes: &[u64], n: usize, out: &mut Vec<u32>) {
         for h in &hashes[..n] {
             let Some(&id) = self.cached.get(h) else { return };
             if self.blocks[id as usize].refs == 0 {
@@ -102,7 +97,7 @@ impl KvCache {
     }
 
     /// Allocates `n` fresh blocks (all or nothing), evicting the least recently freed.
-    pub fn allocate(&mut self, n: usize, out: &mut Vec<u32>) -> bool {
+    pub(crate) fn allocate(&mut self, n: usize, out: &mut Vec<u32>) -> bool {
         if n > self.free {
             return false;
         }
@@ -129,7 +124,7 @@ impl KvCache {
     }
 
     /// Names block `id` by the hash of the full prompt block it now holds.
-    pub fn commit_hash(&mut self, id: u32, hash: u64) {
+    pub(crate) fn commit_hash(&mut self, id: u32, hash: u64) {
         let block = &mut self.blocks[id as usize];
         if block.hash.is_none() {
             block.hash = Some(hash);
@@ -139,7 +134,7 @@ impl KvCache {
 
     /// Drops one reference on each block; blocks reaching zero join the free queue, the last
     /// block of a request first, so a request's prefix is evicted last.
-    pub fn release(&mut self, ids: &[u32]) {
+    pub(crate) fn release(&mut self, ids: &[u32]) {
         for &id in ids.iter().rev() {
             let block = &mut self.blocks[id as usize];
             block.refs = block.refs.saturating_sub(1);
@@ -150,7 +145,7 @@ impl KvCache {
     }
 
     /// Forgets every cached prefix (vLLM `/reset_prefix_cache`); blocks in use stay in use.
-    pub fn reset_prefix_cache(&mut self) {
+    pub(crate) fn reset_prefix_cache(&mut self) {
         self.cached.clear();
         for b in &mut self.blocks {
             b.hash = None;
@@ -205,7 +200,7 @@ mod tests {
 
     #[test]
     fn freed_prefix_is_reused_until_evicted() {
-        let mut kv = KvCache::new(4, 16);
+        let mut kv = KvCache::new(4);
         let hashes = block_hashes(&prompt(1, 32), 16);
         let mut blocks = Vec::new();
         assert!(kv.allocate(2, &mut blocks));
@@ -230,7 +225,7 @@ mod tests {
 
     #[test]
     fn shared_blocks_count_references() {
-        let mut kv = KvCache::new(3, 16);
+        let mut kv = KvCache::new(3);
         let hashes = block_hashes(&prompt(2, 16), 16);
         let mut a = Vec::new();
         assert!(kv.allocate(1, &mut a));
@@ -246,7 +241,7 @@ mod tests {
 
     #[test]
     fn reset_forgets_prefixes() {
-        let mut kv = KvCache::new(2, 4);
+        let mut kv = KvCache::new(2);
         let hashes = block_hashes(&prompt(3, 4), 4);
         let mut a = Vec::new();
         assert!(kv.allocate(1, &mut a));
@@ -258,13 +253,13 @@ mod tests {
 
     #[test]
     fn the_table_grows_on_first_use_in_the_order_a_full_table_would_give() {
-        let kv = KvCache::new(22_528, 16);
+        let kv = KvCache::new(22_528);
         assert_eq!(
             (kv.blocks.len(), kv.num_blocks(), kv.num_free()),
             (0, 22_528, 22_528),
             "an idle replica stores no table"
         );
-        let mut kv = KvCache::new(4, 16);
+        let mut kv = KvCache::new(4);
         let mut a = Vec::new();
         assert!(kv.allocate(2, &mut a));
         kv.release(&a);

@@ -3,18 +3,18 @@
 //! paused clock). See [`params`] for the physical model each replica runs, and [`llamacpp`]
 //! for the mode where every replica answers like llama.cpp's llama-server instead.
 
-pub mod api;
-pub mod engine;
+pub(crate) mod api;
+pub(crate) mod engine;
 pub mod expo;
-pub mod faults;
+pub(crate) mod faults;
 pub mod gateway;
 pub mod inproc;
-pub mod kv;
-pub mod llamacpp;
+pub(crate) mod kv;
+pub(crate) mod llamacpp;
 pub mod params;
-pub mod sglang;
-pub mod stats;
-pub mod tokenizer;
+pub(crate) mod sglang;
+pub(crate) mod stats;
+pub(crate) mod tokenizer;
 
 use crate::load::backend::{HttpBackend, SharedBackend};
 use anyhow::Context;

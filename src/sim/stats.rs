@@ -3,15 +3,15 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// vLLM V1 `time_to_first_token_seconds` bucket bounds, seconds.
-pub const TTFT_BOUNDS: &[f64] = &[
+pub(crate) const TTFT_BOUNDS: &[f64] = &[
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
     160.0, 640.0, 2560.0,
 ];
 /// vLLM V1 `inter_token_latency_seconds` bucket bounds, seconds.
-pub const ITL_BOUNDS: &[f64] =
+pub(crate) const ITL_BOUNDS: &[f64] =
     &[0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
 /// vLLM V1 `e2e_request_latency_seconds` (and queue time) bucket bounds, seconds.
-pub const E2E_BOUNDS: &[f64] = &[
+pub(crate) const E2E_BOUNDS: &[f64] = &[
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0,
     1920.0, 7680.0,
 ];

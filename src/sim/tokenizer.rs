@@ -12,7 +12,7 @@
 use xxhash_rust::xxh64::xxh64;
 
 /// Longest alphanumeric run that stays one token, bytes.
-pub const MAX_WORD_BYTES: usize = 6;
+pub(crate) const MAX_WORD_BYTES: usize = 6;
 /// Vocabulary size the ids fall into.
 const VOCAB: u64 = 150_000;
 /// Ids at or above this value are the chat template's special tokens.
@@ -21,17 +21,17 @@ const IM_START: u32 = SPECIAL_BASE;
 const IM_END: u32 = SPECIAL_BASE + 1;
 /// Ids a token-id prompt may use: the text ids and the chat template's two special tokens;
 /// a prompt with a larger id is refused as vLLM refuses one (docs/protocol.md §3.8).
-pub const VOCAB_SIZE: u32 = IM_END + 1;
+pub(crate) const VOCAB_SIZE: u32 = IM_END + 1;
 
 /// The words generated output is made of; each is exactly one token.
-pub const OUTPUT_WORDS: [&str; 16] = [
+pub(crate) const OUTPUT_WORDS: [&str; 16] = [
     " the", " model", " decode", " token", " cache", " batch", " block", " prefix", " route", " queue", " stream",
     " serve", " kernel", " layer", " load", " time",
 ];
 
 /// One chat message, as far as the template needs it.
 #[derive(Debug, Clone)]
-pub struct ChatMessage {
+pub(crate) struct ChatMessage {
     /// Message role (`system`, `user`, `assistant`, ...).
     pub role: String,
     /// Message text.
@@ -43,7 +43,7 @@ fn piece_id(piece: &[u8]) -> u32 {
 }
 
 /// Tokenizes text with the simulator's rule and appends the ids to `out`.
-pub fn tokenize_into(text: &str, out: &mut Vec<u32>) {
+pub(crate) fn tokenize_into(text: &str, out: &mut Vec<u32>) {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -73,7 +73,7 @@ fn utf8_len(first: u8) -> usize {
 }
 
 /// Tokenizes text with the simulator's rule.
-pub fn tokenize(text: &str) -> Vec<u32> {
+pub(crate) fn tokenize(text: &str) -> Vec<u32> {
     let mut out = Vec::with_capacity(text.len() / 4 + 1);
     tokenize_into(text, &mut out);
     out
@@ -83,7 +83,7 @@ pub fn tokenize(text: &str) -> Vec<u32> {
 ///
 /// Each message is `<|im_start|>{role}\n{content}<|im_end|>\n`; with `add_generation_prompt`
 /// the prompt ends with `<|im_start|>assistant\n`. The markers are single special tokens.
-pub fn tokenize_chat(messages: &[ChatMessage], add_generation_prompt: bool) -> Vec<u32> {
+pub(crate) fn tokenize_chat(messages: &[ChatMessage], add_generation_prompt: bool) -> Vec<u32> {
     let len: usize = messages.iter().map(|m| m.content.len()).sum();
     let mut out = Vec::with_capacity(len / 4 + 8 * messages.len() + 4);
     for m in messages {
@@ -102,14 +102,9 @@ pub fn tokenize_chat(messages: &[ChatMessage], add_generation_prompt: bool) -> V
 }
 
 /// The text of generated output token number `index` of a request seeded with `seed`.
-pub fn output_word(seed: u64, index: u64) -> &'static str {
+pub(crate) fn output_word(seed: u64, index: u64) -> &'static str {
     let h = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(index.wrapping_mul(0xBF58_476D_1CE4_E5B9));
     OUTPUT_WORDS[((h >> 32) as usize) % OUTPUT_WORDS.len()]
-}
-
-/// The token id of generated output token number `index` of a request seeded with `seed`.
-pub fn output_token(seed: u64, index: u64) -> u32 {
-    piece_id(output_word(seed, index).as_bytes())
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //!
 //! Count, mean, standard deviation, minimum and maximum stay exact whatever the number of
 //! values (a running sum and Welford's update); only the percentiles of a distribution of more
-//! than [`EXACT_CAP`] values come from the histogram, within [`RELATIVE_PRECISION`] of the exact
+//! than [`EXACT_CAP`] values come from the histogram, within 0.1% (`RELATIVE_PRECISION`) of the exact
 //! value at the same rank (docs/reports.md §1.2). Memory is then a few tens of KiB whatever
 //! the number of tokens, where a list costs 8 bytes per token.
 
@@ -11,13 +11,14 @@ use super::quantile::{Samples, Summary};
 use hdrhistogram::Histogram;
 
 /// Values held exactly before the distribution switches to its histogram.
-pub const EXACT_CAP: usize = 8192;
+pub(crate) const EXACT_CAP: usize = 8192;
 
 /// Significant decimal digits of the histogram's buckets.
-pub const SIGNIFICANT_DIGITS: u8 = 3;
+pub(crate) const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// Largest relative error of a histogram percentile against the exact value at its rank.
-pub const RELATIVE_PRECISION: f64 = 1e-3;
+#[cfg(test)]
+pub(crate) const RELATIVE_PRECISION: f64 = 1e-3;
 
 /// Histogram unit: nanoseconds per ms.
 const NS_PER_MS: f64 = 1e6;

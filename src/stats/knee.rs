@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// One cell of a row, as the knee test sees it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct LoadPoint {
+pub(crate) struct LoadPoint {
     /// The cell's load label on the row's axis (`8`, `4/s`, `inf`).
     pub label: String,
     /// Throughput, tok/s.
@@ -25,7 +25,7 @@ pub struct LoadPoint {
 
 /// Thresholds of the test.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct KneeRules {
+pub(crate) struct KneeRules {
     /// Throughput is flat when its relative gain over the previous cell is below this ...
     pub flat_gain: f64,
     /// ... and the gain is within this many standard errors of the difference.
@@ -120,7 +120,7 @@ fn signed_pct(x: f64) -> String {
 }
 
 /// The test's description, as the report records it.
-pub fn describe_rules(r: &KneeRules) -> String {
+pub(crate) fn describe_rules(r: &KneeRules) -> String {
     format!(
         "tok/s gain over the previous cell below {}, with its {}x standard-error band below it too \
          (when known), while TTFT p50 or p90 rose by over {} (and {} ms) or the queue by {} request(s) and over {}",
@@ -168,7 +168,7 @@ fn rises(a: &LoadPoint, b: &LoadPoint, r: &KneeRules) -> Vec<Rise> {
 }
 
 /// The knee of `row` (ordered by load), if it has one.
-pub fn find_knee(row: &[LoadPoint], rules: &KneeRules) -> Option<Knee> {
+pub(crate) fn find_knee(row: &[LoadPoint], rules: &KneeRules) -> Option<Knee> {
     row.windows(2).enumerate().find_map(|(i, w)| {
         let (a, b) = (&w[0], &w[1]);
         let (is_flat, noise) = flat(a, b, rules);

@@ -3,17 +3,17 @@
 //! Nothing in here does I/O or depends on an async runtime; everything is plain data
 //! so it can be unit- and property-tested in isolation.
 
-pub mod gap_dist;
-pub mod knee;
-pub mod percentile_list;
-pub mod quantile;
-pub mod rate;
-pub mod reservoir;
-pub mod ring;
-pub mod sample_of;
+pub(crate) mod gap_dist;
+pub(crate) mod knee;
+pub(crate) mod percentile_list;
+pub(crate) mod quantile;
+pub(crate) mod rate;
+pub(crate) mod reservoir;
+pub(crate) mod ring;
+pub(crate) mod sample_of;
 pub mod saturation;
-pub mod slope;
-pub mod timing;
+pub(crate) mod slope;
+pub(crate) mod timing;
 
 pub use gap_dist::GapDist;
 pub use percentile_list::{PercentileList, percentile_list};

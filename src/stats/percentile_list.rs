@@ -74,12 +74,12 @@ impl fmt::Display for PercentileList {
 
 /// The number as a key spells it: `99` for a whole percentile, `99.9` otherwise (the spelling
 /// `vllm bench serve` uses in `p99.9_ttft_ms`).
-pub fn percentile_word(q: f64) -> String {
+pub(crate) fn percentile_word(q: f64) -> String {
     if q.fract() == 0.0 { format!("{}", q as u64) } else { format!("{q}") }
 }
 
 /// The key prefix of a percentile: `p50`, `p99.9`.
-pub fn percentile_key(q: f64) -> String {
+pub(crate) fn percentile_key(q: f64) -> String {
     format!("p{}", percentile_word(q))
 }
 

@@ -10,7 +10,7 @@
 use super::quantile::{Samples, Summary};
 
 /// Values held by [`Reservoir::default`]: 2 MiB of `f64`.
-pub const DEFAULT_CAPACITY: usize = 1 << 18;
+pub(crate) const DEFAULT_CAPACITY: usize = 1 << 18;
 
 /// A bounded sample set; see the module documentation.
 #[derive(Debug, Clone)]
@@ -97,7 +97,7 @@ impl Reservoir {
 }
 
 /// splitmix64: small, fast and good enough to pick reservoir slots; `state` moves on.
-pub fn splitmix(state: &mut u64) -> u64 {
+pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Largest |t| written to a report: a perfect fit has an infinite t, which JSON cannot hold.
-pub const T_CAP: f64 = 1e6;
+pub(crate) const T_CAP: f64 = 1e6;
 
 /// The fitted slope of a series and its significance.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ const T_TABLE: [f64; 30] = [
 ];
 
 /// The one-sided 2.5% critical t for `df` degrees of freedom (conservative between table rows).
-pub fn t_critical(df: usize) -> f64 {
+pub(crate) fn t_critical(df: usize) -> f64 {
     match df {
         0 => f64::INFINITY,
         1..=30 => T_TABLE[df - 1],
@@ -50,7 +50,7 @@ pub fn t_critical(df: usize) -> f64 {
 
 /// The least-squares trend of `points` (x seconds, y value); None with fewer than 3 points,
 /// non-finite values, or all x equal.
-pub fn trend(points: &[(f64, f64)]) -> Option<Trend> {
+pub(crate) fn trend(points: &[(f64, f64)]) -> Option<Trend> {
     let n = points.len();
     if n < 3 || points.iter().any(|(x, y)| !x.is_finite() || !y.is_finite()) {
         return None;
@@ -78,7 +78,7 @@ pub fn trend(points: &[(f64, f64)]) -> Option<Trend> {
 }
 
 /// Mean and standard error of the mean of `xs`; None with fewer than 2 finite values.
-pub fn mean_se(xs: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn mean_se(xs: &[f64]) -> Option<(f64, f64)> {
     let xs: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
     let n = xs.len();
     if n < 2 {

@@ -66,7 +66,7 @@ pub struct Slo {
 }
 
 /// The largest `--goodput` bound, milliseconds (a day).
-pub const MAX_BOUND_MS: f64 = 86_400_000.0;
+pub(crate) const MAX_BOUND_MS: f64 = 86_400_000.0;
 
 impl Slo {
     /// True when every bound that is set is met by the matching measurement.

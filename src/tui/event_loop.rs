@@ -85,7 +85,7 @@ impl Ending {
 }
 
 /// Time between frames at `fps` (clamped to 1..=30).
-pub fn frame_period(fps: u16) -> Duration {
+pub(crate) fn frame_period(fps: u16) -> Duration {
     Duration::from_secs(1) / u32::from(fps.clamp(1, 30))
 }
 

@@ -7,7 +7,7 @@ use super::grid::Dir;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// The action of a key press; `None` for releases, repeats and unmapped keys.
-pub fn action(key: &KeyEvent) -> Option<Action> {
+pub(crate) fn action(key: &KeyEvent) -> Option<Action> {
     if key.kind != KeyEventKind::Press {
         return None;
     }

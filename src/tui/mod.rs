@@ -6,16 +6,16 @@
 //! ([`event_loop::run_loop`]). [`run_tui`] owns the real terminal through a [`TerminalGuard`].
 
 pub mod app;
-pub mod event_loop;
+pub(crate) mod event_loop;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 pub mod fleet;
-pub mod grid;
-pub mod keymap;
+pub(crate) mod grid;
+pub(crate) mod keymap;
 pub mod logging;
-pub mod terminal;
-pub mod theme;
-pub mod view;
+pub(crate) mod terminal;
+pub(crate) mod theme;
+pub(crate) mod view;
 
 #[cfg(test)]
 mod tests_escapes;

@@ -4,7 +4,7 @@ use ratatui::style::{Color, Modifier, Style};
 
 /// What a matrix cell shows, as far as colour is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CellState {
+pub(crate) enum CellState {
     /// Not run yet.
     Pending,
     /// Queued again (re-run) or put back after a pause; its previous result is shown dimmed.
@@ -28,7 +28,7 @@ pub enum CellState {
 }
 
 /// Style of a cell in `state`.
-pub fn cell(state: CellState) -> Style {
+pub(crate) fn cell(state: CellState) -> Style {
     let s = Style::new();
     match state {
         CellState::Pending => s.fg(Color::DarkGray),
@@ -45,47 +45,47 @@ pub fn cell(state: CellState) -> Style {
 }
 
 /// The selected cell (drawn over its state colour).
-pub fn selected() -> Style {
+pub(crate) fn selected() -> Style {
     Style::new().add_modifier(Modifier::REVERSED)
 }
 
 /// Panel borders.
-pub fn border() -> Style {
+pub(crate) fn border() -> Style {
     Style::new().fg(Color::DarkGray)
 }
 
 /// Panel titles.
-pub fn title() -> Style {
+pub(crate) fn title() -> Style {
     Style::new().fg(Color::White).add_modifier(Modifier::BOLD)
 }
 
 /// Labels in front of values.
-pub fn label() -> Style {
+pub(crate) fn label() -> Style {
     Style::new().fg(Color::Gray)
 }
 
 /// Secondary text.
-pub fn dim() -> Style {
+pub(crate) fn dim() -> Style {
     Style::new().fg(Color::DarkGray)
 }
 
 /// Emphasised values.
-pub fn value() -> Style {
+pub(crate) fn value() -> Style {
     Style::new().fg(Color::White).add_modifier(Modifier::BOLD)
 }
 
 /// Warnings (client lag, stale metrics, dropped events).
-pub fn warn() -> Style {
+pub(crate) fn warn() -> Style {
     Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
 }
 
 /// Errors.
-pub fn error() -> Style {
+pub(crate) fn error() -> Style {
     Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
 }
 
 /// The session state badge: running, paused, done, stopping.
-pub fn badge(state: &str) -> Style {
+pub(crate) fn badge(state: &str) -> Style {
     let fg = match state {
         "RUNNING" => Color::Green,
         "PAUSED" => Color::Magenta,
@@ -96,7 +96,7 @@ pub fn badge(state: &str) -> Style {
 }
 
 /// Filled part of a bar gauge by fill ratio (green, then yellow, then red).
-pub fn gauge(ratio: f64) -> Style {
+pub(crate) fn gauge(ratio: f64) -> Style {
     let fg = if ratio >= 0.9 {
         Color::Red
     } else if ratio >= 0.7 {
@@ -108,16 +108,16 @@ pub fn gauge(ratio: f64) -> Style {
 }
 
 /// Sparklines.
-pub fn spark() -> Style {
+pub(crate) fn spark() -> Style {
     Style::new().fg(Color::Cyan)
 }
 
 /// The hot prompt family and the replica that owns a prefix.
-pub fn hot() -> Style {
+pub(crate) fn hot() -> Style {
     Style::new().fg(Color::LightRed).add_modifier(Modifier::BOLD)
 }
 
 /// Key names in the key bar and help.
-pub fn key() -> Style {
+pub(crate) fn key() -> Style {
     Style::new().fg(Color::Black).bg(Color::Gray)
 }

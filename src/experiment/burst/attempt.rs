@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Identifies the burst cell being run.
 #[derive(Debug, Clone)]
-pub struct BurstCellSpec {
+pub(crate) struct BurstCellSpec {
     /// Index in the session plan.
     pub cell: usize,
     /// Label.
@@ -49,7 +49,7 @@ impl Tally for GoodputLive {
 }
 
 /// Sends `conc` requests at once and waits for all of them (or `cancel`).
-pub async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &CancellationToken) -> BurstAttempt {
+pub(crate) async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &CancellationToken) -> BurstAttempt {
     let started = Instant::now();
     let prompt = env.facts.prompt(spec.ctx);
     let text = prompt.map(|p| p.text.clone()).unwrap_or_default();

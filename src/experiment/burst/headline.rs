@@ -4,7 +4,7 @@ use crate::cell::headline::Headline;
 use crate::report::json::BurstAttempt;
 
 /// The headline figures of a burst attempt.
-pub fn headline(b: &BurstAttempt) -> Headline {
+pub(crate) fn headline(b: &BurstAttempt) -> Headline {
     Headline {
         tps: b.output_tps,
         requested: b.requests as u32,

@@ -1,9 +1,8 @@
 //! The burst experiment (Phase 3): a finite burst of requests per ctx x conc cell, measured
 //! end to end.
 
-pub mod attempt;
-pub mod headline;
-pub mod section;
+pub(crate) mod attempt;
+pub(crate) mod headline;
+pub(crate) mod section;
 
-pub use attempt::{BurstCellSpec, run_burst_attempt};
-pub use section::Burst;
+pub(crate) use section::Burst;

@@ -17,17 +17,17 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 /// The experiment's name in the plan and the report.
-pub const KIND: ExperimentKind = ExperimentKind::Burst;
+pub(crate) const KIND: ExperimentKind = ExperimentKind::Burst;
 
 /// A finite burst of `conc` requests with `ctx`-token prompts per cell, end to end.
 #[derive(Debug, Clone)]
-pub struct Burst {
+pub(crate) struct Burst {
     grid: Grid,
 }
 
 impl Burst {
     /// The burst cells of `cfg` (the decode matrix's axes and KV-fit rule).
-    pub fn new(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
+    pub(crate) fn new(cfg: &RunConfig, kv_capacity: Option<u64>) -> Self {
         Self { grid: Grid::of(cfg, kv_capacity, crate::experiment::decode::fit::Wanted::burst(cfg)) }
     }
 }

@@ -16,15 +16,15 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// Polls of an unchanged running count that make a plateau, at least.
-pub const STABLE_POLLS: u32 = 4;
+pub(crate) const STABLE_POLLS: u32 = 4;
 /// How long the streaming count must stay flat without Prometheus, at least.
-pub const STABLE_WITHOUT_METRICS: Duration = Duration::from_secs(2);
+pub(crate) const STABLE_WITHOUT_METRICS: Duration = Duration::from_secs(2);
 /// A plateau must last this many times the longest TTFT seen (a prefill takes at most that).
-pub const PLATEAU_MARGIN: f64 = 1.5;
+pub(crate) const PLATEAU_MARGIN: f64 = 1.5;
 
 /// Outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admission {
+pub(crate) enum Admission {
     /// Keep warming.
     NotYet,
     /// Every stream is producing tokens.
@@ -35,7 +35,7 @@ pub enum Admission {
 
 /// What one check looks at.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Observation {
+pub(crate) struct Observation {
     /// Requested streams.
     pub requested: u32,
     /// Client streams in flight.
@@ -59,7 +59,7 @@ impl Observation {
 
 /// Remembers what earlier checks saw.
 #[derive(Debug, Clone, Default)]
-pub struct AdmissionTracker {
+pub(crate) struct AdmissionTracker {
     last_seq: Option<u64>,
     last_running: Option<f64>,
     stable_polls: u32,
@@ -70,7 +70,7 @@ pub struct AdmissionTracker {
 
 impl AdmissionTracker {
     /// Checks one observation.
-    pub fn check(&mut self, o: &Observation) -> Admission {
+    pub(crate) fn check(&mut self, o: &Observation) -> Admission {
         if o.streaming >= i64::from(o.requested) {
             return Admission::Full;
         }

@@ -306,12 +306,12 @@ pub async fn run_decode_attempt(
     let Some(prompt) = env.facts.prompt(spec.ctx).cloned() else {
         let started = Instant::now();
         let none = Summarizer::new(started).with_slo(env.cfg.slo);
-        return build_attempt(env, spec, AttemptEnd::no_prompt(started), none, Vec::new());
+        return build_attempt(env, spec, AttemptEnd::new(started), none, Vec::new());
     };
     let stop = cancel.child_token();
     let mut run = start(env, spec, &prompt, &stop, knob);
     let lag = crate::cell::lag::spawn(Duration::from_millis(10), stop.clone(), run.lp.live_arc());
-    let mut end = AttemptEnd::new(run.started, prompt.tokens);
+    let mut end = AttemptEnd::new(run.started);
     let mut sent = None;
     let mut we = run.started;
     if let Some(timed_out) = run.warmup(cancel).await {

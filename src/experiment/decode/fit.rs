@@ -6,10 +6,10 @@ use crate::report::skip::{Skip, SkipKind};
 use crate::units::format_size;
 
 /// Tokens kept free beside the prompt: the chat template's tokens and the calibration's error.
-pub const MARGIN: u64 = 64;
+pub(crate) const MARGIN: u64 = 64;
 /// Fewest output tokens a sustained stream is shortened to when the context length leaves less
 /// than `--min-stream-tokens`; with less room still, the cell is skipped.
-pub const MIN_SUSTAINED_OUTPUT: u64 = 64;
+pub(crate) const MIN_SUSTAINED_OUTPUT: u64 = 64;
 /// Longest sustained stream asked for, tokens.
 const MAX_SUSTAINED: u64 = 1_000_000;
 /// Sustained stream length when the context length is unknown, tokens.
@@ -48,7 +48,7 @@ impl Wanted {
 
 /// How a prompt and its wanted output fit the context length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fit {
+pub(crate) enum Fit {
     /// Sent with this `max_tokens`.
     Fits(u64),
     /// A sustained stream shortened below its floor to fit: sent with `to` tokens (it ends within
@@ -69,7 +69,7 @@ pub enum Fit {
 }
 
 /// How a `prompt`-token prompt and `wanted` fit `max_model_len` (None: unknown, everything fits).
-pub fn fit(max_model_len: Option<u64>, prompt: u64, wanted: Wanted) -> Fit {
+pub(crate) fn fit(max_model_len: Option<u64>, prompt: u64, wanted: Wanted) -> Fit {
     let Some(len) = max_model_len else {
         return match wanted {
             Wanted::Sustained { floor } => Fit::Fits(UNKNOWN_LEN_SUSTAINED.max(floor)),
@@ -91,7 +91,7 @@ pub fn fit(max_model_len: Option<u64>, prompt: u64, wanted: Wanted) -> Fit {
 impl Fit {
     /// `max_tokens` to send (a cell that does not fit is skipped; should one be sent anyway, it
     /// asks for the fewest tokens and the server's refusal shows in the cell).
-    pub fn max_tokens(self) -> u64 {
+    pub(crate) fn max_tokens(self) -> u64 {
         match self {
             Fit::Fits(n) | Fit::Shortened { to: n, .. } => n,
             Fit::TooLong { fewest, .. } => fewest,
@@ -101,7 +101,7 @@ impl Fit {
 
 /// Why a `ctx`-token cell wanting `wanted` cannot run on a model of `max_model_len`, if it
 /// cannot: the skip reason, with the deficit in tokens.
-pub fn skip_reason(ctx: u64, max_model_len: Option<u64>, wanted: Wanted) -> Option<Skip> {
+pub(crate) fn skip_reason(ctx: u64, max_model_len: Option<u64>, wanted: Wanted) -> Option<Skip> {
     let Fit::TooLong { deficit, .. } = fit(max_model_len, ctx, wanted) else { return None };
     let len = max_model_len?;
     let output = match wanted {
@@ -116,7 +116,7 @@ pub fn skip_reason(ctx: u64, max_model_len: Option<u64>, wanted: Wanted) -> Opti
 }
 
 /// The preflight line naming the contexts whose sustained streams are shortened, if any.
-pub fn shortened_note(ctx: &[u64], max_model_len: Option<u64>, wanted: Wanted) -> Option<String> {
+pub(crate) fn shortened_note(ctx: &[u64], max_model_len: Option<u64>, wanted: Wanted) -> Option<String> {
     let Wanted::Sustained { floor } = wanted else { return None };
     let short: Vec<String> = ctx
         .iter()

@@ -4,7 +4,7 @@ use crate::cell::headline::Headline;
 use crate::report::json::DecodeAttempt;
 
 /// The headline figures of a decode attempt.
-pub fn headline(d: &DecodeAttempt) -> Headline {
+pub(crate) fn headline(d: &DecodeAttempt) -> Headline {
     Headline {
         tps: d.aggregate_tps,
         running_avg: d.running_avg,

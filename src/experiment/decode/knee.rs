@@ -70,7 +70,7 @@ fn informative(tps: &[(f64, f64)]) -> bool {
 /// the poller's history `h` (None: not polled), the attempt's request records and the client's
 /// own tok/s series (`ClientStats::window_series`), which stands in for the engine's when
 /// that is empty or flat.
-pub fn attempt_saturation(
+pub(crate) fn attempt_saturation(
     h: Option<&History>,
     w: Option<Window>,
     poll: Duration,
@@ -96,7 +96,7 @@ pub fn attempt_saturation(
 }
 
 /// The knee test's view of a measured attempt, labelled `label`.
-pub fn load_point(label: String, a: &DecodeAttempt) -> LoadPoint {
+pub(crate) fn load_point(label: String, a: &DecodeAttempt) -> LoadPoint {
     LoadPoint {
         label,
         tps: a.aggregate_tps,
@@ -108,11 +108,11 @@ pub fn load_point(label: String, a: &DecodeAttempt) -> LoadPoint {
 }
 
 /// A row of the matrix: its context and, for open-loop rows, the concurrency they share.
-pub type RowKey = (u64, Option<u32>);
+pub(crate) type RowKey = (u64, Option<u32>);
 
 /// The knee of one row of grid cells, and the position in the caller's list of its cell.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GridKnee {
+pub(crate) struct GridKnee {
     /// The caller's index of the knee cell.
     pub id: usize,
     /// The row.
@@ -130,7 +130,7 @@ fn load_of(key: &CellKey) -> Option<(RowKey, f64)> {
 
 /// The knee of every row of `cells` (caller's index, spec, latest attempt) that has one;
 /// cells whose latest attempt is not measured are left out of their row.
-pub fn row_knees<'a>(
+pub(crate) fn row_knees<'a>(
     cells: impl IntoIterator<Item = (usize, &'a CellSpec, Option<&'a DecodeAttempt>)>,
 ) -> Vec<GridKnee> {
     let mut points = Vec::new();
@@ -149,7 +149,7 @@ pub fn row_knees<'a>(
 /// concurrency an open-loop row shares; None: the row's axis is the concurrency), its load
 /// (streams or requests/s) and its figures.
 #[derive(Debug, Clone)]
-pub struct RowPoint {
+pub(crate) struct RowPoint {
     /// The caller's index of the cell.
     pub id: usize,
     /// Its row.
@@ -161,7 +161,7 @@ pub struct RowPoint {
 }
 
 /// The knee of every row of `points` that has one (any experiment's grid cells).
-pub fn knees_of(points: Vec<RowPoint>) -> Vec<GridKnee> {
+pub(crate) fn knees_of(points: Vec<RowPoint>) -> Vec<GridKnee> {
     let mut rows: BTreeMap<RowKey, Vec<RowPoint>> = BTreeMap::new();
     for p in points {
         rows.entry(p.row).or_default().push(p);
@@ -190,7 +190,11 @@ fn row_knee(ctx: u64, conc: Option<u32>, knee: Knee) -> RowKnee {
 
 /// Why `spec` is past a knee of `knees` on its row (for `--stop-at-knee`), if it is; `spec_of`
 /// gives the spec of a knee's cell.
-pub fn past_knee(knees: &[GridKnee], spec_of: impl Fn(usize) -> Option<CellSpec>, spec: &CellSpec) -> Option<Skip> {
+pub(crate) fn past_knee(
+    knees: &[GridKnee],
+    spec_of: impl Fn(usize) -> Option<CellSpec>,
+    spec: &CellSpec,
+) -> Option<Skip> {
     let (row, load) = load_of(&spec.key)?;
     knees.iter().find_map(|k| {
         let (krow, kload) = load_of(&spec_of(k.id)?.key)?;

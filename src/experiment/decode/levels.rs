@@ -29,7 +29,7 @@ struct Level {
 }
 
 /// The levels of one attempt, oldest first.
-pub struct Levels {
+pub(crate) struct Levels {
     list: Vec<Level>,
 }
 
@@ -39,7 +39,7 @@ fn overlaps(s: &RequestSample, w: &Window) -> bool {
 
 impl Levels {
     /// The planned level, starting at `start` (the window's opening).
-    pub fn planned(load: LevelLoad, start: Instant, at_start: LiveTotals, origin: Instant) -> Self {
+    pub(crate) fn planned(load: LevelLoad, start: Instant, at_start: LiveTotals, origin: Instant) -> Self {
         let first = Level {
             load,
             action: "planned".into(),
@@ -54,22 +54,22 @@ impl Levels {
     }
 
     /// True once the knob moved the load.
-    pub fn turned(&self) -> bool {
+    pub(crate) fn turned(&self) -> bool {
         self.list.len() > 1
     }
 
     /// The current level's load.
-    pub fn load(&self) -> LevelLoad {
+    pub(crate) fn load(&self) -> LevelLoad {
         self.list.last().map(|l| l.load).unwrap_or_default()
     }
 
     /// The planned level's sub-window end, once closed.
-    pub fn planned_end(&self) -> Option<Instant> {
+    pub(crate) fn planned_end(&self) -> Option<Instant> {
         self.list.first().and_then(|l| l.end)
     }
 
     /// Closes the current level at `now` and opens one at `load`, started by `action`.
-    pub fn step(&mut self, now: Instant, load: LevelLoad, action: String, totals: LiveTotals, origin: Instant) {
+    pub(crate) fn step(&mut self, now: Instant, load: LevelLoad, action: String, totals: LiveTotals, origin: Instant) {
         if let Some(cur) = self.list.last_mut() {
             cur.end = Some(now);
             cur.live_tps = Some(tps_between(&cur.at_start, &totals, cur.start, now));
@@ -90,7 +90,7 @@ impl Levels {
     /// Judges a finished request against each level after the first: against its sub-window
     /// when closed, else against `[start, open_end)` (`open_end` is no earlier than the level's
     /// real end, and the request ended before now). The first level counts requests only.
-    pub fn add(&mut self, s: &RequestSample, open_end: Instant) {
+    pub(crate) fn add(&mut self, s: &RequestSample, open_end: Instant) {
         for (i, l) in self.list.iter_mut().enumerate() {
             let w = Window { start: l.start, end: l.end.unwrap_or(open_end) };
             if overlaps(s, &w) {
@@ -103,7 +103,7 @@ impl Levels {
     }
 
     /// The live panel's curve: each level's load and tok/s (the current one so far).
-    pub fn points(&self, totals: &LiveTotals, now: Instant) -> Vec<LevelPoint> {
+    pub(crate) fn points(&self, totals: &LiveTotals, now: Instant) -> Vec<LevelPoint> {
         let point = |l: &Level| LevelPoint {
             load: l.load.label(),
             tps: l.live_tps.unwrap_or_else(|| tps_between(&l.at_start, totals, l.start, now)),
@@ -113,7 +113,7 @@ impl Levels {
 
     /// The report's levels, closing the last at `end`; the first takes the attempt's own
     /// figures (`a` summarises the planned sub-window).
-    pub fn report(self, env: &CellEnv, a: &DecodeAttempt, end: Instant) -> Vec<LoadLevel> {
+    pub(crate) fn report(self, env: &CellEnv, a: &DecodeAttempt, end: Instant) -> Vec<LoadLevel> {
         let history = env.poller.as_ref().map(|p| p.history());
         let mut out = Vec::new();
         for (i, l) in self.list.into_iter().enumerate() {

@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// The running load of an attempt.
-pub enum Load {
+pub(crate) enum Load {
     /// `conc` closed-loop streams (the pool's size).
     Closed(StreamPool),
     /// Arrivals at a rate, at most `cap` in flight.
@@ -32,7 +32,7 @@ pub enum Load {
 
 impl Load {
     /// Starts the load: closed loop when `rate` is None, else open loop at `rate` capped at `conc`.
-    pub fn start(
+    pub(crate) fn start(
         ctx: Arc<WorkerCtx>,
         body: BodyTemplate,
         conc: u32,
@@ -51,7 +51,7 @@ impl Load {
     }
 
     /// The tasks of the load, to join or abort.
-    pub fn tasks(&mut self) -> &mut JoinSet<()> {
+    pub(crate) fn tasks(&mut self) -> &mut JoinSet<()> {
         match self {
             Self::Closed(p) => &mut p.set,
             Self::Open { set, .. } => set,
@@ -59,7 +59,7 @@ impl Load {
     }
 
     /// The load now.
-    pub fn level(&self) -> LevelLoad {
+    pub(crate) fn level(&self) -> LevelLoad {
         match self {
             Self::Closed(p) => LevelLoad { conc: Some(p.size()), rate: None },
             Self::Open { rate, cap, .. } => LevelLoad { conc: Some(*cap), rate: Some(*rate.borrow()) },
@@ -67,12 +67,12 @@ impl Load {
     }
 
     /// True for arrivals at a rate.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         matches!(self, Self::Open { .. })
     }
 
     /// Turns the load one `step` in direction `knob`; the new load, or why it cannot move.
-    pub fn turn(&mut self, knob: Knob, step: KnobStep) -> Result<LevelLoad, String> {
+    pub(crate) fn turn(&mut self, knob: Knob, step: KnobStep) -> Result<LevelLoad, String> {
         let up = knob == Knob::Up;
         match self {
             Self::Closed(p) => {

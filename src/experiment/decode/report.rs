@@ -17,13 +17,11 @@ use tokio::time::Instant;
 
 /// How an attempt ended, as the runner saw it.
 #[derive(Debug, Clone)]
-pub struct AttemptEnd {
+pub(crate) struct AttemptEnd {
     /// Attempt start.
     pub started: Instant,
     /// Attempt end (workers stopped).
     pub finished: Instant,
-    /// Tokens of the calibrated prompt.
-    pub prompt_tokens: u64,
     /// The measurement window, when one ran.
     pub window: Option<Window>,
     /// The warmup hit its timeout.
@@ -38,17 +36,14 @@ pub struct AttemptEnd {
     pub lag: Option<Reservoir>,
     /// The operator or a signal stopped the attempt.
     pub interrupted: bool,
-    /// No prompt was calibrated for the cell's context size.
-    pub no_prompt: bool,
 }
 
 impl AttemptEnd {
     /// An attempt that started at `started`.
-    pub fn new(started: Instant, prompt_tokens: u64) -> Self {
+    pub(crate) fn new(started: Instant) -> Self {
         Self {
             started,
             finished: started,
-            prompt_tokens,
             window: None,
             warmup_timed_out: false,
             streaming_at_start: 0,
@@ -56,13 +51,7 @@ impl AttemptEnd {
             metrics_end: None,
             lag: None,
             interrupted: false,
-            no_prompt: false,
         }
-    }
-
-    /// An attempt that could not run for lack of a prompt.
-    pub fn no_prompt(started: Instant) -> Self {
-        Self { no_prompt: true, ..Self::new(started, 0) }
     }
 }
 
@@ -116,7 +105,7 @@ fn validation(
 /// Builds the report entry of an attempt from the requests `folded` in while it ran and the
 /// `samples` still held. The status is `measured` when a window ran and received tokens or
 /// had no errors, `errored` otherwise; the runner overrides it for interrupted attempts.
-pub fn build_attempt(
+pub(crate) fn build_attempt(
     env: &CellEnv,
     spec: &DecodeCellSpec,
     end: AttemptEnd,

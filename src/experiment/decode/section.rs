@@ -19,7 +19,7 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 /// The experiment's name in the plan and the report.
-pub const KIND: ExperimentKind = ExperimentKind::Decode;
+pub(crate) const KIND: ExperimentKind = ExperimentKind::Decode;
 
 /// The sustained-decode matrix (docs/reports.md §1.1 in words: `conc` closed-loop streams
 /// with `ctx`-token prompts per cell; with `--request-rate`, open-loop arrivals at each rate
@@ -53,7 +53,7 @@ impl Decode {
 }
 
 /// A cell's report status and, when skipped, why.
-pub fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>, Option<SkipKind>) {
+pub(crate) fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>, Option<SkipKind>) {
     match status {
         CellStatus::Skipped(s) => (CellOutcome::Skipped, Some(s.reason.clone()), Some(s.kind)),
         s => (s.outcome(), None, None),
@@ -61,7 +61,7 @@ pub fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>, O
 }
 
 /// The latest attempt of a decode cell, when it has one.
-pub fn latest(c: &CellEntry) -> Option<&crate::report::json::DecodeAttempt> {
+pub(crate) fn latest(c: &CellEntry) -> Option<&crate::report::json::DecodeAttempt> {
     match c.attempts.last().map(|a| &**a) {
         Some(Attempt::Decode(d)) => Some(d),
         _ => None,

@@ -11,17 +11,17 @@
 use crate::report::status::CapacityLimit;
 
 /// KV usage at or above this fraction counts as full.
-pub const KV_NEAR_FULL: f64 = 0.95;
+pub(crate) const KV_NEAR_FULL: f64 = 0.95;
 /// Mean waiting requests over the window at or above this count as a sustained queue.
-pub const WAITING_SUSTAINED: f64 = 0.5;
+pub(crate) const WAITING_SUSTAINED: f64 = 0.5;
 /// A running count whose peak stays within this of its mean counts as flat, requests.
-pub const RUNNING_FLAT: f64 = 1.0;
+pub(crate) const RUNNING_FLAT: f64 = 1.0;
 /// Client and server token counts further apart than this fraction disagree.
-pub const COUNTS_TOLERANCE: f64 = 0.05;
+pub(crate) const COUNTS_TOLERANCE: f64 = 0.05;
 
 /// What the window showed.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     /// Requested streams.
     pub requested: u32,
     /// Streams that had their first token when the window opened.
@@ -44,7 +44,7 @@ pub struct Evidence {
 
 /// The capacity verdict of an attempt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CapacityVerdict {
+pub(crate) struct CapacityVerdict {
     /// Held below requested by a limit, or warmup timed out (the `*` of the tables).
     pub capacity_limited: bool,
     /// Which limit, when limited.
@@ -67,7 +67,7 @@ fn limit_shown(e: &Evidence) -> Option<CapacityLimit> {
 }
 
 /// Judges an attempt that ran a window.
-pub fn capacity(e: &Evidence) -> CapacityVerdict {
+pub(crate) fn capacity(e: &Evidence) -> CapacityVerdict {
     let conc = f64::from(e.requested);
     let below = |x: f64| x < conc - 0.5 && x < 0.95 * conc;
     let is_below = e.running_avg.map_or(below(f64::from(e.streaming_at_start)), below);
@@ -87,7 +87,7 @@ pub fn capacity(e: &Evidence) -> CapacityVerdict {
 
 /// True when the client's and the server's token counts of the window disagree by more than
 /// [`COUNTS_TOLERANCE`], or only one of them counted any. Unknown server counts never disagree.
-pub fn counts_disagree(client_tokens: u64, server_tokens: Option<f64>) -> bool {
+pub(crate) fn counts_disagree(client_tokens: u64, server_tokens: Option<f64>) -> bool {
     let Some(server) = server_tokens.filter(|s| s.is_finite()) else { return false };
     let client = client_tokens as f64;
     match (client > 0.0, server > 0.0) {

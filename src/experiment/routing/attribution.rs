@@ -18,7 +18,7 @@ pub struct ReplicaRef {
 
 /// The replica a response header names: by replica name, or by a URL (or `host:port`) that
 /// matches a replica's base URL. Unknown values are kept as given (still a verified name).
-pub fn resolve(value: &str, replicas: &[ReplicaRef]) -> String {
+pub(crate) fn resolve(value: &str, replicas: &[ReplicaRef]) -> String {
     let v = value.trim();
     if let Some(r) = replicas.iter().find(|r| r.name == v) {
         return r.name.clone();
@@ -28,13 +28,13 @@ pub fn resolve(value: &str, replicas: &[ReplicaRef]) -> String {
 }
 
 /// The replica of every sample (None where the response named none).
-pub fn attribute(samples: &[RequestSample], replicas: &[ReplicaRef]) -> Vec<Option<String>> {
+pub(crate) fn attribute(samples: &[RequestSample], replicas: &[ReplicaRef]) -> Vec<Option<String>> {
     samples.iter().map(|s| s.served_by.as_deref().map(|v| resolve(v, replicas))).collect()
 }
 
 /// Per replica, the most requests the client already had in flight on it when the gateway
 /// chose it for another one (the send time stands for the choice).
-pub fn outstanding_peaks(samples: &[RequestSample], owners: &[Option<String>]) -> BTreeMap<String, u64> {
+pub(crate) fn outstanding_peaks(samples: &[RequestSample], owners: &[Option<String>]) -> BTreeMap<String, u64> {
     let mut peaks: BTreeMap<String, u64> = BTreeMap::new();
     for (i, (s, owner)) in samples.iter().zip(owners).enumerate() {
         let Some(name) = owner else { continue };

@@ -10,7 +10,7 @@ use crate::report::phase::EarlyHitRatio;
 use tokio::time::Instant;
 
 /// How many first requests count as the phase's start: a quarter, within 1..=16.
-pub fn early_count(planned: u32) -> usize {
+pub(crate) fn early_count(planned: u32) -> usize {
     (planned as usize / 4).clamp(1, 16)
 }
 
@@ -23,7 +23,7 @@ fn first_completed(samples: &[RequestSample], n: usize) -> Vec<&RequestSample> {
 }
 
 /// From usage: None unless every early request reported both prompt and cached tokens.
-pub fn from_usage(samples: &[RequestSample], n: usize) -> Option<EarlyHitRatio> {
+pub(crate) fn from_usage(samples: &[RequestSample], n: usize) -> Option<EarlyHitRatio> {
     let early = first_completed(samples, n);
     let pairs: Option<Vec<(u64, u64)>> = early.iter().map(|s| s.cached_tokens.zip(s.prompt_tokens)).collect();
     let (cached, prompt) = pairs.filter(|p| !p.is_empty())?.iter().fold((0, 0), |a, p| (a.0 + p.0, a.1 + p.1));
@@ -36,7 +36,12 @@ pub fn from_usage(samples: &[RequestSample], n: usize) -> Option<EarlyHitRatio> 
 
 /// From the engine counters of every replica in `history`, between `start` and the first
 /// poll after the early requests ended; `requests` counts the requests sent by that poll.
-pub fn from_counters(history: &History, samples: &[RequestSample], n: usize, start: Instant) -> Option<EarlyHitRatio> {
+pub(crate) fn from_counters(
+    history: &History,
+    samples: &[RequestSample],
+    n: usize,
+    start: Instant,
+) -> Option<EarlyHitRatio> {
     let early = first_completed(samples, n);
     let upto = early.iter().map(|s| s.ended_at).max()?;
     let (mut hits, mut queries, mut until) = (0.0, 0.0, None::<Instant>);

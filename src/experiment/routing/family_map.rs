@@ -9,11 +9,12 @@
 use std::collections::BTreeMap;
 
 /// Candidates each replica served while priming (candidate indices, ascending), by replica.
-pub type Owners = BTreeMap<String, Vec<usize>>;
+pub(crate) type Owners = BTreeMap<String, Vec<usize>>;
 
 /// How many families each of `replicas` replicas should own: as equal as possible, the
 /// first replicas (in name order) taking one more when it does not divide.
-pub fn quotas(families: usize, replicas: usize) -> Vec<usize> {
+#[cfg(test)]
+pub(crate) fn quotas(families: usize, replicas: usize) -> Vec<usize> {
     let r = replicas.max(1);
     (0..r).map(|i| families / r + usize::from(i < families % r)).collect()
 }
@@ -34,7 +35,7 @@ fn quotas_by_supply(owners: &Owners, replicas: &[String], families: usize) -> Ve
 
 /// Family f maps to the f-th smallest chosen candidate, where each replica contributes its
 /// first quota candidates. None when some replica owns fewer candidates than its quota.
-pub fn pick_balanced(owners: &Owners, replicas: &[String], families: usize) -> Option<Vec<usize>> {
+pub(crate) fn pick_balanced(owners: &Owners, replicas: &[String], families: usize) -> Option<Vec<usize>> {
     let mut chosen = Vec::with_capacity(families);
     for (name, quota) in replicas.iter().zip(quotas_by_supply(owners, replicas, families)) {
         let owned = owners.get(name).map(Vec::as_slice).unwrap_or_default();
@@ -49,7 +50,7 @@ pub fn pick_balanced(owners: &Owners, replicas: &[String], families: usize) -> O
 
 /// The best pick when no balanced one exists: the first `families` candidates that were
 /// served at all, in candidate order.
-pub fn pick_any(owners: &Owners, families: usize) -> Vec<usize> {
+pub(crate) fn pick_any(owners: &Owners, families: usize) -> Vec<usize> {
     let mut all: Vec<usize> = owners.values().flatten().copied().collect();
     all.sort_unstable();
     all.truncate(families);
@@ -61,7 +62,7 @@ pub fn pick_any(owners: &Owners, families: usize) -> Vec<usize> {
 /// probability (R x (ln R + 2 quota + 3): the coupon collector's tail leaves about 1% of
 /// attempts short). An
 /// attempt stops as soon as a balanced map exists, so the bound costs only when needed.
-pub fn candidates_per_attempt(configured: usize, families: usize, replicas: usize) -> usize {
+pub(crate) fn candidates_per_attempt(configured: usize, families: usize, replicas: usize) -> usize {
     let r = replicas.max(1);
     let quota = families.div_ceil(r);
     let draws = (r as f64 * ((r as f64).ln() + 2.0 * quota as f64 + 3.0)).ceil() as usize;
@@ -70,7 +71,7 @@ pub fn candidates_per_attempt(configured: usize, families: usize, replicas: usiz
 
 /// Where a priming attempt stands after `sent` candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
+pub(crate) enum Progress {
     /// A balanced map exists: stop priming.
     Balanced,
     /// Every attributed candidate landed on one replica of several, `sent` is large enough
@@ -82,13 +83,13 @@ pub enum Progress {
 }
 
 /// Candidates after which a round that put all on one replica counts as [`Progress::Piled`].
-pub fn pile_after(replicas: usize) -> usize {
+pub(crate) fn pile_after(replicas: usize) -> usize {
     (2 * replicas).max(8)
 }
 
 /// The [`Progress`] of an attempt that sent `sent` candidates (`spread`: it already uses
 /// ballast streams, so piling up is not given up on early).
-pub fn progress(owners: &Owners, replicas: &[String], families: usize, sent: usize, spread: bool) -> Progress {
+pub(crate) fn progress(owners: &Owners, replicas: &[String], families: usize, sent: usize, spread: bool) -> Progress {
     if pick_balanced(owners, replicas, families).is_some() {
         return Progress::Balanced;
     }

@@ -4,7 +4,7 @@ use crate::cell::headline::Headline;
 use crate::report::phase::RoutingPhase;
 
 /// The headline figures of a routing phase.
-pub fn headline(p: &RoutingPhase) -> Headline {
+pub(crate) fn headline(p: &RoutingPhase) -> Headline {
     Headline {
         tps: p.output_tokens_per_second,
         requested: p.planned,

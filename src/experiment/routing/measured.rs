@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// How the phase's caches were prepared.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Setup {
+pub(crate) struct Setup {
     /// Priming attempts used (1 = the first pick was balanced).
     pub attempt: u32,
     /// Family -> candidate.
@@ -24,7 +24,7 @@ pub struct Setup {
 }
 
 /// Everything the phase measured.
-pub struct PhaseData<'a> {
+pub(crate) struct PhaseData<'a> {
     /// The phase.
     pub spec: &'a PhaseSpec,
     /// Experiment settings.

@@ -2,24 +2,24 @@
 //! gateway under several routing strategies and cache scenarios, every request attributed to
 //! the replica that served it, every replica's counters joined to the client's view.
 
-pub mod attribution;
-pub mod early;
-pub mod env;
-pub mod family_map;
-pub mod headline;
-pub mod measured;
-pub mod phase;
-pub mod plan;
-pub mod policy;
-pub mod preflight;
-pub mod priming;
-pub mod prompts;
-pub mod report;
-pub mod report_replicas;
-pub mod schedule;
-pub mod section;
-pub mod setup;
-pub mod spread;
+pub(crate) mod attribution;
+pub(crate) mod early;
+pub(crate) mod env;
+pub(crate) mod family_map;
+pub(crate) mod headline;
+pub(crate) mod measured;
+pub(crate) mod phase;
+pub(crate) mod plan;
+pub(crate) mod policy;
+pub(crate) mod preflight;
+pub(crate) mod priming;
+pub(crate) mod prompts;
+pub(crate) mod report;
+pub(crate) mod report_replicas;
+pub(crate) mod schedule;
+pub(crate) mod section;
+pub(crate) mod setup;
+pub(crate) mod spread;
 
 pub use crate::config::routing::{Arrival, RoutingConfig, Scenario};
 pub use env::RoutingEnv;

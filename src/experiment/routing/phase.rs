@@ -27,7 +27,7 @@ use xxhash_rust::xxh64::xxh64;
 
 /// Requests of the phase as (offset, family), the same for every route of a scenario in a
 /// round (the seed covers round and scenario, not route), so strategies see the same traffic.
-pub fn traffic(r: &RoutingEnv, spec: &PhaseSpec) -> Vec<(Duration, u32)> {
+pub(crate) fn traffic(r: &RoutingEnv, spec: &PhaseSpec) -> Vec<(Duration, u32)> {
     let seed = spec.seed ^ xxh64(spec.scenario.name.as_bytes(), 0);
     let offsets = arrivals(r.cfg.count, r.cfg.rps, r.cfg.arrival, seed);
     let fams = families_for(r.cfg.count, r.cfg.families, spec.scenario.hot_fraction, seed);
@@ -78,7 +78,7 @@ impl Tally for FamilyTally<'_> {
 }
 
 /// Runs one phase until its traffic is done or `cancel` fires; returns the seed-layout entry.
-pub async fn run_phase(
+pub(crate) async fn run_phase(
     env: &CellEnv,
     r: &RoutingEnv,
     cell: usize,

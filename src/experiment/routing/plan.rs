@@ -20,7 +20,7 @@ pub struct PhaseSpec {
 
 /// Order of the routes in round `round` (1-based): odd rounds go forward, even rounds backward,
 /// and every second pair of rounds starts one route later, so R rounds see up to 2R orders.
-pub fn route_order(routes: &[String], round: u32) -> Vec<String> {
+pub(crate) fn route_order(routes: &[String], round: u32) -> Vec<String> {
     if routes.is_empty() {
         return Vec::new();
     }
@@ -33,7 +33,7 @@ pub fn route_order(routes: &[String], round: u32) -> Vec<String> {
 }
 
 /// Every phase in run order: rounds, then scenarios, then routes.
-pub fn phases(cfg: &RoutingConfig) -> Vec<PhaseSpec> {
+pub(crate) fn phases(cfg: &RoutingConfig) -> Vec<PhaseSpec> {
     let mut out = Vec::new();
     for round in 1..=cfg.rounds {
         for scenario in &cfg.scenarios {

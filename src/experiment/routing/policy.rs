@@ -12,10 +12,10 @@ const POLICY_COUNTERS: &[&str] =
     &["vllm_router_policy_decisions_total", "smg_worker_selection_total", "sgl_router_policy_decisions_total"];
 
 /// The route name a session uses for "whatever policy the router was started with".
-pub const DEPLOYED: &str = "deployed";
+pub(crate) const DEPLOYED: &str = "deployed";
 
 /// True for gateways whose policy is fixed at start (they ignore `routing-strategy`).
-pub fn fixed_policy(dialect: GatewayDialect) -> bool {
+pub(crate) fn fixed_policy(dialect: GatewayDialect) -> bool {
     matches!(dialect, GatewayDialect::VllmRouter | GatewayDialect::SglangRouter | GatewayDialect::SglangRouterLegacy)
 }
 
@@ -24,7 +24,7 @@ fn policy_label<'a>(name: &str, labels: &'a BTreeMap<String, String>) -> Option<
 }
 
 /// Decisions per policy over a phase (only policies that decided something).
-pub fn applied_policies(deltas: &[CounterDelta]) -> BTreeMap<String, f64> {
+pub(crate) fn applied_policies(deltas: &[CounterDelta]) -> BTreeMap<String, f64> {
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
     for d in deltas.iter().filter(|d| d.delta > 0.0) {
         if let Some(p) = policy_label(&d.name, &d.labels) {
@@ -35,12 +35,12 @@ pub fn applied_policies(deltas: &[CounterDelta]) -> BTreeMap<String, f64> {
 }
 
 /// The policy that made most of the phase's decisions (None without policy counters).
-pub fn applied_policy(deltas: &[CounterDelta]) -> Option<String> {
+pub(crate) fn applied_policy(deltas: &[CounterDelta]) -> Option<String> {
     applied_policies(deltas).into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(p, _)| p)
 }
 
 /// The policy a router's page names, even before it decided anything (zero-valued series).
-pub fn deployed_policy(series: &[CounterSeries]) -> Option<String> {
+pub(crate) fn deployed_policy(series: &[CounterSeries]) -> Option<String> {
     series.iter().find_map(|s| policy_label(&s.name, &s.labels)).map(str::to_string)
 }
 
@@ -54,7 +54,7 @@ fn canonical(name: &str) -> String {
 
 /// Whether asking for `route` got `policy` (AIBrix's `prefix-cache` is the routers'
 /// `cache_aware`; `-` and `_` are the same).
-pub fn route_matches(route: &str, policy: &str) -> bool {
+pub(crate) fn route_matches(route: &str, policy: &str) -> bool {
     canonical(route) == canonical(policy)
 }
 

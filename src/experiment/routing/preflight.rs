@@ -9,11 +9,11 @@ use crate::load::wait::{INFO_TIMEOUT, TRANSPORT_MARGIN, Wait};
 use crate::metrics::gateway::{CounterSeries, GatewayDialect, counter_series};
 
 /// Cache-reset paths, vLLM's first, then SGLang's.
-pub const RESET_PATHS: [&str; 2] = ["/reset_prefix_cache", "/flush_cache"];
+pub(crate) const RESET_PATHS: [&str; 2] = ["/reset_prefix_cache", "/flush_cache"];
 
 /// Per replica, the first reset path that answers 2xx (None when neither does); each try
 /// waits at most [`INFO_TIMEOUT`], named on stderr while it lasts.
-pub async fn probe_resets(clients: &[ApiClient]) -> Vec<Option<&'static str>> {
+pub(crate) async fn probe_resets(clients: &[ApiClient]) -> Vec<Option<&'static str>> {
     let mut out = Vec::with_capacity(clients.len());
     for c in clients {
         let mut found = None;
@@ -31,7 +31,7 @@ pub async fn probe_resets(clients: &[ApiClient]) -> Vec<Option<&'static str>> {
 }
 
 /// The one warning for replicas without a cache reset (None when every replica has one).
-pub fn reset_warning(names: &[String], paths: &[Option<&'static str>]) -> Option<String> {
+pub(crate) fn reset_warning(names: &[String], paths: &[Option<&'static str>]) -> Option<String> {
     let missing: Vec<&str> = names.iter().zip(paths).filter(|(_, p)| p.is_none()).map(|(n, _)| n.as_str()).collect();
     if missing.is_empty() {
         return None;
@@ -55,7 +55,7 @@ async fn read_gateway(client: &ApiClient, url: &str) -> Option<(GatewayDialect, 
 /// The policy of a fixed-policy router at `url` (its gateway metrics page); one 1-token
 /// request through the router makes it show when its counters appear only once used. That
 /// request waits at most the first-token timeout of a short prompt, named while it lasts.
-pub async fn router_policy(client: &ApiClient, url: &str, model: &str, cfg: &RunConfig) -> Option<String> {
+pub(crate) async fn router_policy(client: &ApiClient, url: &str, model: &str, cfg: &RunConfig) -> Option<String> {
     let (dialect, series) = read_gateway(client, url).await?;
     if !fixed_policy(dialect) {
         return None;
@@ -74,7 +74,7 @@ pub async fn router_policy(client: &ApiClient, url: &str, model: &str, cfg: &Run
 /// The routes of the session: behind a fixed-policy router the single route named after its
 /// policy (also what `deployed` means); elsewhere as asked, `deployed` kept by name. The
 /// second value is the note for the log when the asked routes were replaced.
-pub fn resolve_routes(asked: &[String], policy: Option<&str>) -> (Vec<String>, Option<String>) {
+pub(crate) fn resolve_routes(asked: &[String], policy: Option<&str>) -> (Vec<String>, Option<String>) {
     let Some(policy) = policy else { return (asked.to_vec(), None) };
     if asked.len() == 1 && (asked[0] == DEPLOYED || asked[0] == policy) {
         return (vec![policy.to_string()], None);

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 /// Resets every replica's prefix cache with the path preflight found (vLLM's
 /// `reset_prefix_cache` or SGLang's `flush_cache`). Returns per replica the path used,
 /// `unsupported` (preflight found none; its one warning said what to set), or `failed: ...`.
-pub async fn reset_caches(env: &CellEnv, r: &RoutingEnv) -> BTreeMap<String, String> {
+pub(crate) async fn reset_caches(env: &CellEnv, r: &RoutingEnv) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (i, (rep, client)) in r.replicas.iter().zip(&r.replica_clients).enumerate() {
         let outcome = match r.reset_paths.get(i).copied().flatten() {
@@ -42,7 +42,7 @@ pub async fn reset_caches(env: &CellEnv, r: &RoutingEnv) -> BTreeMap<String, Str
 }
 
 /// True when every replica's cache was reset (and there was at least one replica).
-pub fn all_reset(outcomes: &BTreeMap<String, String>) -> bool {
+pub(crate) fn all_reset(outcomes: &BTreeMap<String, String>) -> bool {
     !outcomes.is_empty() && outcomes.values().all(|o| super::preflight::RESET_PATHS.contains(&format!("/{o}").as_str()))
 }
 
@@ -122,7 +122,7 @@ async fn prime_attributed(
 /// The priming retry loop: primes attempt after attempt (each on fresh candidates) until the
 /// owners allow a balanced family map; after the last attempt, settles for the best pick. An
 /// attempt ends early once balanced, or (unspread) once every candidate piled on one replica.
-pub async fn prime_until_balanced(
+pub(crate) async fn prime_until_balanced(
     names: &[String],
     families: usize,
     per_attempt: usize,
@@ -152,10 +152,10 @@ pub async fn prime_until_balanced(
 }
 
 /// How an attempt is going after some candidates: owners so far and candidates sent.
-pub type Check<'a> = dyn Fn(&Owners, usize) -> Progress + Send + Sync + 'a;
+pub(crate) type Check<'a> = dyn Fn(&Owners, usize) -> Progress + Send + Sync + 'a;
 
 /// One priming attempt: sends candidates and reports who served each.
-pub trait Primer {
+pub(crate) trait Primer {
     /// Primes `candidates` (attempt `attempt`, 1-based) one after another, asking `check`
     /// after each and stopping unless it says [`Progress::Continue`]; returns their owners.
     fn round(
@@ -206,7 +206,7 @@ impl Primer for GatewayPrimer<'_> {
 
 /// Primes candidates through the gateway until a balanced family map exists (or attempts run
 /// out), resetting the caches before every retry.
-pub async fn prime(
+pub(crate) async fn prime(
     env: &CellEnv,
     r: &RoutingEnv,
     spec: &PhaseSpec,

@@ -23,7 +23,7 @@ pub struct Families {
 
 /// The repeated block of candidate `c`: distinct from every other candidate's from its first
 /// bytes, so no two families share a cache block.
-pub fn block(seed: u64, c: usize) -> String {
+pub(crate) fn block(seed: u64, c: usize) -> String {
     let mut b = format!("Context block {c}: ");
     b.push_str(&filler_text(seed.wrapping_mul(31).wrapping_add(c as u64 + 1), 180));
     b.push('\n');
@@ -63,7 +63,7 @@ impl Families {
 }
 
 /// Chooses `repeat` so candidate 0's prefix is about `target` tokens.
-pub async fn calibrate(counter: &BoundedCounter<'_>, seed: u64, target: u64) -> anyhow::Result<Families> {
+pub(crate) async fn calibrate(counter: &BoundedCounter<'_>, seed: u64, target: u64) -> anyhow::Result<Families> {
     const SAMPLE: usize = 8;
     let unit = block(seed, 0);
     let sample = counter

@@ -3,7 +3,7 @@
 //! seconds (as in that report), not milliseconds.
 
 use super::attribution::attribute;
-pub use super::measured::{PhaseData, Setup};
+pub(crate) use super::measured::{PhaseData, Setup};
 use crate::cell::sample_window::per_token_gaps;
 use crate::load::sample::{ErrorKind, RequestSample, TokenSource};
 use crate::report::phase::{Attribution, FamilyRecord, PhaseConfig, PhaseLatency, RoutingPhase};
@@ -100,7 +100,7 @@ fn itl_secs(samples: &[RequestSample]) -> PhaseLatency {
 }
 
 /// The phase entry. `status` is `measured` unless the runner says otherwise.
-pub fn phase_entry(d: &PhaseData<'_>) -> RoutingPhase {
+pub(crate) fn phase_entry(d: &PhaseData<'_>) -> RoutingPhase {
     let mut p = RoutingPhase {
         phase: d.spec.name.clone(),
         scenario: d.spec.scenario.name.clone(),

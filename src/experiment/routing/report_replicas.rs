@@ -19,7 +19,11 @@ fn ratio(hits: Option<f64>, queries: Option<f64>) -> Option<f64> {
 /// Every replica's entry. With header attribution, `requests`, `family_counts` and the
 /// outstanding peak come from the responses; otherwise `requests` is the engine's own count
 /// of finished requests and per-family attribution is unavailable (null), never guessed.
-pub fn replicas(d: &PhaseData<'_>, owners: &[Option<String>], by_header: bool) -> BTreeMap<String, ReplicaRecord> {
+pub(crate) fn replicas(
+    d: &PhaseData<'_>,
+    owners: &[Option<String>],
+    by_header: bool,
+) -> BTreeMap<String, ReplicaRecord> {
     let peaks = outstanding_peaks(d.samples, owners);
     let mut names: Vec<String> = d.replicas.iter().map(|r| r.name.clone()).collect();
     for o in owners.iter().flatten() {
@@ -60,7 +64,7 @@ pub fn replicas(d: &PhaseData<'_>, owners: &[Option<String>], by_header: bool) -
 }
 
 /// Prefix-cache hit ratio of the phase over all replicas (hit tokens / queried tokens).
-pub fn phase_hit_ratio(d: &PhaseData<'_>) -> Option<f64> {
+pub(crate) fn phase_hit_ratio(d: &PhaseData<'_>) -> Option<f64> {
     let (mut h, mut q) = (0.0, 0.0);
     for r in d.replicas {
         if let Some(x) = deltas(d, &r.name) {

@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 use std::time::Duration;
 
 /// Send offsets of `n` requests at mean rate `rps` (requests/s), first at 0.
-pub fn arrivals(n: u32, rps: f64, arrival: Arrival, seed: u64) -> Vec<Duration> {
+pub(crate) fn arrivals(n: u32, rps: f64, arrival: Arrival, seed: u64) -> Vec<Duration> {
     let rate = if rps.is_finite() && rps > 0.0 { rps } else { 1.0 };
     let mut rng = StdRng::seed_from_u64(seed ^ 0xA5A5);
     let mut t = 0.0f64;
@@ -25,7 +25,7 @@ pub fn arrivals(n: u32, rps: f64, arrival: Arrival, seed: u64) -> Vec<Duration> 
 
 /// The family of each of `n` requests: family 0 with probability `hot_fraction`, otherwise
 /// uniform over all `families`.
-pub fn families_for(n: u32, families: u32, hot_fraction: f64, seed: u64) -> Vec<u32> {
+pub(crate) fn families_for(n: u32, families: u32, hot_fraction: f64, seed: u64) -> Vec<u32> {
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5A5A);
     let f = families.max(1);
     (0..n).map(|_| if rng.random::<f64>() < hot_fraction { 0 } else { rng.random_range(0..f) }).collect()

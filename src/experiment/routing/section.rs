@@ -14,7 +14,7 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 /// The experiment's name in the plan and the report.
-pub const KIND: ExperimentKind = ExperimentKind::Routing;
+pub(crate) const KIND: ExperimentKind = ExperimentKind::Routing;
 
 /// Prefix-cache routing phases (round x scenario x route).
 #[derive(Debug, Clone)]

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 const BALLAST_TOKENS: u64 = 4096;
 
 /// Open ballast streams; dropping (or [`Ballast::release`]) cancels them.
-pub struct Ballast {
+pub(crate) struct Ballast {
     cancel: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -32,7 +32,7 @@ pub struct Ballast {
 impl Ballast {
     /// Opens `n` ballast streams one after another under `headers`, each waited for until
     /// it streams (so the router counts it in flight) or `wait` passes.
-    pub async fn hold(env: &CellEnv, headers: &HeaderMap, n: usize, tag: &str, wait: Duration) -> Self {
+    pub(crate) async fn hold(env: &CellEnv, headers: &HeaderMap, n: usize, tag: &str, wait: Duration) -> Self {
         let cancel = CancellationToken::new();
         let mut tasks = Vec::with_capacity(n);
         for i in 0..n {
@@ -47,7 +47,7 @@ impl Ballast {
     }
 
     /// Cancels every ballast and waits for their streams to end.
-    pub async fn release(mut self) {
+    pub(crate) async fn release(mut self) {
         self.cancel.cancel();
         for t in std::mem::take(&mut self.tasks) {
             let _ = t.await;

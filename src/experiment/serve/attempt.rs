@@ -105,7 +105,7 @@ impl Tally for GapTally {
 }
 
 /// An attempt that sent no load: the vocabulary probe failed (`why`, logged).
-pub fn refused_attempt(env: &CellEnv, spec: &ServeCell, why: &str) -> ServeAttempt {
+pub(crate) fn refused_attempt(env: &CellEnv, spec: &ServeCell, why: &str) -> ServeAttempt {
     env.emit(crate::cell::control::RunnerEvent::Log(format!("{}: no load sent: {why}", spec.label)));
     let started = Instant::now();
     let mut a = summarize_serve(env, spec, started, &[], &ServeGaps::default());
@@ -148,7 +148,7 @@ fn summarize_serve(
 
 /// How long an attempt of a cell is planned to take: its arrivals span n / rate; at `inf`, a
 /// rough n / concurrency waves of `output_len` tokens at 20 ms each (unknown until measured).
-pub fn planned(num_prompts: u32, output_len: u64, conc: u32, rate: Rate) -> Duration {
+pub(crate) fn planned(num_prompts: u32, output_len: u64, conc: u32, rate: Rate) -> Duration {
     let waves = f64::from(num_prompts) / f64::from(conc.max(1));
     let wave = 0.02 * output_len as f64;
     match rate {

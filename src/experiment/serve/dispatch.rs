@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 /// Sends request i (body `body(i)`, built once it holds a permit, so at most
 /// `max_concurrency` bodies exist at once) at `start + offsets[i]`, at most `max_concurrency`
 /// in flight, and waits for all of them or `cancel`. Each finished sample goes to `tx`.
-pub async fn run_capped(
+pub(crate) async fn run_capped(
     ctx: Arc<WorkerCtx>,
     start: Instant,
     offsets: Vec<Duration>,

@@ -5,7 +5,7 @@ use crate::report::serve::ServeAttempt;
 
 /// The headline figures of a serve attempt: output tok/s, median TTFT, ITL (vLLM's, per
 /// chunk) and TPOT, and the good requests under `--goodput`.
-pub fn headline(a: &ServeAttempt) -> Headline {
+pub(crate) fn headline(a: &ServeAttempt) -> Headline {
     let m = &a.metrics;
     let requests = m.completed + m.failed;
     Headline {

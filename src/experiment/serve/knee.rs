@@ -24,7 +24,7 @@ fn serve_point(label: String, a: &ServeAttempt) -> LoadPoint {
 
 /// The knee of every serve row that has one, from `(caller's index, spec, latest attempt)`.
 /// Rows run along the rate when the cells name more than one rate, else along the concurrency.
-pub fn serve_knees<'a>(
+pub(crate) fn serve_knees<'a>(
     cells: impl IntoIterator<Item = (usize, &'a CellSpec, Option<&'a ServeAttempt>)>,
 ) -> Vec<GridKnee> {
     let cells: Vec<_> = cells.into_iter().collect();

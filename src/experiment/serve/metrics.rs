@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// What one request contributes to the figures, ms (its gaps go to [`ServeGaps`]).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RequestFigures {
+pub(crate) struct RequestFigures {
     /// The server completed it.
     pub completed: bool,
     /// Prompt tokens sent.
@@ -34,7 +34,7 @@ fn ms(d: Duration) -> f64 {
 /// its timeline: bounded distributions, exact up to [`crate::stats::gap_dist::EXACT_CAP`]
 /// values and within 0.1% beyond (docs/reports.md §1.2).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ServeGaps {
+pub(crate) struct ServeGaps {
     /// Gaps between consecutive content chunks (vLLM's ITL).
     pub chunk_ms: GapDist,
     /// The same gaps spread over their tokens (a chunk of k tokens after gap g: k values g/k).
@@ -43,7 +43,7 @@ pub struct ServeGaps {
 
 impl ServeGaps {
     /// Adds the gaps of `s` if the server completed it.
-    pub fn add(&mut self, s: &RequestSample) {
+    pub(crate) fn add(&mut self, s: &RequestSample) {
         if !s.completed() {
             return;
         }
@@ -63,7 +63,7 @@ fn describe_gaps(d: &GapDist) -> [Option<f64>; 4] {
 
 impl RequestFigures {
     /// The figures of sample `s`, whose prompt was `input_tokens` long.
-    pub fn of(s: &RequestSample, input_tokens: u64) -> Self {
+    pub(crate) fn of(s: &RequestSample, input_tokens: u64) -> Self {
         Self {
             completed: s.completed(),
             input_tokens,
@@ -74,7 +74,7 @@ impl RequestFigures {
     }
 
     /// TPOT, when the request has two output tokens or more and a first token.
-    pub fn tpot_ms(&self) -> Option<f64> {
+    pub(crate) fn tpot_ms(&self) -> Option<f64> {
         let ttft = self.ttft_ms?;
         (self.output_tokens > 1).then(|| (self.e2el_ms - ttft) / (self.output_tokens - 1) as f64)
     }
@@ -86,14 +86,19 @@ impl RequestFigures {
 }
 
 /// Mean, median, population std and p99 of `values`; all None when empty.
-pub fn describe(values: impl IntoIterator<Item = f64>) -> [Option<f64>; 4] {
+pub(crate) fn describe(values: impl IntoIterator<Item = f64>) -> [Option<f64>; 4] {
     let mut s: Samples = values.into_iter().collect();
     [s.mean(), s.percentile(50.0), s.std_dev(), s.percentile(99.0)]
 }
 
 /// The figures of `reqs` (their chunk gaps folded in `gaps`) over `duration_s`, with
 /// `request_goodput` under `slo` when given.
-pub fn serve_metrics(reqs: &[RequestFigures], gaps: &ServeGaps, duration_s: f64, slo: Option<&Slo>) -> ServeMetrics {
+pub(crate) fn serve_metrics(
+    reqs: &[RequestFigures],
+    gaps: &ServeGaps,
+    duration_s: f64,
+    slo: Option<&Slo>,
+) -> ServeMetrics {
     let ok: Vec<&RequestFigures> = reqs.iter().filter(|r| r.completed).collect();
     let per_s = |n: f64| if duration_s > 0.0 { n / duration_s } else { 0.0 };
     let input: u64 = ok.iter().map(|r| r.input_tokens).sum();

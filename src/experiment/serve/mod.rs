@@ -3,15 +3,15 @@
 //! `--random-input-len` tokens, `--random-output-len` tokens each with `ignore_eos`, gamma
 //! arrivals), reported with vLLM's metric definitions and field names.
 
-pub mod attempt;
-pub mod dispatch;
-pub mod headline;
-pub mod knee;
-pub mod metrics;
-pub mod prompts;
-pub mod schedule;
-pub mod section;
-pub mod server_check;
+pub(crate) mod attempt;
+pub(crate) mod dispatch;
+pub(crate) mod headline;
+pub(crate) mod knee;
+pub(crate) mod metrics;
+pub(crate) mod prompts;
+pub(crate) mod schedule;
+pub(crate) mod section;
+pub(crate) mod server_check;
 pub mod vocab;
 
 pub use attempt::{ServeCell, run_serve_attempt};

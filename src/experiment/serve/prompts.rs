@@ -12,7 +12,7 @@ use std::ops::Range;
 
 /// The prompt of request `index`: `input_len` ids from `range`, seeded by `seed`. Its first
 /// two ids spell out `index`, so no two requests of a cell share a cached prefix block.
-pub fn prompt_ids(input_len: u64, seed: u64, index: u32, range: Range<u32>) -> Vec<u32> {
+pub(crate) fn prompt_ids(input_len: u64, seed: u64, index: u32, range: Range<u32>) -> Vec<u32> {
     let span = (range.end - range.start).max(1);
     let mut rng = StdRng::seed_from_u64(seed ^ u64::from(index).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut ids: Vec<u32> = (0..input_len).map(|_| rng.random_range(range.clone())).collect();
@@ -24,7 +24,7 @@ pub fn prompt_ids(input_len: u64, seed: u64, index: u32, range: Range<u32>) -> V
 
 /// The streaming `/v1/completions` body of one request: the token-id prompt, `max_tokens`
 /// generated exactly (`ignore_eos`), usage on every chunk and at the end.
-pub fn completion_body(model: &str, ids: &[u32], max_tokens: u64) -> Bytes {
+pub(crate) fn completion_body(model: &str, ids: &[u32], max_tokens: u64) -> Bytes {
     let mut out = String::with_capacity(ids.len() * 6 + 256);
     let _ = write!(out, "{{\"model\":\"{}\",\"prompt\":[", json_escape(model));
     for (i, id) in ids.iter().enumerate() {

@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use std::time::Duration;
 
 /// Arrival offsets of `n` requests after the schedule's start, in order, seeded by `seed`.
-pub fn arrival_offsets(n: usize, rate: Rate, burstiness: f64, seed: u64) -> Vec<Duration> {
+pub(crate) fn arrival_offsets(n: usize, rate: Rate, burstiness: f64, seed: u64) -> Vec<Duration> {
     let Rate::PerSecond(r) = rate else { return vec![Duration::ZERO; n] };
     let mut rng = StdRng::seed_from_u64(seed);
     let scale = 1.0 / (r * burstiness);
@@ -28,7 +28,7 @@ pub fn arrival_offsets(n: usize, rate: Rate, burstiness: f64, seed: u64) -> Vec<
     offsets.into_iter().map(crate::units::secs).collect()
 }
 
-pub use crate::load::open_loop::gamma;
+pub(crate) use crate::load::open_loop::gamma;
 
 #[cfg(test)]
 mod tests {

@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// The experiment's name in the plan and the report.
-pub const KIND: ExperimentKind = ExperimentKind::Serve;
+pub(crate) const KIND: ExperimentKind = ExperimentKind::Serve;
 
 /// One cell per `--random-input-len` x `--max-concurrency` x `--request-rate` (none: `inf`).
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@
 use crate::cell::context::CellEnv;
 use crate::load::sample::RequestSample;
 use crate::metrics::poller::MetricsSnapshot;
-pub use crate::report::serve::ServerTokenCheck;
+pub(crate) use crate::report::serve::ServerTokenCheck;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ const SETTLE_WAIT: Duration = Duration::from_millis(100);
 
 /// Generated tokens between two rounds, summed over the replicas read in both; None when no
 /// replica was, or one restarted (its counter went down).
-pub fn generated_between(start: &MetricsSnapshot, end: &MetricsSnapshot) -> Option<f64> {
+pub(crate) fn generated_between(start: &MetricsSnapshot, end: &MetricsSnapshot) -> Option<f64> {
     let mut total: Option<f64> = None;
     for d in end.deltas_since(start) {
         if d.reset {
@@ -32,7 +32,7 @@ pub fn generated_between(start: &MetricsSnapshot, end: &MetricsSnapshot) -> Opti
 }
 
 /// Reads the end round (re-reading a few times while the server is short) and compares.
-pub async fn check(
+pub(crate) async fn check(
     env: &CellEnv,
     start: Option<Arc<MetricsSnapshot>>,
     samples: &[RequestSample],

@@ -168,7 +168,7 @@ fn assemble(result: Vec<(Spec, Option<f64>)>, measured: &[Vec<(Spec, Option<f64>
 }
 
 /// Every decode cell, burst cell and routing phase of `report`, in report order.
-pub fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures> {
+pub(crate) fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures> {
     let mut out = Vec::new();
     for cell in report.decode.iter().flat_map(|d| &d.cells) {
         let measured: Vec<_> = cell

@@ -3,8 +3,8 @@
 //! which way is better, and whether the change is within the noise of repeated attempts.
 //! Pure: the caller loads the reports and prints what [`render`] makes of the result.
 
-pub mod figures;
-pub mod render;
+pub(crate) mod figures;
+pub(crate) mod render;
 
 use crate::report::json::SessionReport;
 use crate::report::kind::ExperimentKind;

@@ -18,7 +18,7 @@ pub enum CompareFormat {
 
 /// Renders `c` in `format`; ends with a newline. Text and markdown have the control
 /// characters of the reports' strings escaped (`crate::text_safe`); JSON keeps them exact.
-pub fn render(c: &Comparison, format: CompareFormat) -> String {
+pub(crate) fn render(c: &Comparison, format: CompareFormat) -> String {
     match format {
         CompareFormat::Text => crate::text_safe::text(&text(c)).into_owned(),
         CompareFormat::Markdown => crate::text_safe::text(&markdown(c)).into_owned(),
@@ -27,7 +27,7 @@ pub fn render(c: &Comparison, format: CompareFormat) -> String {
 }
 
 /// A signed percentage, one decimal, with a true minus sign: `+4.1%`, `−12.0%`, `0.0%`.
-pub fn signed_pct(d: f64) -> String {
+pub(crate) fn signed_pct(d: f64) -> String {
     let r = (d * 10.0).round() / 10.0;
     match r {
         r if r > 0.0 => format!("+{r:.1}%"),
@@ -75,7 +75,7 @@ fn cells(n: usize) -> String {
 }
 
 /// The closing line: the verdict in words.
-pub fn summary_line(c: &Comparison) -> String {
+pub(crate) fn summary_line(c: &Comparison) -> String {
     let figures: usize = c.cells.iter().map(|d| d.figures.len()).sum();
     let t = c.threshold_pct;
     match c.verdict {

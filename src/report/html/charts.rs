@@ -22,12 +22,12 @@ pub(super) struct Dist {
 
 impl Dist {
     /// From a report summary.
-    pub fn of_summary(s: &Summary) -> Self {
+    pub(super) fn of_summary(s: &Summary) -> Self {
         Self { min: s.min, p50: s.p50, p90: s.p90, p99: s.p99, count: s.count }
     }
 
     /// From raw samples (nearest rank); `None` without a finite sample.
-    pub fn of_samples(values: impl Iterator<Item = f64>) -> Option<Self> {
+    pub(super) fn of_samples(values: impl Iterator<Item = f64>) -> Option<Self> {
         let mut v: Vec<f64> = values.filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);
         let rank = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
@@ -41,7 +41,7 @@ impl Dist {
     }
 
     /// From a summary when the report has one, else from the request samples' `field`.
-    pub fn of(
+    pub(super) fn of(
         summary: Option<&Summary>,
         samples: &[RequestRecord],
         field: fn(&RequestRecord) -> Option<f64>,

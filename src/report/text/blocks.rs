@@ -50,7 +50,7 @@ impl Block {
 }
 
 /// The text lines of `blocks`, without newlines; server text in them escaped ([`Block::escaped`]).
-pub fn text_lines(blocks: &[Block], opts: RenderOptions) -> Vec<String> {
+pub(crate) fn text_lines(blocks: &[Block], opts: RenderOptions) -> Vec<String> {
     let mut out = Vec::new();
     for block in blocks.iter().map(Block::escaped) {
         match &block {
@@ -68,7 +68,7 @@ pub fn text_lines(blocks: &[Block], opts: RenderOptions) -> Vec<String> {
 }
 
 /// The text of `blocks`: their lines joined by `\n`, without a trailing newline.
-pub fn render_text_blocks(blocks: &[Block], opts: RenderOptions) -> String {
+pub(crate) fn render_text_blocks(blocks: &[Block], opts: RenderOptions) -> String {
     text_lines(blocks, opts).join("\n")
 }
 

@@ -61,7 +61,7 @@ const BURST_LEGEND: &str = "Burst cells show output tok/s over the whole burst, 
 static MISSING_CELL: BurstCellView = BurstCellView::NotRun;
 
 /// The Phase 3 panel followed by the burst table and its legend.
-pub fn burst_blocks(burst: &BurstView) -> Vec<Block> {
+pub(crate) fn burst_blocks(burst: &BurstView) -> Vec<Block> {
     let panel = Panel::new("Phase 3", &[BURST_HEAD, BURST_BODY]);
     let mut legend = vec![BURST_LEGEND];
     let cells = || displayed_cells(burst);

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::blocks::{Block, render_text_blocks};
+use super::blocks::Block;
 use super::burst::{BurstView, burst_blocks};
 use super::format::CORNER;
 use super::format::{
@@ -10,7 +10,7 @@ use super::format::{
     fmt_opt_tps, fmt_running_suffix, fmt_tps, fmt_ttft_itl,
 };
 use super::panel::Panel;
-use super::table::{RenderOptions, Row, Table};
+use super::table::{Row, Table};
 
 /// Everything the decode report shows, as plain owned data (no link to the rest of the crate).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -48,7 +48,7 @@ pub struct KneeMark {
 }
 
 /// The mark of a knee cell.
-pub const KNEE_MARK: &str = "K";
+pub(crate) const KNEE_MARK: &str = "K";
 
 /// Outcome of one (ctx, conc) cell of the sustained decode matrix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,12 +130,13 @@ static MISSING_CELL: CellView = CellView::NotRun;
 /// Layout and notation follow `tests/fixtures/seed_000.txt` (docs/reports.md §1): version line, Phase 2 panel,
 /// aggregate (with dim TTFT/ITL), per-request and latency matrices with their legends,
 /// the Phase 3 panel (plus burst table when run), then the Primary Summary.
-pub fn render_decode(view: &DecodeView, opts: RenderOptions) -> String {
-    render_text_blocks(&decode_blocks(view), opts)
+#[cfg(test)]
+pub(crate) fn render_decode(view: &DecodeView, opts: super::table::RenderOptions) -> String {
+    super::blocks::render_text_blocks(&decode_blocks(view), opts)
 }
 
-/// The decode report as blocks, in the order [`render_decode`] draws them.
-pub fn decode_blocks(view: &DecodeView) -> Vec<Block> {
+/// The decode report as blocks, in the order the text report draws them.
+pub(crate) fn decode_blocks(view: &DecodeView) -> Vec<Block> {
     let mut out = vec![Block::Heading(format!("llm-decode-bench v{}", view.tool_version))];
     out.push(Block::Panel(Panel::new("Phase 2", &[SUSTAINED_HEAD, SUSTAINED_BODY])));
     out.push(Block::Table(marked(view, matrix(view, AGGREGATE_TITLE, aggregate_cell))));

@@ -11,7 +11,7 @@ use crate::report::status::CellOutcome;
 const LEGEND: &str = "Output tok/s over each cell's last attempt, (Ne) its failed requests; own figures as the experiment names them; — missing, · not run.";
 
 /// The blocks of `section`: its table and legend (none without cells).
-pub fn extension_blocks(section: &ExtensionSection) -> Vec<Block> {
+pub(crate) fn extension_blocks(section: &ExtensionSection) -> Vec<Block> {
     if section.cells.is_empty() {
         return Vec::new();
     }

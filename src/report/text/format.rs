@@ -4,32 +4,32 @@
 pub(crate) const CORNER: &str = "ctx \\ conc";
 
 /// Cell skipped because it does not fit in the KV cache.
-pub const SKIPPED: &str = "∅";
+pub(crate) const SKIPPED: &str = "∅";
 /// Value not applicable to this cell (e.g. per-request tok/s of an errored cell).
-pub const NOT_APPLICABLE: &str = "-";
+pub(crate) const NOT_APPLICABLE: &str = "-";
 /// Value that applies but was not observed (e.g. no stream produced two tokens).
-pub const MISSING: &str = "—";
+pub(crate) const MISSING: &str = "—";
 /// Cell that was never run (skipped by the operator or the session was interrupted).
-pub const NOT_RUN: &str = "·";
+pub(crate) const NOT_RUN: &str = "·";
 
 /// Legend line explaining [`SKIPPED`], shown when a matrix contains it.
-pub const SKIPPED_LEGEND: &str = "∅ = skipped/hidden because the cell does not fit in KV cache; \
+pub(crate) const SKIPPED_LEGEND: &str = "∅ = skipped/hidden because the cell does not fit in KV cache; \
     exact deficit is kept in JSON timeout_reason";
 /// Legend line explaining [`NOT_RUN`], shown when a matrix contains it.
-pub const NOT_RUN_LEGEND: &str = "· = not run: skipped by the operator or the session ended before this cell";
+pub(crate) const NOT_RUN_LEGEND: &str = "· = not run: skipped by the operator or the session ended before this cell";
 
 /// Throughput in tok/s with one decimal: `146.7`; non-finite values are [`MISSING`].
-pub fn fmt_tps(tok_per_s: f64) -> String {
+pub(crate) fn fmt_tps(tok_per_s: f64) -> String {
     if tok_per_s.is_finite() { format!("{tok_per_s:.1}") } else { MISSING.to_string() }
 }
 
 /// Optional throughput in tok/s: `146.7`, or [`MISSING`] when absent.
-pub fn fmt_opt_tps(tok_per_s: Option<f64>) -> String {
+pub(crate) fn fmt_opt_tps(tok_per_s: Option<f64>) -> String {
     tok_per_s.map_or_else(|| MISSING.to_string(), fmt_tps)
 }
 
 /// Average running requests rounded to an integer (negative or non-finite gives 0).
-pub fn running_rounded(running_avg: f64) -> u64 {
+pub(crate) fn running_rounded(running_avg: f64) -> u64 {
     if running_avg.is_finite() && running_avg > 0.0 {
         // Saturating float-to-int conversion; values are small request counts.
         running_avg.round() as u64
@@ -39,7 +39,7 @@ pub fn running_rounded(running_avg: f64) -> u64 {
 }
 
 /// Whether the `(X/Y)` suffix is shown: running known (finite) and capacity-limited or X < Y.
-pub fn shows_running(running_avg: Option<f64>, requested: u32, capacity_limited: bool) -> bool {
+pub(crate) fn shows_running(running_avg: Option<f64>, requested: u32, capacity_limited: bool) -> bool {
     running_avg.is_some_and(|r| r.is_finite() && (capacity_limited || running_rounded(r) < u64::from(requested)))
 }
 
@@ -47,7 +47,7 @@ pub fn shows_running(running_avg: Option<f64>, requested: u32, capacity_limited:
 ///
 /// `(X/Y)` appears per [`shows_running`]; `*` marks a capacity-limited cell (or one whose
 /// warmup timed out).
-pub fn fmt_running_suffix(running_avg: Option<f64>, requested: u32, capacity_limited: bool) -> String {
+pub(crate) fn fmt_running_suffix(running_avg: Option<f64>, requested: u32, capacity_limited: bool) -> String {
     let star = if capacity_limited { "*" } else { "" };
     match running_avg {
         Some(r) if shows_running(running_avg, requested, capacity_limited) => {
@@ -58,17 +58,17 @@ pub fn fmt_running_suffix(running_avg: Option<f64>, requested: u32, capacity_lim
 }
 
 /// The error-count suffix: ` (2e)` when `errors > 0`, otherwise empty.
-pub fn fmt_error_suffix(errors: u64) -> String {
+pub(crate) fn fmt_error_suffix(errors: u64) -> String {
     if errors > 0 { format!(" ({errors}e)") } else { String::new() }
 }
 
 /// A cell where every request errored: `0.0 (1e)`.
-pub fn fmt_errored(errors: u64) -> String {
+pub(crate) fn fmt_errored(errors: u64) -> String {
     format!("0.0 ({errors}e)")
 }
 
 /// Compact milliseconds for the TTFT/ITL detail: `76` below 1000, else `7k`, `10k`, `27k`.
-pub fn fmt_ms_compact(ms: Option<f64>) -> String {
+pub(crate) fn fmt_ms_compact(ms: Option<f64>) -> String {
     match ms {
         Some(v) if v.is_finite() => {
             if v.abs() < 999.5 {
@@ -82,12 +82,12 @@ pub fn fmt_ms_compact(ms: Option<f64>) -> String {
 }
 
 /// The dim TTFT/ITL detail in ms: `76/7`, `7k/11`; a missing part is `—`.
-pub fn fmt_ttft_itl(ttft_ms: Option<f64>, itl_ms: Option<f64>) -> String {
+pub(crate) fn fmt_ttft_itl(ttft_ms: Option<f64>, itl_ms: Option<f64>) -> String {
     format!("{}/{}", fmt_ms_compact(ttft_ms), fmt_ms_compact(itl_ms))
 }
 
 /// Request latency in ms: `812` below 1000, else thousands with one decimal: `56.5k`.
-pub fn fmt_latency_ms(ms: Option<f64>) -> String {
+pub(crate) fn fmt_latency_ms(ms: Option<f64>) -> String {
     match ms {
         Some(v) if v.is_finite() => {
             if v.abs() < 999.5 {
@@ -101,7 +101,7 @@ pub fn fmt_latency_ms(ms: Option<f64>) -> String {
 }
 
 /// Latency p50/p90 in ms: `56.5k/57.6k`; `—/—` when no request completed.
-pub fn fmt_latency_pair(p50_ms: Option<f64>, p90_ms: Option<f64>) -> String {
+pub(crate) fn fmt_latency_pair(p50_ms: Option<f64>, p90_ms: Option<f64>) -> String {
     format!("{}/{}", fmt_latency_ms(p50_ms), fmt_latency_ms(p90_ms))
 }
 

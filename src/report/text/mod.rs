@@ -4,25 +4,29 @@
 //! Notation: `(X/Y)*` running/requested and capacity flag, `(Ne)` errors, `∅` skipped
 //! (does not fit in KV cache), `-` not applicable, `—` missing value, `·` not run.
 
-pub mod blocks;
-pub mod burst;
-pub mod decode;
-pub mod extension;
-pub mod format;
-pub mod panel;
-pub mod routing;
-pub mod serve;
-pub mod table;
-pub mod width;
+pub(crate) mod blocks;
+pub(crate) mod burst;
+pub(crate) mod decode;
+pub(crate) mod extension;
+pub(crate) mod format;
+pub(crate) mod panel;
+pub(crate) mod routing;
+pub(crate) mod serve;
+pub(crate) mod table;
+pub(crate) mod width;
 mod wrap;
 
 #[cfg(test)]
 mod tests;
 
-pub use blocks::{Block, render_text_blocks};
-pub use burst::{BurstCell, BurstCellView, BurstView};
-pub use decode::{CellView, DecodeView, KneeMark, MeasuredCell, decode_blocks, render_decode};
-pub use panel::{PANEL_WIDTH, Panel, wrap};
-pub use routing::{render_routing, routing_blocks};
-pub use serve::{ServeCellView, ServeView, serve_blocks};
-pub use table::{BoxStyle, RenderOptions, Row, Table};
+pub(crate) use blocks::{Block, render_text_blocks};
+pub(crate) use burst::{BurstCell, BurstCellView, BurstView};
+#[cfg(test)]
+pub(crate) use decode::render_decode;
+pub(crate) use decode::{CellView, DecodeView, KneeMark, MeasuredCell, decode_blocks};
+#[cfg(test)]
+pub(crate) use panel::PANEL_WIDTH;
+pub(crate) use panel::{Panel, wrap};
+pub(crate) use routing::routing_blocks;
+pub(crate) use serve::{ServeCellView, ServeView, serve_blocks};
+pub(crate) use table::{BoxStyle, RenderOptions, Row, Table};

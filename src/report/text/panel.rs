@@ -3,10 +3,10 @@
 use super::table::BoxStyle;
 use super::width::{display_width, pad_right};
 use super::wrap::fold;
-pub use super::wrap::wrap;
+pub(crate) use super::wrap::wrap;
 
 /// Width of the report's panels and legend paragraphs, in columns.
-pub const PANEL_WIDTH: usize = 80;
+pub(crate) const PANEL_WIDTH: usize = 80;
 
 /// Wrap each paragraph to the panel width, one after another.
 pub(crate) fn wrap_paragraphs(paragraphs: &[&str]) -> Vec<String> {

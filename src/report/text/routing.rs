@@ -1,9 +1,9 @@
 //! Headless summary of a routing experiment: one table per scenario, the routes (per round)
 //! side by side with goodput, TTFT, throughput, the per-replica request split and hit ratio.
 
-use super::blocks::{Block, render_text_blocks};
+use super::blocks::Block;
 use super::panel::Panel;
-use super::table::{RenderOptions, Row, Table};
+use super::table::{Row, Table};
 use crate::report::phase::RoutingPhase;
 use crate::report::status::AttemptStatus;
 
@@ -47,12 +47,13 @@ fn row(phase: &RoutingPhase, rounds: bool) -> Row {
 }
 
 /// The routing summary of a report's phases (empty without phases).
-pub fn render_routing(phases: &[RoutingPhase], opts: RenderOptions) -> String {
-    render_text_blocks(&routing_blocks(phases), opts)
+#[cfg(test)]
+pub(crate) fn render_routing(phases: &[RoutingPhase], opts: super::table::RenderOptions) -> String {
+    super::blocks::render_text_blocks(&routing_blocks(phases), opts)
 }
 
 /// The routing summary as blocks: its panel, then one table per scenario (none without phases).
-pub fn routing_blocks(phases: &[RoutingPhase]) -> Vec<Block> {
+pub(crate) fn routing_blocks(phases: &[RoutingPhase]) -> Vec<Block> {
     if phases.is_empty() {
         return Vec::new();
     }
@@ -77,6 +78,7 @@ pub fn routing_blocks(phases: &[RoutingPhase]) -> Vec<Block> {
 mod tests {
     use super::*;
     use crate::report::phase::{PhaseLatency, ReplicaRecord};
+    use crate::report::text::table::RenderOptions;
 
     fn phase(name: &str, sc: &str, route: &str, a: u64, b: u64) -> RoutingPhase {
         let replica = |n| ReplicaRecord { requests: Some(n), ..ReplicaRecord::default() };

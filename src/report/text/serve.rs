@@ -47,7 +47,7 @@ const SERVE_LEGEND: &str = "Serve cells (vllm bench serve's workload and definit
     ∅ = skipped (the input len does not fit the model); · = not run.";
 
 /// The serve table and its legend.
-pub fn serve_blocks(view: &ServeView) -> Vec<Block> {
+pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
     let mut header = vec!["in \\ load".to_string()];
     header.extend(view.columns.iter().cloned());
     let mut table = Table::new(SERVE_TITLE, header);

@@ -3,7 +3,7 @@
 use unicode_width::UnicodeWidthChar;
 
 /// Terminal display width of `s` in cells, skipping ANSI CSI escape sequences.
-pub fn display_width(s: &str) -> usize {
+pub(crate) fn display_width(s: &str) -> usize {
     let mut width = 0;
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -30,13 +30,13 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 }
 
 /// `s` followed by spaces up to `width` display cells (unchanged if already wider).
-pub fn pad_right(s: &str, width: usize) -> String {
+pub(crate) fn pad_right(s: &str, width: usize) -> String {
     let fill = width.saturating_sub(display_width(s));
     format!("{s}{}", " ".repeat(fill))
 }
 
 /// `s` preceded by spaces up to `width` display cells (unchanged if already wider).
-pub fn pad_left(s: &str, width: usize) -> String {
+pub(crate) fn pad_left(s: &str, width: usize) -> String {
     let fill = width.saturating_sub(display_width(s));
     format!("{}{s}", " ".repeat(fill))
 }

@@ -8,7 +8,7 @@ use unicode_width::UnicodeWidthChar;
 /// Each word keeps the whitespace that follows it, so a broken line keeps its trailing
 /// space (as `tests/fixtures/seed_000.txt` shows) unless that space would exceed `width`. Words wider
 /// than `width` are folded. Embedded `\n` start a new line; empty text gives one empty line.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     text.split('\n').flat_map(|line| wrap_line(line, width)).collect()
 }

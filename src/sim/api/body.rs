@@ -8,7 +8,7 @@ use xxhash_rust::xxh64::Xxh64;
 
 /// Which OpenAI endpoint a request came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
+pub(crate) enum Endpoint {
     /// `/v1/completions` (legacy text completions).
     Completions,
     /// `/v1/chat/completions`.
@@ -51,7 +51,7 @@ struct RawRequest {
 
 /// A validated request, ready for the engine (every mode's: vLLM's, SGLang's, llama.cpp's).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The endpoint it came to.
     pub endpoint: Endpoint,
     /// Prompt token ids (llama.cpp: empty for an empty completion prompt, answered at once).
@@ -72,7 +72,7 @@ pub struct Prepared {
 
 /// Limits the replica enforces.
 #[derive(Debug, Clone)]
-pub struct Limits<'a> {
+pub(crate) struct Limits<'a> {
     /// Served model name.
     pub model: &'a str,
     /// Longest prompt + output, tokens.
@@ -80,7 +80,7 @@ pub struct Limits<'a> {
 }
 
 /// Parses the body of a completion or chat request and applies vLLM's validation.
-pub fn prepare(body: &[u8], endpoint: Endpoint, limits: &Limits<'_>) -> Result<Prepared, ApiError> {
+pub(crate) fn prepare(body: &[u8], endpoint: Endpoint, limits: &Limits<'_>) -> Result<Prepared, ApiError> {
     let raw: RawRequest =
         serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid request body: {e}"), None))?;
     if let Some(m) = raw.model.as_deref().filter(|m| *m != limits.model) {
@@ -108,18 +108,18 @@ pub fn prepare(body: &[u8], endpoint: Endpoint, limits: &Limits<'_>) -> Result<P
 
 /// Tokens a request generates before its modelled EOS, from its seed: 16 to 511 in every
 /// mode (`ignore_eos` runs to the limit instead).
-pub fn natural_length(seed: u64) -> u32 {
+pub(crate) fn natural_length(seed: u64) -> u32 {
     16 + (seed % 496) as u32
 }
 
 /// A boolean field of a request body at JSON `pointer` (`/ignore_eos`,
 /// `/stream_options/include_usage`); false when absent or not a boolean.
-pub fn flag(body: &Value, pointer: &str) -> bool {
+pub(crate) fn flag(body: &Value, pointer: &str) -> bool {
     body.pointer(pointer).and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// A stable hash of the prompt's first 4096 token ids (seeds the modelled output length).
-pub fn prompt_seed(tokens: &[u32]) -> u64 {
+pub(crate) fn prompt_seed(tokens: &[u32]) -> u64 {
     let mut h = Xxh64::new(7);
     for t in tokens.iter().take(4096) {
         h.update(&t.to_le_bytes());
@@ -192,7 +192,7 @@ fn chat_messages(messages: Option<&[RawMessage]>) -> Result<Vec<ChatMessage>, Ap
 }
 
 /// The text of a chat message's content: a string, or the `text` parts of a list.
-pub fn message_text(content: &Value) -> String {
+pub(crate) fn message_text(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(parts) => {

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 /// The constant parts of every chunk of one response.
 #[derive(Debug, Clone)]
-pub struct ChunkFormat {
+pub(crate) struct ChunkFormat {
     /// `chatcmpl-…` or `cmpl-…`.
     pub id: String,
     /// Unix seconds.
@@ -67,7 +67,7 @@ impl ChunkFormat {
     }
 
     /// vLLM's first chat chunk: the assistant role with empty content.
-    pub fn role_chunk(&self) -> Bytes {
+    pub(crate) fn role_chunk(&self) -> Bytes {
         let mut out = String::with_capacity(256);
         self.open(&mut out);
         out.push_str("{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}");
@@ -77,7 +77,7 @@ impl ChunkFormat {
 
     /// A chunk carrying output tokens `from..to` (indices into the output), optionally the
     /// last one with its finish reason.
-    pub fn token_chunk(&self, from: u64, to: u64, finish: Option<&str>) -> Bytes {
+    pub(crate) fn token_chunk(&self, from: u64, to: u64, finish: Option<&str>) -> Bytes {
         let mut out = String::with_capacity(256 + 8 * (to - from) as usize);
         self.open(&mut out);
         let text: String = (from..to).map(|i| output_word(self.seed, i)).collect();
@@ -102,7 +102,7 @@ impl ChunkFormat {
     }
 
     /// The final usage-only chunk (`choices: []`), with the cached-token detail.
-    pub fn usage_chunk(&self, completion: u64, cached: u64) -> Bytes {
+    pub(crate) fn usage_chunk(&self, completion: u64, cached: u64) -> Bytes {
         let mut out = String::with_capacity(256);
         self.open(&mut out);
         out.push_str("],");
@@ -117,13 +117,13 @@ impl ChunkFormat {
     }
 
     /// An error event after streaming started, as vLLM sends it.
-    pub fn error_event(message: &str, code: u16) -> Bytes {
+    pub(crate) fn error_event(message: &str, code: u16) -> Bytes {
         let body = serde_json::json!({"error": {"message": message, "type": "InternalServerError", "param": null, "code": code}});
         Bytes::from(format!("data: {body}\n\n"))
     }
 
     /// The malformed chunk fault: a cut-off JSON object.
-    pub fn malformed(&self) -> Bytes {
+    pub(crate) fn malformed(&self) -> Bytes {
         Bytes::from(format!(
             "data: {{\"id\":\"{}\",\"object\":\"{}\",\"choices\":[{{\"delta\":{{\"content\":\"bro\n\n",
             self.id,
@@ -132,7 +132,7 @@ impl ChunkFormat {
     }
 
     /// The whole non-streaming response body.
-    pub fn full_body(&self, generated: u64, finish: &str, cached: u64) -> serde_json::Value {
+    pub(crate) fn full_body(&self, generated: u64, finish: &str, cached: u64) -> serde_json::Value {
         let text: String = (0..generated).map(|i| output_word(self.seed, i)).collect();
         let model: serde_json::Value = serde_json::from_str(&self.model_json).unwrap_or_default();
         let choice = match self.endpoint {
@@ -155,7 +155,7 @@ impl ChunkFormat {
 }
 
 /// The end-of-stream marker.
-pub const DONE: &[u8] = b"data: [DONE]\n\n";
+pub(crate) const DONE: &[u8] = b"data: [DONE]\n\n";
 
 /// Helpers of the chunk and stream unit tests of every mode.
 #[cfg(test)]
@@ -163,7 +163,12 @@ pub(crate) mod test_support {
     use super::{Bytes, ChunkFormat, Endpoint};
 
     /// A format with id `x`, created 1, model `m` and `include_usage` on.
-    pub fn test_format(endpoint: Endpoint, prompt_tokens: u64, continuous_usage: bool, seed: u64) -> ChunkFormat {
+    pub(crate) fn test_format(
+        endpoint: Endpoint,
+        prompt_tokens: u64,
+        continuous_usage: bool,
+        seed: u64,
+    ) -> ChunkFormat {
         ChunkFormat {
             id: "x".into(),
             created: 1,
@@ -177,7 +182,7 @@ pub(crate) mod test_support {
     }
 
     /// The JSON payload of one `data: …` chunk.
-    pub fn json_of(chunk: &Bytes) -> serde_json::Value {
+    pub(crate) fn json_of(chunk: &Bytes) -> serde_json::Value {
         let s = std::str::from_utf8(chunk).unwrap();
         serde_json::from_str(s.strip_prefix("data: ").unwrap().trim_end()).unwrap()
     }

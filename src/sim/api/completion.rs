@@ -19,12 +19,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 /// `POST /v1/completions`.
-pub async fn completions(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Response {
+pub(super) async fn completions(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Response {
     handle(st, body, Endpoint::Completions).await
 }
 
 /// `POST /v1/chat/completions`.
-pub async fn chat(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Response {
+pub(super) async fn chat(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Response {
     handle(st, body, Endpoint::Chat).await
 }
 

@@ -6,7 +6,7 @@ use serde_json::json;
 
 /// An error answered before any token is streamed.
 #[derive(Debug, Clone)]
-pub struct ApiError {
+pub(crate) struct ApiError {
     /// HTTP status.
     pub status: StatusCode,
     /// OpenAI error type (`BadRequestError`, ...).
@@ -19,27 +19,27 @@ pub struct ApiError {
 
 impl ApiError {
     /// HTTP 400 `BadRequestError`.
-    pub fn bad_request(message: String, param: Option<&'static str>) -> Self {
+    pub(crate) fn bad_request(message: String, param: Option<&'static str>) -> Self {
         Self { status: StatusCode::BAD_REQUEST, kind: "BadRequestError", message, param }
     }
 
     /// HTTP 400 for prompt + output over `max_model_len` (param `input_tokens`).
-    pub fn context_overflow(message: String) -> Self {
+    pub(crate) fn context_overflow(message: String) -> Self {
         Self::bad_request(message, Some("input_tokens"))
     }
 
     /// HTTP 404 `NotFoundError`.
-    pub fn not_found(message: String) -> Self {
+    pub(crate) fn not_found(message: String) -> Self {
         Self { status: StatusCode::NOT_FOUND, kind: "NotFoundError", message, param: Some("model") }
     }
 
     /// Any other status with an error type.
-    pub fn status(status: StatusCode, kind: &'static str, message: String) -> Self {
+    pub(crate) fn status(status: StatusCode, kind: &'static str, message: String) -> Self {
         Self { status, kind, message, param: None }
     }
 
     /// The JSON body.
-    pub fn body(&self) -> serde_json::Value {
+    pub(crate) fn body(&self) -> serde_json::Value {
         json!({"error": {"message": self.message, "type": self.kind, "param": self.param, "code": self.status.as_u16()}})
     }
 }

@@ -16,12 +16,12 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// The version string `/version` reports.
-pub fn version_string() -> String {
+pub(super) fn version_string() -> String {
     format!("{}+sim", env!("CARGO_PKG_VERSION"))
 }
 
 /// `GET /v1/models`, with `max_model_len` as vLLM reports it.
-pub async fn models(State(st): State<Arc<ReplicaState>>) -> Json<Value> {
+pub(super) async fn models(State(st): State<Arc<ReplicaState>>) -> Json<Value> {
     Json(json!({
         "object": "list",
         "data": [{
@@ -32,7 +32,7 @@ pub async fn models(State(st): State<Arc<ReplicaState>>) -> Json<Value> {
 }
 
 /// `POST /tokenize`: `{prompt}` or `{messages, add_generation_prompt}`.
-pub async fn tokenize(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Response {
+pub(super) async fn tokenize(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Response {
     let Ok(v) = serde_json::from_slice::<Value>(&body) else {
         return ApiError::bad_request("invalid request body".into(), None).into_response();
     };
@@ -54,17 +54,17 @@ pub async fn tokenize(State(st): State<Arc<ReplicaState>>, body: Bytes) -> Respo
 }
 
 /// `GET /health`.
-pub async fn health() -> StatusCode {
+pub(super) async fn health() -> StatusCode {
     StatusCode::OK
 }
 
 /// `GET /version`.
-pub async fn version() -> Json<Value> {
+pub(super) async fn version() -> Json<Value> {
     Json(json!({ "version": version_string() }))
 }
 
 /// `POST /reset_prefix_cache`.
-pub async fn reset_prefix_cache(State(st): State<Arc<ReplicaState>>) -> Response {
+pub(super) async fn reset_prefix_cache(State(st): State<Arc<ReplicaState>>) -> Response {
     let (tx, rx) = tokio::sync::oneshot::channel();
     if !st.engine.send(EngineMsg::ResetPrefixCache(tx)) || rx.await.is_err() {
         return ApiError::status(
@@ -78,7 +78,7 @@ pub async fn reset_prefix_cache(State(st): State<Arc<ReplicaState>>) -> Response
 }
 
 /// `GET /metrics` in the replica's dialect, subject to the metrics faults.
-pub async fn metrics(State(st): State<Arc<ReplicaState>>) -> Response {
+pub(super) async fn metrics(State(st): State<Arc<ReplicaState>>) -> Response {
     let fault = {
         let mut rng = st.rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         st.faults.draw_metrics(&mut *rng)
@@ -99,7 +99,7 @@ pub async fn metrics(State(st): State<Arc<ReplicaState>>) -> Response {
 }
 
 /// Every endpoint while the replica is down ([`crate::sim::faults::Power`]): HTTP 503.
-pub async fn unless_down(
+pub(super) async fn unless_down(
     State(st): State<Arc<ReplicaState>>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
@@ -111,6 +111,6 @@ pub async fn unless_down(
 }
 
 /// Anything else: 404 in the OpenAI error shape.
-pub async fn not_found() -> Response {
+pub(super) async fn not_found() -> Response {
     ApiError::status(StatusCode::NOT_FOUND, "NotFoundError", "Not Found".into()).into_response()
 }

@@ -1,9 +1,9 @@
 //! The HTTP API of one simulated replica (vLLM's OpenAI-compatible server surface).
 
-pub mod body;
+pub(crate) mod body;
 pub(crate) mod chunks;
 mod completion;
-pub mod error;
+pub(crate) mod error;
 mod misc;
 pub(crate) mod stream;
 
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 /// Everything a replica's handlers share.
 #[derive(Debug)]
-pub struct ReplicaState {
+pub(crate) struct ReplicaState {
     /// Replica name (`sim-a`, ...).
     pub name: String,
     /// Served model name.
@@ -51,7 +51,7 @@ pub struct ReplicaState {
 }
 
 /// The axum router of one replica.
-pub fn router(state: Arc<ReplicaState>) -> Router {
+pub(crate) fn router(state: Arc<ReplicaState>) -> Router {
     let mut r = Router::new()
         .route("/v1/completions", post(completion::completions))
         .route("/v1/chat/completions", post(completion::chat))

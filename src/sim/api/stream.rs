@@ -17,7 +17,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 /// A mid-stream fault and the number of tokens after which it strikes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StreamFault {
+pub(crate) struct StreamFault {
     /// Which fault.
     pub kind: RequestFault,
     /// Output tokens streamed before it strikes.
@@ -27,7 +27,7 @@ pub struct StreamFault {
 impl StreamFault {
     /// Draws the fault of one completion request on `replica` (tallied there), striking after
     /// 1 to half of the `stop_after` tokens it will generate. The same draw for every mode.
-    pub fn draw(replica: &ReplicaState, stop_after: u32) -> Option<Self> {
+    pub(crate) fn draw(replica: &ReplicaState, stop_after: u32) -> Option<Self> {
         let mut rng = replica.rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let drawn = replica.faults.draw_request(&mut *rng);
         replica.tally.record(drawn);
@@ -38,7 +38,7 @@ impl StreamFault {
 }
 
 /// The chunks of one mode's stream; [`sse_stream`] decides when each goes out.
-pub trait SseChunks: Send + 'static {
+pub(crate) trait SseChunks: Send + 'static {
     /// Chat or completions (a chat stream opens with [`SseChunks::role`]).
     fn endpoint(&self) -> Endpoint;
     /// The first chat chunk: the assistant role.
@@ -86,7 +86,7 @@ impl SseChunks for ChunkFormat {
 
 /// Where modes differ in when chunks go out.
 #[derive(Debug, Clone, Copy)]
-pub struct Pacing {
+pub(crate) struct Pacing {
     /// Tokens per chunk (`stream_interval`); the first token goes out at once.
     pub interval: u32,
     /// Read every queued engine event before writing (SGLang's tokenizer sees one output
@@ -184,7 +184,7 @@ impl<C: SseChunks> State<C> {
 
 /// The SSE body of a vLLM streaming response: chunks every `interval` tokens, event by
 /// event, the request aborted as soon as the client goes away.
-pub fn sse_body(
+pub(crate) fn sse_body(
     rx: UnboundedReceiver<TokenEvent>,
     fmt: ChunkFormat,
     interval: u32,
@@ -194,7 +194,7 @@ pub fn sse_body(
 }
 
 /// The SSE body of a streaming response made of `chunks`, paced by `pacing`.
-pub fn sse_stream<C: SseChunks>(
+pub(crate) fn sse_stream<C: SseChunks>(
     rx: UnboundedReceiver<TokenEvent>,
     chunks: C,
     pacing: Pacing,

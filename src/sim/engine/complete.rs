@@ -17,7 +17,7 @@ impl Scheduler {
     /// Applies the planned step as finished at `at`: computed tokens advance, full prompt
     /// blocks are published to the prefix cache, each request whose last token was computed
     /// samples one token, and finished or abandoned requests release their blocks.
-    pub fn complete(&mut self, at: Instant) {
+    pub(crate) fn complete(&mut self, at: Instant) {
         let bs = self.params.block_size;
         let mut st = self.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let kv = &mut self.kv;
@@ -71,7 +71,7 @@ impl Scheduler {
     }
 
     /// Refreshes the gauges without running a step (after submissions or aborts).
-    pub fn publish(&self) {
+    pub(crate) fn publish(&self) {
         let mut st = self.stats.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         publish_gauges(&mut st, &self.kv, self.running.len(), self.waiting.len());
     }

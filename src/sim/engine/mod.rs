@@ -11,8 +11,8 @@
 mod request;
 mod sched;
 
-pub use request::{EngineRequest, FinishReason, TokenEvent};
-pub use sched::{Scheduler, StepCost};
+pub(crate) use request::{EngineRequest, FinishReason, TokenEvent};
+pub(crate) use sched::Scheduler;
 
 use crate::sim::params::EngineParams;
 use crate::sim::stats::ReplicaStats;
@@ -23,7 +23,7 @@ use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 /// Longest lag behind schedule the engine makes up for by running steps back to back.
-pub const MAX_CATCH_UP: Duration = Duration::from_millis(2);
+pub(crate) const MAX_CATCH_UP: Duration = Duration::from_millis(2);
 
 /// Wait before planning again when requests wait but none can run.
 const RETRY: Duration = Duration::from_micros(200);
@@ -50,7 +50,7 @@ impl EngineClock {
 
 /// A message to the engine.
 #[derive(Debug)]
-pub enum EngineMsg {
+pub(crate) enum EngineMsg {
     /// Queue a request.
     Submit(Box<EngineRequest>),
     /// Forget every cached prefix, then reply.
@@ -65,7 +65,7 @@ pub enum EngineMsg {
 /// The handle HTTP handlers use to reach a replica's engine. The engine ends when every
 /// handle is dropped.
 #[derive(Debug, Clone)]
-pub struct EngineHandle {
+pub(crate) struct EngineHandle {
     tx: UnboundedSender<EngineMsg>,
     /// Live statistics the engine publishes every step.
     pub stats: Arc<Mutex<ReplicaStats>>,
@@ -74,14 +74,9 @@ pub struct EngineHandle {
 }
 
 impl EngineHandle {
-    /// Starts the engine thread for one replica.
-    pub fn spawn(name: &str, params: EngineParams) -> std::io::Result<Self> {
-        Self::spawn_on(name, params, EngineClock::Thread)
-    }
-
     /// Starts the engine of one replica on `clock` ([`EngineClock::Tokio`] spawns a task on
     /// the current tokio runtime, so it must be called inside one).
-    pub fn spawn_on(name: &str, params: EngineParams, clock: EngineClock) -> std::io::Result<Self> {
+    pub(crate) fn spawn_on(name: &str, params: EngineParams, clock: EngineClock) -> std::io::Result<Self> {
         let stats = Arc::new(Mutex::new(ReplicaStats::default()));
         let (tx, rx) = unbounded_channel();
         let sched = Scheduler::new(params.clone(), stats.clone()).on_clock(clock);
@@ -95,7 +90,7 @@ impl EngineHandle {
     }
 
     /// Sends a message; false if the engine is gone.
-    pub fn send(&self, msg: EngineMsg) -> bool {
+    pub(crate) fn send(&self, msg: EngineMsg) -> bool {
         self.tx.send(msg).is_ok()
     }
 }

@@ -5,7 +5,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 /// Why a request stopped generating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinishReason {
+pub(crate) enum FinishReason {
     /// The model emitted EOS (only without `ignore_eos`).
     Stop,
     /// `max_tokens` was reached.
@@ -14,7 +14,7 @@ pub enum FinishReason {
 
 impl FinishReason {
     /// The OpenAI `finish_reason` string.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FinishReason::Stop => "stop",
             FinishReason::Length => "length",
@@ -24,7 +24,7 @@ impl FinishReason {
 
 /// What the engine tells the HTTP handler about one request.
 #[derive(Debug, Clone)]
-pub enum TokenEvent {
+pub(crate) enum TokenEvent {
     /// One token was generated at the end of the step finishing at `at`.
     Token {
         /// End of the step that produced it.
@@ -46,7 +46,7 @@ pub enum TokenEvent {
 
 /// A request submitted to a replica's engine.
 #[derive(Debug)]
-pub struct EngineRequest {
+pub(crate) struct EngineRequest {
     /// Prompt token ids.
     pub prompt: Vec<u32>,
     /// Most tokens to generate.
@@ -88,7 +88,7 @@ pub(super) struct Seq {
 }
 
 impl Seq {
-    pub fn new(req: EngineRequest, hashes: Vec<u64>) -> Self {
+    pub(super) fn new(req: EngineRequest, hashes: Vec<u64>) -> Self {
         Self {
             req,
             hashes,
@@ -105,17 +105,17 @@ impl Seq {
     }
 
     /// Prompt plus generated tokens.
-    pub fn num_tokens(&self) -> usize {
+    pub(super) fn num_tokens(&self) -> usize {
         self.req.prompt.len() + self.generated as usize
     }
 
     /// True once the client has gone away.
-    pub fn abandoned(&self) -> bool {
+    pub(super) fn abandoned(&self) -> bool {
         self.req.events.is_closed()
     }
 
     /// The request as SGLang's metrics see it when it leaves at `at`.
-    pub fn leaving(&self, at: Instant) -> crate::sim::sglang::stats::Leaving {
+    pub(super) fn leaving(&self, at: Instant) -> crate::sim::sglang::stats::Leaving {
         crate::sim::sglang::stats::Leaving {
             stream: self.req.stream,
             prompt: self.req.prompt.len() as u64,

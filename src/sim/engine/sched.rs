@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// One replica's scheduler state. Pure logic: the engine loop supplies step times, and
 /// admission times are read on `clock`.
-pub struct Scheduler {
+pub(crate) struct Scheduler {
     params: EngineParams,
     clock: EngineClock,
     kv: KvCache,
@@ -24,7 +24,7 @@ pub struct Scheduler {
 
 /// What one planned step costs.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StepCost {
+pub(crate) struct StepCost {
     /// Modelled duration of the step.
     pub modelled: Duration,
     /// Requests scheduled in the step.
@@ -37,47 +37,47 @@ fn blocks_for(tokens: usize, block_size: usize) -> usize {
 
 impl Scheduler {
     /// A scheduler with an empty queue and a fresh KV cache.
-    pub fn new(params: EngineParams, stats: Arc<Mutex<ReplicaStats>>) -> Self {
-        let kv = KvCache::new(params.kv_blocks, params.block_size);
+    pub(crate) fn new(params: EngineParams, stats: Arc<Mutex<ReplicaStats>>) -> Self {
+        let kv = KvCache::new(params.kv_blocks);
         let clock = EngineClock::Thread;
         Self { params, clock, kv, waiting: VecDeque::new(), running: Vec::new(), stats, recent: VecDeque::new() }
     }
 
     /// The same scheduler, reading admission times on `clock`.
-    pub fn on_clock(mut self, clock: EngineClock) -> Self {
+    pub(crate) fn on_clock(mut self, clock: EngineClock) -> Self {
         self.clock = clock;
         self
     }
 
     /// True when no request is waiting or running.
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.waiting.is_empty() && self.running.is_empty()
     }
 
     /// Queues a new request (FCFS).
-    pub fn submit(&mut self, req: EngineRequest) {
+    pub(crate) fn submit(&mut self, req: EngineRequest) {
         let hashes = block_hashes(&req.prompt, self.params.block_size);
         self.waiting.push_back(Seq::new(req, hashes));
     }
 
     /// A killed and restarted engine: every request dropped (their streams end), the KV
     /// cache empty and every counter back at 0, as a restarted vLLM process starts.
-    pub fn crash(&mut self) {
+    pub(crate) fn crash(&mut self) {
         self.waiting.clear();
         self.running.clear();
         self.recent.clear();
-        self.kv = KvCache::new(self.params.kv_blocks, self.params.block_size);
+        self.kv = KvCache::new(self.params.kv_blocks);
         *self.lock_stats() = ReplicaStats::default();
     }
 
     /// Forgets every cached prefix.
-    pub fn reset_prefix_cache(&mut self) {
+    pub(crate) fn reset_prefix_cache(&mut self) {
         self.kv.reset_prefix_cache();
     }
 
     /// Plans the next step: drops abandoned requests, schedules running requests (preempting
     /// the newest when blocks run out), then admits waiting ones. None if nothing can run.
-    pub fn schedule(&mut self) -> Option<StepCost> {
+    pub(crate) fn schedule(&mut self) -> Option<StepCost> {
         self.drop_abandoned();
         let mut budget = self.params.max_num_batched_tokens;
         let preempted = self.schedule_running(&mut budget);

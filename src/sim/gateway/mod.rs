@@ -5,10 +5,10 @@
 
 mod counters;
 mod mode;
-pub mod prefix;
+pub(crate) mod prefix;
 mod rewrite;
 mod router_metrics;
-pub mod router_mode;
+pub(crate) mod router_mode;
 mod sglang_api;
 
 pub use counters::GatewayCounters;

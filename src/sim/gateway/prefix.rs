@@ -68,7 +68,7 @@ pub struct PrefixIndex {
 }
 
 /// Chained xxhash64 block hashes of a prompt's bytes.
-pub fn byte_block_hashes(text: &[u8], block_bytes: usize) -> Vec<u64> {
+pub(crate) fn byte_block_hashes(text: &[u8], block_bytes: usize) -> Vec<u64> {
     let mut parent = 0u64;
     text.chunks_exact(block_bytes.max(1))
         .map(|block| {
@@ -82,7 +82,7 @@ pub fn byte_block_hashes(text: &[u8], block_bytes: usize) -> Vec<u64> {
 }
 
 /// The `match_percent_bucket` label of a match percent.
-pub fn bucket(percent: usize) -> &'static str {
+pub(crate) fn bucket(percent: usize) -> &'static str {
     match percent {
         0 => "0",
         1..=25 => "1-25",
@@ -94,14 +94,14 @@ pub fn bucket(percent: usize) -> &'static str {
 
 /// Index of a least-loaded pod, ties taken in turn (`turn` counts the decisions so far), so
 /// an idle cluster alternates pods instead of drifting with coin flips.
-pub fn least_loaded_in_turn(load: &[usize], turn: usize) -> usize {
+pub(crate) fn least_loaded_in_turn(load: &[usize], turn: usize) -> usize {
     let min = load.iter().copied().min().unwrap_or(0);
     let ties: Vec<usize> = (0..load.len()).filter(|&i| load[i] == min).collect();
     ties.get(turn % ties.len().max(1)).copied().unwrap_or(0)
 }
 
 /// Index of a least-loaded pod, ties broken at random.
-pub fn least_loaded(load: &[usize], rng: &mut impl Rng) -> usize {
+pub(crate) fn least_loaded(load: &[usize], rng: &mut impl Rng) -> usize {
     let min = load.iter().copied().min().unwrap_or(0);
     let ties: Vec<usize> = (0..load.len()).filter(|&i| load[i] == min).collect();
     ties.get(rng.random_range(0..ties.len().max(1))).copied().unwrap_or(0)

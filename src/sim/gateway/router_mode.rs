@@ -55,7 +55,7 @@ impl RouterState {
 }
 
 /// The axum router of a router-mode gateway.
-pub fn routes(state: Arc<GatewayState>) -> Router {
+pub(crate) fn routes(state: Arc<GatewayState>) -> Router {
     let mut r = Router::new()
         .route("/v1/{*path}", any(proxy))
         .route("/metrics", get(metrics))

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// `GET /v1/models`: sglang-router 0.3.2 in front of vLLM workers does not know the model name.
-pub async fn models() -> Json<Value> {
+pub(super) async fn models() -> Json<Value> {
     Json(json!({
         "object": "list",
         "data": [{"id": "unknown", "object": "model", "created": 0, "owned_by": "sglang"}]
@@ -20,7 +20,7 @@ pub async fn models() -> Json<Value> {
 }
 
 /// `GET /workers`: every worker with its URL, health and requests in flight.
-pub async fn workers(State(st): State<Arc<GatewayState>>) -> Json<Value> {
+pub(super) async fn workers(State(st): State<Arc<GatewayState>>) -> Json<Value> {
     let counters = st.router.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
     let list: Vec<Value> = worker_views(&st)
         .iter()
@@ -42,7 +42,7 @@ pub async fn workers(State(st): State<Arc<GatewayState>>) -> Json<Value> {
 }
 
 /// `GET /get_loads`: per-worker load; the simulator reports the requests the router has in flight.
-pub async fn get_loads(State(st): State<Arc<GatewayState>>) -> Json<Value> {
+pub(super) async fn get_loads(State(st): State<Arc<GatewayState>>) -> Json<Value> {
     let list: Vec<Value> = worker_views(&st)
         .iter()
         .map(|w| {
@@ -57,6 +57,6 @@ pub async fn get_loads(State(st): State<Arc<GatewayState>>) -> Json<Value> {
 }
 
 /// Anything the router does not serve (e.g. `POST /tokenize`): 404 with an OpenAI error body.
-pub async fn not_found() -> Response {
+pub(super) async fn not_found() -> Response {
     ApiError::status(StatusCode::NOT_FOUND, "not_found", "Not Found".into()).into_response()
 }

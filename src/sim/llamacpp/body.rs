@@ -10,10 +10,10 @@ use serde_json::Value;
 /// A llama.cpp request is the shared [`Prepared`]: `max_tokens` cut to what is left of the
 /// slot, `include_usage` from `stream_options` (chat streams then end with a usage chunk),
 /// never continuous usage (llama-server has none).
-pub type LlamaRequest = Prepared;
+pub(super) type LlamaRequest = Prepared;
 
 /// Parses a completion or chat body for a slot of `slot_ctx` tokens.
-pub fn parse(body: &[u8], endpoint: Endpoint, slot_ctx: usize) -> Result<LlamaRequest, LlamaError> {
+pub(super) fn parse(body: &[u8], endpoint: Endpoint, slot_ctx: usize) -> Result<LlamaRequest, LlamaError> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| LlamaError::server(format!("[json.exception.parse_error.101] parse error: {e}")))?;
     let prompt = match endpoint {

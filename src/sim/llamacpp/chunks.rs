@@ -18,7 +18,7 @@ use std::fmt::Write;
 
 /// What llama-server reports in `timings` about one request.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Timings {
+pub(super) struct Timings {
     /// Prompt tokens reused from the cache.
     pub cache_n: u64,
     /// Prompt tokens evaluated.
@@ -63,7 +63,7 @@ impl Timings {
 
 /// The constant parts of every chunk of one response.
 #[derive(Debug, Clone)]
-pub struct LlamaFormat {
+pub(super) struct LlamaFormat {
     /// `chatcmpl-` and 32 letters or digits (both endpoints, as llama-server names them).
     pub id: String,
     /// Unix seconds.
@@ -115,7 +115,7 @@ impl LlamaFormat {
     }
 
     /// The chat stream's first chunk: the assistant role, `content: null`.
-    pub fn role_chunk(&self) -> Bytes {
+    pub(super) fn role_chunk(&self) -> Bytes {
         let mut out = String::from(
             "{\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}],",
         );
@@ -125,7 +125,7 @@ impl LlamaFormat {
     }
 
     /// The chunk of output token number `index`.
-    pub fn token_chunk(&self, index: u64) -> Bytes {
+    pub(super) fn token_chunk(&self, index: u64) -> Bytes {
         let word = output_word(self.seed, index);
         let mut out = String::with_capacity(320);
         match self.endpoint {
@@ -150,7 +150,7 @@ impl LlamaFormat {
     }
 
     /// The chunks that end a stream of `generated` tokens (before `[DONE]`).
-    pub fn finish_chunks(&self, generated: u64, reason: &str, t: &Timings) -> Vec<Bytes> {
+    pub(super) fn finish_chunks(&self, generated: u64, reason: &str, t: &Timings) -> Vec<Bytes> {
         let mut out = String::with_capacity(640);
         match self.endpoint {
             Endpoint::Completions => {
@@ -194,7 +194,7 @@ impl LlamaFormat {
     }
 
     /// The whole answer of a request that is not streamed.
-    pub fn full_body(&self, generated: u64, reason: &str, t: &Timings) -> String {
+    pub(super) fn full_body(&self, generated: u64, reason: &str, t: &Timings) -> String {
         let text: String = (0..generated).map(|i| output_word(self.seed, i)).collect();
         let mut out = String::with_capacity(640 + text.len());
         let object = match self.endpoint {
@@ -224,10 +224,10 @@ impl LlamaFormat {
 }
 
 /// The end-of-stream marker.
-pub const DONE: &[u8] = b"data: [DONE]\n\n";
+pub(super) const DONE: &[u8] = b"data: [DONE]\n\n";
 
 /// llama-server's report of a failure after streaming started: an `error:` line, no `[DONE]`.
-pub fn error_event(message: &str) -> Bytes {
+pub(super) fn error_event(message: &str) -> Bytes {
     let body = super::error::LlamaError::server(message).body();
     let inner = body.strip_prefix("{\"error\":").and_then(|b| b.strip_suffix('}')).unwrap_or(&body);
     Bytes::from(format!("error: {inner}\n\n"))

@@ -23,7 +23,7 @@ use std::time::Instant;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 /// `POST /v1/completions`.
-pub async fn completions(
+pub(super) async fn completions(
     State(st): State<Arc<LlamaState>>,
     closer: Option<Extension<StreamCloser>>,
     body: Bytes,
@@ -32,7 +32,11 @@ pub async fn completions(
 }
 
 /// `POST /v1/chat/completions`.
-pub async fn chat(State(st): State<Arc<LlamaState>>, closer: Option<Extension<StreamCloser>>, body: Bytes) -> Response {
+pub(super) async fn chat(
+    State(st): State<Arc<LlamaState>>,
+    closer: Option<Extension<StreamCloser>>,
+    body: Bytes,
+) -> Response {
     handle(st, closer.map(|c| c.0), body, Endpoint::Chat).await
 }
 

@@ -27,7 +27,7 @@ fn json_response(v: &Value) -> Response {
 }
 
 /// `GET /v1/models`: llama-server's Ollama-style `models` list and the OpenAI `data` list.
-pub async fn models(State(st): State<Arc<LlamaState>>) -> Response {
+pub(super) async fn models(State(st): State<Arc<LlamaState>>) -> Response {
     let m = &st.replica.model;
     json_response(&json!({
         "models": [{
@@ -57,7 +57,7 @@ fn generation_params() -> Value {
 }
 
 /// `GET /props`.
-pub async fn props(State(st): State<Arc<LlamaState>>) -> Response {
+pub(super) async fn props(State(st): State<Arc<LlamaState>>) -> Response {
     let m = &st.replica.model;
     json_response(&json!({
         "default_generation_settings": {"params": generation_params(), "n_ctx": st.slot_ctx},
@@ -78,7 +78,7 @@ pub async fn props(State(st): State<Arc<LlamaState>>) -> Response {
 }
 
 /// `GET /slots`: one entry per slot; the first `running` ones are processing.
-pub async fn slots(State(st): State<Arc<LlamaState>>) -> Response {
+pub(super) async fn slots(State(st): State<Arc<LlamaState>>) -> Response {
     let running = st.replica.engine.stats.lock().unwrap_or_else(PoisonError::into_inner).running;
     let slots: Vec<Value> = (0..st.slots())
         .map(|id| {
@@ -94,13 +94,13 @@ pub async fn slots(State(st): State<Arc<LlamaState>>) -> Response {
 }
 
 /// `GET /health`.
-pub async fn health() -> Response {
+pub(super) async fn health() -> Response {
     json_response(&json!({"status": "ok"}))
 }
 
 /// `POST /tokenize`: `{"content": text}` → `{"tokens": [...]}`; any other body (a vLLM-style
 /// `{"prompt"}`, say) gets an empty list and no error, as from llama-server.
-pub async fn tokenize_endpoint(body: Bytes) -> Response {
+pub(super) async fn tokenize_endpoint(body: Bytes) -> Response {
     let v: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -112,13 +112,13 @@ pub async fn tokenize_endpoint(body: Bytes) -> Response {
 }
 
 /// Any other path: llama-server's 404 (`message`, `type`, `code`, in that order).
-pub async fn not_found() -> Response {
+pub(super) async fn not_found() -> Response {
     let body = r#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#;
     closing_json(StatusCode::NOT_FOUND, body.to_string())
 }
 
 /// Every endpoint while the replica is down: llama-server's 503 while it loads a model.
-pub async fn unless_down(
+pub(super) async fn unless_down(
     State(st): State<Arc<LlamaState>>,
     req: axum::extract::Request,
     next: axum::middleware::Next,

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 /// An error answered before any event is streamed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LlamaError {
+pub(super) struct LlamaError {
     /// HTTP status.
     pub status: StatusCode,
     /// Human-readable message.
@@ -37,27 +37,27 @@ struct Inner<'a> {
 
 impl LlamaError {
     /// Any status with an error type.
-    pub fn new(status: StatusCode, kind: &'static str, message: String) -> Self {
+    pub(super) fn new(status: StatusCode, kind: &'static str, message: String) -> Self {
         Self { status, message, kind, context: None }
     }
 
     /// HTTP 400 `invalid_request_error`.
-    pub fn invalid_request(message: impl Into<String>) -> Self {
+    pub(super) fn invalid_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid_request_error", message.into())
     }
 
     /// HTTP 500 `server_error` (llama.cpp's answer to a body that is not JSON, too).
-    pub fn server(message: impl Into<String>) -> Self {
+    pub(super) fn server(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", message.into())
     }
 
     /// HTTP 503 `unavailable_error`.
-    pub fn unavailable(message: impl Into<String>) -> Self {
+    pub(super) fn unavailable(message: impl Into<String>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable_error", message.into())
     }
 
     /// HTTP 400 for a prompt of `n_prompt` tokens that does not fit a slot of `n_ctx` tokens.
-    pub fn exceed_context(n_prompt: usize, n_ctx: usize) -> Self {
+    pub(super) fn exceed_context(n_prompt: usize, n_ctx: usize) -> Self {
         let message = format!(
             "request ({n_prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"
         );
@@ -66,7 +66,7 @@ impl LlamaError {
     }
 
     /// The JSON body, fields in llama.cpp's order.
-    pub fn body(&self) -> String {
+    pub(super) fn body(&self) -> String {
         let inner = Inner {
             code: self.status.as_u16(),
             message: &self.message,
@@ -79,7 +79,7 @@ impl LlamaError {
 }
 
 /// A JSON error answer as llama-server sends it: `Connection: close`, no keep-alive.
-pub fn closing_json(status: StatusCode, body: String) -> Response {
+pub(super) fn closing_json(status: StatusCode, body: String) -> Response {
     let mut resp = (status, [(header::CONTENT_TYPE, super::server::JSON)], body).into_response();
     resp.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     resp

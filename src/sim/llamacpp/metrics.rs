@@ -14,7 +14,7 @@ use std::sync::{Arc, PoisonError};
 
 /// The live gauges and counters one page shows.
 #[derive(Debug, Clone, Copy)]
-pub struct Page<'a> {
+pub(super) struct Page<'a> {
     /// Lifetime counters.
     pub counters: &'a LlamaCounters,
     /// What finished since the previous read.
@@ -26,7 +26,7 @@ pub struct Page<'a> {
 }
 
 /// Renders one page.
-pub fn render(p: &Page<'_>) -> String {
+pub(super) fn render(p: &Page<'_>) -> String {
     let c = p.counters;
     let families: [(&str, &str, &str, f64); 15] = [
         (
@@ -78,7 +78,7 @@ pub fn render(p: &Page<'_>) -> String {
 }
 
 /// `GET /metrics`, subject to the metrics faults; the read resets the throughput bucket.
-pub async fn metrics(State(st): State<Arc<LlamaState>>) -> Response {
+pub(super) async fn metrics(State(st): State<Arc<LlamaState>>) -> Response {
     let replica = &st.replica;
     let fault = {
         let mut rng = replica.rng.lock().unwrap_or_else(PoisonError::into_inner);

@@ -22,10 +22,10 @@ mod counters;
 mod discovery;
 mod error;
 mod metrics;
-pub mod server;
+pub(crate) mod server;
 mod stream;
 
-pub use counters::{Bucket, LlamaCounters};
+pub(crate) use counters::LlamaCounters;
 
 use super::SimConfig;
 use super::api::ReplicaState;
@@ -36,7 +36,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The `build_info` (and `system_fingerprint`) of the imitated build.
-pub const BUILD_INFO: &str = "b1-7e4c0a9";
+pub(crate) const BUILD_INFO: &str = "b1-7e4c0a9";
 
 /// Which server every replica of the simulator imitates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -68,14 +68,14 @@ impl fmt::Display for EngineMode {
 
 /// The context of one slot, tokens: `--slot-ctx`, else the KV capacity shared out over the
 /// slots (at most `--max-model-len`), as llama-server splits `-c` over `-np`.
-pub fn slot_ctx(cfg: &SimConfig) -> usize {
+pub(crate) fn slot_ctx(cfg: &SimConfig) -> usize {
     let shared = cfg.engine.kv_capacity_tokens() / cfg.engine.max_num_seqs.max(1);
     cfg.slot_ctx.unwrap_or_else(|| shared.min(cfg.engine.max_model_len))
 }
 
 /// The engine parameters of a llama.cpp replica: a token-exact cache (block size 1) holding
 /// every slot in full, and the slot as the longest sequence.
-pub fn engine_params(cfg: &SimConfig) -> EngineParams {
+pub(crate) fn engine_params(cfg: &SimConfig) -> EngineParams {
     let ctx = slot_ctx(cfg);
     EngineParams {
         block_size: 1,
@@ -93,7 +93,7 @@ fn unix_seconds() -> u64 {
 /// Rejects a llama.cpp configuration no replica can run: a slot under 2 tokens, slots that
 /// together hold more than the KV capacity (llama-server splits its `-c` over `-np`), or a
 /// `--slot-ctx` for the vLLM mode, which has no slots.
-pub fn validate(cfg: &SimConfig) -> Result<(), String> {
+pub(crate) fn validate(cfg: &SimConfig) -> Result<(), String> {
     let Some(ctx) = cfg.slot_ctx else {
         return match cfg.engine_mode == EngineMode::Llamacpp && slot_ctx(cfg) < 2 {
             true => Err("the KV capacity shared out over --max-num-seqs leaves a slot under 2 tokens".into()),
@@ -118,7 +118,7 @@ pub fn validate(cfg: &SimConfig) -> Result<(), String> {
 
 /// Everything a llama.cpp replica's handlers share.
 #[derive(Debug)]
-pub struct LlamaState {
+pub(crate) struct LlamaState {
     /// The replica (engine, faults, power, ids); its `params` are [`engine_params`].
     pub replica: ReplicaState,
     /// Context of one slot, tokens (`n_ctx` in `/props`, `/slots`, `/v1/models`).
@@ -129,18 +129,18 @@ pub struct LlamaState {
 
 impl LlamaState {
     /// The state of a replica of `cfg` built as `replica`.
-    pub fn new(replica: ReplicaState, cfg: &SimConfig) -> Self {
+    pub(crate) fn new(replica: ReplicaState, cfg: &SimConfig) -> Self {
         Self { replica, slot_ctx: slot_ctx(cfg), n_ctx_train: cfg.engine.max_model_len }
     }
 
     /// Number of slots (`total_slots`).
-    pub fn slots(&self) -> usize {
+    pub(crate) fn slots(&self) -> usize {
         self.replica.params.max_num_seqs
     }
 }
 
 /// The axum router of one llama.cpp replica.
-pub fn router(state: Arc<LlamaState>) -> Router {
+pub(crate) fn router(state: Arc<LlamaState>) -> Router {
     Router::new()
         .route("/v1/completions", post(completion::completions))
         .route("/completions", post(completion::completions))

@@ -27,27 +27,27 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 /// `Content-Type` of llama-server's JSON answers.
-pub const JSON: &str = "application/json; charset=utf-8";
+pub(crate) const JSON: &str = "application/json; charset=utf-8";
 /// `Content-Type` of its event streams.
-pub const SSE: &str = "text/event-stream";
+pub(crate) const SSE: &str = "text/event-stream";
 /// The `Keep-Alive` header every non-error answer carries.
-pub const KEEP_ALIVE: &str = "timeout=5, max=100";
+pub(crate) const KEEP_ALIVE: &str = "timeout=5, max=100";
 
 /// Pause after a failed `accept` (e.g. out of file descriptors) before the next one.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// Shuts one served connection down once its streamed response is done.
 #[derive(Debug, Clone, Default)]
-pub struct StreamCloser(Arc<Notify>);
+pub(crate) struct StreamCloser(Arc<Notify>);
 
 /// Held by a streamed body; dropping it (the body is done or abandoned) closes the
 /// connection the body was sent on, if there is one.
 #[derive(Debug)]
-pub struct CloseGuard(Option<StreamCloser>);
+pub(crate) struct CloseGuard(Option<StreamCloser>);
 
 impl CloseGuard {
     /// A guard for the connection of `closer` (none in process).
-    pub fn new(closer: Option<StreamCloser>) -> Self {
+    pub(crate) fn new(closer: Option<StreamCloser>) -> Self {
         Self(closer)
     }
 }
@@ -62,7 +62,7 @@ impl Drop for CloseGuard {
 
 /// Adds llama-server's response headers: `Server`, an empty `Access-Control-Allow-Origin`,
 /// and `Keep-Alive` on every answer that does not close its connection.
-pub async fn llama_headers(req: Request, next: Next) -> Response {
+pub(crate) async fn llama_headers(req: Request, next: Next) -> Response {
     let mut resp = next.run(req).await;
     let h = resp.headers_mut();
     h.insert(header::SERVER, HeaderValue::from_static("llama.cpp"));
@@ -75,7 +75,7 @@ pub async fn llama_headers(req: Request, next: Next) -> Response {
 
 /// Serves `router` on `listener` until `cancel`, one hyper connection per accepted socket
 /// (Nagle off, as the vLLM replicas have it).
-pub fn serve(listener: TcpListener, router: Router, cancel: CancellationToken) {
+pub(crate) fn serve(listener: TcpListener, router: Router, cancel: CancellationToken) {
     tokio::spawn(async move {
         loop {
             let accepted = tokio::select! {
@@ -129,6 +129,6 @@ async fn connection(tcp: TcpStream, router: Router, cancel: CancellationToken) {
 
 /// The gateway's client to llama.cpp replicas: no idle connections kept, since the replica
 /// closes each one after a stream and a reused one would fail.
-pub fn upstream_client() -> reqwest::Result<reqwest::Client> {
+pub(crate) fn upstream_client() -> reqwest::Result<reqwest::Client> {
     crate::net::client_builder().no_proxy().pool_max_idle_per_host(0).build()
 }

@@ -16,7 +16,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Token times of one request, for its `timings`.
 #[derive(Debug, Clone, Copy)]
-pub struct Clock {
+pub(super) struct Clock {
     /// When the HTTP request arrived.
     pub arrival: Instant,
     /// First token.
@@ -27,18 +27,18 @@ pub struct Clock {
 
 impl Clock {
     /// A request that arrived at `arrival` and has no token yet.
-    pub fn new(arrival: Instant) -> Self {
+    pub(super) fn new(arrival: Instant) -> Self {
         Self { arrival, first: None, last: None }
     }
 
     /// Notes a token produced at `at`.
-    pub fn token(&mut self, at: Instant) {
+    pub(super) fn token(&mut self, at: Instant) {
         self.first.get_or_insert(at);
         self.last = Some(at);
     }
 
     /// The request's `timings` after `generated` tokens, `cached` of its `prompt` tokens reused.
-    pub fn timings(&self, prompt: u64, cached: u64, generated: u64) -> Timings {
+    pub(super) fn timings(&self, prompt: u64, cached: u64, generated: u64) -> Timings {
         let ms = |a: Instant, b: Instant| b.saturating_duration_since(a).as_secs_f64() * 1e3;
         Timings {
             cache_n: cached,
@@ -119,7 +119,7 @@ fn malformed(id: &str) -> Bytes {
 }
 
 /// The SSE body of a streamed answer; `guard` is dropped when the body is.
-pub fn sse_body(
+pub(super) fn sse_body(
     rx: UnboundedReceiver<TokenEvent>,
     fmt: LlamaFormat,
     clock: Clock,

@@ -17,12 +17,12 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// `/flush_cache` body when the cache was flushed.
-pub const FLUSHED: &str = "Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n";
+pub(crate) const FLUSHED: &str = "Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n";
 /// `/flush_cache` body when requests were queued or running.
-pub const NOT_FLUSHED: &str = "Flush cache failed.\n";
+pub(crate) const NOT_FLUSHED: &str = "Flush cache failed.\n";
 
 /// Adds SGLang's native routes, and its `/v1/models` and `/tokenize`, to `r`.
-pub fn mount(r: Router<Arc<ReplicaState>>) -> Router<Arc<ReplicaState>> {
+pub(crate) fn mount(r: Router<Arc<ReplicaState>>) -> Router<Arc<ReplicaState>> {
     r.route("/v1/models", get(models))
         .route("/get_model_info", get(model_info))
         .route("/model_info", get(model_info))
@@ -35,7 +35,7 @@ pub fn mount(r: Router<Arc<ReplicaState>>) -> Router<Arc<ReplicaState>> {
 
 /// SGLang's `ErrorResponse`: flat, `{"object": "error", "message", "type", "param", "code"}`.
 #[derive(Debug, Clone)]
-pub struct SglangError {
+pub(crate) struct SglangError {
     /// HTTP status.
     pub status: StatusCode,
     /// `type`.
@@ -58,7 +58,12 @@ fn error(status: StatusCode, kind: &'static str, message: &str) -> SglangError {
 
 /// Parses and validates a completion or chat request as SGLang does: the OpenAI parsing of
 /// `body.rs`, then SGLang's own length check and usage options (errors as [`error`]).
-pub fn prepare(body: &[u8], endpoint: Endpoint, model: &str, context_len: usize) -> Result<Prepared, SglangError> {
+pub(crate) fn prepare(
+    body: &[u8],
+    endpoint: Endpoint,
+    model: &str,
+    context_len: usize,
+) -> Result<Prepared, SglangError> {
     let open = Limits { model, max_model_len: usize::MAX / 4 };
     let mut prep = prepare_openai(body, endpoint, &open).map_err(|e| error(e.status, e.kind, &e.message))?;
     let raw: Value = serde_json::from_slice(body).unwrap_or_default();

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use std::fmt::Write;
 
 /// The token id SGLang names as `matched_stop` when the modelled EOS ends a request.
-pub const EOS_ID: u32 = VOCAB_SIZE - 1;
+pub(crate) const EOS_ID: u32 = VOCAB_SIZE - 1;
 
 fn open(f: &ChunkFormat, out: &mut String) {
     let object = match f.endpoint {
@@ -47,7 +47,7 @@ fn text(f: &ChunkFormat, from: u64, to: u64) -> String {
 }
 
 /// The first chat chunk: the assistant role with empty content.
-pub fn role(f: &ChunkFormat) -> Bytes {
+pub(crate) fn role(f: &ChunkFormat) -> Bytes {
     let mut out = String::with_capacity(256);
     open(f, &mut out);
     out.push_str("{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null,\"matched_stop\":null}]}\n\n");
@@ -57,7 +57,7 @@ pub fn role(f: &ChunkFormat) -> Bytes {
 /// Output tokens `from..to`. Chat: a content chunk (`finish` must be `None`); completions: a
 /// text chunk that carries `finish` on the last one. Usage (cumulative) rides along with
 /// `continuous_usage_stats`; a completions chunk otherwise says `"usage":null`.
-pub fn tokens(f: &ChunkFormat, from: u64, to: u64, finish: Option<&str>) -> Bytes {
+pub(crate) fn tokens(f: &ChunkFormat, from: u64, to: u64, finish: Option<&str>) -> Bytes {
     let mut out = String::with_capacity(256 + 8 * (to - from) as usize);
     open(f, &mut out);
     let text = text(f, from, to);
@@ -89,7 +89,7 @@ pub fn tokens(f: &ChunkFormat, from: u64, to: u64, finish: Option<&str>) -> Byte
 }
 
 /// Chat's finish chunk: empty delta, the reason, no usage even with continuous usage.
-pub fn chat_finish(f: &ChunkFormat, reason: &str) -> Bytes {
+pub(crate) fn chat_finish(f: &ChunkFormat, reason: &str) -> Bytes {
     let mut out = String::with_capacity(256);
     open(f, &mut out);
     let _ = write!(
@@ -101,7 +101,7 @@ pub fn chat_finish(f: &ChunkFormat, reason: &str) -> Bytes {
 }
 
 /// The `include_usage` chunk: `choices: []` and the request's totals.
-pub fn usage_chunk(f: &ChunkFormat, completion: u64) -> Bytes {
+pub(crate) fn usage_chunk(f: &ChunkFormat, completion: u64) -> Bytes {
     let mut out = String::with_capacity(256);
     open(f, &mut out);
     out.push_str("],\"usage\":");
@@ -111,7 +111,7 @@ pub fn usage_chunk(f: &ChunkFormat, completion: u64) -> Bytes {
 }
 
 /// An error after the stream started: `data: {"error": {…}}` (`create_streaming_error_response`).
-pub fn error_event(message: &str, code: u16) -> Bytes {
+pub(crate) fn error_event(message: &str, code: u16) -> Bytes {
     let body = serde_json::json!({"error": {"object": "error", "message": message, "type": "InternalServerError", "param": null, "code": code}});
     Bytes::from(format!("data: {body}\n\n"))
 }

@@ -70,7 +70,7 @@ fn with_label(labels: &str, key: &str, value: &str) -> String {
 }
 
 /// Renders the page a scrape at `now` reads.
-pub fn render(model: &str, p: &EngineParams, st: &ReplicaStats, now: Instant) -> String {
+pub(crate) fn render(model: &str, p: &EngineParams, st: &ReplicaStats, now: Instant) -> String {
     let sg = &st.sglang;
     let tok = format!("engine_type=\"unified\",model_name=\"{model}\"");
     let sched = format!("engine_type=\"unified\",model_name=\"{model}\",moe_ep_rank=\"0\",pp_rank=\"0\",tp_rank=\"0\"");

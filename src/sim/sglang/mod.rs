@@ -3,8 +3,8 @@
 //! the chunks of its streams, its native routes (`/get_server_info`, `/flush_cache`, …) and
 //! its length check. The engine model underneath is the shared one (`sim/engine`).
 
-pub mod api;
-pub mod chunks;
-pub mod expo;
-pub mod stats;
-pub mod stream;
+pub(crate) mod api;
+pub(crate) mod chunks;
+pub(crate) mod expo;
+pub(crate) mod stats;
+pub(crate) mod stream;

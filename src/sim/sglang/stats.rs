@@ -6,23 +6,23 @@ use crate::sim::stats::Hist;
 use std::time::{Duration, Instant};
 
 /// SGLang's default `time_to_first_token_seconds` bounds, seconds (`TokenizerMetricsCollector`).
-pub const TTFT_BOUNDS: &[f64] =
+pub(crate) const TTFT_BOUNDS: &[f64] =
     &[0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 20.0, 40.0, 60.0, 80.0, 100.0, 200.0, 400.0];
 /// SGLang's default `inter_token_latency_seconds` bounds, seconds.
-pub const ITL_BOUNDS: &[f64] = &[
+pub(crate) const ITL_BOUNDS: &[f64] = &[
     0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035, 0.040, 0.060, 0.080, 0.100, 0.200, 0.400,
     0.600, 0.800, 1.0, 2.0, 4.0, 6.0, 8.0,
 ];
 /// SGLang's default `e2e_request_latency_seconds` bounds, seconds.
-pub const E2E_BOUNDS: &[f64] = &[
+pub(crate) const E2E_BOUNDS: &[f64] = &[
     0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 20.0, 40.0, 60.0, 80.0, 100.0, 200.0, 400.0, 600.0, 1200.0,
     1800.0, 2400.0,
 ];
 
 /// Decode steps between two decode-stats logs (SGLang `--decode-log-interval`, default 40).
-pub const DECODE_LOG_INTERVAL: u64 = 40;
+pub(crate) const DECODE_LOG_INTERVAL: u64 = 40;
 /// An idle scheduler logs its gauges again this long after the last log (`check_memory`).
-pub const IDLE_LOG_AFTER: Duration = Duration::from_secs(30);
+pub(crate) const IDLE_LOG_AFTER: Duration = Duration::from_secs(30);
 
 /// Per-request totals, split by SGLang's `is_streaming` label (index 0 = false, 1 = true).
 #[derive(Debug, Clone, Default)]

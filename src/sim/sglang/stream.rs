@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// How long after a client disconnects SGLang aborts its request (modelled time).
-pub const ABORT_DELAY: Duration = Duration::from_secs(2);
+pub(crate) const ABORT_DELAY: Duration = Duration::from_secs(2);
 
 /// SGLang's chunks ([`super::chunks`]) over the shared format.
 struct Sglang(ChunkFormat);
@@ -65,7 +65,7 @@ impl SseChunks for Sglang {
 /// The SSE body of a streamed SGLang response: chunks every `interval` tokens of an output
 /// batch, the request aborted `abort_delay` ([`ABORT_DELAY`] in wall time) after the client
 /// goes away.
-pub fn sse_body(
+pub(crate) fn sse_body(
     rx: UnboundedReceiver<TokenEvent>,
     fmt: ChunkFormat,
     interval: u32,

@@ -12,7 +12,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 
 /// Style of a delta by what it means.
-pub fn style(change: Change) -> Style {
+pub(crate) fn style(change: Change) -> Style {
     match change {
         Change::Better => Style::new().fg(Color::LightGreen).add_modifier(Modifier::BOLD),
         Change::Worse => Style::new().fg(Color::LightRed).add_modifier(Modifier::BOLD),
@@ -21,12 +21,12 @@ pub fn style(change: Change) -> Style {
 }
 
 /// A delta as one coloured span: `+3.2%`.
-pub fn span(d: &Delta) -> Span<'static> {
+pub(crate) fn span(d: &Delta) -> Span<'static> {
     Span::styled(d.text(), style(d.change))
 }
 
 /// `label +3.2%` spans for every delta, separated by spaces.
-pub fn spans(deltas: &[(Pick, Delta)]) -> Vec<Span<'static>> {
+pub(crate) fn spans(deltas: &[(Pick, Delta)]) -> Vec<Span<'static>> {
     let mut out = Vec::new();
     for (i, (pick, d)) in deltas.iter().enumerate() {
         let sep = if i == 0 { "" } else { " " };
@@ -37,13 +37,13 @@ pub fn spans(deltas: &[(Pick, Delta)]) -> Vec<Span<'static>> {
 }
 
 /// The deltas of a cell's latest finished attempt (none unless it measured).
-pub fn finished(app: &App, c: &CellSummary) -> Vec<(Pick, Delta)> {
+pub(crate) fn finished(app: &App, c: &CellSummary) -> Vec<(Pick, Delta)> {
     let Some(b) = app.session.baseline.as_deref() else { return Vec::new() };
     c.headline.as_ref().map(|h| h.baseline_deltas(&c.spec.compare_key(), b)).unwrap_or_default()
 }
 
 /// The deltas of the running attempt so far, once it measures (none while warming up).
-pub fn live(app: &App, c: &CellSummary) -> Vec<(Pick, Delta)> {
+pub(crate) fn live(app: &App, c: &CellSummary) -> Vec<(Pick, Delta)> {
     let Some(b) = app.session.baseline.as_deref() else { return Vec::new() };
     let l = &app.live;
     if !matches!(l.phase, Phase::Measuring | Phase::Draining) {
@@ -54,7 +54,7 @@ pub fn live(app: &App, c: &CellSummary) -> Vec<(Pick, Delta)> {
 }
 
 /// What cell `id` shows against the baseline: live while it runs, else its latest result.
-pub fn cell(app: &App, id: CellId) -> Vec<(Pick, Delta)> {
+pub(crate) fn cell(app: &App, id: CellId) -> Vec<(Pick, Delta)> {
     let Some(c) = app.session.cells.get(id) else { return Vec::new() };
     match c.status {
         CellStatus::Running if app.live.cell == Some(id) => live(app, c),
@@ -65,6 +65,6 @@ pub fn cell(app: &App, id: CellId) -> Vec<(Pick, Delta)> {
 }
 
 /// The throughput delta a matrix cell shows.
-pub fn matrix_delta(app: &App, id: CellId) -> Option<Delta> {
+pub(crate) fn matrix_delta(app: &App, id: CellId) -> Option<Delta> {
     cell(app, id).into_iter().find(|(p, _)| *p == Pick::Throughput).map(|(_, d)| d)
 }

@@ -244,7 +244,7 @@ fn body(app: &App, id: usize) -> Lines {
 }
 
 /// Draws the detail popup of the selected cell over `area`.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(id) = app.selected else { return };
     let label = app.session.cells.get(id).map_or("?", |c| c.label.as_str());
     let out = body(app, id);

@@ -13,7 +13,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 /// Replicas from which the panel shows the fleet summary line.
-pub const FLEET_AT: usize = 8;
+pub(crate) const FLEET_AT: usize = 8;
 /// Width of one condensed row, gap included.
 const CELL_W: usize = 36;
 /// Width of the name in a condensed row.
@@ -26,7 +26,7 @@ fn load(r: &ReplicaLive) -> (u64, u64) {
 }
 
 /// Row indices in the operator's order (busiest first under [`Order::Load`]).
-pub fn order(app: &App, rows: &[ReplicaLive]) -> Vec<usize> {
+pub(crate) fn order(app: &App, rows: &[ReplicaLive]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..rows.len()).collect();
     if app.fleet.order == Order::Load {
         idx.sort_by_key(|&i| (std::cmp::Reverse(load(&rows[i])), i));
@@ -38,7 +38,7 @@ pub fn order(app: &App, rows: &[ReplicaLive]) -> Vec<usize> {
 /// served most and its share; else the most loaded and its running and waiting); running and waiting
 /// summed, requests in all and per replica from least to most (spread = most / least) or
 /// "not attributed", mean and (after `≤`) top KV usage.
-pub fn summary(rows: &[ReplicaLive], names: &[String]) -> Line<'static> {
+pub(crate) fn summary(rows: &[ReplicaLive], names: &[String]) -> Line<'static> {
     let sum = |f: fn(&ReplicaLive) -> Option<f64>| rows.iter().filter_map(f).sum::<f64>();
     let total: u64 = rows.iter().map(|r| r.requests).sum();
     let (lo, hi) = rows.iter().fold((u64::MAX, 0), |(lo, hi), r| (lo.min(r.requests), hi.max(r.requests)));
@@ -105,12 +105,12 @@ fn cell(app: &App, r: &ReplicaLive, name: &str, total: u64) -> Vec<Span<'static>
 }
 
 /// True when `n` full rows (plus header and summary) do not fit in `inner`.
-pub fn needs_condensing(n: usize, inner: Rect) -> bool {
+pub(crate) fn needs_condensing(n: usize, inner: Rect) -> bool {
     n + 1 + usize::from(n >= FLEET_AT) > usize::from(inner.height)
 }
 
 /// Draws condensed rows, `cols` side by side, under the summary line; scrolled by PgDn.
-pub fn render_condensed(app: &App, rows: &[ReplicaLive], names: &[String], inner: Rect, buf: &mut Buffer) {
+pub(crate) fn render_condensed(app: &App, rows: &[ReplicaLive], names: &[String], inner: Rect, buf: &mut Buffer) {
     let idx = order(app, rows);
     let width = usize::from(inner.width);
     let cols = (width / CELL_W).max(1);

@@ -11,14 +11,14 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 /// Client event-loop lag above this is shown as a warning, ms.
-pub const LAG_WARN_MS: f64 = 50.0;
+pub(crate) const LAG_WARN_MS: f64 = 50.0;
 
 fn sep() -> Span<'static> {
     Span::styled(" │ ", theme::border())
 }
 
 /// Warnings worth the operator's eye: client lag, stale metrics.
-pub fn warnings(app: &App) -> Vec<String> {
+pub(crate) fn warnings(app: &App) -> Vec<String> {
     let mut w = Vec::new();
     if let Some(lag) = app.live.client_lag_ms.filter(|l| *l > LAG_WARN_MS) {
         w.push(format!("client lag {lag:.0} ms"));
@@ -98,7 +98,7 @@ fn second_line(app: &App) -> Line<'static> {
 }
 
 /// Draws the two header lines.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     buf.set_line(area.x, area.y, &first_line(app, area.width), area.width);
     if area.height > 1 {
         buf.set_line(area.x, area.y + 1, &second_line(app), area.width);

@@ -8,7 +8,7 @@ use ratatui::layout::{Margin, Rect};
 use ratatui::text::{Line, Span};
 
 /// Keys and what they do.
-pub const KEYS: [(&str, &str); 15] = [
+pub(crate) const KEYS: [(&str, &str); 15] = [
     ("p", "pause the load now (the attempt is kept as paused) / resume"),
     ("s", "skip the running cell, or the selected pending cell"),
     ("r", "re-run the selected finished cell next (attempts are kept)"),
@@ -27,7 +27,7 @@ pub const KEYS: [(&str, &str); 15] = [
 ];
 
 /// Matrix notation.
-pub const NOTATION: [(&str, &str); 10] = [
+pub(crate) const NOTATION: [(&str, &str); 10] = [
     ("146.7", "aggregate tok/s of the window (routing: good/requests tok/s)"),
     ("(X/Y)*", "avg running / requested; * capacity-limited or warmup timed out"),
     ("0.0 (Ne)", "N requests errored"),
@@ -65,7 +65,7 @@ fn help_lines(rows: usize) -> Vec<Line<'static>> {
 }
 
 /// Draws the help popup over `area` (the whole screen: the help needs every line of it).
-pub fn render(_app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(_app: &App, area: Rect, buf: &mut Buffer) {
     let h = (KEYS.len() + NOTATION.len() + 4) as u16;
     let inner = popup(area, 92, h, panel("Help: keys and notation"), buf);
     let inner = inner.inner(Margin::new(1, 0));

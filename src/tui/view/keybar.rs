@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 /// The keys shown in `mode`: (key, what it does).
-pub fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
+pub(crate) fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
     match app.mode {
         Mode::ConfirmQuit => vec![("y", "stop and quit"), ("n", "keep running")],
         Mode::Help => vec![("?", "close help"), ("Esc", "close")],
@@ -33,7 +33,7 @@ pub fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
 }
 
 /// Draws the key bar.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let mut spans = Vec::new();
     if let Some(n) = &app.notice {
         spans.push(Span::styled(format!("» {n}  "), theme::warn()));

@@ -16,12 +16,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 /// Height of the panel in the compact layout, borders included.
-pub const HEIGHT: u16 = 7;
+pub(crate) const HEIGHT: u16 = 7;
 /// Height of the panel in the wide layout, borders included.
-pub const HEIGHT_WIDE: u16 = 10;
+pub(crate) const HEIGHT_WIDE: u16 = 10;
 
 /// Running requests: Prometheus (summed over fresh replicas) or, without it, streaming requests.
-pub fn running(live: &LiveAttempt) -> f64 {
+pub(crate) fn running(live: &LiveAttempt) -> f64 {
     let prom: Vec<f64> = live.replicas.iter().filter(|r| !r.stale).filter_map(|r| r.running).collect();
     if prom.is_empty() { live.totals.streaming.max(0) as f64 } else { prom.iter().sum() }
 }
@@ -175,7 +175,7 @@ fn tps_line(app: &App, tps: String, tall: bool, width: usize) -> Line<'static> {
 }
 
 /// Draws the live panel.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let l = &app.live;
     let title = match l.cell {
         Some(_) => format!("Live: {}", l.label),

@@ -40,7 +40,7 @@ fn glue_units(msg: &str) -> String {
 /// Wraps `msg` at spaces into lines of at most `width` columns, the first after a prefix of
 /// `indent` columns, the rest indented by as much. A figure keeps its unit (`58 ms`); words
 /// wider than the room left are cut.
-pub fn wrap_entry(msg: &str, indent: usize, width: usize) -> Vec<String> {
+pub(crate) fn wrap_entry(msg: &str, indent: usize, width: usize) -> Vec<String> {
     let room = width.saturating_sub(indent).max(1);
     let mut out: Vec<String> =
         wrap(&glue_units(msg), room).into_iter().map(|l| l.trim_end().replace(GLUE, " ")).collect();
@@ -84,7 +84,7 @@ fn entry_lines(prefix: Span<'static>, msg: &str, style: Style, indent: usize, wi
 }
 
 /// Draws the log panel.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if area.height < 3 {
         return;
     }

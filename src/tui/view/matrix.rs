@@ -19,17 +19,17 @@ use ratatui::text::Line;
 use unicode_width::UnicodeWidthStr;
 
 /// Marker of the running cell.
-pub const RUNNING_MARK: &str = "▶";
+pub(crate) const RUNNING_MARK: &str = "▶";
 /// Text of a cell skipped by the operator.
-pub const OPERATOR_SKIP: &str = "skip";
+pub(crate) const OPERATOR_SKIP: &str = "skip";
 /// Marker of a row's knee cell (`experiment::decode::knee`), explained by a legend line.
-pub const KNEE_MARK: &str = "⌃";
+pub(crate) const KNEE_MARK: &str = "⌃";
 /// Legend under the grids, when there is room.
-pub const LEGEND: &str =
+pub(crate) const LEGEND: &str =
     "▶ running  · pending  ↻ queued again  ∅ no KV fit  skip by operator  (X/Y)* capacity-limited  (Ne) errors";
 
 /// The colour state of a running cell in `phase`.
-pub fn phase_state(phase: Phase) -> CellState {
+pub(crate) fn phase_state(phase: Phase) -> CellState {
     match phase {
         Phase::Idle | Phase::Warming | Phase::Priming => CellState::Warming,
         Phase::Measuring | Phase::Draining => CellState::Measuring,
@@ -38,7 +38,7 @@ pub fn phase_state(phase: Phase) -> CellState {
 }
 
 /// The headline text of a finished attempt: `146.7 (7/8)*`, `143.1 (2e)`, `68/96 184.9`.
-pub fn headline_text(spec: &CellSpec, h: &Headline) -> String {
+pub(crate) fn headline_text(spec: &CellSpec, h: &Headline) -> String {
     match (spec, h.good) {
         (spec, Some((good, n))) if spec.is_phase() => format!("{good}/{n} {}", fmt_tps(h.tps)),
         _ => format!(
@@ -63,7 +63,7 @@ fn running_view(app: &App, id: CellId, c: &CellSummary) -> (String, CellState) {
 }
 
 /// What a cell shows and its colour state.
-pub fn cell_view(app: &App, id: CellId) -> (String, CellState) {
+pub(crate) fn cell_view(app: &App, id: CellId) -> (String, CellState) {
     let Some(c) = app.session.cells.get(id) else { return (String::new(), CellState::Pending) };
     let h = c.headline.as_ref();
     match &c.status {
@@ -104,7 +104,7 @@ fn grid_height(grid: &Grid, titled: bool) -> u16 {
 }
 
 /// Height the matrix panel would like, borders included (at most `max`).
-pub fn height(app: &App, max: u16) -> u16 {
+pub(crate) fn height(app: &App, max: u16) -> u16 {
     let titled = app.model.grids.len() > 1;
     let rows: u16 = app.model.grids.iter().map(|g| grid_height(g, titled)).sum();
     (rows + 2).clamp(4, max.max(4))
@@ -154,7 +154,7 @@ fn widths(app: &App, grid: &Grid, avail: u16) -> (u16, Vec<u16>) {
 }
 
 /// The knee of every decode and serve row of the session that has one.
-pub fn knees(app: &App) -> Vec<GridKnee> {
+pub(crate) fn knees(app: &App) -> Vec<GridKnee> {
     use crate::report::kind::ExperimentKind;
     let (mut decode, mut serve) = (Vec::new(), Vec::new());
     for (id, c) in app.session.cells.iter().enumerate() {
@@ -311,7 +311,7 @@ fn hidden_note(f: &Fit) -> Option<String> {
 }
 
 /// Draws the matrix panel. What does not fit is named on the bottom border.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let grids = &app.model.grids;
     let mut title = match grids.as_slice() {
         [only] => only.title.clone(),

@@ -1,20 +1,20 @@
 //! Drawing the monitor: one file per panel, laid out for the terminal size. Views read the
 //! [`App`] only; elapsed times come from `App::now`, never from the wall clock.
 
-pub mod baseline;
-pub mod detail;
-pub mod fleet;
-pub mod header;
-pub mod help;
-pub mod keybar;
-pub mod live;
-pub mod log;
-pub mod matrix;
-pub mod owners;
-pub mod replicas;
-pub mod routing;
-pub mod serve_detail;
-pub mod widgets;
+pub(crate) mod baseline;
+pub(crate) mod detail;
+pub(crate) mod fleet;
+pub(crate) mod header;
+pub(crate) mod help;
+pub(crate) mod keybar;
+pub(crate) mod live;
+pub(crate) mod log;
+pub(crate) mod matrix;
+pub(crate) mod owners;
+pub(crate) mod replicas;
+pub(crate) mod routing;
+pub(crate) mod serve_detail;
+pub(crate) mod widgets;
 
 use super::app::{App, Mode};
 use super::theme;
@@ -24,9 +24,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 /// Smallest terminal the dashboard is drawn on.
-pub const MIN_WIDTH: u16 = 80;
+pub(crate) const MIN_WIDTH: u16 = 80;
 /// Smallest terminal height the dashboard is drawn on.
-pub const MIN_HEIGHT: u16 = 24;
+pub(crate) const MIN_HEIGHT: u16 = 24;
 
 /// Where each panel goes on this frame.
 #[derive(Debug, Default, Clone, Copy)]
@@ -45,7 +45,7 @@ fn is_routing(app: &App, cell: Option<usize>) -> bool {
 
 /// True when the routing panels have something to show: the running cell routes across
 /// replicas, or the running or selected cell is a routing phase.
-pub fn routing_context(app: &App) -> bool {
+pub(crate) fn routing_context(app: &App) -> bool {
     !app.live.families.is_empty()
         || !app.live.routing.is_empty()
         || is_routing(app, app.session.current)
@@ -53,7 +53,7 @@ pub fn routing_context(app: &App) -> bool {
 }
 
 /// True when the session has routing phases (the wide layout keeps their panels in place).
-pub fn routing_session(app: &App) -> bool {
+pub(crate) fn routing_session(app: &App) -> bool {
     routing_context(app) || app.session.cells.iter().any(|c| c.spec.is_phase())
 }
 

@@ -16,14 +16,14 @@ use ratatui::text::{Line, Span};
 use std::collections::BTreeMap;
 
 /// Marker of the owning replica.
-pub const OWNER: &str = "●";
+pub(crate) const OWNER: &str = "●";
 /// Marker of the hot family.
-pub const HOT: &str = "★";
+pub(crate) const HOT: &str = "★";
 /// Width of the family column.
 const FAMILY_W: usize = 7;
 
 /// What the panel shows: a title, the families and the replica columns.
-pub struct Owners {
+pub(crate) struct Owners {
     /// Panel title.
     pub title: String,
     /// One entry per prompt family.
@@ -34,7 +34,7 @@ pub struct Owners {
 
 /// The families of a finished routing phase (`tests/fixtures/seed_002.json` layout): owners from
 /// `initial_prefix_owners`, requests from each replica's `family_counts`.
-pub fn families_of(phase: &RoutingPhase) -> Vec<FamilyLive> {
+pub(crate) fn families_of(phase: &RoutingPhase) -> Vec<FamilyLive> {
     let mut out: BTreeMap<u32, FamilyLive> = BTreeMap::new();
     let hot = phase.config.hot_fraction > 0.0 || phase.scenario.starts_with("hot");
     let new = |f: u32| FamilyLive { family: f, hot: hot && f == 0, ..FamilyLive::default() };
@@ -63,7 +63,7 @@ fn names_with(first: Vec<String>, families: &[FamilyLive]) -> Vec<String> {
 }
 
 /// The live families of the running phase, or those of the selected finished phase.
-pub fn owners(app: &App) -> Owners {
+pub(crate) fn owners(app: &App) -> Owners {
     if !app.live.families.is_empty() {
         let first = app.live.replicas.iter().map(|r| r.name.clone()).collect();
         let names = names_with(first, &app.live.families);
@@ -89,12 +89,12 @@ fn owner_width(names: &[String]) -> usize {
 }
 
 /// Height the panel would like, borders included.
-pub fn height(app: &App) -> u16 {
+pub(crate) fn height(app: &App) -> u16 {
     (owners(app).families.len() as u16 + 4).max(5)
 }
 
 /// Width the panel would like, borders included.
-pub fn width(app: &App) -> u16 {
+pub(crate) fn width(app: &App) -> u16 {
     let names = owners(app).names;
     let cols: usize = names.iter().map(|n| col_width(n)).sum();
     (FAMILY_W + owner_width(&names) + cols + 2).clamp(28, 60) as u16
@@ -225,7 +225,7 @@ fn title(o: &Owners, width: usize) -> String {
 }
 
 /// Draws the prefix-owner panel.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let o = owners(app);
     let inner = framed(panel(title(&o, usize::from(area.width.saturating_sub(2)))), area, buf);
     if o.families.is_empty() {

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 /// The replicas to show: the running cell's view, or the latest metrics round between cells
 /// and after the session.
-pub fn rows(app: &App) -> Cow<'_, [ReplicaLive]> {
+pub(crate) fn rows(app: &App) -> Cow<'_, [ReplicaLive]> {
     if !app.live.replicas.is_empty() && !app.session.finished {
         return Cow::Borrowed(&app.live.replicas);
     }
@@ -41,7 +41,7 @@ pub fn rows(app: &App) -> Cow<'_, [ReplicaLive]> {
 }
 
 /// Height the panel would like, borders included (a fleet adds its summary line).
-pub fn height(app: &App) -> u16 {
+pub(crate) fn height(app: &App) -> u16 {
     let n = rows(app).len();
     (n as u16 + 3 + u16::from(n >= super::fleet::FLEET_AT)).max(4)
 }
@@ -158,7 +158,7 @@ fn row(r: &ReplicaLive, name: &str, state: RowState, c: &Cols, total_reqs: u64) 
 }
 
 /// Draws the replicas panel.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let rows = rows(app);
     let title = match (app.session.finished, app.live.replicas.is_empty()) {
         (true, _) => "Replicas (session ended)",

@@ -18,7 +18,7 @@ const QUIET_LABELS: [&str; 3] = ["using_kv_sync", "model", "model_name"];
 /// Short display name of a counter series: `decisions 76-100` for
 /// `aibrix_prefix_cache_routing_decisions_total{match_percent_bucket="76-100"}`.
 /// Label values equal to `route` (the phase's own strategy) are left out too.
-pub fn short_name(d: &CounterDelta, route: Option<&str>) -> String {
+pub(crate) fn short_name(d: &CounterDelta, route: Option<&str>) -> String {
     let mut name = d.name.as_str();
     if let Some(p) = PREFIXES.iter().find(|p| name.starts_with(*p)) {
         name = &name[p.len()..];
@@ -39,7 +39,7 @@ fn strip_scheme(v: &str) -> &str {
 
 /// Rewrites the `host:port` words of `names` as `:port` when they all share one host, so
 /// workers on one machine stay apart once rows are cut.
-pub fn shorten_hosts(names: Vec<String>) -> Vec<String> {
+pub(crate) fn shorten_hosts(names: Vec<String>) -> Vec<String> {
     let is_word = |c: char| c == ' ' || c == ',';
     let mut words: Vec<&str> = names.iter().flat_map(|n| n.split(is_word)).filter(|w| w.contains(':')).collect();
     words.sort_unstable();
@@ -113,7 +113,7 @@ fn rows_of(deltas: &[CounterDelta], route: Option<&str>) -> Vec<Row> {
 }
 
 /// Draws the routing panel.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner = framed(panel("Routing: gateway counters Δ this phase"), area, buf);
     let deltas = &app.live.routing;
     if deltas.is_empty() {

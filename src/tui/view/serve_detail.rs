@@ -18,7 +18,7 @@ fn stat_line(name: &str, [mean, median, std, p99]: [Option<f64>; 4]) -> Line<'st
 }
 
 /// The lines of serve attempt `a`.
-pub fn serve(a: &ServeAttempt) -> Vec<Line<'static>> {
+pub(crate) fn serve(a: &ServeAttempt) -> Vec<Line<'static>> {
     let m = &a.metrics;
     let goodput = m.request_goodput.map_or_else(String::new, |g| format!(" · goodput {g:.2} req/s"));
     vec![
@@ -40,7 +40,7 @@ pub fn serve(a: &ServeAttempt) -> Vec<Line<'static>> {
 }
 
 /// The latest attempt of an extension cell: its common figures, then its own, one per line.
-pub fn extension(a: &ExtensionAttempt) -> Vec<Line<'static>> {
+pub(crate) fn extension(a: &ExtensionAttempt) -> Vec<Line<'static>> {
     let ttft = fmt_latency_ms(a.ttft_p50_ms);
     let mut out = vec![Line::from(format!(
         "{} requests · {} failed · {:.1}s · {} tok/s out · TTFT p50 {ttft} ms",

@@ -12,7 +12,7 @@ use std::time::Duration;
 const SPARK: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// A bordered panel with a title.
-pub fn panel(title: impl Into<String>) -> Block<'static> {
+pub(crate) fn panel(title: impl Into<String>) -> Block<'static> {
     Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(theme::border())
@@ -20,14 +20,14 @@ pub fn panel(title: impl Into<String>) -> Block<'static> {
 }
 
 /// Draws `block` over `area` and returns its inner area.
-pub fn framed(block: Block<'_>, area: Rect, buf: &mut Buffer) -> Rect {
+pub(crate) fn framed(block: Block<'_>, area: Rect, buf: &mut Buffer) -> Rect {
     let inner = block.inner(area);
     block.render(area, buf);
     inner
 }
 
 /// A horizontal bar of `width` cells filled to `ratio` (0..1), with eighth-cell resolution.
-pub fn bar(ratio: f64, width: usize) -> String {
+pub(crate) fn bar(ratio: f64, width: usize) -> String {
     let ratio = if ratio.is_finite() { ratio.clamp(0.0, 1.0) } else { 0.0 };
     let eighths = (ratio * width as f64 * 8.0).round() as usize;
     let (full, part) = (eighths / 8, eighths % 8);
@@ -42,7 +42,7 @@ pub fn bar(ratio: f64, width: usize) -> String {
 }
 
 /// A one-line sparkline of the last `width` values, scaled to `max` (or their own maximum).
-pub fn sparkline(values: &[f64], width: usize, max: Option<f64>) -> String {
+pub(crate) fn sparkline(values: &[f64], width: usize, max: Option<f64>) -> String {
     let tail = &values[values.len().saturating_sub(width)..];
     let top = max.unwrap_or_else(|| tail.iter().copied().filter(|v| v.is_finite()).fold(0.0, f64::max));
     let mut s: String = tail
@@ -61,7 +61,7 @@ pub fn sparkline(values: &[f64], width: usize, max: Option<f64>) -> String {
 }
 
 /// A sparkline `height` rows tall over `area`, newest value at the right edge.
-pub fn tall_sparkline(values: &[f64], area: Rect, buf: &mut Buffer, style: Style) {
+pub(crate) fn tall_sparkline(values: &[f64], area: Rect, buf: &mut Buffer, style: Style) {
     let (w, h) = (usize::from(area.width), usize::from(area.height));
     if w == 0 || h == 0 {
         return;
@@ -84,30 +84,30 @@ pub fn tall_sparkline(values: &[f64], area: Rect, buf: &mut Buffer, style: Style
 }
 
 /// `HH:MM:SS` of a duration.
-pub fn clock(d: Duration) -> String {
+pub(crate) fn clock(d: Duration) -> String {
     let s = d.as_secs();
     format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
 /// Seconds with one decimal: `12.3s`.
-pub fn secs(d: Duration) -> String {
+pub(crate) fn secs(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64())
 }
 
 /// `label value` spans.
-pub fn kv<'a>(label: &'a str, value: String) -> [Span<'a>; 2] {
+pub(crate) fn kv<'a>(label: &'a str, value: String) -> [Span<'a>; 2] {
     [Span::styled(label, theme::label()), Span::styled(value, theme::value())]
 }
 
 /// Draws lines top to bottom inside `area`, clipping what does not fit.
-pub fn lines(area: Rect, buf: &mut Buffer, lines: &[Line<'_>]) {
+pub(crate) fn lines(area: Rect, buf: &mut Buffer, lines: &[Line<'_>]) {
     for (i, line) in lines.iter().take(usize::from(area.height)).enumerate() {
         buf.set_line(area.x, area.y + i as u16, line, area.width);
     }
 }
 
 /// A centred popup of at most `w` x `h` inside `area`, cleared and framed; returns its inner area.
-pub fn popup(area: Rect, w: u16, h: u16, block: Block<'_>, buf: &mut Buffer) -> Rect {
+pub(crate) fn popup(area: Rect, w: u16, h: u16, block: Block<'_>, buf: &mut Buffer) -> Rect {
     let (w, h) = (w.min(area.width), h.min(area.height));
     let rect = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
     Clear.render(rect, buf);
@@ -115,17 +115,17 @@ pub fn popup(area: Rect, w: u16, h: u16, block: Block<'_>, buf: &mut Buffer) -> 
 }
 
 /// A percentage without decimals: `93%`, or `—`.
-pub fn pct(ratio: Option<f64>) -> String {
+pub(crate) fn pct(ratio: Option<f64>) -> String {
     ratio.filter(|r| r.is_finite()).map_or_else(|| "—".into(), |r| format!("{:.0}%", r * 100.0))
 }
 
 /// A count that may be missing: `3`, or `—`.
-pub fn count(v: Option<f64>) -> String {
+pub(crate) fn count(v: Option<f64>) -> String {
     v.filter(|r| r.is_finite()).map_or_else(|| "—".into(), |r| format!("{r:.0}"))
 }
 
 /// Cuts `s` to at most `width` characters, marking the cut with `…`.
-pub fn fit(s: &str, width: usize) -> String {
+pub(crate) fn fit(s: &str, width: usize) -> String {
     let n = s.chars().count();
     if n <= width {
         return s.to_string();
@@ -139,7 +139,7 @@ pub fn fit(s: &str, width: usize) -> String {
 
 /// Cuts `s` to at most `width` characters from the left, marking the cut with `…`: the end of
 /// a name (`…0.1:8002`) usually tells replicas apart.
-pub fn fit_left(s: &str, width: usize) -> String {
+pub(crate) fn fit_left(s: &str, width: usize) -> String {
     let n = s.chars().count();
     if n <= width || width == 0 {
         return if width == 0 { String::new() } else { s.to_string() };
@@ -158,7 +158,7 @@ fn host_and_port(s: &str) -> Option<(&str, &str)> {
 
 /// Display names that tell `names` apart: when every name is a `host:port` (or URL) on one
 /// host, just `:port`; otherwise the names unchanged.
-pub fn distinct_names(names: &[&str]) -> Vec<String> {
+pub(crate) fn distinct_names(names: &[&str]) -> Vec<String> {
     let parts: Option<Vec<(&str, &str)>> = names.iter().map(|n| host_and_port(n)).collect();
     match parts {
         Some(p) if p.len() > 1 && p.iter().all(|(h, _)| *h == p[0].0) => {
