@@ -244,6 +244,31 @@ pub async fn serve_router(app: axum::Router) -> String {
     format!("http://{addr}")
 }
 
+/// A loopback port that refuses connections for as long as this value lives: a TCP socket
+/// bound to it that never listens. Connects get ECONNREFUSED, and no other process can take
+/// the port meanwhile (a port picked free and released could be reused by anyone).
+#[derive(Debug)]
+pub struct RefusedPort {
+    _socket: tokio::net::TcpSocket,
+    /// The port held.
+    pub port: u16,
+}
+
+impl RefusedPort {
+    /// `http://127.0.0.1:{port}`.
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+/// Holds a free loopback port that refuses connections ([`RefusedPort`]).
+pub fn refused_port() -> RefusedPort {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+    socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).expect("bind a loopback port");
+    let port = socket.local_addr().expect("its address").port();
+    RefusedPort { _socket: socket, port }
+}
+
 /// Runs the binary with `args` and no `OPENAI_API_KEY` (a bounded wait: a hang fails the test).
 pub async fn run_bin(args: Vec<String>) -> std::process::Output {
     let child = tokio::task::spawn_blocking(move || {

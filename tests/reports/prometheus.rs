@@ -287,7 +287,8 @@ async fn a_bad_server_or_selector_is_one_line_before_any_load() {
     let c = cluster(1, 10.0, |_| {}).await;
     let prom = start_prometheus(&c).await;
     let gw = c.info().gateway.url.clone();
-    let closed = format!("http://127.0.0.1:{}", free_port());
+    let refused = common::refused_port();
+    let closed = refused.base();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("never.json");
     let cases: [(Vec<&str>, &str); 5] = [
