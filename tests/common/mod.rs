@@ -5,6 +5,7 @@
 use futures_util::StreamExt;
 use llm_decode_bench::config::MetricsEndpoint;
 use llm_decode_bench::config::RunConfig;
+use llm_decode_bench::load::backend::{Backend, Exchange};
 use llm_decode_bench::load::chunk::{ChunkInfo, parse_chunk};
 use llm_decode_bench::load::sse::{SseDecoder, SseEvent};
 use llm_decode_bench::sim::inproc::InProcCluster;
@@ -92,14 +93,43 @@ pub async fn stream(
         req = req.header(*k, *v);
     }
     let resp = req.send().await.expect("request sent");
-    let mut out = Streamed { status: resp.status().as_u16(), headers: resp.headers().clone(), ..Streamed::default() };
+    let out = Streamed { status: resp.status().as_u16(), headers: resp.headers().clone(), ..Streamed::default() };
     if out.status != 200 {
-        out.error_body = resp.text().await.unwrap_or_default();
-        return out;
+        return Streamed { error_body: resp.text().await.unwrap_or_default(), ..out };
     }
+    read_sse(out, resp.bytes_stream(), timeout).await
+}
+
+/// [`stream`] through a backend (an in-process cluster's, for the paused clock).
+pub async fn stream_via(backend: &dyn Backend, url: &str, body: &Value, timeout: Duration) -> Streamed {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(reqwest::header::CONTENT_TYPE, "application/json".parse().unwrap());
+    let body = bytes::Bytes::from(body.to_string());
+    let resp = backend.send(Exchange::post(url, &headers, Some(body))).await.expect("request sent");
+    let out = Streamed { status: resp.status().as_u16(), headers: resp.headers().clone(), ..Streamed::default() };
+    if out.status != 200 {
+        let text = resp.bytes(1 << 20).await.unwrap_or_default();
+        return Streamed { error_body: String::from_utf8_lossy(&text).into_owned(), ..out };
+    }
+    read_sse(out, resp.into_stream(), timeout).await
+}
+
+/// GETs `url` through a backend: the status and the body (panics on a failed exchange).
+pub async fn get_via(backend: &dyn Backend, url: &str) -> (u16, String) {
+    let resp = backend.send(Exchange::get(url, &reqwest::header::HeaderMap::new())).await.expect("answered");
+    let status = resp.status().as_u16();
+    (status, String::from_utf8_lossy(&resp.bytes(1 << 24).await.expect("a body")).into_owned())
+}
+
+/// Reads an SSE body into `out` to its end, its first transport error, or `timeout`.
+async fn read_sse<E>(
+    mut out: Streamed,
+    body: impl futures_util::Stream<Item = Result<bytes::Bytes, E>>,
+    timeout: Duration,
+) -> Streamed {
     let mut dec = SseDecoder::new();
-    let mut body = resp.bytes_stream();
     let read = async {
+        let mut body = std::pin::pin!(body);
         while let Some(part) = body.next().await {
             let Ok(bytes) = part else {
                 out.broken = true;

@@ -1,4 +1,5 @@
-//! End-to-end tests of one simulated replica's OpenAI API, on loopback.
+//! End-to-end tests of one simulated replica's OpenAI API, on loopback (the scheduler's queue
+//! in process, on the paused clock).
 
 use crate::common;
 
@@ -105,33 +106,39 @@ async fn exhausting_kv_causes_preemptions() {
     assert!(sample_value(&m, "vllm:num_preemptions_total").unwrap() > 0.0);
 }
 
-#[tokio::test]
+/// `vllm:num_requests_running` and `vllm:num_requests_waiting` from a replica's page.
+async fn queue_gauges(backend: &dyn llm_decode_bench::load::backend::Backend, url: &str) -> (f64, f64) {
+    let (status, m) = get_via(backend, url).await;
+    assert_eq!(status, 200);
+    let value = |name| sample_value(&m, name).unwrap_or_else(|| panic!("{name} in {m}"));
+    (value("vllm:num_requests_running"), value("vllm:num_requests_waiting"))
+}
+
+/// In process on the paused clock: all five requests reach the engine before any modelled time
+/// passes, so what `/metrics` shows then does not depend on how fast the machine sent them.
+#[tokio::test(start_paused = true)]
 async fn concurrency_above_max_num_seqs_waits() {
-    let c = cluster(1, 5.0, |cfg| cfg.engine.max_num_seqs = 2).await;
-    let r = c.info().replicas[0].clone();
-    let http = client();
+    let c = inproc_cluster(1, 5.0, |cfg| cfg.engine.max_num_seqs = 2);
+    let (backend, r) = (c.backend(), c.info().replicas[0].clone());
     let tasks: Vec<_> = (0..5)
         .map(|i| {
-            let (http, url) = (http.clone(), format!("{}/v1/completions", r.url));
-            tokio::spawn(async move { stream(&http, &url, &[], &completion_body(&format!("req {i}"), 400), T).await })
+            let (backend, url) = (backend.clone(), format!("{}/v1/completions", r.url));
+            tokio::spawn(
+                async move { stream_via(&*backend, &url, &completion_body(&format!("req {i}"), 400), T).await },
+            )
         })
         .collect();
-    let mut seen = (0.0, 0.0);
-    for _ in 0..50 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let m = metrics_text(&http, &r.metrics_url).await;
-        let (run, wait) = (
-            sample_value(&m, "vllm:num_requests_running").unwrap(),
-            sample_value(&m, "vllm:num_requests_waiting").unwrap(),
-        );
-        if wait > 0.0 {
-            seen = (run, wait);
+    let mut seen = queue_gauges(&*backend, &r.metrics_url).await;
+    for _ in 0..100 {
+        if seen.0 + seen.1 >= 5.0 {
             break;
         }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        seen = queue_gauges(&*backend, &r.metrics_url).await;
     }
     assert_eq!(seen, (2.0, 3.0), "two running, three waiting");
     for t in tasks {
-        t.abort();
+        assert_eq!(t.await.unwrap().completion_tokens(), Some(400), "the waiting ones run in turn");
     }
 }
 
