@@ -49,6 +49,31 @@ pub fn llamacpp_inproc(replicas: usize, speed: f64, tweak: impl FnOnce(&mut SimC
     })
 }
 
+/// A decode session at `ctx` x `conc` (1 s windows) against a one-replica in-process cluster
+/// at `speed`, written to `out`, on a paused clock of its own (a current-thread runtime on a
+/// blocking thread): its figures are the engine model's however busy the machine is, so a
+/// real-clock test can compare them with another session's.
+pub async fn paused_decode_session(
+    speed: f64,
+    ctx: Vec<u64>,
+    conc: Vec<u32>,
+    out: &Path,
+) -> llm_decode_bench::report::json::SessionReport {
+    let out = out.to_path_buf();
+    let run = move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build();
+        rt.expect("a runtime").block_on(async move {
+            let c = inproc_cluster(1, speed, |_| {});
+            let r = &c.info().replicas[0];
+            let mut cfg = config(&r.url, &r.metrics_url, &out, ctx, conc);
+            cfg.window = Duration::from_secs(1);
+            let h = llm_decode_bench::session::start_with(cfg, c.backend()).await.expect("preflight passes");
+            tokio::time::timeout(Duration::from_secs(600), h.join).await.expect("the session ends").expect("runner")
+        })
+    };
+    tokio::task::spawn_blocking(run).await.expect("the paused session ran")
+}
+
 /// A plain HTTP client.
 pub fn client() -> reqwest::Client {
     llm_decode_bench::net::client_builder().no_proxy().build().expect("client")
