@@ -5,6 +5,7 @@
 use futures_util::StreamExt;
 use llm_decode_bench::config::MetricsEndpoint;
 use llm_decode_bench::config::RunConfig;
+use llm_decode_bench::load::backend::{Backend, Exchange};
 use llm_decode_bench::load::chunk::{ChunkInfo, parse_chunk};
 use llm_decode_bench::load::sse::{SseDecoder, SseEvent};
 use llm_decode_bench::sim::inproc::InProcCluster;
@@ -46,6 +47,31 @@ pub fn llamacpp_inproc(replicas: usize, speed: f64, tweak: impl FnOnce(&mut SimC
         cfg.engine_mode = EngineMode::Llamacpp;
         tweak(cfg);
     })
+}
+
+/// A decode session at `ctx` x `conc` (1 s windows) against a one-replica in-process cluster
+/// at `speed`, written to `out`, on a paused clock of its own (a current-thread runtime on a
+/// blocking thread): its figures are the engine model's however busy the machine is, so a
+/// real-clock test can compare them with another session's.
+pub async fn paused_decode_session(
+    speed: f64,
+    ctx: Vec<u64>,
+    conc: Vec<u32>,
+    out: &Path,
+) -> llm_decode_bench::report::json::SessionReport {
+    let out = out.to_path_buf();
+    let run = move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build();
+        rt.expect("a runtime").block_on(async move {
+            let c = inproc_cluster(1, speed, |_| {});
+            let r = &c.info().replicas[0];
+            let mut cfg = config(&r.url, &r.metrics_url, &out, ctx, conc);
+            cfg.window = Duration::from_secs(1);
+            let h = llm_decode_bench::session::start_with(cfg, c.backend()).await.expect("preflight passes");
+            tokio::time::timeout(Duration::from_secs(600), h.join).await.expect("the session ends").expect("runner")
+        })
+    };
+    tokio::task::spawn_blocking(run).await.expect("the paused session ran")
 }
 
 /// A plain HTTP client.
@@ -92,14 +118,43 @@ pub async fn stream(
         req = req.header(*k, *v);
     }
     let resp = req.send().await.expect("request sent");
-    let mut out = Streamed { status: resp.status().as_u16(), headers: resp.headers().clone(), ..Streamed::default() };
+    let out = Streamed { status: resp.status().as_u16(), headers: resp.headers().clone(), ..Streamed::default() };
     if out.status != 200 {
-        out.error_body = resp.text().await.unwrap_or_default();
-        return out;
+        return Streamed { error_body: resp.text().await.unwrap_or_default(), ..out };
     }
+    read_sse(out, resp.bytes_stream(), timeout).await
+}
+
+/// [`stream`] through a backend (an in-process cluster's, for the paused clock).
+pub async fn stream_via(backend: &dyn Backend, url: &str, body: &Value, timeout: Duration) -> Streamed {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(reqwest::header::CONTENT_TYPE, "application/json".parse().unwrap());
+    let body = bytes::Bytes::from(body.to_string());
+    let resp = backend.send(Exchange::post(url, &headers, Some(body))).await.expect("request sent");
+    let out = Streamed { status: resp.status().as_u16(), headers: resp.headers().clone(), ..Streamed::default() };
+    if out.status != 200 {
+        let text = resp.bytes(1 << 20).await.unwrap_or_default();
+        return Streamed { error_body: String::from_utf8_lossy(&text).into_owned(), ..out };
+    }
+    read_sse(out, resp.into_stream(), timeout).await
+}
+
+/// GETs `url` through a backend: the status and the body (panics on a failed exchange).
+pub async fn get_via(backend: &dyn Backend, url: &str) -> (u16, String) {
+    let resp = backend.send(Exchange::get(url, &reqwest::header::HeaderMap::new())).await.expect("answered");
+    let status = resp.status().as_u16();
+    (status, String::from_utf8_lossy(&resp.bytes(1 << 24).await.expect("a body")).into_owned())
+}
+
+/// Reads an SSE body into `out` to its end, its first transport error, or `timeout`.
+async fn read_sse<E>(
+    mut out: Streamed,
+    body: impl futures_util::Stream<Item = Result<bytes::Bytes, E>>,
+    timeout: Duration,
+) -> Streamed {
     let mut dec = SseDecoder::new();
-    let mut body = resp.bytes_stream();
     let read = async {
+        let mut body = std::pin::pin!(body);
         while let Some(part) = body.next().await {
             let Ok(bytes) = part else {
                 out.broken = true;
@@ -242,6 +297,31 @@ pub async fn serve_router(app: axum::Router) -> String {
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}")
+}
+
+/// A loopback port that refuses connections for as long as this value lives: a TCP socket
+/// bound to it that never listens. Connects get ECONNREFUSED, and no other process can take
+/// the port meanwhile (a port picked free and released could be reused by anyone).
+#[derive(Debug)]
+pub struct RefusedPort {
+    _socket: tokio::net::TcpSocket,
+    /// The port held.
+    pub port: u16,
+}
+
+impl RefusedPort {
+    /// `http://127.0.0.1:{port}`.
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+/// Holds a free loopback port that refuses connections ([`RefusedPort`]).
+pub fn refused_port() -> RefusedPort {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+    socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).expect("bind a loopback port");
+    let port = socket.local_addr().expect("its address").port();
+    RefusedPort { _socket: socket, port }
 }
 
 /// Runs the binary with `args` and no `OPENAI_API_KEY` (a bounded wait: a hang fails the test).

@@ -124,10 +124,8 @@ async fn stop_mid_session_leaves_a_valid_incomplete_report() {
 #[tokio::test]
 async fn an_unreachable_target_fails_preflight_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
-    let base = format!("http://127.0.0.1:{port}");
+    let refused = common::refused_port();
+    let base = refused.base();
     let cfg = config(&base, &format!("{base}/metrics"), &dir.path().join("x.json"), vec![0], vec![1]);
     let err = start(cfg).await.err().expect("preflight fails").to_string();
     assert!(err.contains("unreachable"), "{err}");
@@ -140,11 +138,9 @@ fn the_binary_exits_non_zero_with_one_line_on_bad_input() {
     let bin = env!("CARGO_BIN_EXE_llm-decode-bench");
     let out = std::process::Command::new(bin).args(["run", "--base-url", "not-a-url"]).output().unwrap();
     assert!(!out.status.success());
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
+    let refused = common::refused_port();
     let out = std::process::Command::new(bin)
-        .args(["run", "--headless", "--base-url", &format!("http://127.0.0.1:{port}"), "--out"])
+        .args(["run", "--headless", "--base-url", &refused.base(), "--out"])
         .arg(std::env::temp_dir().join("never-written.json"))
         .output()
         .unwrap();

@@ -199,9 +199,9 @@ async fn a_request_the_server_read_and_dropped_is_an_error_and_never_sent_twice(
 
 #[tokio::test]
 async fn a_refused_connection_is_tried_twice_more_then_is_an_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let refused = crate::common::refused_port();
     let backend = backend();
-    let sample = one(&backend, &format!("http://127.0.0.1:{port}/v1/completions")).await;
+    let sample = one(&backend, &format!("{}/v1/completions", refused.base())).await;
     assert_eq!(sample.error_kind(), Some(ErrorKind::Connect), "{:?}", sample.outcome);
     assert_eq!(sample.reconnects, MAX_RESENDS, "two re-sends on fresh connections");
     assert!(backend.stream_reuse().unwrap().report().streams_reuse, "nothing was sent: nothing learned");
@@ -229,7 +229,7 @@ async fn https_and_unreachable_targets_are_not_probed() {
     let found = probe("https://127.0.0.1:1/v1/completions", &HeaderMap::new(), &body()).await;
     assert_eq!(found, Probe::NotProbed("https".into()));
     assert!(found.streams_reuse() && found.evidence() == "not probed: https");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let found = probe(&format!("http://127.0.0.1:{port}/v1/completions"), &HeaderMap::new(), &body()).await;
+    let refused = crate::common::refused_port();
+    let found = probe(&format!("{}/v1/completions", refused.base()), &HeaderMap::new(), &body()).await;
     assert!(matches!(&found, Probe::NotProbed(why) if why.starts_with("the probe failed")), "{found:?}");
 }

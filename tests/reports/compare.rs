@@ -1,25 +1,12 @@
-//! End-to-end `compare` (issue 11): sessions the binary ran against the simulator on loopback,
-//! compared with themselves (exit 0, no change) and against a session of a slowed simulator
-//! (`--speed` 5 instead of 25: exit 1, the regression named). Bad input exits 2 in one line.
+//! End-to-end `compare` (issue 11): sessions run in process on the paused clock (their figures
+//! the engine model's, whatever the machine's load), compared with themselves (exit 0, no
+//! change) and against a session of a slowed simulator (speed 5 instead of 25: exit 1, the
+//! regression named). Bad input exits 2 in one line.
 
 use crate::common;
 
-use common::{bin, cluster, output, validate};
-use llm_decode_bench::sim::Cluster;
+use common::{bin, output, paused_decode_session, validate};
 use std::path::{Path, PathBuf};
-
-/// A short headless decode session (ctx 0, conc 1 and 2) against the cluster's replica.
-async fn session(c: &Cluster, out: &Path) {
-    let r = &c.info().replicas[0];
-    let mut cmd = bin();
-    cmd.args(["run", "--headless", "--base-url", &r.url, "--metrics-url", &r.metrics_url])
-        .args(["--ctx", "0", "--conc", "1,2", "--window", "1s", "--settle", "200ms", "--warmup-timeout", "20s"])
-        .args(["--min-stream-tokens", "1024", "--poll-interval", "100ms", "--out"])
-        .arg(out);
-    let o = output(cmd).await;
-    assert_eq!(o.status.code(), Some(0), "run: {}", String::from_utf8_lossy(&o.stderr));
-    validate(out);
-}
 
 async fn compare(base: &Path, new: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
     let mut cmd = bin();
@@ -28,10 +15,13 @@ async fn compare(base: &Path, new: &Path, extra: &[&str]) -> (Option<i32>, Strin
     (o.status.code(), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
 }
 
+/// Two sessions at ctx 0, conc 1 and 2: the simulator at speed 25, then at speed 5.
 async fn sessions(dir: &Path) -> (PathBuf, PathBuf) {
     let (fast, slow) = (dir.join("fast.json"), dir.join("slow.json"));
-    session(&cluster(1, 25.0, |_| {}).await, &fast).await;
-    session(&cluster(1, 5.0, |_| {}).await, &slow).await;
+    for (speed, out) in [(25.0, &fast), (5.0, &slow)] {
+        let report = paused_decode_session(speed, vec![0], vec![1, 2], out).await;
+        assert!(report.complete && validate(out) == report, "the file holds the final report");
+    }
     (fast, slow)
 }
 

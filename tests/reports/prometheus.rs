@@ -73,29 +73,44 @@ fn config_yaml(c: &Cluster) -> String {
     yaml
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
+/// Starts a server on a loopback port it picks itself (`127.0.0.1:0`, read back from its log:
+/// a port picked free here and released could be taken by another process first).
 async fn start_prometheus(c: &Cluster) -> PromProc {
     let bin = prometheus_bin();
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("prometheus.yml");
     std::fs::write(&cfg, config_yaml(c)).unwrap();
-    let port = free_port();
     let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
     let child = std::process::Command::new(bin)
         .arg(format!("--config.file={}", cfg.display()))
         .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--web.listen-address=127.0.0.1:0")
         .stdin(Stdio::null())
         .stdout(log.try_clone().unwrap())
         .stderr(log)
         .spawn()
         .expect("prometheus starts");
-    let p = PromProc { child, url: format!("http://127.0.0.1:{port}"), dir };
+    let mut p = PromProc { child, url: String::new(), dir };
+    p.url = format!("http://{}", listening_on(&mut p).await);
     wait_ready(&p, c.info().replicas.len()).await;
     p
+}
+
+/// The address the server logged it listens on (`msg="Listening on" address=127.0.0.1:PORT`);
+/// waits (bounded) for the line, and fails at once if the server exits first.
+async fn listening_on(p: &mut PromProc) -> String {
+    let deadline = Instant::now() + READY_WITHIN;
+    loop {
+        let log = p.log();
+        let line = log.lines().find(|l| l.contains("msg=\"Listening on\""));
+        if let Some(addr) = line.and_then(|l| l.split(" address=").nth(1)).and_then(|a| a.split_whitespace().next()) {
+            return addr.to_string();
+        }
+        let exited = p.child.try_wait().expect("wait on prometheus");
+        assert!(exited.is_none(), "prometheus exited ({exited:?}) before it listened; its log:\n{log}");
+        assert!(Instant::now() < deadline, "prometheus never said where it listens; its log:\n{log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// The value of an instant query's single-sample answer.
@@ -287,7 +302,8 @@ async fn a_bad_server_or_selector_is_one_line_before_any_load() {
     let c = cluster(1, 10.0, |_| {}).await;
     let prom = start_prometheus(&c).await;
     let gw = c.info().gateway.url.clone();
-    let closed = format!("http://127.0.0.1:{}", free_port());
+    let refused = common::refused_port();
+    let closed = refused.base();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("never.json");
     let cases: [(Vec<&str>, &str); 5] = [

@@ -1,14 +1,16 @@
 //! End-to-end goodput: a headless decode session on the simulator under `--goodput ttft:MS`,
 //! where long prompts miss the TTFT bound and short ones meet it; every cell's good count is
-//! checked against its per-request records, and the SLO is recorded and printed.
+//! checked against its per-request records, and the SLO is recorded and printed. In process on
+//! the paused clock: a busy machine cannot push a short prompt's first token past the bound.
 
 use crate::common;
 
-use common::{cluster, config, validate};
+use common::{config, inproc_cluster, validate};
 use llm_decode_bench::config::SloSource;
 use llm_decode_bench::report::json::{DecodeAttempt, SessionReport};
-use llm_decode_bench::session::start;
+use llm_decode_bench::session::start_with;
 use llm_decode_bench::stats::Slo;
+use std::time::Duration;
 
 const TTFT_BOUND_MS: f64 = 250.0;
 
@@ -17,17 +19,18 @@ fn last<'a>(r: &'a SessionReport, ctx: &str) -> &'a DecodeAttempt {
     cell.attempts.last().expect("an attempt")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn decode_goodput_matches_the_request_records() {
     // At 2x, a 6k prompt takes about 0.5 s to prefill; an empty one a few ms.
-    let c = cluster(1, 2.0, |_| {}).await;
+    let c = inproc_cluster(1, 2.0, |_| {});
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("goodput.json");
     let r = &c.info().replicas[0];
     let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 6144], vec![2]);
     cfg.slo = Slo::from_goodput(&[format!("ttft:{TTFT_BOUND_MS}")]).unwrap();
     cfg.slo_source = SloSource::Goodput;
-    let report = start(cfg).await.expect("preflight passes").join.await.unwrap();
+    let h = start_with(cfg, c.backend()).await.expect("preflight passes");
+    let report = tokio::time::timeout(Duration::from_secs(600), h.join).await.expect("the session ends").unwrap();
     assert!(validate(&out) == report, "the file holds the final report and passes the schema");
 
     let slo = report.plan.slo.expect("plan.slo recorded");

@@ -1,4 +1,5 @@
-//! End-to-end tests of one simulated replica's OpenAI API, on loopback.
+//! End-to-end tests of one simulated replica's OpenAI API, on loopback (the scheduler's queue
+//! in process, on the paused clock).
 
 use crate::common;
 
@@ -105,33 +106,39 @@ async fn exhausting_kv_causes_preemptions() {
     assert!(sample_value(&m, "vllm:num_preemptions_total").unwrap() > 0.0);
 }
 
-#[tokio::test]
+/// `vllm:num_requests_running` and `vllm:num_requests_waiting` from a replica's page.
+async fn queue_gauges(backend: &dyn llm_decode_bench::load::backend::Backend, url: &str) -> (f64, f64) {
+    let (status, m) = get_via(backend, url).await;
+    assert_eq!(status, 200);
+    let value = |name| sample_value(&m, name).unwrap_or_else(|| panic!("{name} in {m}"));
+    (value("vllm:num_requests_running"), value("vllm:num_requests_waiting"))
+}
+
+/// In process on the paused clock: all five requests reach the engine before any modelled time
+/// passes, so what `/metrics` shows then does not depend on how fast the machine sent them.
+#[tokio::test(start_paused = true)]
 async fn concurrency_above_max_num_seqs_waits() {
-    let c = cluster(1, 5.0, |cfg| cfg.engine.max_num_seqs = 2).await;
-    let r = c.info().replicas[0].clone();
-    let http = client();
+    let c = inproc_cluster(1, 5.0, |cfg| cfg.engine.max_num_seqs = 2);
+    let (backend, r) = (c.backend(), c.info().replicas[0].clone());
     let tasks: Vec<_> = (0..5)
         .map(|i| {
-            let (http, url) = (http.clone(), format!("{}/v1/completions", r.url));
-            tokio::spawn(async move { stream(&http, &url, &[], &completion_body(&format!("req {i}"), 400), T).await })
+            let (backend, url) = (backend.clone(), format!("{}/v1/completions", r.url));
+            tokio::spawn(
+                async move { stream_via(&*backend, &url, &completion_body(&format!("req {i}"), 400), T).await },
+            )
         })
         .collect();
-    let mut seen = (0.0, 0.0);
-    for _ in 0..50 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let m = metrics_text(&http, &r.metrics_url).await;
-        let (run, wait) = (
-            sample_value(&m, "vllm:num_requests_running").unwrap(),
-            sample_value(&m, "vllm:num_requests_waiting").unwrap(),
-        );
-        if wait > 0.0 {
-            seen = (run, wait);
+    let mut seen = queue_gauges(&*backend, &r.metrics_url).await;
+    for _ in 0..100 {
+        if seen.0 + seen.1 >= 5.0 {
             break;
         }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        seen = queue_gauges(&*backend, &r.metrics_url).await;
     }
     assert_eq!(seen, (2.0, 3.0), "two running, three waiting");
     for t in tasks {
-        t.abort();
+        assert_eq!(t.await.unwrap().completion_tokens(), Some(400), "the waiting ones run in turn");
     }
 }
 
@@ -182,30 +189,25 @@ async fn without_dev_mode_there_is_no_cache_reset_route() {
     }
 }
 
-/// The sim's `time_to_first_token_seconds` sum and count.
-async fn ttft_sum(http: &reqwest::Client, metrics: &str) -> (f64, f64) {
-    let text = http.get(metrics).send().await.unwrap().text().await.unwrap();
-    let value = |name: &str| {
-        let line = text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name} missing"));
-        line.rsplit(' ').next().unwrap().parse::<f64>().unwrap()
-    };
-    (value("vllm:time_to_first_token_seconds_sum"), value("vllm:time_to_first_token_seconds_count"))
-}
-
 /// On a kept-alive connection the first token reaches the client when the engine says it
-/// was sent, as from a real vLLM (Nagle off). With Nagle on, about half the requests waited
-/// for the client's delayed ACK and arrived 30-40 ms late.
+/// was sent, as from a real vLLM (Nagle off). With Nagle on, the first token waits for the
+/// client's delayed ACK: 39 of 40 requests (all but the one on a fresh connection) came about
+/// 35 ms late. Each request is compared with its own engine-side TTFT (the engine's histogram
+/// sum before and after it), and a few late ones are allowed: a loaded machine delays the odd
+/// request, not most of them.
 #[tokio::test]
 async fn first_tokens_arrive_when_the_engine_sends_them_on_a_reused_connection() {
     use futures_util::StreamExt;
+    const N: usize = 40;
+    const LATE_MS: f64 = 20.0;
     let c = cluster(1, 1.0, |_| {}).await;
-    let r = &c.info().replicas[0];
+    let engine_ttft_sum = || c.replica_stats(0).expect("replica 0").ttft.sum;
     let http = client();
-    let url = format!("{}/v1/chat/completions", r.url);
-    let (sum0, n0) = ttft_sum(&http, &r.metrics_url).await;
-    let (mut client_total, n) = (0.0f64, 20);
-    for i in 0..n {
+    let url = format!("{}/v1/chat/completions", c.info().replicas[0].url);
+    let mut late_ms = Vec::with_capacity(N);
+    for i in 0..N {
         let body = chat_body(&format!("[r{i}] "), 4);
+        let before = engine_ttft_sum();
         let sent = std::time::Instant::now();
         let resp = http.post(&url).json(&body).send().await.unwrap();
         let mut bytes = resp.bytes_stream();
@@ -217,12 +219,13 @@ async fn first_tokens_arrive_when_the_engine_sends_them_on_a_reused_connection()
                 first = Some(sent.elapsed().as_secs_f64());
             }
         }
-        client_total += first.expect("a first token");
+        // The engine records a first token's TTFT before it hands the token on.
+        let engine = engine_ttft_sum() - before;
+        late_ms.push((first.expect("a first token") - engine) * 1e3);
     }
-    let (sum1, n1) = ttft_sum(&http, &r.metrics_url).await;
-    assert_eq!(n1 - n0, f64::from(n));
-    let (client_ms, server_ms) = (client_total * 1e3 / f64::from(n), (sum1 - sum0) * 1e3 / f64::from(n));
-    assert!(client_ms - server_ms < 10.0, "client TTFT {client_ms:.1} ms, engine {server_ms:.1} ms");
+    assert_eq!(c.replica_stats(0).unwrap().ttft.count, N as u64, "one first token per request");
+    let late = late_ms.iter().filter(|&&ms| ms >= LATE_MS).count();
+    assert!(late <= N / 8, "{late} of {N} first tokens {LATE_MS} ms or more after the engine sent them: {late_ms:.1?}");
 }
 
 /// An HTTP/1.1 request as a client on a kept-alive connection writes it.
