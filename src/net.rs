@@ -73,6 +73,16 @@ pub fn replica_base(metrics_url: &str) -> String {
     t.strip_suffix("/metrics").unwrap_or(t).to_string()
 }
 
+/// A loopback port that refuses connections while the returned socket lives: bound and never
+/// listening, so no other process can take the port meanwhile. For tests of refused targets.
+#[cfg(test)]
+pub(crate) fn refused_port() -> (tokio::net::TcpSocket, u16) {
+    let held = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+    held.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).expect("bind a loopback port");
+    let port = held.local_addr().expect("its address").port();
+    (held, port)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

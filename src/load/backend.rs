@@ -364,10 +364,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_unreachable_target_is_a_send_error_without_the_url() {
-        // Bound and never listening: refused, and no other process can take the port meanwhile.
-        let held = tokio::net::TcpSocket::new_v4().unwrap();
-        held.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
-        let port = held.local_addr().unwrap().port();
+        let (_held, port) = crate::net::refused_port();
         let backend = HttpBackend::new(crate::net::client_builder().no_proxy().build().unwrap());
         let url = format!("http://user:secret@127.0.0.1:{port}/v1/models");
         let headers = HeaderMap::new();

@@ -53,10 +53,7 @@ async fn a_request_written_then_closed_may_have_been_sent() {
 
 #[tokio::test]
 async fn a_refused_connection_through_reqwest_was_not_sent() {
-    // Bound and never listening: refused, and no other process can take the port meanwhile.
-    let held = tokio::net::TcpSocket::new_v4().unwrap();
-    held.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
-    let port = held.local_addr().unwrap().port();
+    let (_held, port) = crate::net::refused_port();
     let backend = HttpBackend::new(crate::net::client_builder().no_proxy().build().unwrap());
     let (url, headers) = (format!("http://127.0.0.1:{port}/v1/completions"), HeaderMap::new());
     let e = backend.send(Exchange::post(&url, &headers, None)).await.unwrap_err();
