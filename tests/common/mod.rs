@@ -49,6 +49,27 @@ pub fn llamacpp_inproc(replicas: usize, speed: f64, tweak: impl FnOnce(&mut SimC
     })
 }
 
+/// Runs `test` on a paused clock of its own (a current-thread runtime on a blocking thread), so
+/// the in-process cluster it builds keeps modelled time however busy the machine is.
+pub async fn paused<F, Fut, T>(test: F) -> T
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = T>,
+    T: Send + 'static,
+{
+    let run = move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build();
+        rt.expect("a runtime").block_on(test())
+    };
+    tokio::task::spawn_blocking(run).await.expect("the paused test ran")
+}
+
+/// Runs `cfg` against `cluster` to its end (at most 600 s of paused time).
+pub async fn run_inproc(cfg: RunConfig, cluster: &InProcCluster) -> llm_decode_bench::report::json::SessionReport {
+    let h = llm_decode_bench::session::start_with(cfg, cluster.backend()).await.expect("preflight passes");
+    tokio::time::timeout(Duration::from_secs(600), h.join).await.expect("the session ends").expect("runner")
+}
+
 /// A decode session at `ctx` x `conc` (1 s windows) against a one-replica in-process cluster
 /// at `speed`, written to `out`, on a paused clock of its own (a current-thread runtime on a
 /// blocking thread): its figures are the engine model's however busy the machine is, so a
@@ -60,18 +81,14 @@ pub async fn paused_decode_session(
     out: &Path,
 ) -> llm_decode_bench::report::json::SessionReport {
     let out = out.to_path_buf();
-    let run = move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build();
-        rt.expect("a runtime").block_on(async move {
-            let c = inproc_cluster(1, speed, |_| {});
-            let r = &c.info().replicas[0];
-            let mut cfg = config(&r.url, &r.metrics_url, &out, ctx, conc);
-            cfg.window = Duration::from_secs(1);
-            let h = llm_decode_bench::session::start_with(cfg, c.backend()).await.expect("preflight passes");
-            tokio::time::timeout(Duration::from_secs(600), h.join).await.expect("the session ends").expect("runner")
-        })
-    };
-    tokio::task::spawn_blocking(run).await.expect("the paused session ran")
+    paused(move || async move {
+        let c = inproc_cluster(1, speed, |_| {});
+        let r = &c.info().replicas[0];
+        let mut cfg = config(&r.url, &r.metrics_url, &out, ctx, conc);
+        cfg.window = Duration::from_secs(1);
+        run_inproc(cfg, &c).await
+    })
+    .await
 }
 
 /// A plain HTTP client.

@@ -19,39 +19,43 @@ fn last(c: &DecodeCell) -> &DecodeAttempt {
     c.attempts.last().expect("an attempt")
 }
 
+/// The decode matrix on the paused clock (the in-process cluster keeps modelled time), so the
+/// client/server agreement and the running average hold however busy the machine is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn decode_matrix_against_the_sim() {
-    // 4 running at most, 4096 blocks of 16 = 64k tokens of KV (no oversubscription), an 8k
-    // context limit: 8k prompts overflow, and 8k x 12 cannot fit at all. A request fault of
-    // rate 0 only turns on the simulator's own request count (`sim:completion_requests_total`).
-    let c = cluster(1, 25.0, |cfg| {
-        cfg.faults = "reset=0".parse().unwrap();
-        cfg.engine.max_num_seqs = 4;
-        cfg.engine.kv_blocks = 4096;
-        cfg.engine.max_model_len = 8192;
-    })
-    .await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("decode.json");
-    let r = &c.info().replicas[0];
-    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024, 6144, 8192], vec![1, 2, 12]);
-    cfg.decode.kv_oversubscribe = 1.0;
-    cfg.decode.min_stream_tokens = 4096;
-    let h = start(cfg).await.expect("preflight passes");
-    let report = h.join.await.unwrap();
+    let path = out.clone();
+    let (report, page) = common::paused(move || async move {
+        // 4 running at most, 4096 blocks of 16 = 64k tokens of KV (no oversubscription), an 8k
+        // context limit: 8k prompts overflow, and 8k x 12 cannot fit at all. A request fault of
+        // rate 0 only turns on the simulator's own request count (`sim:completion_requests_total`).
+        let c = common::inproc_cluster(1, 25.0, |cfg| {
+            cfg.faults = "reset=0".parse().unwrap();
+            cfg.engine.max_num_seqs = 4;
+            cfg.engine.kv_blocks = 4096;
+            cfg.engine.max_model_len = 8192;
+        });
+        let r = &c.info().replicas[0];
+        let mut cfg = config(&r.url, &r.metrics_url, &path, vec![0, 1024, 6144, 8192], vec![1, 2, 12]);
+        cfg.decode.kv_oversubscribe = 1.0;
+        cfg.decode.min_stream_tokens = 4096;
+        let report = common::run_inproc(cfg, &c).await;
+        let (_, page) = common::get_via(c.backend().as_ref(), &r.metrics_url).await;
+        (report, page)
+    })
+    .await;
     let file = validate(&out);
     assert!(file == report, "the file holds the final report");
     assert!(report.complete);
-    let reuse = report.target.connection_reuse.as_ref().expect("preflight probed connection reuse");
-    assert!(reuse.streams_reuse && reuse.evidence.contains("kept the connection open"), "{reuse:?}");
     // Every completion request the simulator accepted is in the report: the attempts' outcomes
-    // and the preflight probe's one (calibration here uses /tokenize, not completions).
-    let page = reqwest::get(&r.metrics_url).await.unwrap().text().await.unwrap();
+    // (calibration here uses /tokenize, not completions; in process there is no connection to
+    // probe for reuse, so no probe request).
+    assert!(report.target.connection_reuse.is_none());
     let accepted = page.lines().find_map(|l| l.strip_prefix("sim:completion_requests_total ")).expect("the counter");
     let attempts = report.decode.iter().flat_map(|d| &d.cells).flat_map(|c| &c.attempts);
     let recorded: u64 = attempts.flat_map(|a| a.request_outcomes.values()).sum();
-    assert_eq!(reuse.probe_requests, 1);
-    assert_eq!(accepted.parse::<f64>().unwrap() as u64, recorded + u64::from(reuse.probe_requests), "{page}");
+    assert_eq!(accepted.parse::<f64>().unwrap() as u64, recorded, "{page}");
 
     let small = last(cell(&report, "0", 1));
     assert_eq!(small.status, AttemptStatus::Measured);
@@ -199,21 +203,24 @@ async fn run_burst_adds_phase_three() {
     assert!(text.contains("Burst output tok/s") && !text.contains("Not run. Re-run with --run-burst"), "{text}");
 }
 
-/// The decode matrix of issue 20 against the simulator's llama.cpp mode on loopback (4 slots of
-/// 8k tokens, the connection closed after every stream): exit 0, 12k skipped with its deficit,
-/// the cross-check on busy-slot decodes agreeing, no request failing, 8 streams held at 4 slots.
+/// The decode matrix of issue 20 against the simulator's llama.cpp mode (4 slots of 8k tokens),
+/// in process on the paused clock: 12k skipped with its deficit, the cross-check on busy-slot
+/// decodes agreeing, no request failing, 8 streams held at 4 slots.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llamacpp_decode_matrix_verdicts() {
-    let c = common::llamacpp_cluster(1, 25.0, |cfg| {
-        cfg.engine.max_num_seqs = 4;
-        cfg.slot_ctx = Some(8192);
-    })
-    .await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("llamacpp.json");
-    let r = &c.info().replicas[0];
-    let cfg = config(&r.url, &r.metrics_url, &out, vec![0, 1024, 12_288], vec![2, 8]);
-    let report = start(cfg).await.expect("preflight passes").join.await.unwrap();
+    let path = out.clone();
+    let report = common::paused(move || async move {
+        let c = common::llamacpp_inproc(1, 25.0, |cfg| {
+            cfg.engine.max_num_seqs = 4;
+            cfg.slot_ctx = Some(8192);
+        });
+        let r = &c.info().replicas[0];
+        let cfg = config(&r.url, &r.metrics_url, &path, vec![0, 1024, 12_288], vec![2, 8]);
+        common::run_inproc(cfg, &c).await
+    })
+    .await;
     validate(&out);
     assert!(report.complete);
     assert_eq!(report.target.max_model_len, Some(8192), "a slot's context from /v1/models meta.n_ctx");
@@ -247,13 +254,17 @@ async fn llamacpp_decode_matrix_verdicts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sglang_decode_cross_check_reads_the_live_counter() {
     use llm_decode_bench::sim::expo::MetricsDialect;
-    let c = cluster(1, 25.0, |cfg| cfg.dialects = vec![MetricsDialect::Sglang]).await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sglang.json");
-    let r = &c.info().replicas[0];
-    let mut cfg = config(&r.url, &r.metrics_url, &out, vec![0], vec![2]);
-    cfg.window = Duration::from_secs(3);
-    let report = start(cfg).await.expect("preflight passes").join.await.unwrap();
+    let path = out.clone();
+    let report = common::paused(move || async move {
+        let c = common::inproc_cluster(1, 25.0, |cfg| cfg.dialects = vec![MetricsDialect::Sglang]);
+        let r = &c.info().replicas[0];
+        let mut cfg = config(&r.url, &r.metrics_url, &path, vec![0], vec![2]);
+        cfg.window = Duration::from_secs(3);
+        common::run_inproc(cfg, &c).await
+    })
+    .await;
     validate(&out);
     assert!(report.target.kv_capacity_tokens.is_some(), "the KV pool from the page or /get_server_info");
     let a = last(cell(&report, "0", 2));

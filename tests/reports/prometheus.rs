@@ -26,9 +26,19 @@ use tokio_util::sync::CancellationToken;
 const SCRAPE_S: f64 = 1.0;
 /// Longest wait for the server to be ready and its targets scraped a few times.
 const READY_WITHIN: Duration = Duration::from_secs(90);
-/// Time a direct poll or a Prometheus scrape may take to read a page: a reading stamped `t`
-/// shows the state of some instant in `[t, t + SLACK]`.
-const SLACK: Duration = Duration::from_millis(300);
+/// How far around a bracket of direct polls a gauge's range is taken: gauges move between polls
+/// (a stream ends and the next starts), so a few polls either side bound what a scrape saw.
+const GAUGE_SPAN: Duration = Duration::from_millis(300);
+
+/// How long reading a page took, as measured on both sides: a reading stamped `t` shows the
+/// state of some instant in `[t, t + took]`.
+#[derive(Clone, Copy, Debug)]
+struct Slack {
+    /// The direct poller's slowest scrape (its own `scrape_latency`).
+    direct: Duration,
+    /// Prometheus's slowest scrape of the job (its `scrape_duration_seconds`).
+    prometheus: Duration,
+}
 
 /// A Prometheus server started for the test; killed when dropped.
 struct PromProc {
@@ -160,17 +170,20 @@ async fn collect(mut rx: tokio::sync::watch::Receiver<Arc<MetricsSnapshot>>) -> 
 }
 
 /// Checks one Prometheus reading stamped `t` against the direct polls of the same replica.
-/// A counter read at `t` lies between the direct polls sent at least [`SLACK`] before and
-/// after `t`; a gauge lies within the range the direct polls saw in `[t - SLACK, t + SLACK]`.
-fn agrees(direct: &ReplicaHistory, t: Instant, s: &EngineSample) -> Result<(), String> {
-    let before = direct.points.iter().rev().find(|p| p.at + SLACK <= t).ok_or("no direct poll before")?;
-    let after = direct.points.iter().find(|p| p.at >= t + SLACK).ok_or("no direct poll after")?;
+/// A counter read at `t` lies between the last direct poll that had read its page before `t`
+/// and the first sent after Prometheus had read its page; a gauge lies within the range the
+/// direct polls saw around that bracket ([`GAUGE_SPAN`]).
+fn agrees(direct: &ReplicaHistory, t: Instant, s: &EngineSample, slack: Slack) -> Result<(), String> {
+    let points = &direct.points;
+    let before = points.iter().rev().find(|p| p.at + slack.direct <= t).ok_or("no direct poll before")?;
+    let after = points.iter().find(|p| p.at >= t + slack.prometheus).ok_or("no direct poll after")?;
     let g = s.generation_tokens.ok_or("no generation tokens")?;
     let (lo, hi) = (before.generation_tokens.unwrap(), after.generation_tokens.unwrap());
     if !(lo <= g && g <= hi) {
-        return Err(format!("generation_tokens {g} outside the direct polls' [{lo}, {hi}]"));
+        return Err(format!("generation_tokens {g} outside the direct polls' [{lo}, {hi}] ({slack:?})"));
     }
-    let near: Vec<_> = direct.points.iter().filter(|p| p.at + SLACK >= t && p.at <= t + SLACK).collect();
+    let near: Vec<_> =
+        points.iter().filter(|p| p.at + GAUGE_SPAN >= before.at && p.at <= after.at + GAUGE_SPAN).collect();
     for (what, prom, field) in [
         ("running", s.running, (|p| p.running) as fn(&llm_decode_bench::metrics::poller::Point) -> Option<f64>),
         ("kv_usage", s.kv_usage, |p| p.kv_usage),
@@ -185,6 +198,18 @@ fn agrees(direct: &ReplicaHistory, t: Instant, s: &EngineSample) -> Result<(), S
     Ok(())
 }
 
+/// The slowest scrape latency the direct poller published, until it stops.
+async fn slowest(mut rx: tokio::sync::watch::Receiver<Arc<MetricsSnapshot>>) -> Duration {
+    let mut worst = Duration::ZERO;
+    loop {
+        let snap = rx.borrow_and_update().clone();
+        worst = snap.replicas.iter().filter_map(|r| r.scrape_latency).fold(worst, Duration::max);
+        if rx.changed().await.is_err() {
+            return worst;
+        }
+    }
+}
+
 fn direct_poller(c: &Cluster) -> llm_decode_bench::metrics::poller::PollerHandle {
     let targets = c.info().replicas.iter().map(|r| MetricsTarget::new(&r.name, &r.metrics_url)).collect();
     let cfg = PollerConfig::new(targets, None).with_timing(Duration::from_millis(100), Duration::from_secs(2));
@@ -196,6 +221,7 @@ async fn replicas_from_prometheus_agree_with_direct_scraping() {
     let c = cluster(8, 10.0, |_| {}).await;
     let prom = start_prometheus(&c).await;
     let direct = direct_poller(&c);
+    let direct_slowest = tokio::spawn(slowest(direct.subscribe()));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("prom.json");
     let cfg = RunConfig {
@@ -219,6 +245,9 @@ async fn replicas_from_prometheus_agree_with_direct_scraping() {
     let readings = readings.await.unwrap();
     let history = direct.history();
     direct.stop();
+    let slowest_scrape = "max(max_over_time(scrape_duration_seconds{job=\"sim\"}[10m]))";
+    let prom_slowest = scalar(&common::client(), &prom.url, slowest_scrape).await.expect("scrape durations");
+    let slack = Slack { direct: direct_slowest.await.unwrap(), prometheus: Duration::from_secs_f64(prom_slowest) };
 
     assert_eq!(validate(&out), report, "the file holds the final report and fits the schema");
     let src = report.metrics_source.as_ref().expect("metrics_source recorded");
@@ -243,8 +272,9 @@ async fn replicas_from_prometheus_agree_with_direct_scraping() {
         assert!(gaps.iter().all(|g| (g - SCRAPE_S).abs() < 0.25), "{name}: one reading per scrape: {gaps:?}");
         // Readings from before the direct poller started or after it stopped are not checked.
         let (first, last) = (direct.points.front().unwrap().at, direct.points.back().unwrap().at);
-        for (t, s) in list.iter().filter(|(t, _)| *t >= first + SLACK && *t + SLACK <= last) {
-            agrees(direct, *t, s).unwrap_or_else(|e| panic!("{name} at {t:?}: {e}"));
+        let inside = |t: &Instant| *t >= first + slack.direct && *t + slack.prometheus <= last;
+        for (t, s) in list.iter().filter(|(t, _)| inside(t)) {
+            agrees(direct, *t, s, slack).unwrap_or_else(|e| panic!("{name} at {t:?}: {e}"));
             checked += 1;
         }
         let moved = list.last().unwrap().1.generation_tokens.unwrap() - list[0].1.generation_tokens.unwrap();

@@ -67,12 +67,27 @@ fn report_actions(path: &Path) -> Vec<String> {
 
 type Snap = watch::Receiver<Arc<SessionSnapshot>>;
 
+/// Polls `pred` every 20 ms of real time for at most 5 s, off the runtime (a blocking task holds
+/// a paused clock still): for what another thread does, such as the report writer.
+async fn eventually_real(what: &'static str, mut pred: impl FnMut() -> bool + Send + 'static) {
+    let poll = move || {
+        for _ in 0..250 {
+            if pred() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    };
+    assert!(tokio::task::spawn_blocking(poll).await.unwrap(), "timed out waiting: {what}");
+}
+
 /// p, p, s on cell 1; then h x5 (cell 0), r, w.
 async fn script(
     keys: &mpsc::UnboundedSender<Event>,
     snap: &mut Snap,
     live: &mut watch::Receiver<LiveAttempt>,
-    c: &llm_decode_bench::sim::Cluster,
+    c: &llm_decode_bench::sim::inproc::InProcCluster,
     out: &Path,
 ) {
     until(live, "cell 1 measuring", |l| l.cell == Some(1) && l.phase == Phase::Measuring).await;
@@ -90,27 +105,35 @@ async fn script(
     press(keys, KeyCode::Char('r'));
     until(snap, "cell 0 ran again", |s| s.cells[0].attempts == 2 && status(s, 0) == CellStatus::Measured).await;
     press(keys, KeyCode::Char('w'));
-    eventually("the saved report lists the save", || report_actions(out).iter().any(|a| a == "save")).await;
+    let out = out.to_path_buf();
+    eventually_real("the saved report lists the save", move || report_actions(&out).iter().any(|a| a == "save")).await;
 }
 
+/// The scripted keys on the paused clock against the in-process cluster: a 1 s window outlasts
+/// the key presses however busy the machine is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripted_keys_pause_resume_skip_rerun_save_and_quit() {
-    let c = cluster(1, 25.0, |_| {}).await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tui.json");
-    let r = &c.info().replicas[0];
-    let h = start(session_config(&r.url, &r.metrics_url, &out)).await.expect("preflight passes");
-    let (mut snap, mut live) = (h.snapshot.clone(), h.live.clone());
-    let (keys, rx) = mpsc::unbounded_channel();
-    let ui = tokio::spawn(async move {
-        let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
-        let result = run_loop(&mut terminal, h, ChannelInput(rx), LoopOptions { fps: 30, log_widget: false }).await;
-        (result, terminal)
-    });
-    script(&keys, &mut snap, &mut live, &c, &out).await;
-    press(&keys, KeyCode::Char('q'));
-    press(&keys, KeyCode::Char('y'));
-    let (result, terminal) = tokio::time::timeout(Duration::from_secs(20), ui).await.expect("quits").unwrap();
+    let path = out.clone();
+    let (result, terminal) = common::paused(move || async move {
+        let c = common::inproc_cluster(1, 25.0, |_| {});
+        let r = &c.info().replicas[0];
+        let cfg = session_config(&r.url, &r.metrics_url, &path);
+        let h = llm_decode_bench::session::start_with(cfg, c.backend()).await.expect("preflight passes");
+        let (mut snap, mut live) = (h.snapshot.clone(), h.live.clone());
+        let (keys, rx) = mpsc::unbounded_channel();
+        let ui = tokio::spawn(async move {
+            let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+            let result = run_loop(&mut terminal, h, ChannelInput(rx), LoopOptions { fps: 30, log_widget: false }).await;
+            (result, terminal)
+        });
+        script(&keys, &mut snap, &mut live, &c, &path).await;
+        press(&keys, KeyCode::Char('q'));
+        press(&keys, KeyCode::Char('y'));
+        tokio::time::timeout(Duration::from_secs(20), ui).await.expect("quits").unwrap()
+    })
+    .await;
     let (report, ending) = result.expect("the loop returns the report");
     assert_eq!(ending, Ending::Quit, "q, y mid-session is the operator's quit (exit 6)");
     assert!(!report.complete, "stopped before the end");

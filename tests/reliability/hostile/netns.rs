@@ -129,24 +129,34 @@ fn a_lossy_slow_network_and_a_partition_mid_stream_end_in_named_kinds() {
         Err(why) => eprintln!("netns {}: no netem ({why}); the partition only", ns.name),
     }
     let mut sim = simulator(&ns);
+    let dir = tempfile::tempdir().unwrap();
+    let (out, log) = (dir.path().join("r.json"), dir.path().join("run.log"));
+    // The link goes down 1 s into the 8 s window (however long preflight and warmup took) and
+    // comes back 3 s later.
     let cut = {
-        let name = ns.name.clone();
+        let (name, log) = (ns.name.clone(), log.clone());
         std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(3500));
+            let measuring = || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("conc=2: measuring"));
+            let t0 = std::time::Instant::now();
+            while !measuring() {
+                assert!(t0.elapsed() < Duration::from_secs(60), "the cell started measuring within 60 s");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            std::thread::sleep(Duration::from_secs(1));
             link(&name, false);
             std::thread::sleep(Duration::from_secs(3));
             link(&name, true);
         })
     };
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
     let mut cmd = ns.command(env!("CARGO_BIN_EXE_llm-decode-bench"));
     cmd.args(["run", "--headless", "--base-url", "http://127.0.0.1:18001"])
         .args(["--metrics-url", "http://127.0.0.1:18001/metrics", "--ctx", "0", "--conc", "2", "--window", "8s"])
         .args(["--settle", "100ms", "--warmup-timeout", "10s", "--first-token-timeout", "3s", "--idle-timeout", "1s"])
         .args(["--min-stream-tokens", "1024", "--poll-interval", "100ms"])
         .arg("--out")
-        .arg(&out);
+        .arg(&out)
+        .arg("--log-file")
+        .arg(&log);
     let ran = spawn_measured(cmd);
     cut.join().unwrap();
     let _ = sim.kill();
