@@ -22,6 +22,18 @@ fn is_bidi(c: char) -> bool {
     matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// [`line`], cut to at most `max` characters with `…` at the cut: a server's reason in a
+/// table footnote or a log line.
+pub fn clipped(s: &str, max: usize) -> String {
+    let safe = line(s.trim());
+    if safe.chars().count() <= max {
+        return safe.into_owned();
+    }
+    let mut out: String = safe.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// `s` on one line with every unsafe character escaped (newlines and tabs too); borrowed
 /// when there is nothing to escape.
 pub fn line(s: &str) -> Cow<'_, str> {

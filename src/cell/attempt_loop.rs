@@ -42,8 +42,9 @@ pub trait Tally: Send {
 /// names the status only: the server's text may echo the key.
 fn halt_unauthorized(env: &CellEnv, status: Option<u16>) {
     let status = status.map_or_else(|| "401/403".to_string(), |s| s.to_string());
+    let hint = crate::load::client::key_hint(env.cfg.api_key.is_some());
     let line = format!(
-        "stopping the session: the server refused the credentials (HTTP {status}); retrying cannot help, check the key (--api-key-env, --api-key)"
+        "stopping the session: the server refused the credentials (HTTP {status}); retrying cannot help: {hint}"
     );
     if env.halt.raise(line.clone()) {
         env.warn(line);

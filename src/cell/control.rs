@@ -176,6 +176,9 @@ pub struct LiveAttempt {
     pub itl_now_ms: Option<f64>,
     /// Failed requests by kind so far.
     pub errors: BTreeMap<crate::load::sample::ErrorKind, u64>,
+    /// The latest one-line reason of each error kind (the server's message or the transport
+    /// error, without secrets).
+    pub error_examples: BTreeMap<crate::load::sample::ErrorKind, String>,
     /// Requests answered per replica so far (from response headers).
     pub served_by: BTreeMap<String, u64>,
     /// Per replica: gauges now and counters since the attempt started.

@@ -3,8 +3,10 @@
 
 use crate::report::baseline::{Baseline, Delta, Pick, deltas_text};
 use crate::report::compare::CellKey;
+pub(crate) use crate::report::error_notes::ErrorReason;
+pub(crate) use crate::report::error_notes::{REASON_CHARS, reasons_text};
 use crate::report::status::AttemptStatus;
-use crate::report::text::format::fmt_latency_ms;
+use crate::report::text::format::{LimitMark, fmt_latency_ms};
 use std::collections::BTreeMap;
 
 /// Headline figures of a cell's latest attempt.
@@ -16,8 +18,9 @@ pub struct Headline {
     pub running_avg: Option<f64>,
     /// Requested streams.
     pub requested: u32,
-    /// Capacity-limited or warmup timed out.
-    pub capacity_limited: bool,
+    /// What held it back (capacity-limited, and by what) or a warmup timeout: the matrices'
+    /// `*kv`, `*seq`, `*?`, `!`.
+    pub limit: LimitMark,
     /// Failed requests.
     pub errors: u64,
     /// TTFT p50, ms.
@@ -37,6 +40,8 @@ pub struct Headline {
     pub hit_ratio: Option<f64>,
     /// How the attempt ended.
     pub status: AttemptStatus,
+    /// Every error kind with its count and one reason, most frequent first.
+    pub error_reasons: Vec<ErrorReason>,
 }
 
 impl Headline {
@@ -74,7 +79,7 @@ pub(crate) fn fmt_token_ms(ms: Option<f64>) -> String {
 /// A one-line summary of an attempt for logs and progress output.
 pub fn attempt_line(h: &Headline) -> String {
     let running = match (h.running_avg, h.requested) {
-        (Some(r), y) => format!(" ({r:.0}/{y}){}", if h.capacity_limited { "*" } else { "" }),
+        (Some(r), y) => format!(" ({r:.0}/{y}){}", h.limit.text()),
         (None, _) => String::new(),
     };
     let good = h.good.map(|(g, n)| format!(" good {g}/{n}")).unwrap_or_default();
@@ -86,8 +91,12 @@ pub fn attempt_line(h: &Headline) -> String {
     if h.tpot_p50_ms.is_some() {
         per_token += &format!("  TPOT p50 {} ms", fmt_token_ms(h.tpot_p50_ms));
     }
+    let reasons = match h.error_reasons.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", reasons_text(&h.error_reasons, REASON_CHARS)),
+    };
     format!(
-        "{}: {:.1} tok/s{running}{good}  TTFT p50 {} ms{per_token}  errors {}",
+        "{}: {:.1} tok/s{running}{good}  TTFT p50 {} ms{per_token}  errors {}{reasons}",
         h.status,
         h.tps,
         fmt_latency_ms(h.ttft_p50_ms),
@@ -98,6 +107,7 @@ pub fn attempt_line(h: &Headline) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::sample::ErrorKind;
     use crate::report::kind::ExperimentKind;
 
     #[test]
@@ -113,6 +123,21 @@ mod tests {
         assert_eq!(attempt_line_against(&h, &key, None), attempt_line(&h));
         let paused = Headline { status: AttemptStatus::Paused, ..h };
         assert_eq!(attempt_line_against(&paused, &key, Some(&b)), attempt_line(&paused), "only measured attempts");
+    }
+
+    #[test]
+    fn the_log_line_names_each_error_kind_with_its_reason() {
+        let reasons = vec![
+            ErrorReason { kind: ErrorKind::BadRequest, count: 2, example: Some("HTTP 400: too long\x1b[2J".into()) },
+            ErrorReason { kind: ErrorKind::Stalled, count: 1, example: None },
+        ];
+        let h = Headline { errors: 3, error_reasons: reasons, ..Headline::default() };
+        let line = attempt_line(&h);
+        assert!(line.ends_with(r#"errors 3 (bad_request 2: "HTTP 400: too long\x1b[2J"; stalled 1)"#), "{line}");
+        let long = ErrorReason { kind: ErrorKind::ServerError, count: 1, example: Some("x".repeat(500)) };
+        let text = reasons_text(&[long], 10);
+        assert_eq!(text, format!("server_error 1: \"{}…\"", "x".repeat(9)));
+        assert!(attempt_line(&Headline::default()).ends_with("errors 0"), "no reasons, no parentheses");
     }
 
     #[test]

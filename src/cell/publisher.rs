@@ -38,8 +38,9 @@ impl LivePublisher {
     /// Counts a finished request in the view: its error kind, and the replica that served it
     /// (`pod`, already resolved by the caller).
     pub fn tally(&mut self, s: &crate::load::sample::RequestSample, pod: Option<&str>) {
-        if let Some(kind) = s.error_kind() {
+        if let Some((kind, detail)) = s.failure() {
             *self.attempt.errors.entry(kind).or_default() += 1;
+            self.attempt.error_examples.insert(kind, detail.to_string());
         }
         if let Some(pod) = pod {
             *self.attempt.served_by.entry(pod.to_string()).or_default() += 1;

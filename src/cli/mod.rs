@@ -11,6 +11,7 @@ pub mod resume_flags;
 pub(crate) mod run;
 pub(crate) mod run_bounds;
 pub(crate) mod sim;
+pub(crate) mod vllm_compat;
 
 #[cfg(test)]
 mod extreme_tests;

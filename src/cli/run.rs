@@ -30,9 +30,13 @@ fn url(s: &str) -> Result<String, String> {
 /// Flags of `llm-decode-bench run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Base URL of the OpenAI-compatible server or gateway, e.g. http://127.0.0.1:8000.
+    /// Base URL of the OpenAI-compatible server or gateway, e.g. http://127.0.0.1:8000 (or
+    /// vLLM's --host and --port).
     #[arg(long, value_parser = url)]
-    pub base_url: String,
+    pub base_url: Option<String>,
+    /// The flags of `vllm bench serve` users paste (`--host`, `--port`, `--backend`, ...).
+    #[command(flatten)]
+    pub vllm: super::vllm_compat::VllmFlags,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -257,6 +261,10 @@ impl RunArgs {
     /// Checks the flags and builds the run configuration, without reading the files it names
     /// (`--baseline`, `--resume`: [`Self::to_session`]).
     pub fn to_config(&self) -> Result<RunConfig, String> {
+        if let Some(refused) = self.vllm.refused() {
+            return Err(refused);
+        }
+        let base_url = self.vllm.base_url(self.base_url.as_deref())?;
         if self.window.is_zero() {
             return Err("--window must be longer than 0".into());
         }
@@ -281,10 +289,10 @@ impl RunArgs {
         let routing = self.routing_config()?;
         Ok(RunConfig {
             routing,
-            base_url: self.base_url.clone(),
+            base_url,
             model: self.model.clone(),
             api_key,
-            endpoint: self.endpoint,
+            endpoint: self.vllm.backend.unwrap_or(self.endpoint),
             metrics: self.metrics_url.clone(),
             no_metrics: self.no_metrics,
             prometheus: self.prom.server(&self.metrics_url, self.no_metrics)?,
@@ -304,6 +312,7 @@ impl RunArgs {
             slo: self.slo()?,
             slo_source: self.slo_source(),
             serve: self.serve_config()?,
+            hold_after_last: false,
         })
     }
 }

@@ -80,10 +80,12 @@ pub(crate) async fn run_demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         return Ok(session::usage(&e));
     }
     let cluster = Cluster::start(demo_cluster(args.demo_speed)).await?;
-    let cfg = demo_config(cluster.info(), args.demo_speed, args.demo_window, args.out.clone());
+    let mut cfg = demo_config(cluster.info(), args.demo_speed, args.demo_window, args.out.clone());
     let printer = session::printer(args.headless, args.log_file.as_deref())?;
+    // In the monitor, finished cells can be re-run until the operator quits.
+    cfg.hold_after_last = printer.is_none();
     let mut signals = Signals::new()?;
-    let handles = match session::preflight(start(cfg), &mut signals).await {
+    let handles = match session::preflight(start(cfg), &mut signals, args.log_file.as_deref()).await {
         Ok(h) => h,
         Err(code) => return Ok(code),
     };

@@ -84,12 +84,13 @@ impl Printer {
         } else if live.cell.is_some() && live.phase != Phase::Idle {
             let t = &live.totals;
             line.push_str(&format!(
-                "; {} {}: {} in flight, {} done, {} failed, {} tokens",
+                "; {} {}: {} in flight, {} done, {} failed{}, {} tokens",
                 live.label,
                 live.phase.as_str(),
                 t.in_flight,
                 t.completed,
                 t.failed,
+                live_reasons(live),
                 t.tokens
             ));
             if let Some(g) = live.goodput {
@@ -97,6 +98,17 @@ impl Printer {
             }
         }
         self.line(&line);
+    }
+}
+
+/// ` (bad_request 2: "HTTP 400: …")`: the live error kinds with their latest reasons, most
+/// frequent first; empty without errors.
+fn live_reasons(live: &LiveAttempt) -> String {
+    use crate::cell::headline::{ErrorReason, REASON_CHARS, reasons_text};
+    let reasons = ErrorReason::list(&live.errors, &live.error_examples);
+    match reasons.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", reasons_text(&reasons, REASON_CHARS)),
     }
 }
 

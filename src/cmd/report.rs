@@ -51,7 +51,7 @@ fn body(report: &SessionReport, args: &ReportArgs) -> String {
     if args.format == ReportFormat::Vllm {
         return crate::report::formats::vllm_json(report, &args.percentiles);
     }
-    let settings = RenderSettings { ascii: args.ascii, dim_ansi: false };
+    let settings = RenderSettings { ascii: args.ascii, dim_ansi: false, width: RenderSettings::terminal_width() };
     let out = args.format.render(report, settings);
     match args.format {
         ReportFormat::Text if !out.is_empty() => format!("{out}\n"),

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 /// otherwise with progress on stderr (and `--log-file`); prints the final tables either way. Bad flags and an
 /// unwritable `--out` exit 2 and a failed preflight 3, before any load is sent.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let (cfg, prior) = match args.to_session() {
+    let (mut cfg, prior) = match args.to_session() {
         Ok(both) => both,
         Err(e) => return Ok(session::usage(&e)),
     };
@@ -33,8 +33,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // The log file is opened before preflight, so a bad path fails before any load is sent.
     let printer = session::printer(args.headless, args.log_file.as_deref())?;
+    // In the monitor, finished cells can be re-run until the operator quits.
+    cfg.hold_after_last = printer.is_none();
     let mut signals = Signals::new()?;
-    let handles = match session::preflight(start_continuing(cfg, prior), &mut signals).await {
+    let handles = match session::preflight(start_continuing(cfg, prior), &mut signals, args.log_file.as_deref()).await {
         Ok(h) => h,
         Err(code) => return Ok(code),
     };
@@ -52,7 +54,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// `src/stdio.rs`).
 pub fn print_tables(report: &SessionReport, ascii: bool) -> std::io::Result<()> {
     let dim = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let settings = RenderSettings { ascii, dim_ansi: dim };
+    let settings = RenderSettings { ascii, dim_ansi: dim, width: RenderSettings::terminal_width() };
     let text = ReportFormat::Text.render(report, settings);
     match text.is_empty() {
         true => Ok(()),

@@ -72,22 +72,29 @@ pub(crate) fn printer(headless: bool, log_file: Option<&Path>) -> anyhow::Result
 }
 
 /// Waits for preflight (`starting`) unless a signal comes first. A failed preflight prints its
-/// one line and gives exit 3; a signal gives its own code; no load was sent either way.
+/// one line and gives exit 3; a signal gives its own code; no load was sent either way. The
+/// line goes to `log_file` too, in the headless progress format.
 pub(crate) async fn preflight(
     starting: impl Future<Output = anyhow::Result<SessionHandles>>,
     signals: &mut Signals,
+    log_file: Option<&Path>,
 ) -> Result<SessionHandles, ExitCode> {
-    tokio::select! {
-        started = starting => started.map_err(|e| {
+    let (line, code) = tokio::select! {
+        started = starting => match started {
+            Ok(h) => return Ok(h),
             // A preflight error may quote the server: its control characters are escaped.
-            crate::err_line!("error: {}", crate::text_safe::line(&format!("{e:#}")));
-            ExitCode::from(exit::PREFLIGHT)
-        }),
+            Err(e) => (format!("error: {}", crate::text_safe::line(&format!("{e:#}"))), ExitCode::from(exit::PREFLIGHT)),
+        },
         s = signals.recv() => {
-            crate::err_line!("interrupted ({}) during preflight: no load was sent, no report written", s.name());
-            Err(ExitCode::from(s.exit_code()))
+            let line = format!("interrupted ({}) during preflight: no load was sent, no report written", s.name());
+            (line, ExitCode::from(s.exit_code()))
         }
+    };
+    crate::err_line!("{line}");
+    if let Some(mut log) = log_file.and_then(|p| Printer::new(Box::new(std::io::sink()), Some(p)).ok()) {
+        log.line(&line);
     }
+    Err(code)
 }
 
 /// Runs a started session to its end, in the monitor on a terminal (unless headless) or with

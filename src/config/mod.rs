@@ -101,6 +101,10 @@ pub struct RunConfig {
     pub slo_source: SloSource,
     /// The serve experiment, when planned.
     pub serve: serve::ServeConfig,
+    /// After the last cell, the runner waits for re-runs and saves until told to stop (the
+    /// monitor's sessions: finished cells can be re-run until the operator quits); false ends
+    /// the session with its last cell (headless).
+    pub hold_after_last: bool,
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token

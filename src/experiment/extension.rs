@@ -11,7 +11,6 @@ use crate::report::json::SessionReport;
 use crate::report::kind::ExperimentKind;
 use crate::report::status::AttemptStatus;
 use crate::units::format_size;
-use std::collections::BTreeMap;
 use tokio::time::Instant;
 
 /// The common figures of attempt `attempt` from its `samples`, started at `started` (and
@@ -26,10 +25,7 @@ pub fn summarize(
 ) -> ExtensionAttempt {
     let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
     let duration_s = end.saturating_duration_since(started).as_secs_f64();
-    let mut errors = BTreeMap::new();
-    for kind in samples.iter().filter_map(RequestSample::error_kind) {
-        *errors.entry(kind).or_insert(0) += 1;
-    }
+    let errors = crate::load::sample::ErrorTally::of(samples);
     let output_tokens: u64 = samples.iter().map(|s| s.output_tokens).sum();
     let mut ttft = crate::stats::Samples::new();
     samples.iter().filter_map(RequestSample::ttft).for_each(|d| ttft.push(d.as_secs_f64() * 1e3));
@@ -40,7 +36,8 @@ pub fn summarize(
         started_s,
         duration_s,
         requests: samples.len() as u64,
-        errors,
+        errors: errors.counts,
+        error_examples: errors.examples,
         output_tokens,
         output_tps: if duration_s > 0.0 { output_tokens as f64 / duration_s } else { 0.0 },
         ttft_p50_ms: ttft.percentile(50.0),

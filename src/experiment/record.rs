@@ -1,7 +1,7 @@
 //! What a cell keeps: its attempts, one typed record per experiment kind. This enum and its
 //! dispatch below are where an experiment registers its record.
 
-use crate::cell::headline::Headline;
+use crate::cell::headline::{ErrorReason, Headline};
 use crate::cell::spec::{CellSpec, CellStatus};
 use crate::load::sample::ErrorKind;
 use crate::report::extension::ExtensionAttempt;
@@ -9,6 +9,7 @@ use crate::report::json::{BurstAttempt, DecodeAttempt};
 use crate::report::phase::RoutingPhase;
 use crate::report::serve::ServeAttempt;
 use crate::report::status::AttemptStatus;
+use std::collections::BTreeMap;
 
 /// One attempt's report entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,26 +49,42 @@ impl Attempt {
         }
     }
 
+    /// Failed requests by kind.
+    pub fn errors(&self) -> &BTreeMap<ErrorKind, u64> {
+        match self {
+            Self::Decode(d) => &d.errors,
+            Self::Burst(b) => &b.errors,
+            Self::Routing(p) => &p.errors_by_kind,
+            Self::Serve(s) => &s.errors,
+            Self::Extension(e) => &e.errors,
+        }
+    }
+
+    /// One example message per error kind (the first seen).
+    pub fn error_examples(&self) -> &BTreeMap<ErrorKind, String> {
+        match self {
+            Self::Decode(d) => &d.error_examples,
+            Self::Burst(b) => &b.error_examples,
+            Self::Routing(p) => &p.error_examples,
+            Self::Serve(s) => &s.error_examples,
+            Self::Extension(e) => &e.error_examples,
+        }
+    }
+
+    /// Every error kind of the attempt with its count and example reason, most frequent first.
+    pub fn error_reasons(&self) -> Vec<ErrorReason> {
+        ErrorReason::list(self.errors(), self.error_examples())
+    }
+
     /// The one error kind every request of an errored attempt failed with, and an example
     /// message when the attempt keeps one (None: it is not errored, or failed several ways).
     pub fn sole_failure(&self) -> Option<(ErrorKind, Option<&str>)> {
         if self.status() != AttemptStatus::Errored {
             return None;
         }
-        let errors = match self {
-            Self::Decode(d) => &d.errors,
-            Self::Burst(b) => &b.errors,
-            Self::Routing(p) => &p.errors_by_kind,
-            Self::Serve(s) => &s.errors,
-            Self::Extension(e) => &e.errors,
-        };
-        let mut kinds = errors.iter().filter(|(_, n)| **n > 0).map(|(k, _)| *k);
+        let mut kinds = self.errors().iter().filter(|(_, n)| **n > 0).map(|(k, _)| *k);
         let kind = kinds.next().filter(|_| kinds.next().is_none())?;
-        let example = match self {
-            Self::Decode(d) => d.error_examples.get(&kind).map(String::as_str),
-            _ => None,
-        };
-        Some((kind, example))
+        Some((kind, self.error_examples().get(&kind).map(String::as_str)))
     }
 
     /// The decode attempt, if it is one.
@@ -80,15 +97,16 @@ impl Attempt {
         if let Self::Serve(s) = self { Some(s) } else { None }
     }
 
-    /// Its headline figures.
+    /// Its headline figures, with every error kind and its reason.
     pub fn headline(&self) -> Headline {
-        match self {
+        let figures = match self {
             Self::Decode(d) => super::decode::headline::headline(d),
             Self::Burst(b) => super::burst::headline::headline(b),
             Self::Routing(p) => super::routing::headline::headline(p),
             Self::Serve(s) => super::serve::headline::headline(s),
             Self::Extension(e) => super::extension::headline(e),
-        }
+        };
+        Headline { error_reasons: self.error_reasons(), ..figures }
     }
 }
 

@@ -77,6 +77,16 @@ pub struct ApiClient {
 
 pub use crate::net::redact_url;
 
+/// What to do about refused credentials: give a key, or check the one given.
+pub fn key_hint(key_sent: bool) -> &'static str {
+    match key_sent {
+        true => {
+            "the key given (--api-key, --api-key-env or OPENAI_API_KEY) was sent as a Bearer token and refused: check it"
+        }
+        false => "no key was sent: set one with --api-key-env or --api-key",
+    }
+}
+
 /// What a non-success answer says, one line without the key: where a redirect points (it is
 /// not followed), else the start of the body (read for at most [`ERROR_BODY_WAIT`]).
 async fn refusal_text(resp: BackendResponse, scrub: &Scrubber<'_>) -> String {
@@ -87,7 +97,30 @@ async fn refusal_text(resp: BackendResponse, scrub: &Scrubber<'_>) -> String {
     }
     let (head, _) = resp.head_of_body(ERROR_BODY_KEEP, ERROR_BODY_WAIT).await;
     let head = scrub.bytes(head);
-    String::from_utf8_lossy(&head[..head.len().min(300)]).replace('\n', " ")
+    let text = String::from_utf8_lossy(&head);
+    html_summary(&text).unwrap_or_else(|| text.chars().take(300).collect::<String>().replace('\n', " "))
+}
+
+/// `an HTML page titled "404 Not Found"` for an HTML body (a web server or a login page, not
+/// an OpenAI API), so one line names the page instead of quoting its markup; None otherwise.
+pub(crate) fn html_summary(body: &str) -> Option<String> {
+    let start = body.trim_start();
+    let lower = start.get(..start.len().min(512))?.to_ascii_lowercase();
+    if !(lower.starts_with('<') && (lower.starts_with("<!doctype html") || lower.contains("<html"))) {
+        return None;
+    }
+    let full = start.to_ascii_lowercase();
+    let title = full.find("<title>").and_then(|i| {
+        let from = i + "<title>".len();
+        let end = full[from..].find("</title>")? + from;
+        Some(start.get(from..end)?.split_whitespace().collect::<Vec<_>>().join(" "))
+    });
+    Some(match title.filter(|t| !t.is_empty()) {
+        Some(t) => {
+            format!("an HTML page titled \"{}\" (not an OpenAI API answer)", t.chars().take(80).collect::<String>())
+        }
+        None => "an HTML page (not an OpenAI API answer)".to_string(),
+    })
 }
 
 impl ApiClient {
@@ -98,6 +131,11 @@ impl ApiClient {
             base = b.to_string();
         }
         Self { backend, base, key, timeout: REQUEST_TIMEOUT }
+    }
+
+    /// True when requests carry a key.
+    pub fn has_key(&self) -> bool {
+        self.key.is_some()
     }
 
     /// The same client, waiting at most `timeout` for each answer (e.g. a calibration probe,
@@ -285,5 +323,20 @@ mod tests {
         let c = ApiClient::new(backend, "http://h:1/v1/", None);
         assert_eq!(c.url("/v1/models"), "http://h:1/v1/models");
         assert!(!c.headers().contains_key(AUTHORIZATION));
+    }
+
+    #[test]
+    fn an_html_page_is_named_by_its_title_not_quoted() {
+        let page = "\n<!DOCTYPE html>\n<html><head><title>404\n Not Found</title></head><body><h1>Not Found</h1></body></html>";
+        assert_eq!(
+            html_summary(page).as_deref(),
+            Some("an HTML page titled \"404 Not Found\" (not an OpenAI API answer)")
+        );
+        assert_eq!(
+            html_summary("<html><body>x</body></html>").as_deref(),
+            Some("an HTML page (not an OpenAI API answer)")
+        );
+        assert_eq!(html_summary("{\"error\":\"<html>\"}"), None, "JSON that quotes markup is not a page");
+        assert_eq!(html_summary("Not Found"), None);
     }
 }

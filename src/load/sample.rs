@@ -3,6 +3,7 @@
 use super::chunk::FinishReason;
 use super::timeline::Timeline;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -125,6 +126,28 @@ pub enum Outcome {
         /// One-line detail (server message or transport error), without secrets.
         detail: String,
     },
+}
+
+/// Failed requests counted by kind, with the first one-line reason of each kind (what the
+/// reports keep as `errors` and `error_examples`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ErrorTally {
+    /// Failed requests by kind.
+    pub counts: BTreeMap<ErrorKind, u64>,
+    /// The first failure's detail of each kind.
+    pub examples: BTreeMap<ErrorKind, String>,
+}
+
+impl ErrorTally {
+    /// The tally of `samples`' failures.
+    pub fn of<'a>(samples: impl IntoIterator<Item = &'a RequestSample>) -> Self {
+        let mut t = Self::default();
+        for (kind, detail) in samples.into_iter().filter_map(RequestSample::failure) {
+            *t.counts.entry(kind).or_default() += 1;
+            t.examples.entry(kind).or_insert_with(|| detail.to_string());
+        }
+        t
+    }
 }
 
 impl Outcome {
@@ -289,6 +312,14 @@ impl RequestSample {
     pub fn error_kind(&self) -> Option<ErrorKind> {
         match &self.outcome {
             Outcome::Failed { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
+
+    /// The failure class and its one-line detail, if it failed.
+    pub fn failure(&self) -> Option<(ErrorKind, &str)> {
+        match &self.outcome {
+            Outcome::Failed { kind, detail } => Some((*kind, detail)),
             _ => None,
         }
     }

@@ -23,7 +23,7 @@ mod rows;
 use rows::{extension_row, serve_row};
 
 /// The columns of the per-cell CSV, in order.
-pub const CELL_COLUMNS: [&str; 44] = [
+pub const CELL_COLUMNS: [&str; 45] = [
     "kind",
     "label",
     "ctx",
@@ -47,6 +47,7 @@ pub const CELL_COLUMNS: [&str; 44] = [
     "running_avg",
     "capacity_limited",
     "capacity_limit",
+    "warmup_timed_out",
     "ttft_p50_ms",
     "ttft_p90_ms",
     "ttft_p95_ms",
@@ -185,8 +186,13 @@ pub fn quote(field: &str) -> String {
 }
 
 /// A number as Rust writes it (shortest exact form); empty when not finite.
+/// A number at 12 significant digits, written shortest (`1.319`, never `1.3190000000000002`:
+/// float noise past the 12th digit is no measurement); empty when not finite.
 fn num(x: f64) -> String {
-    if x.is_finite() { x.to_string() } else { String::new() }
+    match x.is_finite() {
+        true => format!("{x:.11e}").parse::<f64>().map_or_else(|_| x.to_string(), |r| r.to_string()),
+        false => String::new(),
+    }
 }
 
 /// An optional number; empty when absent.
@@ -274,6 +280,7 @@ fn decode_figures(row: &mut Row, a: &DecodeAttempt) {
         ("running_avg", opt(a.running_avg)),
         ("capacity_limited", a.capacity_limited.to_string()),
         ("capacity_limit", a.capacity_limit.map_or("", |c| c.as_str()).to_string()),
+        ("warmup_timed_out", a.warmup_timed_out.to_string()),
     ]);
     summary(row, TTFT, a.ttft_ms.as_ref());
     summary(row, ITL, a.itl_ms.as_ref());

@@ -234,3 +234,13 @@ fn serve_cells_have_rows_with_their_rate_and_their_requests() {
     assert_eq!((first["ctx"].as_str(), first["conc"].as_str(), first["attempt"].as_str()), ("1024", "2", "1"));
     assert_eq!(requests[1]["outcome"], "server_error");
 }
+
+#[test]
+fn numbers_lose_float_noise_and_keep_their_digits() {
+    assert_eq!(num(0.1 + 0.2), "0.3");
+    assert_eq!(num(1.3190000000000002), "1.319");
+    assert_eq!(num(123456.789), "123456.789");
+    assert_eq!(num(0.000012345), "0.000012345");
+    assert_eq!(num(2.0), "2");
+    assert_eq!(num(f64::NAN), "");
+}

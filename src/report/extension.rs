@@ -64,6 +64,9 @@ pub struct ExtensionAttempt {
     pub requests: u64,
     /// Failed requests by kind.
     pub errors: BTreeMap<ErrorKind, u64>,
+    /// One example message per error kind (absent in reports that predate it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_examples: BTreeMap<ErrorKind, String>,
     /// Output tokens of every request (from `usage` where the server sent it).
     pub output_tokens: u64,
     /// Output tokens per second over the attempt (its headline throughput).

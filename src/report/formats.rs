@@ -4,7 +4,6 @@
 //! rendering from the typed [`SessionReport`] alone.
 
 use super::json::SessionReport;
-use super::tables::render_text;
 
 /// How a report is rendered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -30,6 +29,19 @@ pub struct RenderSettings {
     pub ascii: bool,
     /// Dim secondary figures with ANSI escapes (terminals only).
     pub dim_ansi: bool,
+    /// Widest text table, columns ([`RenderSettings::terminal_width`]; None: unbounded).
+    pub width: Option<usize>,
+}
+
+impl RenderSettings {
+    /// The width tables should fit on stdout: the terminal's, else `COLUMNS`, else none (a
+    /// file or a pipe keeps whole tables); never under 40.
+    pub fn terminal_width() -> Option<usize> {
+        use std::io::IsTerminal;
+        let tty = std::io::stdout().is_terminal().then(|| crossterm::terminal::size().ok()).flatten();
+        let cols = tty.map(|(w, _)| usize::from(w)).or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok());
+        cols.map(|w: usize| w.max(40))
+    }
 }
 
 impl ReportFormat {
@@ -49,7 +61,7 @@ impl ReportFormat {
     /// text reads `settings`.
     pub fn render(self, report: &SessionReport, settings: RenderSettings) -> String {
         match self {
-            Self::Text => render_text(report, settings.ascii, settings.dim_ansi),
+            Self::Text => super::tables::render_text_within(report, settings.ascii, settings.dim_ansi, settings.width),
             Self::Markdown => super::markdown::render(report),
             Self::Html => super::html::render(report),
             Self::Csv => super::csv::render(report),
@@ -72,9 +84,9 @@ mod tests {
     #[test]
     fn text_is_the_tables_a_run_prints() {
         let report = full_report();
-        let settings = RenderSettings { ascii: true, dim_ansi: false };
+        let settings = RenderSettings { ascii: true, dim_ansi: false, width: None };
         let text = ReportFormat::Text.render(&report, settings);
-        assert_eq!(text, render_text(&report, true, false));
+        assert_eq!(text, crate::report::tables::render_text(&report, true, false));
         assert!(text.contains("Aggregate"), "{text}");
         assert_eq!(ReportFormat::default().as_str(), "text");
     }

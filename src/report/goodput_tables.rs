@@ -5,6 +5,9 @@ use super::goodput::Goodput;
 use super::json::SessionReport;
 use super::text::format::{CORNER, NOT_RUN};
 use super::text::{Block, Panel, Row, Table};
+// The attempt the aggregate matrix shows (measured or errored cells only): a stopped or
+// skipped cell reads `·` in every matrix.
+use super::vllm::result_attempt;
 
 const BODY: &str = "Requests that met the SLO over those judged, per cell's last attempt, with good \
     requests per second of the window (burst: of the makespan). Decode judges the requests that \
@@ -59,7 +62,8 @@ pub(crate) fn goodput_blocks(report: &SessionReport) -> Vec<Block> {
     if let Some(d) = &report.decode {
         let many = d.conc.len() > 1;
         let cell = |c: &super::json::DecodeCell| {
-            (c.ctx_label.clone(), column(c.conc, c.rate, many), c.attempts.last().and_then(|a| a.goodput))
+            let shown = result_attempt(c.status, c.attempts.last());
+            (c.ctx_label.clone(), column(c.conc, c.rate, many), shown.and_then(|a| a.goodput))
         };
         let cells: Cells = d.cells.iter().map(cell).collect();
         if cells.iter().any(|c| c.2.is_some()) {
@@ -68,7 +72,8 @@ pub(crate) fn goodput_blocks(report: &SessionReport) -> Vec<Block> {
     }
     if let Some(b) = &report.burst {
         let cell = |c: &super::json::BurstCellReport| {
-            (c.ctx_label.clone(), c.conc.to_string(), c.attempts.last().and_then(|a| a.goodput))
+            let shown = result_attempt(c.status, c.attempts.last());
+            (c.ctx_label.clone(), c.conc.to_string(), shown.and_then(|a| a.goodput))
         };
         let cells: Cells = b.cells.iter().map(cell).collect();
         if cells.iter().any(|c| c.2.is_some()) {

@@ -87,7 +87,7 @@ mod tests {
         let text = crate::report::tables::render_text(&report, true, false);
         let marked: Vec<&str> = text.lines().filter(|l| l.starts_with("| 16k ") && l.contains(" K |")).collect();
         assert_eq!(marked.len(), 2, "aggregate and summary matrices:\n{text}");
-        assert!(marked[0].contains("564.8 (2e) (7/8)* K |"), "{text}");
+        assert!(marked[0].contains("564.8 (2e) (7/8)*seq! K |"), "{text}");
         let note = "K: knee at conc 8 (ctx 16k): tok/s +0.9% (noise ±2.0%), queue 0.0→1.1";
         assert!(text.contains(note), "{text}");
         // A rate knee names a column this closed-loop matrix does not have: no mark.

@@ -21,9 +21,9 @@ fn the_full_report_shows_its_tables_markers_and_legends() {
         "# llm-decode-bench v0.1.0\n",
         "## Phase 2\n\n**Sustained Decode**\n\nSteady-state decode throughput",
         "### Aggregate tok/s  + TTFT/ITL\n\n| ctx \\\\ conc | 4 | 8 |\n| :--- | ---: | ---: |\n",
-        "| 16k | 0.0 (2e) | 564.8 (2e) (7/8)\\*<br>722/20 |\n",
+        "| 16k | 0.0 (2e) | 564.8 (2e) (7/8)\\*seq!<br>722/20 |\n",
         "Aggregate source(s): chunk_count, openai_continuous_usage\n",
-        "(X/Y) = avg running / requested concurrency from Prometheus; \\* = capacity-limited",
+        "(X/Y) = avg running / requested concurrency from Prometheus; \\*seq = held back",
         "### Per-Request tok/s\n",
         "### Client request latency: p50 / p90 ms\n",
         "## Phase 3\n\n**Burst / E2E Decode**\n",
@@ -36,7 +36,9 @@ fn the_full_report_shows_its_tables_markers_and_legends() {
     ] {
         assert!(md.contains(want), "no {want:?} in\n{md}");
     }
-    assert!(md.ends_with(" |\n"), "{md}");
+    // The footnote of failed requests ends the page: each cell's kinds with their reasons.
+    let footnote = "routing r1-hot90-prefix-cache: overloaded 1: \"HTTP 503: the engine is overloaded\"\n";
+    assert!(md.contains("(Ne) = N failed requests") && md.ends_with(footnote), "{md}");
     assert!(!md.contains('\x1b') && !md.contains('╭') && !md.contains("\n\n\n"), "{md}");
 }
 
@@ -46,7 +48,7 @@ fn skipped_and_not_run_cells_keep_their_markers_and_legends() {
     assert!(md.contains("| 16k | 307.2 (1e)<br>3.8k/6.2k | ∅ |"), "{md}");
     assert!(md.contains("\n∅ = skipped/hidden because the cell does not fit in KV cache"), "{md}");
     let md = render(&interrupted());
-    assert!(md.contains("| 16k | 564.8 (2e) (7/8)\\*<br>722/20 | · | · |"), "{md}");
+    assert!(md.contains("| 16k | 564.8 (2e) (7/8)\\*seq!<br>722/20 | · | · |"), "{md}");
     assert!(md.contains("\n· = not run: skipped by the operator"), "{md}");
     assert!(md.contains("| random | 61/96 |"), "{md}");
 }

@@ -9,6 +9,7 @@ pub(crate) mod clobber;
 pub mod compare;
 pub mod csv;
 pub(crate) mod dist;
+pub mod error_notes;
 pub mod extension;
 pub(crate) mod fallback;
 pub mod formats;

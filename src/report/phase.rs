@@ -71,6 +71,9 @@ pub struct RoutingPhase {
     pub family_attribution_available: bool,
     /// Failed requests by kind.
     pub errors_by_kind: BTreeMap<ErrorKind, u64>,
+    /// One example message per error kind (absent in reports that predate it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_examples: BTreeMap<ErrorKind, String>,
     /// Re-sends on a fresh connection of requests that provably never reached the server
     /// (docs/reports.md); not failures. 0 in reports that predate it.
     #[serde(default)]

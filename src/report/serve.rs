@@ -108,6 +108,9 @@ pub struct ServeAttempt {
     pub num_prompts: u32,
     /// Failed requests by kind.
     pub errors: BTreeMap<ErrorKind, u64>,
+    /// One example message per error kind (absent in reports that predate it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_examples: BTreeMap<ErrorKind, String>,
     /// Re-sends on a fresh connection of requests that provably never reached the server
     /// (docs/reports.md); not failures. 0 in reports that predate it.
     #[serde(default)]

@@ -92,14 +92,20 @@ pub fn burst_view(report: &SessionReport) -> Option<BurstView> {
 /// `ascii` draws borders with `+ - |` instead of rounded box drawing; `dim_ansi` wraps the
 /// dim detail lines in ANSI dim escapes (for colour terminals only).
 pub fn render_text(report: &SessionReport, ascii: bool, dim_ansi: bool) -> String {
+    render_text_within(report, ascii, dim_ansi, None)
+}
+
+/// [`render_text`] with every table at most `max_width` columns wide (a wider one is split,
+/// its first column repeated); the panels and legends wrap at 80.
+pub fn render_text_within(report: &SessionReport, ascii: bool, dim_ansi: bool, max_width: Option<usize>) -> String {
     let style = if ascii { BoxStyle::Ascii } else { BoxStyle::Unicode };
-    render_text_blocks(&report_blocks(report), RenderOptions { style, dim_ansi })
+    render_text_blocks(&report_blocks(report), RenderOptions { style, dim_ansi, max_width })
 }
 
 /// The blocks of the report's tables: the decode report (with its goodput matrices when the
 /// SLO was chosen), a blank line, the routing summary (each only when the report has it), each
-/// followed by its deltas against `--baseline` when the report has one; the text and markdown
-/// formats draw these.
+/// followed by its deltas against `--baseline` when the report has one, then the footnote of
+/// failed requests with their reasons; the text and markdown formats draw these.
 pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
     let mut blocks = decode_view(report).map(|view| decode_blocks(&view)).unwrap_or_default();
     if !blocks.is_empty() {
@@ -125,6 +131,7 @@ pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
         }
         blocks.extend(table);
     }
+    blocks.extend(super::error_notes::error_blocks(report));
     blocks
 }
 
@@ -213,7 +220,7 @@ fn measured_cell(attempt: &DecodeAttempt) -> MeasuredCell {
         itl_ms: attempt.itl_ms.as_ref().map(|s| s.p50),
         running_avg: attempt.running_avg,
         requested: attempt.requested,
-        capacity_limited: attempt.capacity_limited,
+        limit: super::text::format::LimitMark::of(attempt),
         errors: error_total(attempt),
         latency_p50_ms: latency.map(|s| s.p50),
         latency_p90_ms: latency.map(|s| s.p90),
@@ -287,7 +294,7 @@ mod tests {
         assert_eq!(m.per_request_tps, Some(70.6));
         assert_eq!((m.ttft_ms, m.itl_ms), (Some(481.0 * 1.5), Some(13.0 * 1.5)));
         assert_eq!((m.latency_p50_ms, m.latency_p90_ms), (Some(1500.0), Some(2500.0)));
-        assert_eq!((m.running_avg, m.requested, m.capacity_limited, m.errors), (Some(6.9), 8, true, 2));
+        assert_eq!((m.running_avg, m.requested, m.limit.any(), m.errors), (Some(6.9), 8, true, 2));
     }
 
     #[test]
@@ -325,10 +332,12 @@ mod tests {
     fn renders_every_notation() {
         let out = render_text(&report(), false, false);
         assert!(out.starts_with("llm-decode-bench v0.1.0\n"), "{out}");
-        let aggregate = "│ 0          │ 0.0 (2e) │ ∅ │ 564.8 (2e) (7/8)* │  · │  · │";
+        let aggregate = "│ 0          │ 0.0 (2e) │ ∅ │ 564.8 (2e) (7/8)*seq! │  · │  · │";
         assert!(out.contains(aggregate), "{out}");
-        assert!(out.contains("│            │          │   │            722/20 │    │    │"), "{out}");
-        assert!(out.contains("│ 0          │ - │ ∅ │ 70.6 (7/8)* │  · │  · │"), "{out}");
+        assert!(out.contains("│            │          │   │                722/20 │    │    │"), "{out}");
+        assert!(out.contains("│ 0          │ - │ ∅ │ 70.6 (7/8)*seq! │  · │  · │"), "{out}");
+        assert!(out.contains("*seq = held back by") && out.contains("! = warmup timed out"), "the marks used: {out}");
+        assert!(!out.contains("*kv = ") && !out.contains("* = capacity-limited"), "only the marks used: {out}");
         assert!(out.contains("│ 0          │ - │ ∅ │ 84.8k/141.2k │  · │  · │"), "{out}");
         assert!(out.contains("Aggregate source(s): openai_continuous_usage"));
         assert!(out.contains("∅ = skipped") && out.contains("· = not run"));
@@ -338,7 +347,7 @@ mod tests {
     #[test]
     fn ascii_and_dim_options_are_passed_through() {
         let ascii = render_text(&report(), true, false);
-        assert!(ascii.contains("| 0          | 0.0 (2e) | ∅ | 564.8 (2e) (7/8)* |  · |  · |"), "{ascii}");
+        assert!(ascii.contains("| 0          | 0.0 (2e) | ∅ | 564.8 (2e) (7/8)*seq! |  · |  · |"), "{ascii}");
         assert!(!ascii.contains('╭'));
         let dim = render_text(&report(), false, true);
         assert!(dim.contains("\x1b[2m722/20\x1b[0m"), "{dim}");

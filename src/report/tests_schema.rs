@@ -94,8 +94,8 @@ fn example_fixture_validates_reads_back_and_renders() {
     let text = super::tables::render_text(&parsed, true, false);
     let lines: Vec<&str> = text.lines().collect();
     for want in [
-        "| 16k        | 0.0 (2e) | 564.8 (2e) (7/8)* |",
-        "|            |          |            722/20 |",
+        "| 16k        | 0.0 (2e) | 564.8 (2e) (7/8)*seq! |",
+        "|            |          |                722/20 |",
         "Aggregate source(s): chunk_count, openai_continuous_usage",
         "| prefix-cache |    61/96 |      2.12/11.5 | 180.5 | L20-A 69 · L20-B 27 | 0.938 |",
     ] {

@@ -134,6 +134,7 @@ pub(crate) fn with_serve() -> SessionReport {
         started_s: 10.0 * f64::from(n),
         num_prompts: 2,
         errors: [(crate::load::sample::ErrorKind::ServerError, 1)].into(),
+        error_examples: [(crate::load::sample::ErrorKind::ServerError, "HTTP 500: internal error".into())].into(),
         reconnects: 0,
         metrics: metrics.clone(),
         request_samples: vec![request(0, "completed"), request(1, "server_error")],

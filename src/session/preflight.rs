@@ -43,12 +43,15 @@ async fn replica_models(replicas: &[ApiClient]) -> Vec<crate::load::client::Mode
 }
 
 /// The one preflight line of a failed discovery: refused credentials are named as such (the
-/// server's text is left out, it may echo the key).
-fn preflight_error(e: &ClientError) -> anyhow::Error {
+/// server's text is left out, it may echo the key), with what to do about the key sent or not.
+fn preflight_error(e: &ClientError, key_sent: bool) -> anyhow::Error {
     match e {
-        ClientError::Status { url, status: status @ (401 | 403), .. } => anyhow::anyhow!(
-            "preflight: {url} refused the credentials (HTTP {status}); set the key with --api-key-env or --api-key"
-        ),
+        ClientError::Status { url, status: status @ (401 | 403), .. } => {
+            anyhow::anyhow!(
+                "preflight: {url} refused the credentials (HTTP {status}); {}",
+                crate::load::client::key_hint(key_sent)
+            )
+        }
         e => anyhow::anyhow!("preflight: {e}"),
     }
 }
@@ -69,7 +72,7 @@ pub struct Discovered {
 /// from llama.cpp's `meta.n_ctx` is one slot's; `/props` then gives the slot count.
 pub async fn discover(client: &ApiClient, wanted: Option<&str>, replicas: &[ApiClient]) -> anyhow::Result<Discovered> {
     let answer = models_wait(client).run(models(client)).await.map_err(|e| anyhow::anyhow!("preflight: {e}"))?;
-    let mut models = answer.map_err(|e| preflight_error(&e))?;
+    let mut models = answer.map_err(|e| preflight_error(&e, client.has_key()))?;
     models.retain(|m| usable(&m.id));
     if models.is_empty() && wanted.is_none() {
         models = replica_models(replicas).await;

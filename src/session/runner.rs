@@ -70,23 +70,25 @@ impl Runner {
         // Written before any load, so that even a killed process leaves a report.
         ctl.save(&env, &experiments);
         let mut streak = FailureStreak::default();
-        while !ctl.state.stopped {
-            if ctl.state.paused {
-                ctl.wait_while_paused(&env, &experiments).await;
-                continue;
+        loop {
+            ctl.run_queue(&env, &experiments, &mut streak).await;
+            if ctl.state.stopped || !env.cfg.hold_after_last {
+                break;
             }
-            let Some(id) = ctl.state.next_cell() else { break };
-            if let Some(attempt) = run_cell(&env, &experiments, &mut ctl, id).await {
-                halt_on_streak(&env, &mut streak, &attempt);
-            }
-            if env.halt.is_raised() && !ctl.state.stopped {
-                ctl.state.stopped = true;
-                ctl.state.act("halt", Some(id));
-            }
+            // Every cell is final: the report is complete on disk while the operator looks
+            // at it, and a re-run (`r`) queues its cell again.
+            ctl.state.act("finished", None);
+            LivePublisher::idle(&env);
             ctl.save(&env, &experiments);
+            ctl.publish(&env);
+            if !ctl.wait_while_done(&env, &experiments).await {
+                break;
+            }
         }
-        let reason = if ctl.state.stopped { "stopped" } else { "finished" };
-        ctl.state.act(reason, None);
+        if ctl.state.stopped || !env.cfg.hold_after_last {
+            let reason = if ctl.state.stopped { "stopped" } else { "finished" };
+            ctl.state.act(reason, None);
+        }
         LivePublisher::idle(&env);
         let (report, outcome) = ctl.sink.finish(ctl.report_job(&env, &experiments)).await;
         env.emit(saved_event(&outcome));
@@ -97,6 +99,45 @@ impl Runner {
 }
 
 impl Control {
+    /// Runs the queued cells until the queue is empty or the session stops.
+    async fn run_queue(&mut self, env: &Arc<CellEnv>, ex: &Experiments, streak: &mut FailureStreak) {
+        while !self.state.stopped {
+            if self.state.paused {
+                self.wait_while_paused(env, ex).await;
+                continue;
+            }
+            let Some(id) = self.state.next_cell() else { return };
+            if let Some(attempt) = run_cell(env, ex, self, id).await {
+                halt_on_streak(env, streak, &attempt);
+            }
+            if env.halt.is_raised() && !self.state.stopped {
+                self.state.stopped = true;
+                self.state.act("halt", Some(id));
+            }
+            self.save(env, ex);
+        }
+    }
+
+    /// With every cell final ([`crate::config::RunConfig::hold_after_last`]): applies commands
+    /// until one queues a cell (true) or the operator leaves (false). Stop here ends a finished
+    /// session, so the report stays complete.
+    async fn wait_while_done(&mut self, env: &Arc<CellEnv>, ex: &Experiments) -> bool {
+        loop {
+            match self.commands.recv().await {
+                None | Some(Command::Stop) => return false,
+                Some(cmd) => {
+                    self.command(env, ex, cmd, None);
+                }
+            }
+            if self.state.stopped {
+                return false;
+            }
+            if self.state.has_queued() {
+                return true;
+            }
+        }
+    }
+
     /// Hands the report as it stands to the writer thread, which assembles and writes it
     /// and tells the listeners; never waits for the write.
     fn save(&self, env: &Arc<CellEnv>, experiments: &Experiments) {

@@ -50,6 +50,11 @@ impl SessionState {
         None
     }
 
+    /// True when a pending cell waits in the queue.
+    pub fn has_queued(&self) -> bool {
+        self.queue.iter().any(|id| self.cells.get(*id).is_some_and(|c| c.status == CellStatus::Pending))
+    }
+
     /// Logs an action at `now`.
     pub fn act(&mut self, action: &str, cell: Option<CellId>) {
         let label = cell.and_then(|c| self.cells.get(c)).map(|c| c.label.clone());

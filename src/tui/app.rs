@@ -7,7 +7,6 @@ use super::grid::{Dir, MatrixModel};
 use crate::cell::control::{CellId, Command, Knob, LiveAttempt, RunnerEvent};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::session::snapshot::SessionSnapshot;
-use crate::session::state::CellStatus;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -109,6 +108,8 @@ pub struct App {
     pub session: Arc<SessionSnapshot>,
     /// The running cell's latest live view.
     pub live: LiveAttempt,
+    /// The last live view of a cell, kept when the runner goes idle ([`App::shown_live`]).
+    pub last_live: Option<LiveAttempt>,
     /// The latest metrics round, when polling.
     pub metrics: Option<Arc<MetricsSnapshot>>,
     /// What is drawn on top of the dashboard.
@@ -129,6 +130,10 @@ pub struct App {
     pub finished_at: Option<Instant>,
     /// Scroll and order of the replica rows (many replicas).
     pub fleet: super::fleet::FleetView,
+    /// First help line shown (↑↓ PgUp PgDn in the help).
+    pub help_scroll: usize,
+    /// Help lines the last frame had room for (set while drawing, bounds the scroll).
+    pub help_rows: std::cell::Cell<usize>,
     pause_intent: Option<bool>,
     stopping: bool,
     interrupted: bool,
@@ -146,6 +151,7 @@ impl App {
             now,
             session,
             live: LiveAttempt::default(),
+            last_live: None,
             metrics: None,
             mode: Mode::Normal,
             selected,
@@ -156,6 +162,8 @@ impl App {
             log_widget: None,
             finished_at: None,
             fleet: Default::default(),
+            help_scroll: 0,
+            help_rows: std::cell::Cell::new(usize::MAX),
             pause_intent: None,
             stopping: false,
             interrupted: false,
@@ -180,11 +188,29 @@ impl App {
             self.selected = session.current.or_else(|| self.model.first());
         }
         self.session = session;
+        // The session clock stops while every cell is final, and runs again with a re-run.
+        if self.holding() {
+            self.finished_at.get_or_insert(self.now);
+        } else if !self.runner_done {
+            self.finished_at = None;
+        }
     }
 
-    /// Takes a new live view.
+    /// Takes a new live view; the last one of a running cell stays in [`App::last_live`].
     pub fn set_live(&mut self, live: LiveAttempt) {
+        if self.live.cell.is_some() && live.cell.is_none() {
+            self.last_live = Some(std::mem::take(&mut self.live));
+        }
         self.live = live;
+    }
+
+    /// The live view the panels show: the running cell's, or once the session is over (every
+    /// cell final) the last cell's, as it ended; `final` tells the panels to say so.
+    pub fn shown_live(&self) -> (&LiveAttempt, bool) {
+        match (&self.last_live, self.session.finished && self.live.cell.is_none()) {
+            (Some(last), true) => (last, true),
+            _ => (&self.live, false),
+        }
     }
 
     /// Takes a new metrics round.
@@ -218,9 +244,15 @@ impl App {
         }
     }
 
+    /// Every cell is final and the runner waits for re-runs until the operator quits
+    /// ([`crate::config::RunConfig::hold_after_last`]).
+    pub fn holding(&self) -> bool {
+        !self.runner_done && !self.stopping && self.session.finished && self.session.current.is_none()
+    }
+
     /// The session state for the header.
     pub fn run_state(&self) -> RunState {
-        if self.runner_done {
+        if self.runner_done || self.holding() {
             RunState::Done
         } else if self.stopping {
             RunState::Stopping
@@ -274,9 +306,7 @@ impl App {
         match self.mode {
             Mode::ConfirmQuit => self.confirm(action),
             Mode::Help => {
-                if matches!(action, Action::ToggleHelp | Action::Back | Action::Quit | Action::Enter) {
-                    self.mode = Mode::Normal;
-                }
+                self.help_key(action);
                 None
             }
             Mode::Normal | Mode::Detail => self.dashboard(action),
@@ -295,6 +325,7 @@ impl App {
             Action::Enter if self.selected.is_some() => self.mode = Mode::Detail,
             Action::Back => self.mode = Mode::Normal,
             Action::Quit if self.runner_done => self.exit = true,
+            Action::Quit if self.holding() => return self.leave_finished(),
             Action::Quit => self.mode = Mode::ConfirmQuit,
             Action::TogglePause => return self.toggle_pause(),
             Action::Skip => return self.skip(),
@@ -307,121 +338,11 @@ impl App {
         }
         None
     }
-
-    fn confirm(&mut self, action: Action) -> Option<Command> {
-        match action {
-            Action::Yes | Action::Enter => {
-                self.mode = Mode::Normal;
-                if self.runner_done {
-                    self.exit = true;
-                    return None;
-                }
-                self.stopping = true;
-                Some(Command::Stop)
-            }
-            Action::No | Action::Back | Action::Quit => {
-                self.mode = Mode::Normal;
-                None
-            }
-            _ => None,
-        }
-    }
-
-    fn interrupt(&mut self) -> Option<Command> {
-        self.interrupted = true;
-        self.mode = Mode::Normal;
-        if self.runner_done {
-            self.exit = true;
-            return None;
-        }
-        if self.stopping {
-            self.abandon = true;
-            return None;
-        }
-        self.stopping = true;
-        Some(Command::Stop)
-    }
-
-    fn move_selection(&mut self, dir: Dir) {
-        self.follow = false;
-        self.selected = match self.selected {
-            Some(s) => Some(self.model.step(s, dir)),
-            None => self.model.first(),
-        };
-    }
-
-    fn status_of(&self, id: CellId) -> Option<&CellStatus> {
-        self.session.cells.get(id).map(|c| &c.status)
-    }
-
-    fn session_over(&mut self) -> bool {
-        if self.runner_done {
-            self.notice = Some("the session is over".into());
-        }
-        self.runner_done
-    }
-
-    fn toggle_pause(&mut self) -> Option<Command> {
-        if self.session_over() {
-            return None;
-        }
-        let paused = self.paused();
-        self.pause_intent = Some(!paused);
-        Some(if paused { Command::Resume } else { Command::Pause })
-    }
-
-    fn skip(&mut self) -> Option<Command> {
-        if self.session_over() {
-            return None;
-        }
-        let sel = self.selected?;
-        if Some(sel) == self.session.current {
-            return Some(Command::Skip(None));
-        }
-        if self.status_of(sel) == Some(&CellStatus::Pending) {
-            return Some(Command::Skip(Some(sel)));
-        }
-        self.notice = Some("skip: select the running cell or a pending one".into());
-        None
-    }
-
-    fn rerun(&mut self) -> Option<Command> {
-        if self.session_over() {
-            return None;
-        }
-        let sel = self.selected?;
-        match self.status_of(sel) {
-            Some(s) if s.is_final() && !matches!(s, CellStatus::Skipped(_)) => Some(Command::Rerun(sel)),
-            Some(CellStatus::Skipped(_)) => {
-                self.notice = Some("re-run: this cell does not fit in the KV cache".into());
-                None
-            }
-            _ => {
-                self.notice = Some("re-run: select a finished cell".into());
-                None
-            }
-        }
-    }
-
-    fn knob(&mut self, k: Knob) -> Option<Command> {
-        if self.session_over() {
-            return None;
-        }
-        if self.session.current.is_none() || self.paused() {
-            self.notice = Some(format!("{}: no cell is running", k.sign()));
-            return None;
-        }
-        Some(Command::Knob(k))
-    }
-
-    fn save(&mut self) -> Option<Command> {
-        if self.runner_done {
-            self.notice = Some(format!("report written: {}", self.session.report_path));
-            return None;
-        }
-        Some(Command::Save)
-    }
 }
+
+// The operator's actions: the quit prompt, Ctrl-C, pause, skip, re-run, knob, save.
+#[path = "app_actions.rs"]
+mod actions;
 
 #[cfg(test)]
 #[path = "tests_app.rs"]

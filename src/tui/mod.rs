@@ -22,6 +22,7 @@ mod tests_escapes;
 
 pub use app::{Action, App, Mode, RunState};
 pub use event_loop::{Abandoned, ChannelInput, Ending, LoopOptions, run_loop};
+pub use grid::Dir;
 pub use terminal::{CrosstermTerminal, TerminalControl, TerminalGuard};
 
 use crate::cell::control::Command;

@@ -106,4 +106,5 @@ async fn reports_with_no_cell_in_common_do_not_pass_the_gate() {
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(out.contains("only in base") && out.contains("only in new"), "the one-sided cells are listed: {out}");
     assert!(err.contains("no cell in common: nothing was compared"), "{err}");
+    assert!(!out.contains("no regression") && out.contains("nothing compared"), "stdout agrees with exit 2: {out}");
 }

@@ -125,7 +125,7 @@ fn every_format_renders_the_example_to_stdout_and_to_out() {
         assert_eq!(std::fs::read(&out).expect("written"), shown.stdout, "{format}: --out holds what stdout had");
     }
     let md = text(&report(&[EXAMPLE, "--format", "markdown"]).stdout);
-    assert!(md.contains("| 16k | 0.0 (2e) | 564.8 (2e) (7/8)\\*<br>722/20 |"), "{md}");
+    assert!(md.contains("| 16k | 0.0 (2e) | 564.8 (2e) (7/8)\\*seq!<br>722/20 |"), "{md}");
     let csv = text(&report(&[EXAMPLE, "--format", "csv"]).stdout);
     assert_eq!(csv.lines().count(), 5, "a header, two decode cells, a burst, a phase:\n{csv}");
     assert!(csv.contains("\r\nrouting,r1-hot90-prefix-cache,"), "{csv}");
@@ -219,4 +219,25 @@ fn a_report_without_tables_says_so() {
     assert!(text(&shown.stderr).contains("no tables to show"), "{}", text(&shown.stderr));
     let csv = report(&[path.to_str().expect("UTF-8"), "--format", "csv"]);
     assert_eq!(text(&csv.stdout).lines().count(), 1, "the header only");
+}
+
+/// `report FILE` with `COLUMNS=80` prints no line wider than 80 columns: a decode matrix of six
+/// concurrencies (wider than 80 whole) is drawn as two tables, its context column in each;
+/// without a width the tables stay whole, as `run` prints them into a file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_fit_80_columns_when_the_terminal_has_80() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("wide.json");
+    common::paused_decode_session(25.0, vec![0, 1024, 6144], vec![1, 2, 4, 8, 16, 32], &path).await;
+    let width = |s: &str| s.chars().count();
+    let mut cmd = bin();
+    cmd.env("COLUMNS", "80").arg("report").arg(&path);
+    let narrow = text(&output(cmd).stdout);
+    let widest = narrow.lines().map(width).max().unwrap_or(0);
+    assert!(widest <= 80, "a line of {widest} columns:\n{narrow}");
+    assert!(narrow.contains("(continued)"), "the wide matrix was split:\n{narrow}");
+    let mut cmd = bin();
+    cmd.env_remove("COLUMNS").arg("report").arg(&path);
+    let whole = text(&output(cmd).stdout);
+    assert!(whole.lines().map(width).max().unwrap_or(0) > 80 && !whole.contains("(continued)"), "{whole}");
 }

@@ -118,7 +118,7 @@ fn check_spacing(s: &ServeSection) {
 /// The text table and the vllm export show the serve cells with the section's figures.
 fn check_renders(report: &SessionReport) {
     let s = report.serve.as_ref().unwrap();
-    let rendered = ReportFormat::Text.render(report, RenderSettings { ascii: true, dim_ansi: false });
+    let rendered = ReportFormat::Text.render(report, RenderSettings { ascii: true, dim_ansi: false, width: None });
     assert!(
         rendered.contains("Serve output tok/s") && rendered.contains("2/s") && rendered.contains("inf"),
         "{rendered}"

@@ -221,3 +221,42 @@ async fn a_second_ctrl_c_while_stopping_leaves_at_once_with_the_report_and_exit_
     let left = common::validate(&out);
     assert!(!left.complete, "the report written so far stays, incomplete");
 }
+
+/// With the monitor's `hold_after_last`, a finished session keeps its runner: `r` re-runs a
+/// finished cell, and `q` then leaves at once with the report complete (exit 0's ending).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_session_reruns_cells_until_the_operator_quits() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tui.json");
+    let path = out.clone();
+    let (result, screen) = common::paused(move || async move {
+        let c = common::inproc_cluster(1, 25.0, |_| {});
+        let r = &c.info().replicas[0];
+        let mut cfg = session_config(&r.url, &r.metrics_url, &path);
+        (cfg.conc, cfg.hold_after_last) = (vec![2], true);
+        let h = llm_decode_bench::session::start_with(cfg, c.backend()).await.expect("preflight passes");
+        let mut snap = h.snapshot.clone();
+        let (keys, rx) = mpsc::unbounded_channel();
+        let ui = tokio::spawn(async move {
+            let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+            let result = run_loop(&mut terminal, h, ChannelInput(rx), LoopOptions { fps: 30, log_widget: false }).await;
+            (result, terminal)
+        });
+        until(&mut snap, "every cell final", |s| s.finished && s.current.is_none()).await;
+        press(&keys, KeyCode::Char('r'));
+        until(&mut snap, "the cell ran again", |s| s.cells[0].attempts == 2 && s.finished && s.current.is_none()).await;
+        press(&keys, KeyCode::Char('q'));
+        let (result, terminal) = tokio::time::timeout(Duration::from_secs(20), ui).await.expect("quits").unwrap();
+        (result, terminal.backend().to_string())
+    })
+    .await;
+    let (report, ending) = result.expect("the loop returns the report");
+    assert_eq!(ending, Ending::Finished, "q after the last cell is no mid-session quit");
+    assert!(report.complete, "the report stays complete: {:?}", report.actions);
+    assert_eq!(common::validate(&out), report, "the file holds the final report");
+    let cell = &report.decode.as_ref().unwrap().cells[0];
+    assert_eq!(cell.attempts.iter().map(|a| a.status.as_str()).collect::<Vec<_>>(), ["measured", "measured"]);
+    let actions: Vec<&str> = report.actions.iter().map(|a| a.action.as_str()).collect();
+    assert_eq!(actions, ["start", "finished", "rerun", "finished"], "{actions:?}");
+    assert!(screen.contains("DONE") && screen.contains("Replicas (final: ctx=0 conc=2)"), "{screen}");
+}

@@ -43,6 +43,9 @@ screens! {
     routing_imbalance => fixtures::routing_imbalance();
     replica_down => fixtures::replica_down();
     knee => fixtures::knee();
+    limit_causes => fixtures::limit_causes();
+    errored_detail => fixtures::errored_detail();
+    finished_routing => fixtures::finished_routing();
 }
 
 #[test]
@@ -65,6 +68,20 @@ fn help_overlay() {
     let mut app = fixtures::measuring();
     app.mode = Mode::Help;
     assert_snapshot!(draw(&app, 160, 48).backend());
+}
+
+#[test]
+fn help_scrolled_to_the_panel_legends_at_80x24() {
+    use llm_decode_bench::tui::Action;
+    let mut app = fixtures::measuring();
+    app.mode = Mode::Help;
+    draw(&app, 80, 24);
+    for _ in 0..40 {
+        app.update(Action::Move(llm_decode_bench::tui::Dir::Down));
+    }
+    let screen = draw(&app, 80, 24).backend().to_string();
+    assert!(screen.contains("Replicas panel") || screen.contains("Routing panel"), "{screen}");
+    assert_snapshot!(screen);
 }
 
 #[test]

@@ -99,6 +99,7 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
         success: st.completed,
         error_count: st.error_count,
         errors: st.errors,
+        error_examples: st.error_examples,
         reconnects: st.reconnects,
         e2e_ms: st.latency_ms,
         ttft_ms: st.ttft_ms,

@@ -9,7 +9,7 @@ pub(crate) fn headline(d: &DecodeAttempt) -> Headline {
         tps: d.aggregate_tps,
         running_avg: d.running_avg,
         requested: d.requested,
-        capacity_limited: d.capacity_limited,
+        limit: crate::report::text::format::LimitMark::of(d),
         errors: d.error_count,
         ttft_p50_ms: d.ttft_ms.map(|s| s.p50),
         ttft_p95_ms: d.ttft_ms.map(|s| s.p95),

@@ -141,8 +141,9 @@ fn extras(d: &PhaseData<'_>, by_header: bool, p: &mut RoutingPhase) {
     let mut lag = Samples::new();
     let mut sources = BTreeSet::new();
     for s in d.samples {
-        if let Some(k) = s.error_kind() {
+        if let Some((k, detail)) = s.failure() {
             *kinds.entry(k).or_default() += 1;
+            p.error_examples.entry(k).or_insert_with(|| detail.to_string());
         }
         if let Some(l) = s.schedule_lag() {
             lag.push(secs(l) * 1e3);

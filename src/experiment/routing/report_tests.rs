@@ -189,14 +189,14 @@ const SEED_LAYOUT: &str = "cache_hit_ratio config config/count config/family_map
     routing_counter_deltas/[]/name scenario started_at success tpot tpot/p50 tpot/p95 tpot/p99 ttft ttft/p50 \
     ttft/p95 ttft/p99";
 /// The paths this tool writes beyond the seed's.
-const EXTRA_LAYOUT: &str = "attribution cache_reset cache_reset/* caches_reset config/balanced errors_by_kind \
+const EXTRA_LAYOUT: &str = "attribution cache_reset cache_reset/* caches_reset config/balanced error_examples error_examples/* errors_by_kind \
     errors_by_kind/* family_attribution_available itl_s itl_s/p50 itl_s/p95 itl_s/p99 schedule_lag_ms schedule_lag_ms/count schedule_lag_ms/max \
     schedule_lag_ms/mean schedule_lag_ms/min schedule_lag_ms/p50 schedule_lag_ms/p90 schedule_lag_ms/p95 \
     schedule_lag_ms/p99 reconnects status token_sources";
 
 /// Key paths of `v` under `prefix`, as in [`SEED_LAYOUT`].
 fn key_paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
-    const MAPS: [&str; 9] = [
+    const MAPS: [&str; 10] = [
         "families",
         "replicas",
         "family_counts",
@@ -206,6 +206,7 @@ fn key_paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
         "labels",
         "cache_reset",
         "errors_by_kind",
+        "error_examples",
     ];
     let is_map = MAPS.iter().any(|m| prefix.ends_with(m));
     match v {

@@ -19,7 +19,6 @@ use crate::load::sample::RequestSample;
 use crate::report::serve::ServeAttempt;
 use crate::report::status::AttemptStatus;
 use crate::units::secs;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -111,6 +110,7 @@ pub(crate) fn refused_attempt(env: &CellEnv, spec: &ServeCell, why: &str) -> Ser
     let mut a = summarize_serve(env, spec, started, &[], &ServeGaps::default());
     // The probe's one-token request is the one that failed.
     a.errors.insert(crate::load::sample::ErrorKind::BadRequest, 1);
+    a.error_examples.insert(crate::load::sample::ErrorKind::BadRequest, why.to_string());
     a
 }
 
@@ -125,10 +125,7 @@ fn summarize_serve(
     let duration = end.saturating_duration_since(started).as_secs_f64();
     let figures: Vec<RequestFigures> = samples.iter().map(|s| RequestFigures::of(s, spec.input_len)).collect();
     let metrics = serve_metrics(&figures, gaps, duration, env.cfg.serve.goodput.as_ref());
-    let mut errors = BTreeMap::new();
-    for kind in samples.iter().filter_map(RequestSample::error_kind) {
-        *errors.entry(kind).or_insert(0) += 1;
-    }
+    let errors = crate::load::sample::ErrorTally::of(samples);
     // Not one request completed: nothing was measured (docs/reports.md §1.5).
     let status = if metrics.completed > 0 { AttemptStatus::Measured } else { AttemptStatus::Errored };
     let mut records: Vec<_> = samples.iter().map(|s| record(s, started, s.output_tokens)).collect();
@@ -138,7 +135,8 @@ fn summarize_serve(
         status,
         started_s: env.since_start(started),
         num_prompts: env.cfg.serve.num_prompts,
-        errors,
+        errors: errors.counts,
+        error_examples: errors.examples,
         reconnects: samples.iter().map(|s| u64::from(s.reconnects)).sum(),
         metrics,
         request_samples: records,

@@ -70,6 +70,7 @@ mod tests {
             started_s: 0.0,
             num_prompts: 8,
             errors: Default::default(),
+            error_examples: Default::default(),
             reconnects: 0,
             metrics,
             request_samples: Vec::new(),

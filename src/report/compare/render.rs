@@ -78,6 +78,10 @@ fn cells(n: usize) -> String {
 pub(crate) fn summary_line(c: &Comparison) -> String {
     let figures: usize = c.cells.iter().map(|d| d.figures.len()).sum();
     let t = c.threshold_pct;
+    if c.cells.is_empty() {
+        // Nothing compared shows no absence of a regression (`compare` exits 2).
+        return "nothing compared: the reports have no cell in common".to_string();
+    }
     match c.verdict {
         Verdict::NoChange => format!("no change: {}, {figures} figures the same", cells(c.cells.len())),
         Verdict::NoRegression => {

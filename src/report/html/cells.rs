@@ -40,11 +40,9 @@ fn row(cell: &DecodeCell) -> Vec<String> {
         return row;
     };
     let running = a.running_avg.map_or_else(|| "—".to_string(), |r| format!("{r:.1}"));
-    let limit = match (a.capacity_limited, a.capacity_limit) {
-        (true, Some(l)) => format!(" * {}", l.as_str()),
-        (true, None) => " *".to_string(),
-        _ => String::new(),
-    };
+    // The matrices' mark (`*kv`, `*seq`, `*?`, `!`), as the text tables print it.
+    let mark = crate::report::text::format::LimitMark::of(a);
+    let limit = if mark.any() { format!(" {}", mark.text()) } else { String::new() };
     let errors: Vec<String> = a
         .errors
         .iter()
@@ -119,7 +117,7 @@ mod tests {
         }
         let out = cell_table(&report);
         assert!(out.contains("<td>16k</td><td class=\"num\">8</td><td>measured</td><td class=\"num\">2</td>"), "{out}");
-        assert!(out.contains("564.8") && out.contains("6.9/8 * max_num_seqs"), "{out}");
+        assert!(out.contains("564.8") && out.contains("6.9/8 *seq!"), "{out}");
         let example = "&lt;html&gt;bad gateway &amp; co&lt;/html&gt;";
         assert!(out.contains(&format!("1 stalled: <q title=\"{example}\">{example}</q>")), "{out}");
         assert_eq!(clip(&"é".repeat(130)), format!("{}…", "é".repeat(120)));

@@ -63,7 +63,7 @@ pub(super) fn tps_by_conc(report: &SessionReport) -> String {
         .map(|(label, row)| {
             let points = row.iter().enumerate().filter_map(|(i, c)| match c {
                 CellView::Measured(m) if m.aggregate_tps.is_finite() => {
-                    Some((i as u32, m.aggregate_tps, m.capacity_limited))
+                    Some((i as u32, m.aggregate_tps, m.limit.any()))
                 }
                 _ => None,
             });

@@ -63,8 +63,11 @@ pub(super) fn burst_heatmap(report: &SessionReport) -> String {
 /// The legend of the decode notation.
 fn legend() -> String {
     "<p class=\"legend\">Darker is faster (scaled to each matrix's largest value). \
-     <b>*</b> capacity-limited: the engine held the cell below its concurrency (running/requested \
-     under the value when they differ) · <b>(Ne)</b> N failed requests · <b>∅</b> skipped: the \
+     <b>*kv</b> / <b>*seq</b> / <b>*?</b> capacity-limited: the engine held the cell below its \
+     concurrency by its KV cache, by its sequence cap (max_num_seqs), or by a limit the metrics \
+     do not name (running/requested under the value when they differ; <b>*</b> alone in reports \
+     that predate the cause) · <b>!</b> warmup timed out: a measurement failure, not a server \
+     limit · <b>(Ne)</b> N failed requests · <b>∅</b> skipped: the \
      cell does not fit in the KV cache · <b>·</b> not run: skipped by the operator or the \
      session ended first.</p>\n"
         .to_string()
@@ -75,11 +78,11 @@ fn decode_heat(cell: &CellView, per_request: bool) -> Heat {
     match cell {
         CellView::Measured(m) => {
             let value = if per_request { m.per_request_tps.unwrap_or(0.0) } else { m.aggregate_tps };
-            let suffix = fmt_running_suffix(m.running_avg, m.requested, m.capacity_limited);
-            let (star, running) = match suffix.trim().strip_suffix('*') {
-                Some(rest) => ("*", rest.trim().trim_matches(|c| c == '(' || c == ')').to_string()),
-                None => ("", suffix.trim().trim_matches(|c| c == '(' || c == ')').to_string()),
-            };
+            // The mark (`*kv`, `!`, ...) goes beside the value, `X/Y` under it.
+            let star = m.limit.text();
+            let suffix = fmt_running_suffix(m.running_avg, m.requested, m.limit);
+            let running = suffix.trim().strip_suffix(star.as_str()).unwrap_or(suffix.trim());
+            let running = running.trim().trim_matches(|c| c == '(' || c == ')').to_string();
             let errors = fmt_error_suffix(m.errors).trim().to_string();
             let detail = [running, errors].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" · ");
             Heat::Value { value, label: format!("{}{star}", fmt_tps(value)), detail }
@@ -196,8 +199,8 @@ mod tests {
         let report = full_report();
         let out = heatmaps(&report);
         assert!(out.contains("aria-label=\"Aggregate tok/s by context and concurrency\""), "{out}");
-        assert!(out.contains("564.8*") && out.contains("7/8 · (2e)") && out.contains("0.0 (2e)"), "{out}");
-        assert!(out.contains("70.6*"), "per-request matrix: {out}");
+        assert!(out.contains("564.8*seq!") && out.contains("7/8 · (2e)") && out.contains("0.0 (2e)"), "{out}");
+        assert!(out.contains("70.6*seq!"), "per-request matrix: {out}");
         assert!(out.contains("\n16k\n</text>"), "row label: {out}");
         assert!(burst_heatmap(&report).contains("307.2"));
         assert_eq!(heatmaps(&minimal_report()), "");

@@ -6,8 +6,8 @@ use super::blocks::Block;
 use super::burst::{BurstView, burst_blocks};
 use super::format::CORNER;
 use super::format::{
-    NOT_APPLICABLE, NOT_RUN, NOT_RUN_LEGEND, SKIPPED, SKIPPED_LEGEND, fmt_error_suffix, fmt_errored, fmt_latency_pair,
-    fmt_opt_tps, fmt_running_suffix, fmt_tps, fmt_ttft_itl,
+    LimitMark, NOT_APPLICABLE, NOT_RUN, NOT_RUN_LEGEND, SKIPPED, SKIPPED_LEGEND, fmt_error_suffix, fmt_errored,
+    fmt_latency_pair, fmt_opt_tps, fmt_running_suffix, fmt_tps, fmt_ttft_itl,
 };
 use super::panel::Panel;
 use super::table::{Row, Table};
@@ -84,8 +84,9 @@ pub struct MeasuredCell {
     pub running_avg: Option<f64>,
     /// Requested concurrency (requests).
     pub requested: u32,
-    /// Capacity-limited (running clearly below requested) or warmup timed out.
-    pub capacity_limited: bool,
+    /// What held it back, if anything: capacity-limited (running clearly below requested, and
+    /// by what) or warmup timed out.
+    pub limit: super::format::LimitMark,
     /// Requests that errored inside the cell.
     pub errors: u64,
     /// Client request latency p50 over completed requests, ms.
@@ -102,8 +103,7 @@ const AGGREGATE_TITLE: &str = "Aggregate tok/s  + TTFT/ITL";
 const AGGREGATE_LEGEND: &str = "Sustained Decode: aggregate tok/s uses OpenAI stream usage by \
     default (continuous completion_tokens when the server supports it). Prometheus is kept as \
     validation/scheduler data.";
-const RUNNING_LEGEND: &str = "(X/Y) = avg running / requested concurrency from Prometheus; \
-    * = capacity-limited or warmup timed out";
+const RUNNING_LEGEND: &str = "(X/Y) = avg running / requested concurrency from Prometheus";
 const PER_REQUEST_TITLE: &str = "Per-Request tok/s";
 const LATENCY_TITLE: &str = "Client request latency: p50 / p90 ms";
 const DETAIL_LEGEND: &str = "Aggregate cells show dim detail as TTFT ms / ITL ms for the same \
@@ -214,7 +214,7 @@ fn unmeasured(cell: &CellView, errored: String) -> String {
 
 /// Running/requested suffix of a measured cell.
 fn running_suffix(m: &MeasuredCell) -> String {
-    fmt_running_suffix(m.running_avg, m.requested, m.capacity_limited)
+    fmt_running_suffix(m.running_avg, m.requested, m.limit)
 }
 
 /// Aggregate matrix cell: `564.8 (7/8)*` with `TTFT/ITL` as dim detail.
@@ -268,7 +268,12 @@ fn aggregate_legend(view: &DecodeView) -> Vec<String> {
         _ => false,
     });
     if any_suffix {
-        paragraphs.push(RUNNING_LEGEND.to_string());
+        let marks = displayed_cells(view).filter_map(|c| match c {
+            CellView::Measured(m) => Some(&m.limit),
+            _ => None,
+        });
+        let legend: Vec<&str> = std::iter::once(RUNNING_LEGEND).chain(LimitMark::legend(marks)).collect();
+        paragraphs.push(legend.join("; "));
     }
     paragraphs.extend(view.knees.iter().map(|k| format!("{KNEE_MARK}: {}", k.note)));
     paragraphs

@@ -38,22 +38,89 @@ pub(crate) fn running_rounded(running_avg: f64) -> u64 {
     }
 }
 
-/// Whether the `(X/Y)` suffix is shown: running known (finite) and capacity-limited or X < Y.
-pub(crate) fn shows_running(running_avg: Option<f64>, requested: u32, capacity_limited: bool) -> bool {
-    running_avg.is_some_and(|r| r.is_finite() && (capacity_limited || running_rounded(r) < u64::from(requested)))
+/// What held a cell back, as the matrices mark it after `(X/Y)`: `*kv` (the KV cache),
+/// `*seq` (the sequence cap, `max_num_seqs`), `*?` (an unknown limit), `*` (limited, cause not
+/// recorded: reports that predate it), and `!` for a warmup that timed out (a measurement
+/// failure, not a server limit; a warmup timeout whose limit is unknown shows `!` alone).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LimitMark {
+    /// The report's `capacity_limited`.
+    pub capacity_limited: bool,
+    /// The report's `capacity_limit`.
+    pub limit: Option<crate::report::status::CapacityLimit>,
+    /// The report's `warmup_timed_out`.
+    pub warmup_timed_out: bool,
 }
 
-/// The running/requested suffix: ` (7/8)*`, ` (7/8)`, `*` (flag without running data) or ``.
-///
-/// `(X/Y)` appears per [`shows_running`]; `*` marks a capacity-limited cell (or one whose
-/// warmup timed out).
-pub(crate) fn fmt_running_suffix(running_avg: Option<f64>, requested: u32, capacity_limited: bool) -> String {
-    let star = if capacity_limited { "*" } else { "" };
+impl LimitMark {
+    /// The mark of a decode attempt.
+    pub fn of(a: &crate::report::json::DecodeAttempt) -> Self {
+        Self { capacity_limited: a.capacity_limited, limit: a.capacity_limit, warmup_timed_out: a.warmup_timed_out }
+    }
+
+    /// True when the cell carries a mark.
+    pub fn any(self) -> bool {
+        self.capacity_limited || self.warmup_timed_out
+    }
+
+    /// `*kv`, `*seq`, `*?`, `*`, `!`, `*kv!` or ``.
+    pub fn text(self) -> String {
+        use crate::report::status::CapacityLimit as L;
+        let star = match (self.capacity_limited, self.limit) {
+            (false, _) => "",
+            (true, Some(L::Unknown)) if self.warmup_timed_out => "",
+            (true, Some(L::Kv)) => "*kv",
+            (true, Some(L::MaxNumSeqs)) => "*seq",
+            (true, Some(L::Unknown)) => "*?",
+            (true, None) => "*",
+        };
+        format!("{star}{}", if self.warmup_timed_out { "!" } else { "" })
+    }
+
+    /// The legend of the marks in `marks`, in a fixed order (none for marks not used).
+    pub fn legend<'a>(marks: impl IntoIterator<Item = &'a LimitMark>) -> Vec<&'static str> {
+        let used: Vec<String> = marks.into_iter().map(|m| m.text()).collect();
+        let has = |m: &str| used.iter().any(|u| u.trim_end_matches('!') == m);
+        let mut out = Vec::new();
+        for (mark, line) in LIMIT_LEGEND {
+            let found = match mark {
+                "!" => used.iter().any(|u| u.ends_with('!')),
+                m => has(m),
+            };
+            if found {
+                out.push(line);
+            }
+        }
+        out
+    }
+}
+
+/// Each mark of [`LimitMark::text`] and what it means.
+const LIMIT_LEGEND: [(&str, &str); 5] = [
+    ("*", "* = capacity-limited or warmup timed out"),
+    ("*kv", "*kv = held back by the KV cache (usage at least 95% or preemptions in the window)"),
+    ("*seq", "*seq = held back by the engine's sequence cap (max_num_seqs: requests waited while running stayed flat)"),
+    ("*?", "*? = held back by a limit the metrics do not name"),
+    (
+        "!",
+        "! = warmup timed out: the window began before every stream had its first token (a measurement failure, not a server limit)",
+    ),
+];
+
+/// Whether the `(X/Y)` suffix is shown: running known (finite) and marked or X < Y.
+pub(crate) fn shows_running(running_avg: Option<f64>, requested: u32, mark: LimitMark) -> bool {
+    running_avg.is_some_and(|r| r.is_finite() && (mark.any() || running_rounded(r) < u64::from(requested)))
+}
+
+/// The running/requested suffix: ` (7/8)*kv`, ` (7/8)`, `*kv` (a mark without running data)
+/// or ``; the marks are [`LimitMark::text`].
+pub(crate) fn fmt_running_suffix(running_avg: Option<f64>, requested: u32, mark: LimitMark) -> String {
+    let star = mark.text();
     match running_avg {
-        Some(r) if shows_running(running_avg, requested, capacity_limited) => {
+        Some(r) if shows_running(running_avg, requested, mark) => {
             format!(" ({}/{requested}){star}", running_rounded(r))
         }
-        _ => star.to_string(),
+        _ => star,
     }
 }
 
@@ -122,16 +189,39 @@ mod tests {
 
     #[test]
     fn running_suffix() {
-        assert_eq!(fmt_running_suffix(Some(6.9), 8, true), " (7/8)*");
-        assert_eq!(fmt_running_suffix(Some(7.2), 16, true), " (7/16)*");
-        assert_eq!(fmt_running_suffix(Some(3.6), 4, false), "");
-        assert_eq!(fmt_running_suffix(Some(2.6), 4, false), " (3/4)");
-        assert_eq!(fmt_running_suffix(Some(8.0), 8, false), "");
-        assert_eq!(fmt_running_suffix(Some(8.0), 8, true), " (8/8)*");
-        assert_eq!(fmt_running_suffix(None, 8, true), "*");
-        assert_eq!(fmt_running_suffix(None, 8, false), "");
-        assert_eq!(fmt_running_suffix(Some(f64::NAN), 8, false), "");
-        assert_eq!(fmt_running_suffix(Some(f64::NAN), 8, true), "*");
+        let star = LimitMark { capacity_limited: true, ..LimitMark::default() };
+        let none = LimitMark::default();
+        assert_eq!(fmt_running_suffix(Some(6.9), 8, star), " (7/8)*");
+        assert_eq!(fmt_running_suffix(Some(7.2), 16, star), " (7/16)*");
+        assert_eq!(fmt_running_suffix(Some(3.6), 4, none), "");
+        assert_eq!(fmt_running_suffix(Some(2.6), 4, none), " (3/4)");
+        assert_eq!(fmt_running_suffix(Some(8.0), 8, none), "");
+        assert_eq!(fmt_running_suffix(Some(8.0), 8, star), " (8/8)*");
+        assert_eq!(fmt_running_suffix(None, 8, star), "*");
+        assert_eq!(fmt_running_suffix(None, 8, none), "");
+        assert_eq!(fmt_running_suffix(Some(f64::NAN), 8, none), "");
+        assert_eq!(fmt_running_suffix(Some(f64::NAN), 8, star), "*");
+    }
+
+    #[test]
+    fn each_limit_has_its_mark_and_a_warmup_timeout_its_own() {
+        use crate::report::status::CapacityLimit as L;
+        let m = |limit: Option<L>, warm: bool| LimitMark {
+            capacity_limited: limit.is_some() || warm,
+            limit,
+            warmup_timed_out: warm,
+        };
+        assert_eq!(m(Some(L::Kv), false).text(), "*kv");
+        assert_eq!(m(Some(L::MaxNumSeqs), false).text(), "*seq");
+        assert_eq!(m(Some(L::Unknown), false).text(), "*?");
+        assert_eq!(m(Some(L::Unknown), true).text(), "!", "a warmup timeout without evidence is no server limit");
+        assert_eq!(m(Some(L::Kv), true).text(), "*kv!");
+        assert_eq!(fmt_running_suffix(Some(3.1), 4, m(Some(L::Unknown), true)), " (3/4)!");
+        let used = [m(Some(L::Kv), false), m(Some(L::Unknown), true)];
+        let legend = LimitMark::legend(&used);
+        assert_eq!(legend.len(), 2, "{legend:?}");
+        assert!(legend[0].starts_with("*kv = ") && legend[1].starts_with("! = warmup timed out"), "{legend:?}");
+        assert!(LimitMark::legend(&[LimitMark::default()]).is_empty());
     }
 
     #[test]
@@ -140,8 +230,8 @@ mod tests {
         assert_eq!(running_rounded(6.49), 6);
         assert_eq!(running_rounded(-1.0), 0);
         assert_eq!(running_rounded(f64::INFINITY), 0);
-        assert!(!shows_running(None, 8, true));
-        assert!(shows_running(Some(5.0), 8, false));
+        assert!(!shows_running(None, 8, LimitMark { capacity_limited: true, ..LimitMark::default() }));
+        assert!(shows_running(Some(5.0), 8, LimitMark::default()));
     }
 
     #[test]

@@ -110,7 +110,10 @@ mod tests {
             cells: vec![vec![measured.clone(), ServeCellView::Skipped], vec![measured]],
             knees: vec![(1, 0, "knee at conc 8 (ctx 4k): tok/s +0.4%, TTFT p50 +310%".into())],
         };
-        let text = render_text_blocks(&serve_blocks(&view), RenderOptions { style: BoxStyle::Ascii, dim_ansi: false });
+        let text = render_text_blocks(
+            &serve_blocks(&view),
+            RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None },
+        );
         assert!(text.contains("Serve output tok/s"), "{text}");
         let header = text.lines().find(|l| l.contains("2/s")).unwrap();
         assert!(header.find("2/s") < header.find("inf"), "{header}");

@@ -70,6 +70,9 @@ pub struct RenderOptions {
     pub style: BoxStyle,
     /// Wrap dim detail lines in `ESC[2m` .. `ESC[0m`; only for colour terminals.
     pub dim_ansi: bool,
+    /// Widest line a table may draw, columns (None: as wide as its cells): a wider table is
+    /// drawn as several, each with the first column and as many others as fit.
+    pub max_width: Option<usize>,
 }
 
 /// One table row: a main line of cells and an optional dim detail line below it.
@@ -146,8 +149,53 @@ impl Table {
         widths.iter().map(|w| w + 3).sum::<usize>() + 1
     }
 
-    /// Render the title line(s) and the table as lines without newlines.
+    /// Render the title line(s) and the table as lines without newlines; a table wider than
+    /// `opts.max_width` as consecutive tables of its first column and the columns that fit,
+    /// the later ones titled `(continued)`.
     pub fn render_lines(&self, opts: RenderOptions) -> Vec<String> {
+        let parts = self.column_groups(opts.max_width);
+        if parts.len() <= 1 {
+            return self.render_whole(opts);
+        }
+        let mut out = Vec::new();
+        for (i, cols) in parts.iter().enumerate() {
+            let pick = |cells: &[String]| cols.iter().map(|c| cells.get(*c).cloned().unwrap_or_default()).collect();
+            let part = Table {
+                title: if i == 0 { self.title.clone() } else { format!("{} (continued)", self.title) },
+                header: pick(&self.header),
+                rows: self
+                    .rows
+                    .iter()
+                    .map(|r| Row { cells: pick(&r.cells), dim: r.dim.as_deref().map(pick) })
+                    .collect(),
+            };
+            out.extend(part.render_whole(opts));
+        }
+        out
+    }
+
+    /// The column indices of each part when the table must fit in `max` columns: column 0,
+    /// then the next columns while they fit (at least one per part); one part when it fits.
+    fn column_groups(&self, max: Option<usize>) -> Vec<Vec<usize>> {
+        let widths = self.column_widths();
+        let all: Vec<usize> = (0..widths.len()).collect();
+        let Some(max) = max.filter(|m| self.width() > *m && widths.len() > 2) else { return vec![all] };
+        let mut parts: Vec<Vec<usize>> = Vec::new();
+        let mut part = vec![0];
+        let mut used = widths[0] + 4;
+        for (c, w) in widths.iter().enumerate().skip(1) {
+            if part.len() > 1 && used + w + 3 > max {
+                parts.push(std::mem::replace(&mut part, vec![0]));
+                used = widths[0] + 4;
+            }
+            part.push(c);
+            used += w + 3;
+        }
+        parts.push(part);
+        parts
+    }
+
+    fn render_whole(&self, opts: RenderOptions) -> Vec<String> {
         let widths = self.column_widths();
         if widths.is_empty() {
             return Vec::new();
@@ -243,7 +291,7 @@ mod tests {
 
     #[test]
     fn ascii_layout() {
-        let opts = RenderOptions { style: BoxStyle::Ascii, dim_ansi: false };
+        let opts = RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None };
         let lines = sample().render_lines(opts);
         assert_eq!(lines[1], "+----+-------+");
         assert_eq!(lines[2], "| k  | value |");
@@ -253,7 +301,7 @@ mod tests {
 
     #[test]
     fn dim_ansi_keeps_alignment() {
-        let opts = RenderOptions { style: BoxStyle::Unicode, dim_ansi: true };
+        let opts = RenderOptions { style: BoxStyle::Unicode, dim_ansi: true, max_width: None };
         let lines = sample().render_lines(opts);
         assert_eq!(lines[5], "│    │   \x1b[2m7/8\x1b[0m │");
         assert_eq!(display_width(&lines[5]), sample().width());
@@ -268,6 +316,26 @@ mod tests {
         assert_eq!(lines[0], "╭───┬────╮");
         assert_eq!(lines[4], "│   │    │");
         assert!(Table::default().render_lines(RenderOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn a_table_wider_than_the_limit_is_split_keeping_its_first_column() {
+        let header: Vec<String> =
+            std::iter::once("ctx".to_string()).chain((1..=6).map(|i| format!("conc {i}"))).collect();
+        let mut t = Table::new("Wide", header);
+        let cells: Vec<String> =
+            std::iter::once("128k".to_string()).chain((1..=6).map(|i| format!("{i}234.5 (7/8)*kv"))).collect();
+        t.rows.push(Row::with_dim(cells, vec![String::new(); 7]));
+        assert!(t.width() > 80);
+        let opts = RenderOptions { max_width: Some(80), ..RenderOptions::default() };
+        let lines = t.render_lines(opts);
+        assert!(lines.iter().all(|l| display_width(l) <= 80), "{}", lines.join("\n"));
+        assert!(lines.iter().any(|l| l.starts_with("Wide (continued)")));
+        let shown: usize = lines.iter().filter(|l| l.contains("(7/8)*kv")).map(|l| l.matches("(7/8)*kv").count()).sum();
+        assert_eq!(shown, 6, "every column is drawn once");
+        assert_eq!(lines.iter().filter(|l| l.contains("128k")).count(), 2, "the first column in each part");
+        let whole = t.render_lines(RenderOptions::default());
+        assert!(!whole.iter().any(|l| l.contains("(continued)")) && whole.iter().any(|l| display_width(l) > 80));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Whole-report tests: the seed reproduced byte for byte, ASCII style, small matrices, burst.
 
+use super::format::LimitMark;
 use super::width::display_width;
 use super::*;
 
@@ -46,7 +47,7 @@ fn m(n: Numbers, req: u32, lat: Option<(f64, f64)>) -> CellView {
         itl_ms: Some(itl),
         running_avg: Some(running),
         requested: req,
-        capacity_limited: running.round() < f64::from(req),
+        limit: LimitMark { capacity_limited: running.round() < f64::from(req), ..LimitMark::default() },
         errors: 0,
         latency_p50_ms: lat.map(|l| l.0),
         latency_p90_ms: lat.map(|l| l.1),
@@ -97,7 +98,7 @@ fn seed_reproduced_byte_for_byte() {
 
 #[test]
 fn ascii_style_lines() {
-    let opts = RenderOptions { style: BoxStyle::Ascii, dim_ansi: false };
+    let opts = RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None };
     let out = render_decode(&seed_view(), opts);
     let lines: Vec<&str> = out.lines().collect();
     let phase2 = format!("+{} Phase 2 {}+", "-".repeat(34), "-".repeat(35));
@@ -114,7 +115,7 @@ fn ascii_style_lines() {
 
 #[test]
 fn dim_ansi_only_touches_dim_lines() {
-    let opts = RenderOptions { style: BoxStyle::Unicode, dim_ansi: true };
+    let opts = RenderOptions { style: BoxStyle::Unicode, dim_ansi: true, max_width: None };
     let out = render_decode(&seed_view(), opts);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
@@ -278,7 +279,7 @@ fn assert_widths(out: &str, style: BoxStyle) {
 
 #[test]
 fn no_line_wider_than_its_block() {
-    let ascii = RenderOptions { style: BoxStyle::Ascii, dim_ansi: false };
+    let ascii = RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None };
     for view in [seed_view(), small_view()] {
         assert_widths(&render_decode(&view, RenderOptions::default()), BoxStyle::Unicode);
         assert_widths(&render_decode(&view, ascii), BoxStyle::Ascii);

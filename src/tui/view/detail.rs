@@ -4,7 +4,7 @@
 use super::super::app::App;
 use super::super::theme;
 use super::widgets::{lines, panel, pct, popup};
-use crate::load::sample::ErrorKind;
+use crate::cell::headline::ErrorReason;
 use crate::report::json::{BurstAttempt, DecodeAttempt};
 use crate::report::phase::{PhaseLatency, RoutingPhase};
 use crate::report::status::AttemptStatus;
@@ -48,14 +48,25 @@ fn served_by(samples: &[crate::report::json::RequestRecord]) -> BTreeMap<String,
     out
 }
 
-fn errors_line(errors: &BTreeMap<ErrorKind, u64>) -> Line<'static> {
-    let text = if errors.is_empty() {
-        "none".to_string()
-    } else {
-        errors.iter().map(|(k, n)| format!("{} {n}", k.as_str())).collect::<Vec<_>>().join(", ")
+/// Longest server reason the popup quotes, characters.
+const REASON_CHARS: usize = 80;
+
+/// `errors none`, or one line per error kind: its count and the first request's reason.
+fn errors_lines(reasons: &[ErrorReason]) -> Lines {
+    if reasons.is_empty() {
+        return vec![Line::from(vec![Span::styled("errors ", theme::label()), Span::styled("none", theme::dim())])];
+    }
+    let line = |(i, r): (usize, &ErrorReason)| {
+        let mut spans = vec![
+            Span::styled(if i == 0 { "errors " } else { "       " }, theme::label()),
+            Span::styled(format!("{} {}", r.kind.as_str(), r.count), theme::error()),
+        ];
+        if let Some(e) = &r.example {
+            spans.push(Span::styled(format!(" — {}", crate::text_safe::clipped(e, REASON_CHARS)), theme::value()));
+        }
+        Line::from(spans)
     };
-    let style = if errors.is_empty() { theme::dim() } else { theme::error() };
-    Line::from(vec![Span::styled("errors ", theme::label()), Span::styled(text, style)])
+    reasons.iter().enumerate().map(line).collect()
 }
 
 fn decode(d: &DecodeAttempt) -> Lines {
@@ -81,15 +92,22 @@ fn decode(d: &DecodeAttempt) -> Lines {
                 (None, false, false) => "no".into(),
             }
         )),
-        dist_header(),
-        dist("TTFT ms", d.ttft_ms.as_ref()),
-        dist("ITL ms", d.itl_ms.as_ref()),
-        dist("ITL/token ms", d.itl_token_ms.as_ref()),
-        dist("ITL/chunk ms", d.itl_chunk_ms.as_ref()),
-        dist("TPOT ms", d.tpot_ms.as_ref()),
-        dist("latency ms", d.latency_ms.as_ref()),
-        dist("client lag ms", d.client_lag_ms.as_ref()),
     ];
+    let rows = [
+        ("TTFT ms", d.ttft_ms.as_ref()),
+        ("ITL ms", d.itl_ms.as_ref()),
+        ("ITL/token ms", d.itl_token_ms.as_ref()),
+        ("ITL/chunk ms", d.itl_chunk_ms.as_ref()),
+        ("TPOT ms", d.tpot_ms.as_ref()),
+        ("latency ms", d.latency_ms.as_ref()),
+    ];
+    // Only what the attempt measured: an errored cell has no latency rows to show.
+    let measured: Vec<_> = rows.into_iter().filter(|(_, s)| s.is_some()).collect();
+    if !measured.is_empty() {
+        out.push(dist_header());
+        out.extend(measured.into_iter().map(|(name, s)| dist(name, s)));
+        out.push(dist("client lag ms", d.client_lag_ms.as_ref()));
+    }
     if let Some(p) = &d.prometheus {
         let mut ratio = p.client_over_server.map_or_else(|| "—".into(), |r| format!("{r:.3}"));
         if p.counts_disagree {
@@ -104,7 +122,6 @@ fn decode(d: &DecodeAttempt) -> Lines {
             pct(p.kv_usage_peak)
         )));
     }
-    out.push(errors_line(&d.errors));
     let split = served_by(&d.request_samples);
     if !split.is_empty() {
         let parts: Vec<String> = split.iter().map(|(k, n)| format!("{k} {n}")).collect();
@@ -128,7 +145,6 @@ fn burst(b: &BurstAttempt) -> Lines {
         dist("ITL ms", b.itl_token_ms.as_ref()),
         dist("TPOT ms", b.tpot_ms.as_ref()),
         dist("E2E ms", b.e2e_ms.as_ref()),
-        errors_line(&b.errors),
     ]
 }
 
@@ -224,20 +240,14 @@ fn body(app: &App, id: usize) -> Lines {
         let which = if c.status == CellStatus::Running { "previous" } else { "latest" };
         let status = c.headline.as_ref().map_or("", |h| h.status.as_str());
         out.push(Line::styled(format!("{which} attempt: {status}"), theme::title()));
+        // Why requests failed comes first: an errored cell has little else to show.
+        out.extend(errors_lines(&a.error_reasons()));
         out.extend(match a {
             Attempt::Decode(d) => decode(d),
             Attempt::Burst(b) => burst(b),
             Attempt::Routing(p) => routing(p),
-            Attempt::Serve(s) => {
-                let mut lines = super::serve_detail::serve(s);
-                lines.push(errors_line(&s.errors));
-                lines
-            }
-            Attempt::Extension(e) => {
-                let mut lines = super::serve_detail::extension(e);
-                lines.push(errors_line(&e.errors));
-                lines
-            }
+            Attempt::Serve(s) => super::serve_detail::serve(s),
+            Attempt::Extension(e) => super::serve_detail::extension(e),
         });
     }
     out

@@ -88,7 +88,7 @@ fn cell(app: &App, r: &ReplicaLive, name: &str, total: u64) -> Vec<Span<'static>
     let name = format!("{:<NAME_W$}", fit_left(&format!("{name}{mark}"), NAME_W - 1));
     let style = if r.stale { theme::warn() } else { theme::value() };
     let share = (total > 0).then(|| r.requests as f64 / total as f64);
-    let figures = if app.session.finished {
+    let figures = if app.session.finished && !app.shown_live().1 {
         format!("{:<14}", "   ended")
     } else if r.stale {
         format!("{:<14}", "   stale")

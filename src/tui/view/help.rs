@@ -1,4 +1,4 @@
-//! Help: every key and the matrix notation.
+//! Help: every key, the matrix notation and each panel's legend, scrolled with ↑↓ PgUp PgDn.
 
 use super::super::app::App;
 use super::super::theme;
@@ -13,7 +13,7 @@ pub(crate) const KEYS: [(&str, &str); 15] = [
     ("s", "skip the running cell, or the selected pending cell"),
     ("r", "re-run the selected finished cell next (attempts are kept)"),
     ("w", "write the report now"),
-    ("+ / -", "turn the running decode cell's load up / down a step (--knob-step)"),
+    ("+ / -", "turn the running decode cell's load up / down (--knob-step)"),
     ("←↓↑→ hjkl", "select a cell"),
     ("f", "let the selection follow the running cell again"),
     ("PgDn PgUp", "next / previous page of replicas (many replicas)"),
@@ -27,49 +27,110 @@ pub(crate) const KEYS: [(&str, &str); 15] = [
 ];
 
 /// Matrix notation.
-pub(crate) const NOTATION: [(&str, &str); 10] = [
+pub(crate) const NOTATION: [(&str, &str); 13] = [
     ("146.7", "aggregate tok/s of the window (routing: good/requests tok/s)"),
-    ("(X/Y)*", "avg running / requested; * capacity-limited or warmup timed out"),
+    ("(X/Y)", "avg running / requested concurrency (Prometheus)"),
+    ("*kv *seq", "held back by the KV cache / by max_num_seqs"),
+    ("*?", "held back by a limit the metrics do not name"),
+    ("!", "warmup timed out: a measurement failure, not a server limit"),
     ("0.0 (Ne)", "N requests errored"),
     ("∅", "skipped: does not fit in the KV cache (deficit in the report)"),
     ("»", "not run: past its row's knee (--stop-at-knee)"),
-    ("⌃", "the row's knee: tok/s stopped rising while TTFT or the queue rose"),
+    ("⌃", "the row's knee: tok/s stopped rising as TTFT or queue rose"),
     ("skip", "skipped by the operator"),
     ("·", "pending; ↻ queued again (previous result shown)"),
     ("▶", "running (yellow: warming, cyan: measuring)"),
     ("~", "stale replica metrics"),
 ];
 
+/// What each panel's short labels mean.
+pub(crate) const PANELS: [(&str, &[(&str, &str)]); 4] = [
+    (
+        "Live panel (the running cell)",
+        &[
+            ("measuring", "the phase, its elapsed / planned length"),
+            ("tok/s", "output tokens/s over the last tick, and its history"),
+            ("TTFT p50/90", "time to first token of the attempt so far"),
+            ("ITL", "now: streams / tok/s"),
+            ("run/req 5/192", "running on the server / requested (routing: planned)"),
+            ("good 3/4", "ended requests within the SLO / judged so far"),
+            ("errors", "failed requests by kind; the commonest kind's last reason"),
+        ],
+    ),
+    (
+        "Replicas panel",
+        &[
+            ("run wait", "requests running / waiting on the replica now"),
+            ("KV", "KV-cache usage now"),
+            ("hit pre", "prefix-cache hit ratio / preemptions in this cell"),
+            ("reqs share", "requests it answered in this cell, and their share"),
+            ("~ stale 12s", "its polls fail: seconds since the last good one"),
+            ("(final: …)", "after the session: the last cell's figures, as it ended"),
+        ],
+    ),
+    (
+        "Prefix owners panel (routing)",
+        &[
+            ("owner", "the replica holding the family's prompt prefix now"),
+            ("★", "the hot family (the scenario sends it most)"),
+            ("●", "the owner's column; counts are requests per replica"),
+        ],
+    ),
+    (
+        "Routing panel (gateway counters)",
+        &[
+            ("decisions 76-100", "a gateway counter and its labels (prefix-match bucket)"),
+            ("95", "its increase in this phase; ↺ the counter reset"),
+        ],
+    ),
+];
+
 fn rows_of(items: &[(&'static str, &'static str)]) -> impl Iterator<Item = Line<'static>> {
     items.iter().map(|(k, what)| {
-        Line::from(vec![Span::styled(format!("{k:>10} "), theme::value()), Span::styled(*what, theme::label())])
+        Line::from(vec![Span::styled(format!("{k:>16} "), theme::value()), Span::styled(*what, theme::label())])
     })
 }
 
-/// The help lines for `rows` lines of room: keys, a blank line, the notation; without the
-/// blank line when short, and a last `+N more lines` when still short.
-fn help_lines(rows: usize) -> Vec<Line<'static>> {
-    let mut out: Vec<Line<'static>> = rows_of(&KEYS).collect();
-    let full = KEYS.len() + 1 + NOTATION.len();
-    if full <= rows {
-        out.push(Line::default());
-    }
+/// Every help line: the keys, the matrix notation, then each panel's legend under its title.
+pub(crate) fn help_lines() -> Vec<Line<'static>> {
+    let mut out: Vec<Line<'static>> = vec![Line::styled("Keys", theme::title())];
+    out.extend(rows_of(&KEYS));
+    out.push(Line::default());
+    out.push(Line::styled("Matrix", theme::title()));
     out.extend(rows_of(&NOTATION));
-    if out.len() > rows {
-        let keep = rows.saturating_sub(1);
-        let more = format!("+{} more lines: a taller terminal shows them", out.len() - keep);
-        out.truncate(keep);
-        out.push(Line::styled(more, theme::dim()));
+    for (title, rows) in PANELS {
+        out.push(Line::default());
+        out.push(Line::styled(title, theme::title()));
+        out.extend(rows_of(rows));
     }
     out
 }
 
-/// Draws the help popup over `area` (the whole screen: the help needs every line of it).
-pub(crate) fn render(_app: &App, area: Rect, buf: &mut Buffer) {
-    let h = (KEYS.len() + NOTATION.len() + 4) as u16;
-    let inner = popup(area, 92, h, panel("Help: keys and notation"), buf);
+/// The first line shown for a scroll of `scroll` lines with `rows` lines of room.
+pub(crate) fn first_line(scroll: usize, rows: usize) -> usize {
+    scroll.min(help_lines().len().saturating_sub(rows))
+}
+
+/// Draws the help popup over `area` (the whole screen), scrolled by the app's help scroll.
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let all = help_lines();
+    let h = (all.len() + 2) as u16;
+    let rows = usize::from(h.min(area.height).saturating_sub(2));
+    app.help_rows.set(rows);
+    let first = first_line(app.help_scroll, rows);
+    // `bench` finds the help by this title's start (src/bench/screen.rs).
+    let title = match all.len() > rows {
+        true => format!(
+            "Help: keys and notation · {}-{} of {} · ↑↓ PgUp PgDn",
+            first + 1,
+            (first + rows).min(all.len()),
+            all.len()
+        ),
+        false => "Help: keys and notation · Esc closes".to_string(),
+    };
+    let inner = popup(area, 92, h, panel(title), buf);
     let inner = inner.inner(Margin::new(1, 0));
-    lines(inner, buf, &help_lines(usize::from(inner.height)));
+    lines(inner, buf, &all[first..]);
 }
 
 #[cfg(test)]
@@ -77,14 +138,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn short_help_says_what_it_leaves_out() {
+    fn every_panel_has_a_legend_and_the_scroll_stops_at_the_end() {
         let text = |l: &Line<'_>| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>();
-        assert_eq!(help_lines(60).len(), KEYS.len() + 1 + NOTATION.len());
-        assert_eq!(help_lines(KEYS.len() + NOTATION.len()).len(), KEYS.len() + NOTATION.len(), "blank line dropped");
-        let short = help_lines(10);
-        assert_eq!(short.len(), 10);
-        // The blank line between keys and notation goes first.
-        let more = format!("+{} more lines", KEYS.len() + NOTATION.len() - 9);
-        assert!(text(&short[9]).starts_with(&more), "{}", text(&short[9]));
+        let all: Vec<String> = help_lines().iter().map(text).collect();
+        for label in ["run wait", "hit pre", "reqs share", "★", "●", "decisions 76-100", "run/req 5/192", "good 3/4"]
+        {
+            assert!(all.iter().any(|l| l.trim_start().starts_with(label)), "{label} has no legend: {all:#?}");
+        }
+        let n = all.len();
+        assert_eq!(first_line(0, 20), 0);
+        assert_eq!(first_line(5, 20), 5);
+        assert_eq!(first_line(1000, 20), n - 20, "the last page ends on the last line");
+        assert_eq!(first_line(7, n + 5), 0, "everything fits: no scroll");
     }
 }

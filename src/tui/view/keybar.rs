@@ -12,6 +12,10 @@ pub(crate) fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         Mode::ConfirmQuit => vec![("y", "stop and quit"), ("n", "keep running")],
         Mode::Help => vec![("?", "close help"), ("Esc", "close")],
         _ if app.run_state() == RunState::Stopping => vec![("^C", "leave now")],
+        // Every cell final, the runner still there: finished cells can be re-run.
+        _ if app.holding() => {
+            vec![("←↓↑→", "select"), ("⏎", "detail"), ("r", "re-run"), ("w", "save"), ("q", "quit"), ("?", "help")]
+        }
         _ if app.run_state() == RunState::Done => {
             vec![("←↓↑→", "select"), ("⏎", "detail"), ("q", "quit"), ("?", "help")]
         }

@@ -43,7 +43,7 @@ fn progress(app: &App, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn errors_line(l: &LiveAttempt) -> Line<'static> {
+fn errors_line(l: &LiveAttempt, width: usize) -> Line<'static> {
     let mut spans = match l.errors.is_empty() {
         true => vec![Span::styled("errors ", theme::label()), Span::styled("none", theme::dim())],
         false => {
@@ -55,6 +55,12 @@ fn errors_line(l: &LiveAttempt) -> Line<'static> {
     if let Some(g) = l.goodput {
         spans.push(Span::styled(" · good ", theme::label()));
         spans.push(Span::styled(format!("{}/{}", g.good, g.judged), theme::value()));
+    }
+    // The latest reason of the most frequent kind, in what is left of the line.
+    let top = l.errors.iter().max_by_key(|(_, n)| **n).and_then(|(k, _)| l.error_examples.get(k));
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    if let Some(reason) = top.filter(|_| width > used + 8) {
+        spans.push(Span::styled(format!(" — {}", crate::text_safe::clipped(reason, width - used - 3)), theme::value()));
     }
     Line::from(spans)
 }
@@ -195,7 +201,7 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // Compact: the knob curve takes the errors line's place while there are none.
     match (tall, l.levels.is_empty()) {
         (false, false) if l.errors.is_empty() => out.push(levels_line(l, width)),
-        _ => out.push(errors_line(l)),
+        _ => out.push(errors_line(l, width)),
     }
     if tall {
         out.push(totals_line(l));
@@ -228,6 +234,23 @@ mod tests {
         assert_eq!(text(&levels_line(&l, 60)), "knob ▄▆█ 8→1000 10→1500 12→2000");
         assert_eq!(text(&levels_line(&l, 24)), "knob ▆█ 10→1500 12→2000", "the oldest level goes first");
         assert_eq!(text(&levels_line(&l, 5)), "knob █ 12→2000", "the current level always shows");
+    }
+
+    #[test]
+    fn the_errors_line_quotes_the_latest_reason_of_the_most_frequent_kind() {
+        use crate::load::sample::ErrorKind;
+        let l = LiveAttempt {
+            errors: [(ErrorKind::BadRequest, 3), (ErrorKind::Stalled, 1)].into(),
+            error_examples: [
+                (ErrorKind::BadRequest, "HTTP 400: prompt too long".into()),
+                (ErrorKind::Stalled, "x".into()),
+            ]
+            .into(),
+            ..LiveAttempt::default()
+        };
+        assert_eq!(text(&errors_line(&l, 80)), "errors bad_request 3, stalled 1 — HTTP 400: prompt too long");
+        assert_eq!(text(&errors_line(&l, 48)), "errors bad_request 3, stalled 1 — HTTP 400: pro…");
+        assert_eq!(text(&errors_line(&l, 36)), "errors bad_request 3, stalled 1", "no room, no reason");
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub(crate) const OPERATOR_SKIP: &str = "skip";
 pub(crate) const KNEE_MARK: &str = "⌃";
 /// Legend under the grids, when there is room.
 pub(crate) const LEGEND: &str =
-    "▶ running  · pending  ↻ queued again  ∅ no KV fit  skip by operator  (X/Y)* capacity-limited  (Ne) errors";
+    "▶ running  · pending  ↻ queued  ∅ no KV fit  *kv *seq *? limit  ! warmup timeout  (Ne) errors";
 
 /// The colour state of a running cell in `phase`.
 pub(crate) fn phase_state(phase: Phase) -> CellState {
@@ -37,14 +37,14 @@ pub(crate) fn phase_state(phase: Phase) -> CellState {
     }
 }
 
-/// The headline text of a finished attempt: `146.7 (7/8)*`, `143.1 (2e)`, `68/96 184.9`.
+/// The headline text of a finished attempt: `146.7 (7/8)*kv`, `143.1 (2e)`, `68/96 184.9`.
 pub(crate) fn headline_text(spec: &CellSpec, h: &Headline) -> String {
     match (spec, h.good) {
         (spec, Some((good, n))) if spec.is_phase() => format!("{good}/{n} {}", fmt_tps(h.tps)),
         _ => format!(
             "{}{}{}",
             fmt_tps(h.tps),
-            fmt_running_suffix(h.running_avg, h.requested, h.capacity_limited),
+            fmt_running_suffix(h.running_avg, h.requested, h.limit),
             fmt_error_suffix(h.errors)
         ),
     }
@@ -74,7 +74,7 @@ pub(crate) fn cell_view(app: &App, id: CellId) -> (String, CellState) {
             Some(h) => (format!("↻ {}", headline_text(&c.spec, h)), CellState::Queued),
         },
         CellStatus::Measured => match h {
-            Some(h) if h.capacity_limited => (headline_text(&c.spec, h), CellState::Limited),
+            Some(h) if h.limit.any() => (headline_text(&c.spec, h), CellState::Limited),
             Some(h) => (headline_text(&c.spec, h), CellState::Done),
             None => ("done".into(), CellState::Done),
         },

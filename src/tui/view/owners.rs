@@ -62,18 +62,25 @@ fn names_with(first: Vec<String>, families: &[FamilyLive]) -> Vec<String> {
     names
 }
 
-/// The live families of the running phase, or those of the selected finished phase.
+/// The live families of the running phase, those of the selected finished phase, or after the
+/// session those of the last phase as it ended.
 pub(crate) fn owners(app: &App) -> Owners {
-    if !app.live.families.is_empty() {
-        let first = app.live.replicas.iter().map(|r| r.name.clone()).collect();
-        let names = names_with(first, &app.live.families);
-        return Owners { title: "Prefix owners (live)".into(), families: app.live.families.clone(), names };
+    let (live, last) = app.shown_live();
+    let of_live = |title: String| {
+        let first = live.replicas.iter().map(|r| r.name.clone()).collect();
+        Owners { title, families: live.families.clone(), names: names_with(first, &live.families) }
+    };
+    if !live.families.is_empty() && !last {
+        return of_live("Prefix owners (live)".into());
     }
     let selected = app.selected.and_then(|id| app.session.cells.get(id));
     if let Some((label, Attempt::Routing(p))) = selected.and_then(|c| Some((&c.label, c.latest.as_deref()?))) {
         let families = families_of(p);
         let names = names_with(Vec::new(), &families);
         return Owners { title: format!("Prefix owners: {label}"), families, names };
+    }
+    if !live.families.is_empty() {
+        return of_live(format!("Prefix owners (final: {})", live.label));
     }
     Owners { title: "Prefix owners".into(), families: Vec::new(), names: Vec::new() }
 }

@@ -1,7 +1,8 @@
 //! Replicas: one row per replica: running, waiting, KV usage gauge, prefix hit ratio and
 //! preemptions in this cell, requests routed here (and their `share`), a tok/s sparkline and the
 //! current tok/s. A replica whose polls fail is marked `~` and shows `stale 12s` (time since its
-//! last good poll) instead of its gauges; after the session, rows say `ended`. Names on one host
+//! last good poll) instead of its gauges; after the session, the last cell's rows as it ended
+//! (marked final), or `ended` when no cell ran. Names on one host
 //! are shown by port (`:8001`), longer ones cut from the left.
 
 use super::super::app::App;
@@ -15,11 +16,12 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use std::borrow::Cow;
 
-/// The replicas to show: the running cell's view, or the latest metrics round between cells
-/// and after the session.
+/// The replicas to show: the running cell's view, the latest metrics round between cells, and
+/// after the session the last cell's view as it ended ([`App::shown_live`]).
 pub(crate) fn rows(app: &App) -> Cow<'_, [ReplicaLive]> {
-    if !app.live.replicas.is_empty() && !app.session.finished {
-        return Cow::Borrowed(&app.live.replicas);
+    let (live, last) = app.shown_live();
+    if !live.replicas.is_empty() && (last || !app.session.finished) {
+        return Cow::Borrowed(&live.replicas);
     }
     let Some(m) = &app.metrics else { return Cow::Owned(Vec::new()) };
     let rows = m
@@ -69,7 +71,7 @@ enum RowState {
 }
 
 fn state_of(app: &App, r: &ReplicaLive) -> RowState {
-    if app.session.finished {
+    if app.session.finished && !app.shown_live().1 {
         return RowState::Ended;
     }
     if !r.stale {
@@ -160,10 +162,12 @@ fn row(r: &ReplicaLive, name: &str, state: RowState, c: &Cols, total_reqs: u64) 
 /// Draws the replicas panel.
 pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let rows = rows(app);
-    let title = match (app.session.finished, app.live.replicas.is_empty()) {
-        (true, _) => "Replicas (session ended)",
-        (false, true) => "Replicas (latest poll)",
-        (false, false) => "Replicas (this cell)",
+    let (live, last) = app.shown_live();
+    let title = match (app.session.finished, last, live.replicas.is_empty()) {
+        (true, true, false) => format!("Replicas (final: {})", live.label),
+        (true, _, _) => "Replicas (session ended)".into(),
+        (false, _, true) => "Replicas (latest poll)".into(),
+        (false, _, false) => "Replicas (this cell)".into(),
     };
     let by_load = if app.fleet.order == super::super::fleet::Order::Load { " by load" } else { "" };
     let inner = framed(panel(format!("{title}{by_load}")), area, buf);

@@ -114,14 +114,20 @@ fn rows_of(deltas: &[CounterDelta], route: Option<&str>) -> Vec<Row> {
 
 /// Draws the routing panel.
 pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let inner = framed(panel("Routing: gateway counters Δ this phase"), area, buf);
-    let deltas = &app.live.routing;
+    // After the session: the last phase's counters as it ended, marked final.
+    let (live, last) = app.shown_live();
+    let title = match last {
+        true => format!("Routing: gateway counters Δ (final: {})", live.label),
+        false => "Routing: gateway counters Δ this phase".into(),
+    };
+    let inner = framed(panel(title), area, buf);
+    let deltas = &live.routing;
     if deltas.is_empty() {
         let msg = "no gateway routing counters changed in this phase";
         buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
         return;
     }
-    let route = app.live.cell.and_then(|c| app.session.cells.get(c)).and_then(|c| c.spec.route());
+    let route = live.cell.and_then(|c| app.session.cells.get(c)).and_then(|c| c.spec.route());
     let rows_all = rows_of(deltas, route);
     let top = rows_all.iter().map(|d| d.delta).fold(0.0, f64::max);
     let width = usize::from(inner.width);

@@ -1,0 +1,132 @@
+//! The flags of `vllm bench serve` that users paste: accepted under vLLM's names where they
+//! mean something here (`--host`/`--port`, `--backend`, `--ignore-eos`, `--dataset-name
+//! random`), refused with one line that says what to use instead otherwise.
+
+use crate::load::request::Endpoint;
+use clap::Args;
+
+/// vLLM's names, beside `run`'s own flags.
+#[derive(Debug, Clone, Default, Args)]
+pub struct VllmFlags {
+    /// vLLM's server host: with --port, the target is http://HOST:PORT (instead of --base-url).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// vLLM's server port (8000 when only --host is given).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// vLLM's --backend: `vllm` or `openai` load /v1/completions, `openai-chat` /v1/chat/completions
+    /// (the same as --endpoint completions / chat).
+    #[arg(long, value_parser = backend)]
+    pub backend: Option<Endpoint>,
+    /// Accepted as vLLM has it: every request this tool sends already sets `ignore_eos`, so it
+    /// runs to its max_tokens.
+    #[arg(long)]
+    pub ignore_eos: bool,
+    /// vLLM's dataset; only `random` is built in (the serve experiment's token-id prompts).
+    #[arg(long, hide = true)]
+    pub dataset_name: Option<String>,
+    /// Refused: the report keeps every request (see the error's hint).
+    #[arg(long, hide = true)]
+    pub metric_percentiles: Option<String>,
+    /// Refused (see the error's hint).
+    #[arg(long, hide = true)]
+    pub percentile_metrics: Option<String>,
+    /// Refused (see the error's hint).
+    #[arg(long, hide = true)]
+    pub random_range_ratio: Option<String>,
+    /// Refused (see the error's hint).
+    #[arg(long, hide = true)]
+    pub tokenizer: Option<String>,
+    /// Refused (see the error's hint).
+    #[arg(long, hide = true)]
+    pub dataset_path: Option<String>,
+}
+
+fn backend(s: &str) -> Result<Endpoint, String> {
+    match s {
+        "vllm" | "openai" => Ok(Endpoint::Completions),
+        "openai-chat" => Ok(Endpoint::Chat),
+        other => Err(format!("{other}: this tool speaks the OpenAI API: vllm, openai (completions) or openai-chat")),
+    }
+}
+
+impl VllmFlags {
+    /// The one-line error of the first vLLM flag that has no meaning here, naming what to use.
+    pub fn refused(&self) -> Option<String> {
+        let given = |o: &Option<String>| o.is_some();
+        let rules: [(bool, &str); 6] = [
+            (
+                self.dataset_name.as_deref().is_some_and(|d| d != "random"),
+                "--dataset-name: only vLLM's `random` dataset is built in (--plan serve with --random-input-len, --random-output-len)",
+            ),
+            (
+                given(&self.metric_percentiles),
+                "--metric-percentiles: the report keeps every request; pick percentiles when reading it: `report FILE --format vllm --percentiles 50,90,99` or `compare --percentiles`",
+            ),
+            (
+                given(&self.percentile_metrics),
+                "--percentile-metrics: every metric (TTFT, TPOT, ITL, E2EL) is in the report; `report FILE --format vllm` exports them",
+            ),
+            (
+                given(&self.random_range_ratio),
+                "--random-range-ratio: serve prompts have exactly --random-input-len tokens; sweep lengths with --random-input-len 128,256,512",
+            ),
+            (
+                given(&self.tokenizer),
+                "--tokenizer: lengths come from the server (its /tokenize and usage); no local tokenizer is read",
+            ),
+            (given(&self.dataset_path), "--dataset-path: only the built-in random dataset is available (--plan serve)"),
+        ];
+        rules.into_iter().find(|(hit, _)| *hit).map(|(_, line)| line.to_string())
+    }
+
+    /// The target: `--base-url`, or vLLM's `--host`/`--port`; both, or neither, is an error.
+    pub fn base_url(&self, base_url: Option<&str>) -> Result<String, String> {
+        match (base_url, &self.host, self.port) {
+            (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+                Err("--base-url and --host/--port both name the target: give one of them".into())
+            }
+            (Some(b), None, None) => Ok(b.to_string()),
+            (None, None, None) => Err("no target: give --base-url URL (or vLLM's --host and --port)".into()),
+            (None, host, port) => {
+                let host = host.as_deref().unwrap_or("127.0.0.1");
+                let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.into() };
+                let url = format!("http://{host}:{}", port.unwrap_or(8000));
+                crate::net::check_url(&url).map(|_| url).map_err(|e| format!("--host/--port: {e}"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_port_make_the_target_and_clash_with_base_url() {
+        let f = |host: Option<&str>, port: Option<u16>| VllmFlags {
+            host: host.map(Into::into),
+            port,
+            ..VllmFlags::default()
+        };
+        assert_eq!(f(Some("10.0.0.2"), Some(9000)).base_url(None).unwrap(), "http://10.0.0.2:9000");
+        assert_eq!(f(None, Some(9000)).base_url(None).unwrap(), "http://127.0.0.1:9000", "vLLM's default host");
+        assert_eq!(f(Some("::1"), None).base_url(None).unwrap(), "http://[::1]:8000");
+        assert_eq!(f(None, None).base_url(Some("http://h:1")).unwrap(), "http://h:1");
+        assert!(f(Some("h"), None).base_url(Some("http://h:1")).unwrap_err().contains("give one of them"));
+        assert!(f(None, None).base_url(None).unwrap_err().starts_with("no target"));
+    }
+
+    #[test]
+    fn flags_without_a_meaning_here_say_what_to_use() {
+        assert_eq!(VllmFlags::default().refused(), None);
+        let random = VllmFlags { dataset_name: Some("random".into()), ignore_eos: true, ..VllmFlags::default() };
+        assert_eq!(random.refused(), None, "the built-in dataset and ignore_eos are accepted");
+        let pct = VllmFlags { metric_percentiles: Some("50,99".into()), ..VllmFlags::default() };
+        assert!(pct.refused().unwrap().contains("report FILE --format vllm --percentiles"));
+        let sharegpt = VllmFlags { dataset_name: Some("sharegpt".into()), ..VllmFlags::default() };
+        assert!(sharegpt.refused().unwrap().starts_with("--dataset-name"));
+        assert_eq!(backend("openai-chat"), Ok(Endpoint::Chat));
+        assert!(backend("tgi").is_err());
+    }
+}
