@@ -78,6 +78,7 @@ impl Runner {
             // Every cell is final: the report is complete on disk while the operator looks
             // at it, and a re-run (`r`) queues its cell again.
             ctl.state.act("finished", None);
+            env.emit(RunnerEvent::Log("every cell is done and the report written: r re-runs a cell, q quits".into()));
             LivePublisher::idle(&env);
             ctl.save(&env, &experiments);
             ctl.publish(&env);
