@@ -98,6 +98,9 @@ async fn refusal_text(resp: BackendResponse, scrub: &Scrubber<'_>) -> String {
     let (head, _) = resp.head_of_body(ERROR_BODY_KEEP, ERROR_BODY_WAIT).await;
     let head = scrub.bytes(head);
     let text = String::from_utf8_lossy(&head);
+    if text.trim().is_empty() {
+        return "an empty body".into();
+    }
     html_summary(&text).unwrap_or_else(|| text.chars().take(300).collect::<String>().replace('\n', " "))
 }
 

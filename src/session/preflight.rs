@@ -52,6 +52,9 @@ fn preflight_error(e: &ClientError, key_sent: bool) -> anyhow::Error {
                 crate::load::client::key_hint(key_sent)
             )
         }
+        ClientError::Status { status: 404, .. } => anyhow::anyhow!(
+            "preflight: {e}; check --base-url: it names the server's root, and /v1/models is asked under it"
+        ),
         e => anyhow::anyhow!("preflight: {e}"),
     }
 }

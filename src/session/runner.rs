@@ -66,6 +66,12 @@ impl Runner {
     pub(crate) async fn run(self) -> SessionReport {
         let Runner { env, experiments, mut ctl } = self;
         ctl.state.act("start", None);
+        // Cells the plan skipped (no KV fit) are said once, as the runner says its own skips.
+        for c in &ctl.state.cells {
+            if let CellStatus::Skipped(reason) = &c.status {
+                env.emit(RunnerEvent::Log(format!("{}: skipped, {reason}", c.label)));
+            }
+        }
         ctl.publish(&env);
         // Written before any load, so that even a killed process leaves a report.
         ctl.save(&env, &experiments);

@@ -420,6 +420,27 @@ fn preflight_names_an_html_model_list_and_a_refused_key() {
         "the hint names the key that was sent: {line}"
     );
     assert!(!line.contains("sk-x"), "{line}");
+
+    // No key sent: the hint says so. An HTML 404 page is named by its title, an empty one said
+    // to be empty, and a 404 points at --base-url.
+    let (code, err) = binary(&["run", "--headless", "--no-metrics", "--base-url", &base]);
+    assert_eq!(code, Some(3));
+    assert!(one_line(&err).contains("(HTTP 401); no key was sent"), "{err}");
+    let page = "<!DOCTYPE html><html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>";
+    let missing = Router::new()
+        .route(
+            "/v1/models",
+            get(move || async move { (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "text/html")], page) }),
+        )
+        .route("/empty/v1/models", get(|| async { StatusCode::NOT_FOUND }));
+    let base = serve_in_thread(missing);
+    let (code, err) = binary(&["run", "--headless", "--no-metrics", "--base-url", &base]);
+    let line = one_line(&err);
+    assert_eq!(code, Some(3), "{line}");
+    assert!(line.contains("HTTP 404: an HTML page titled \"404 Not Found\"") && !line.contains("<h1>"), "{line}");
+    assert!(line.contains("check --base-url"), "{line}");
+    let (_, err) = binary(&["run", "--headless", "--no-metrics", "--base-url", &format!("{base}/empty")]);
+    assert!(one_line(&err).contains("HTTP 404: an empty body; check --base-url"), "{err}");
 }
 
 #[test]

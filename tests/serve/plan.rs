@@ -260,3 +260,31 @@ async fn llamacpp_serve_sweep_counts_every_token_once() {
         assert_eq!(check.server_output_tokens, (u64::from(n) * OUTPUT) as f64);
     }
 }
+
+/// A server that refuses every completion with HTTP 429: each serve cell's vocabulary probe is
+/// refused (tried again per cell, never cached), its attempt errored under `rate_limited` with
+/// the server's reason, and the log line counts that one error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_probe_is_filed_as_rate_limited_in_every_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("refused.json");
+    let path = out.clone();
+    let report = common::paused(move || async move {
+        let c = common::inproc_cluster(1, 25.0, |cfg| cfg.faults = "http429=1".parse().unwrap());
+        let r = &c.info().replicas[0];
+        let mut cfg = sweep_config(&r.url, &r.metrics_url, &path);
+        cfg.serve.goodput = None;
+        common::run_inproc(cfg, &c).await
+    })
+    .await;
+    let s = report.serve.as_ref().expect("a serve section");
+    assert!(s.token_ids.is_none(), "no probe succeeded");
+    for cell in &s.cells {
+        let a = last(cell);
+        assert_eq!(a.status, AttemptStatus::Errored, "{}", cell.request_rate);
+        let kinds: Vec<_> = a.errors.keys().copied().collect();
+        assert_eq!(kinds, [llm_decode_bench::load::sample::ErrorKind::RateLimited], "{:?}", a.errors);
+        let reason = a.error_examples.values().next().expect("the reason");
+        assert!(reason.contains("HTTP 429"), "{reason}");
+    }
+}

@@ -11,7 +11,8 @@ pub(crate) fn headline(a: &ServeAttempt) -> Headline {
     Headline {
         tps: m.output_throughput,
         requested: a.num_prompts,
-        errors: m.failed,
+        // A refused probe fails no planned request but is the attempt's one error.
+        errors: m.failed.max(a.errors.values().sum()),
         ttft_p50_ms: m.median_ttft_ms,
         itl_p50_ms: m.median_itl_ms,
         tpot_p50_ms: m.median_tpot_ms,

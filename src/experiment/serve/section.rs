@@ -32,7 +32,7 @@ pub struct Serve {
     burstiness: f64,
     serve: ServeConfig,
     /// The ids prompts are drawn from, probed from the server before the first cell runs.
-    ids: std::sync::Arc<tokio::sync::OnceCell<Result<TokenIds, String>>>,
+    ids: std::sync::Arc<tokio::sync::OnceCell<TokenIds>>,
 }
 
 impl Serve {
@@ -62,7 +62,7 @@ impl Serve {
             output_len: self.serve.output_len,
             seed: self.serve.seed,
             goodput_slo,
-            token_ids: self.ids.get().and_then(|r| r.as_ref().ok()).copied(),
+            token_ids: self.ids.get().copied(),
             knees: Vec::new(),
             cells,
         }
@@ -143,10 +143,11 @@ impl Experiment for Serve {
                 rate: rate.unwrap_or(Rate::Inf),
                 attempt: cell.attempt,
             };
-            let ids = self.ids.get_or_init(|| super::vocab::probe(&env.target, &env.facts.model)).await;
+            // A failed probe is not kept: a transient refusal (a 429) is tried again next cell.
+            let ids = self.ids.get_or_try_init(|| super::vocab::probe(&env.target, &env.facts.model)).await;
             let attempt = match ids {
                 Ok(ids) => run_serve_attempt(env, &s, ids.low..ids.high, cancel).await,
-                Err(why) => super::attempt::refused_attempt(env, &s, why),
+                Err(why) => super::attempt::refused_attempt(env, &s, &why),
             };
             Attempt::Serve(Box::new(attempt))
         })

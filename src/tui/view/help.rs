@@ -28,13 +28,13 @@ pub(crate) const KEYS: [(&str, &str); 15] = [
 
 /// Matrix notation.
 pub(crate) const NOTATION: [(&str, &str); 13] = [
-    ("146.7", "aggregate tok/s of the window (routing: good/requests tok/s)"),
+    ("146.7", "aggregate tok/s of the window (routing: good/req tok/s)"),
     ("(X/Y)", "avg running / requested concurrency (Prometheus)"),
     ("*kv *seq", "held back by the KV cache / by max_num_seqs"),
     ("*?", "held back by a limit the metrics do not name"),
     ("!", "warmup timed out: a measurement failure, not a server limit"),
     ("0.0 (Ne)", "N requests errored"),
-    ("∅", "skipped: does not fit in the KV cache (deficit in the report)"),
+    ("∅", "skipped: does not fit the KV cache or max_model_len"),
     ("»", "not run: past its row's knee (--stop-at-knee)"),
     ("⌃", "the row's knee: tok/s stopped rising as TTFT or queue rose"),
     ("skip", "skipped by the operator"),

@@ -25,7 +25,7 @@ pub(crate) fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
             vec![
                 ("p", pause),
                 ("s", "skip"),
-                ("r", "rerun"),
+                ("r", "re-run"),
                 ("←↓↑→", "move"),
                 ("⏎", "detail"),
                 ("w", "save"),
