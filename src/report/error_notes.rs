@@ -1,6 +1,7 @@
-//! The footnote of the text and markdown reports: for each cell whose last attempt lost
-//! requests, every error kind with its count and the first request's reason, so a reader of
-//! the tables learns what `(Ne)` was without opening the JSON.
+//! Why requests failed, in words: [`ErrorReason`] (a kind, its count, the first reason) as the
+//! log line, the heartbeat and the monitor quote it, and the footnote of the text and markdown
+//! reports: for each cell whose last attempt lost requests, every kind with its count and
+//! reason, so a reader of the tables learns what `(Ne)` was without opening the JSON.
 
 use super::json::SessionReport;
 use super::text::Block;
