@@ -128,6 +128,11 @@ impl CellStatus {
     pub fn is_final(&self) -> bool {
         !matches!(self, Self::Pending | Self::Running)
     }
+
+    /// True when it was skipped without running (no fit), not by the operator.
+    pub fn is_skipped(&self) -> bool {
+        matches!(self, Self::Skipped(_))
+    }
 }
 
 #[cfg(test)]

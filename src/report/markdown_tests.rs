@@ -31,8 +31,8 @@ fn the_full_report_shows_its_tables_markers_and_legends() {
         "| 16k | 307.2 (1e)<br>3.8k/6.2k |\n",
         "## Primary Summary\n",
         "## Prefix-Cache Routing\n",
-        "### Scenario hot90\n\n| route | good/req | TTFT p50/p95 s | tok/s | split | hit |\n",
-        "| prefix-cache | 61/96 | 2.12/11.5 | 180.5 | L20-A 69 · L20-B 27 | 0.938 |\n",
+        "### Scenario hot90\n\n| route | good/req | TTFT p50/p99 ms | split | hit | tok/s |\n",
+        "| prefix-cache | 61/96 | 2.1k/12.0k | L20-A 69 · L20-B 27 | 0.938 | 180.5 |\n",
     ] {
         assert!(md.contains(want), "no {want:?} in\n{md}");
     }

@@ -97,7 +97,7 @@ fn example_fixture_validates_reads_back_and_renders() {
         "| 16k        | 0.0 (2e) | 564.8 (2e) (7/8)*seq! |",
         "|            |          |                722/20 |",
         "Aggregate source(s): chunk_count, openai_continuous_usage",
-        "| prefix-cache |    61/96 |      2.12/11.5 | 180.5 | L20-A 69 · L20-B 27 | 0.938 |",
+        "| prefix-cache |    61/96 |      2.1k/12.0k | L20-A 69 · L20-B 27 | 0.938 | 180.5 |",
     ] {
         assert!(lines.iter().any(|l| l.starts_with(want)), "no line starting {want:?} in\n{text}");
     }

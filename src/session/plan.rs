@@ -154,7 +154,11 @@ pub(crate) fn dry_plan(cfg: &RunConfig, kv_capacity: Option<u64>) -> (Vec<(Strin
     let views: Vec<_> = state
         .cells
         .iter()
-        .map(|c| super::progress::CellView { kind: c.spec.kind, done: c.status.is_final() })
+        .map(|c| super::progress::CellView {
+            kind: c.spec.kind,
+            done: c.status.is_final(),
+            skipped: c.status.is_skipped(),
+        })
         .collect();
     let eta = state.timing.progress(&views, Instant::now(), None).eta;
     let cells = state.cells.iter().zip(&state.timing.planned).map(|(c, p)| (c.label.clone(), *p)).collect();

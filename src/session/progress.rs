@@ -79,6 +79,8 @@ pub struct CellView {
     pub kind: ExperimentKind,
     /// True once the cell has an outcome.
     pub done: bool,
+    /// Skipped without running (no KV or context fit): not counted in `cell i/N`.
+    pub skipped: bool,
 }
 
 impl Timing {
@@ -106,9 +108,12 @@ impl Timing {
 
     /// Progress of `cells` at `now`, the running cell in `phase`.
     pub fn progress(&self, cells: &[CellView], now: Instant, phase: Option<PhaseNow>) -> Progress {
-        let done = cells.iter().filter(|c| c.done).count();
+        // `cell i/N` counts the cells that run: one skipped for lack of fit is no step of the
+        // session (the first cell reads 1/N even when a plan skip comes before it).
+        let total = cells.iter().filter(|c| !c.skipped).count();
+        let done = cells.iter().filter(|c| c.done && !c.skipped).count();
         let running = self.running.filter(|(id, _)| cells.get(*id).is_some_and(|c| !c.done));
-        let position = (done + usize::from(running.is_some())).min(cells.len());
+        let position = (done + usize::from(running.is_some())).min(total);
         let scale = self.scales(cells);
         let (mut left, mut unknown, mut any) = (0.0, false, false);
         for (id, c) in cells.iter().enumerate().filter(|(_, c)| !c.done) {
@@ -132,7 +137,7 @@ impl Timing {
             (left, any) = (left + est, true);
         }
         let eta = (any || !unknown).then(|| crate::units::secs(left));
-        Progress { position, total: cells.len(), eta, lower_bound: unknown }
+        Progress { position, total, eta, lower_bound: unknown }
     }
 
     /// Per kind: actual / planned over its finished cells (1 when none), and their mean length.
@@ -183,7 +188,7 @@ mod tests {
     use crate::report::kind::ExperimentKind::{Burst, Decode};
 
     fn views(kinds: &[ExperimentKind], done: usize) -> Vec<CellView> {
-        kinds.iter().enumerate().map(|(i, &kind)| CellView { kind, done: i < done }).collect()
+        kinds.iter().enumerate().map(|(i, &kind)| CellView { kind, done: i < done, skipped: false }).collect()
     }
 
     #[test]
@@ -227,6 +232,16 @@ mod tests {
         let p = t.progress(&views(&[Burst], 0), t0, None);
         assert_eq!(p.to_string(), "cell 0/1, ETA ?");
         assert_eq!(short_duration(Duration::from_secs(3725)), "1h02m");
+    }
+
+    #[test]
+    fn a_cell_skipped_for_lack_of_fit_is_no_step_of_the_session() {
+        let t0 = Instant::now();
+        let mut t = Timing::new(vec![Some(30.0); 3]);
+        let mut cells = views(&[Decode; 3], 0);
+        cells[0] = CellView { kind: Decode, done: true, skipped: true };
+        t.start(1, t0);
+        assert_eq!(t.progress(&cells, t0, None).to_string(), "cell 1/2, ETA 1m00s", "the first cell that runs is 1");
     }
 
     #[test]

@@ -60,8 +60,11 @@ pub struct SessionSnapshot {
 impl SessionSnapshot {
     /// Cell i of N and the ETA at `now`, the running cell as `live` shows it.
     pub fn progress(&self, now: Instant, live: &LiveAttempt) -> Progress {
-        let views: Vec<CellView> =
-            self.cells.iter().map(|c| CellView { kind: c.spec.kind, done: c.status.is_final() }).collect();
+        let views: Vec<CellView> = self
+            .cells
+            .iter()
+            .map(|c| CellView { kind: c.spec.kind, done: c.status.is_final(), skipped: c.status.is_skipped() })
+            .collect();
         self.timing.progress(&views, now, PhaseNow::of(live))
     }
 }

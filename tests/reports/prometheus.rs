@@ -30,8 +30,12 @@ const READY_WITHIN: Duration = Duration::from_secs(90);
 /// (a stream ends and the next starts), so a few polls either side bound what a scrape saw.
 const GAUGE_SPAN: Duration = Duration::from_millis(300);
 
-/// How long reading a page took, as measured on both sides: a reading stamped `t` shows the
-/// state of some instant in `[t, t + took]`.
+/// The least allowance either side gets: Prometheus stamps a sample with the wall clock in ms,
+/// which the reader maps onto the monotonic clock, so a stamp is only known to tens of ms.
+const STAMP_FLOOR: Duration = Duration::from_millis(300);
+
+/// How long reading a page took, as measured on both sides (never under [`STAMP_FLOOR`]): a
+/// reading stamped `t` shows the state of some instant in `[t, t + took]`.
 #[derive(Clone, Copy, Debug)]
 struct Slack {
     /// The direct poller's slowest scrape (its own `scrape_latency`).
@@ -247,7 +251,10 @@ async fn replicas_from_prometheus_agree_with_direct_scraping() {
     direct.stop();
     let slowest_scrape = "max(max_over_time(scrape_duration_seconds{job=\"sim\"}[10m]))";
     let prom_slowest = scalar(&common::client(), &prom.url, slowest_scrape).await.expect("scrape durations");
-    let slack = Slack { direct: direct_slowest.await.unwrap(), prometheus: Duration::from_secs_f64(prom_slowest) };
+    let slack = Slack {
+        direct: direct_slowest.await.unwrap().max(STAMP_FLOOR),
+        prometheus: Duration::from_secs_f64(prom_slowest).max(STAMP_FLOOR),
+    };
 
     assert_eq!(validate(&out), report, "the file holds the final report and fits the schema");
     let src = report.metrics_source.as_ref().expect("metrics_source recorded");

@@ -1,5 +1,6 @@
 //! Headless summary of a routing experiment: one table per scenario, the routes (per round)
-//! side by side with goodput, TTFT, throughput, the per-replica request split and hit ratio.
+//! side by side with goodput, TTFT (ms), the per-replica request split, hit ratio and
+//! throughput, in that order: what routing changes first.
 
 use super::blocks::Block;
 use super::panel::Panel;
@@ -13,12 +14,14 @@ const BODY: &str = "The same open-loop traffic sent through the gateway under ea
     header, or the engines' counters when no header names the replica); hit = prefix-cache hit \
     tokens / queried tokens over all replicas.";
 
-fn secs(x: Option<f64>) -> String {
-    match x {
-        Some(s) if s >= 10.0 => format!("{s:.1}"),
-        Some(s) => format!("{s:.2}"),
-        None => "—".into(),
-    }
+/// Why tok/s barely moves between routes, under the tables.
+const TPS_LEGEND: &str = "Columns lead with what routing changes: good/req, TTFT p50/p99, the \
+    split and the hit ratio. tok/s is output tokens over the phase: every route is sent the same \
+    requests on the same open-loop schedule, so it moves little between routes.";
+
+/// A latency in seconds as ms, the way every other table prints latency (`310`, `2.1k`).
+fn ms(x: Option<f64>) -> String {
+    crate::report::text::format::fmt_latency_ms(x.map(|s| s * 1e3))
 }
 
 /// `a 69 · b 27` from the phase's replicas (sorted by name).
@@ -38,12 +41,12 @@ fn row(phase: &RoutingPhase, rounds: bool) -> Row {
     let route = &phase.route;
     let name = if rounds { format!("{route} {}", phase.round()) } else { route.clone() };
     let good = format!("{}/{}", phase.good, phase.requests);
-    let ttft = format!("{}/{}", secs(phase.ttft.p50), secs(phase.ttft.p95));
+    let ttft = format!("{}/{}", ms(phase.ttft.p50), ms(phase.ttft.p99));
     let tps = format!("{:.1}", phase.output_tokens_per_second);
     let hit = phase.cache_hit_ratio.map_or("—".into(), |h| format!("{h:.3}"));
     let status = phase.status;
     let name = if status == AttemptStatus::Measured { name } else { format!("{name} ({status})") };
-    Row::new(vec![name, good, ttft, tps, split(phase), hit])
+    Row::new(vec![name, good, ttft, split(phase), hit, tps])
 }
 
 /// The routing summary of a report's phases (empty without phases).
@@ -66,11 +69,12 @@ pub(crate) fn routing_blocks(phases: &[RoutingPhase]) -> Vec<Block> {
     }
     let mut blocks = vec![Block::Panel(Panel::new(HEAD, &[BODY]))];
     for sc in scenarios {
-        let header = ["route", "good/req", "TTFT p50/p95 s", "tok/s", "split", "hit"].map(String::from).to_vec();
+        let header = ["route", "good/req", "TTFT p50/p99 ms", "split", "hit", "tok/s"].map(String::from).to_vec();
         let mut t = Table::new(format!("Scenario {sc}"), header);
         t.rows = phases.iter().filter(|p| p.scenario == sc).map(|p| row(p, rounds)).collect();
         blocks.push(Block::Table(t));
     }
+    blocks.push(Block::legend(&[TPS_LEGEND]));
     blocks
 }
 
@@ -108,7 +112,8 @@ mod tests {
         assert!(text.contains("Scenario cold-uniform"));
         assert!(text.contains("L20-A 27 · L20-B 69"));
         assert!(text.contains("38/96"));
-        assert!(text.contains("2.10/11.5"));
+        assert!(text.contains("2.1k/12.0k"), "TTFT p50/p99 in ms: {text}");
+        assert!(text.contains("tok/s moves little") || text.contains("so it moves little"), "{text}");
         assert!(text.contains("0.933"));
         assert!(!text.contains(" r1 "), "a single round needs no round suffix");
         assert!(render_routing(&[], RenderOptions::default()).is_empty());
