@@ -184,7 +184,11 @@ impl Sources {
             Wake::Runner(Some(ev)) => {
                 app.now = Instant::now();
                 if let Some(line) = app.on_runner_event(&ev) {
-                    tracing::info!(target: TARGET, "{line}");
+                    // A warning is one in the log panel (`W`) and in `--log-file` too.
+                    match app.logs.back().is_some_and(|l| l.warn) {
+                        true => tracing::warn!(target: TARGET, "{line}"),
+                        false => tracing::info!(target: TARGET, "{line}"),
+                    }
                 }
             }
             Wake::Runner(None) => self.open.events = false,
