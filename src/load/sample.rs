@@ -151,6 +151,14 @@ impl ErrorTally {
 }
 
 impl Outcome {
+    /// The failure class, if it failed.
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        match self {
+            Self::Failed { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
+
     /// The outcome as reports record it.
     pub fn recorded(&self) -> RecordedOutcome {
         match self {
@@ -310,10 +318,7 @@ impl RequestSample {
 
     /// The failure class, if it failed.
     pub fn error_kind(&self) -> Option<ErrorKind> {
-        match &self.outcome {
-            Outcome::Failed { kind, .. } => Some(*kind),
-            _ => None,
-        }
+        self.outcome.error_kind()
     }
 
     /// The failure class and its one-line detail, if it failed.

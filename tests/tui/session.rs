@@ -65,6 +65,20 @@ fn report_actions(path: &Path) -> Vec<String> {
     report.map(|r| r.actions.into_iter().map(|a| a.action).collect()).unwrap_or_default()
 }
 
+/// The loop task of [`spawn_ui`]: its result and the terminal of the last frame.
+type UiTask = tokio::task::JoinHandle<(anyhow::Result<(SessionReport, Ending)>, Terminal<TestBackend>)>;
+
+/// The monitor's loop over `h` in a 120x40 `TestBackend`, fed by the returned key sender.
+fn spawn_ui(h: llm_decode_bench::session::SessionHandles) -> (mpsc::UnboundedSender<Event>, UiTask) {
+    let (keys, rx) = mpsc::unbounded_channel();
+    let ui = tokio::spawn(async move {
+        let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        let result = run_loop(&mut terminal, h, ChannelInput(rx), LoopOptions { fps: 30, log_widget: false }).await;
+        (result, terminal)
+    });
+    (keys, ui)
+}
+
 type Snap = watch::Receiver<Arc<SessionSnapshot>>;
 
 /// Polls `pred` every 20 ms of real time for at most 5 s, off the runtime (a blocking task holds
@@ -122,12 +136,7 @@ async fn scripted_keys_pause_resume_skip_rerun_save_and_quit() {
         let cfg = session_config(&r.url, &r.metrics_url, &path);
         let h = llm_decode_bench::session::start_with(cfg, c.backend()).await.expect("preflight passes");
         let (mut snap, mut live) = (h.snapshot.clone(), h.live.clone());
-        let (keys, rx) = mpsc::unbounded_channel();
-        let ui = tokio::spawn(async move {
-            let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
-            let result = run_loop(&mut terminal, h, ChannelInput(rx), LoopOptions { fps: 30, log_widget: false }).await;
-            (result, terminal)
-        });
+        let (keys, ui) = spawn_ui(h);
         script(&keys, &mut snap, &mut live, &c, &path).await;
         press(&keys, KeyCode::Char('q'));
         press(&keys, KeyCode::Char('y'));
@@ -178,11 +187,8 @@ async fn measuring_session(c: &llm_decode_bench::sim::Cluster, out: &Path) -> (m
     cfg.window = Duration::from_secs(60);
     let h = start(cfg).await.expect("preflight passes");
     let mut live = h.live.clone();
-    let (keys, rx) = mpsc::unbounded_channel();
-    let ui = tokio::spawn(async move {
-        let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
-        run_loop(&mut terminal, h, ChannelInput(rx), LoopOptions { fps: 30, log_widget: false }).await
-    });
+    let (keys, ui) = spawn_ui(h);
+    let ui = tokio::spawn(async move { ui.await.expect("the loop ran").0 });
     until(&mut live, "cell 0 measuring", |l| l.cell == Some(0) && l.phase == Phase::Measuring).await;
     (keys, ui)
 }
@@ -236,12 +242,7 @@ async fn a_finished_session_reruns_cells_until_the_operator_quits() {
         (cfg.conc, cfg.hold_after_last) = (vec![2], true);
         let h = llm_decode_bench::session::start_with(cfg, c.backend()).await.expect("preflight passes");
         let mut snap = h.snapshot.clone();
-        let (keys, rx) = mpsc::unbounded_channel();
-        let ui = tokio::spawn(async move {
-            let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
-            let result = run_loop(&mut terminal, h, ChannelInput(rx), LoopOptions { fps: 30, log_widget: false }).await;
-            (result, terminal)
-        });
+        let (keys, ui) = spawn_ui(h);
         until(&mut snap, "every cell final", |s| s.finished && s.current.is_none()).await;
         press(&keys, KeyCode::Char('r'));
         until(&mut snap, "the cell ran again", |s| s.cells[0].attempts == 2 && s.finished && s.current.is_none()).await;

@@ -103,27 +103,21 @@ impl Tally for GapTally {
     }
 }
 
-/// An attempt that sent no load: the vocabulary probe failed (`why`, logged).
-pub(crate) fn refused_attempt(env: &CellEnv, spec: &ServeCell, why: &str) -> ServeAttempt {
+/// An attempt that sent no load: the vocabulary probe failed (`why`, logged), its request
+/// filed under `kind`.
+pub(crate) fn refused_attempt(
+    env: &CellEnv,
+    spec: &ServeCell,
+    kind: crate::load::sample::ErrorKind,
+    why: &str,
+) -> ServeAttempt {
     env.emit(crate::cell::control::RunnerEvent::Log(format!("{}: no load sent: {why}", spec.label)));
     let started = Instant::now();
     let mut a = summarize_serve(env, spec, started, &[], &ServeGaps::default());
-    // The probe's one-token request is the one that failed, of the kind its status names.
-    let kind = probe_failure_kind(why);
+    // The probe's one-token request is the one that failed.
     a.errors.insert(kind, 1);
     a.error_examples.insert(kind, why.to_string());
     a
-}
-
-/// The error kind of a failed vocabulary probe from its line (`... got HTTP 429: ...`): the
-/// status's kind as every request's (`load::classify`), `bad_request` without a status.
-fn probe_failure_kind(why: &str) -> crate::load::sample::ErrorKind {
-    let status = why.split("HTTP ").nth(1).and_then(|r| r.get(..3)).and_then(|d| d.parse::<u16>().ok());
-    let body = why.split_once("HTTP ").map_or("", |(_, r)| r.get(4..).unwrap_or(""));
-    match status.map(|s| crate::load::classify::classify_status(s, body.as_bytes())) {
-        Some(crate::load::sample::Outcome::Failed { kind, .. }) => kind,
-        _ => crate::load::sample::ErrorKind::BadRequest,
-    }
 }
 
 fn summarize_serve(
@@ -164,21 +158,5 @@ pub(crate) fn planned(num_prompts: u32, output_len: u64, conc: u32, rate: Rate) 
     match rate {
         Rate::PerSecond(r) => secs(f64::from(num_prompts) / r).max(secs(wave)),
         Rate::Inf => secs(wave * waves.ceil().max(1.0)),
-    }
-}
-
-#[cfg(test)]
-mod probe_tests {
-    use super::probe_failure_kind;
-    use crate::load::sample::ErrorKind;
-
-    #[test]
-    fn a_refused_probe_is_filed_under_its_status() {
-        let line = |s: &str| format!("a one-token prompt [8192] got HTTP {s}");
-        assert_eq!(probe_failure_kind(&line("429: {\"error\":{\"code\":429}}")), ErrorKind::RateLimited);
-        assert_eq!(probe_failure_kind(&line("503: busy")), ErrorKind::Overloaded);
-        assert_eq!(probe_failure_kind(&line("500: boom")), ErrorKind::ServerError);
-        assert_eq!(probe_failure_kind(&line("400: bad")), ErrorKind::BadRequest);
-        assert_eq!(probe_failure_kind("connection refused"), ErrorKind::BadRequest);
     }
 }

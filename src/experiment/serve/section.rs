@@ -147,7 +147,7 @@ impl Experiment for Serve {
             let ids = self.ids.get_or_try_init(|| super::vocab::probe(&env.target, &env.facts.model)).await;
             let attempt = match ids {
                 Ok(ids) => run_serve_attempt(env, &s, ids.low..ids.high, cancel).await,
-                Err(why) => super::attempt::refused_attempt(env, &s, &why),
+                Err((kind, why)) => super::attempt::refused_attempt(env, &s, kind, &why),
             };
             Attempt::Serve(Box::new(attempt))
         })

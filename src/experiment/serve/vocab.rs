@@ -8,6 +8,7 @@ use crate::cell::context::Target;
 use crate::load::backend::Exchange;
 use crate::load::limits::{ERROR_BODY_KEEP, ERROR_BODY_WAIT};
 use crate::load::request::{Endpoint, json_escape};
+use crate::load::sample::ErrorKind;
 use crate::report::serve::TokenIds;
 use bytes::Bytes;
 use std::time::Duration;
@@ -31,12 +32,21 @@ pub fn draw_range(vocab: u32, probes: u32, accepted: u32) -> TokenIds {
     TokenIds { vocab, low, high, probes, accepted }
 }
 
+/// Why the probe failed: the error kind a request failing so is filed under (the status's or
+/// the transport's, as `load::classify` names them) and the one line said.
+pub type ProbeError = (ErrorKind, String);
+
+/// The kind of a failed send, as every request's.
+fn send_kind(e: &crate::load::backend::BackendError) -> ErrorKind {
+    crate::load::classify::send_failure(e).error_kind().unwrap_or(ErrorKind::Connect)
+}
+
 /// Whether the server takes a one-token prompt of `id`: `Ok(false)` on a 400 (out of
 /// vocabulary), an error for anything else that is not a success.
-async fn accepts(target: &Target, url: &str, model: &str, id: u32) -> Result<bool, String> {
+async fn accepts(target: &Target, url: &str, model: &str, id: u32) -> Result<bool, ProbeError> {
     let body = format!("{{\"model\":\"{}\",\"prompt\":[{id}],\"max_tokens\":1}}", json_escape(model));
     let ex = Exchange::post(url, &target.headers, Some(Bytes::from(body))).with_timeout(PROBE_TIMEOUT);
-    let resp = target.backend.send(ex).await.map_err(|e| e.describe())?;
+    let resp = target.backend.send(ex).await.map_err(|e| (send_kind(&e), e.describe()))?;
     let status = resp.status();
     if status.is_success() {
         return Ok(true);
@@ -45,16 +55,20 @@ async fn accepts(target: &Target, url: &str, model: &str, id: u32) -> Result<boo
     let text: String = String::from_utf8_lossy(&head).chars().take(200).collect();
     match status.as_u16() {
         400 if id > 0 => Ok(false),
-        code => Err(format!("a one-token prompt [{id}] got HTTP {code}: {}", text.trim())),
+        code => {
+            let kind = crate::load::classify::classify_status(code, &head).error_kind();
+            let line = format!("a one-token prompt [{id}] got HTTP {code}: {}", text.trim());
+            Err((kind.unwrap_or(ErrorKind::BadRequest), line))
+        }
     }
 }
 
 /// The server's vocabulary size (largest accepted id + 1) and the ids to draw from.
-pub async fn probe(target: &Target, model: &str) -> Result<TokenIds, String> {
+pub async fn probe(target: &Target, model: &str) -> Result<TokenIds, ProbeError> {
     let url = format!("{}{}", target.base, Endpoint::Completions.path());
     let (mut probes, mut accepted) = (1, 1);
     if !accepts(target, &url, model, 0).await? {
-        return Err("the server refuses token-id prompts".into());
+        return Err((ErrorKind::BadRequest, "the server refuses token-id prompts".into()));
     }
     let (mut lo, mut hi) = (0u32, FIRST_STEP);
     while hi < MAX_VOCAB {
