@@ -192,6 +192,9 @@ pub struct LiveAttempt {
     /// Verdicts against the session's SLO of the requests that ended so far (decode: in the
     /// window; burst: all), when the experiment judges them.
     pub goodput: Option<super::goodput::GoodputTally>,
+    /// Of `goodput`'s judged requests, the streams still running, judged on their tokens so
+    /// far (`load::live::LiveCounters::judge_so_far`); 0 where only ended requests count.
+    pub goodput_running: u64,
     /// Load levels of the knob walk, oldest first (empty until the knob is used).
     pub levels: Vec<LevelPoint>,
 }

@@ -6,7 +6,7 @@ use crate::report::compare::CellKey;
 pub(crate) use crate::report::error_notes::ErrorReason;
 pub(crate) use crate::report::error_notes::{REASON_CHARS, reasons_text};
 use crate::report::status::AttemptStatus;
-use crate::report::text::format::{LimitMark, fmt_latency_ms};
+use crate::report::text::format::{LimitMark, fmt_ms_unit};
 use std::collections::BTreeMap;
 
 /// Headline figures of a cell's latest attempt.
@@ -66,13 +66,14 @@ pub(crate) fn attempt_line_against(h: &Headline, key: &CellKey, b: Option<&Basel
     }
 }
 
-/// A per-token latency (ITL, TPOT) in ms: one decimal below 10 ms (`0.4`, `7.0`), so a fast
-/// engine does not read `0`; above, as [`fmt_latency_ms`] (`42`, `1.2k`); `—` without data.
-/// The log line and the monitor's live panel both use it, so one figure reads the same in both.
+/// A per-token latency (ITL, TPOT) with its unit: one decimal below 10 ms (`0.4 ms`, `7.0 ms`),
+/// so a fast engine does not read `0`; above, as [`fmt_ms_unit`] (`42 ms`, `1.20 s`); `—`
+/// without data. The log line and the monitor's live panel both use it, so one figure reads
+/// the same in both.
 pub(crate) fn fmt_token_ms(ms: Option<f64>) -> String {
     match ms {
-        Some(v) if v.is_finite() && v.abs() < 9.95 => format!("{v:.1}"),
-        other => fmt_latency_ms(other),
+        Some(v) if v.is_finite() && v.abs() < 9.95 => format!("{v:.1} ms"),
+        other => fmt_ms_unit(other),
     }
 }
 
@@ -86,20 +87,20 @@ pub fn attempt_line(h: &Headline) -> String {
     // ITL when known, or when there is no TPOT either (`—`); TPOT when known.
     let mut per_token = String::new();
     if h.itl_p50_ms.is_some() || h.tpot_p50_ms.is_none() {
-        per_token += &format!("  ITL p50 {} ms", fmt_token_ms(h.itl_p50_ms));
+        per_token += &format!("  ITL p50 {}", fmt_token_ms(h.itl_p50_ms));
     }
     if h.tpot_p50_ms.is_some() {
-        per_token += &format!("  TPOT p50 {} ms", fmt_token_ms(h.tpot_p50_ms));
+        per_token += &format!("  TPOT p50 {}", fmt_token_ms(h.tpot_p50_ms));
     }
     let reasons = match h.error_reasons.is_empty() {
         true => String::new(),
         false => format!(" ({})", reasons_text(&h.error_reasons, REASON_CHARS)),
     };
     format!(
-        "{}: {:.1} tok/s{running}{good}  TTFT p50 {} ms{per_token}  errors {}{reasons}",
+        "{}: {:.1} tok/s{running}{good}  TTFT p50 {}{per_token}  errors {}{reasons}",
         h.status,
         h.tps,
-        fmt_latency_ms(h.ttft_p50_ms),
+        fmt_ms_unit(h.ttft_p50_ms),
         h.errors
     )
 }
@@ -143,7 +144,7 @@ mod tests {
     #[test]
     fn itl_and_tpot_show_when_known() {
         let h = Headline { tps: 10.0, ttft_p50_ms: Some(80.0), ..Headline::default() };
-        assert!(attempt_line(&h).contains("TTFT p50 80 ms  ITL p50 — ms  errors 0"), "{}", attempt_line(&h));
+        assert!(attempt_line(&h).contains("TTFT p50 80 ms  ITL p50 —  errors 0"), "{}", attempt_line(&h));
         let burst = Headline { itl_p50_ms: Some(7.0), tpot_p50_ms: Some(7.5), ..h.clone() };
         assert!(attempt_line(&burst).contains("ITL p50 7.0 ms  TPOT p50 7.5 ms"), "{}", attempt_line(&burst));
         let fast = Headline { itl_p50_ms: Some(0.4), tpot_p50_ms: Some(42.0), ..h.clone() };

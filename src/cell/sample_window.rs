@@ -39,6 +39,8 @@ pub(crate) struct StreamWindow {
     pub tokens: u64,
     /// Per-stream ITL over the window: (last - first) / (tokens after the first chunk).
     pub itl: Option<Duration>,
+    /// Time inside the window between the stream's first and last token (decoding).
+    pub decoding: Duration,
 }
 
 /// Tokens and ITL of one sample inside `w`.
@@ -61,7 +63,15 @@ pub(crate) fn stream_window(s: &RequestSample, w: &Window) -> StreamWindow {
     let (t_first, c_first) = first.unwrap_or((t_last, c_last));
     let gaps = c_last - c_first;
     let itl = (gaps > 0).then(|| t_last.saturating_duration_since(t_first) / gaps as u32);
-    StreamWindow { tokens: c_last - before, itl }
+    StreamWindow { tokens: c_last - before, itl, decoding: decoding_in(s, w) }
+}
+
+/// The part of `w` between the stream's first and last token; a stream with a token after
+/// the window decodes until the window's end.
+fn decoding_in(s: &RequestSample, w: &Window) -> Duration {
+    let (Some(first), Some(last)) = (s.first_token_at(), s.last_token_at()) else { return Duration::ZERO };
+    let (from, to) = (first.max(w.start), last.min(w.end));
+    to.saturating_duration_since(from)
 }
 
 /// Gaps between consecutive chunks whose later chunk falls in `w`, ms: given once per chunk
@@ -182,6 +192,16 @@ mod tests {
         let o = Instant::now();
         let s = sample(o, &[(10, 3)]);
         let w = Window { start: o, end: o + Duration::from_secs(1) };
-        assert_eq!(stream_window(&s, &w), StreamWindow { tokens: 3, itl: None });
+        assert_eq!(stream_window(&s, &w), StreamWindow { tokens: 3, itl: None, decoding: Duration::ZERO });
+    }
+
+    #[test]
+    fn decoding_time_is_the_first_to_last_token_span_inside_the_window() {
+        let o = Instant::now();
+        let s = sample(o, &[(10, 1), (400, 40), (900, 90)]);
+        let w = Window { start: o + Duration::from_millis(100), end: o + Duration::from_millis(600) };
+        assert_eq!(stream_window(&s, &w).decoding, Duration::from_millis(500), "decodes past the window's end");
+        let late = Window { start: o + Duration::from_millis(950), end: o + Duration::from_secs(2) };
+        assert_eq!(stream_window(&s, &late).decoding, Duration::ZERO, "done before the window");
     }
 }

@@ -19,8 +19,11 @@ pub(crate) struct ClientStats {
     pub aggregate_tps: f64,
     /// Token sources of the window, most tokens first.
     pub sources: Vec<TokenSource>,
-    /// Aggregate / requested streams, tok/s.
+    /// Aggregate / average streams decoding in the window (requested streams when none
+    /// decoded), tok/s.
     pub per_request_tps: f64,
+    /// Streams decoding (between their first and last token), averaged over the window.
+    pub decoding_avg: Option<f64>,
     /// 1 / median per-stream ITL, tok/s.
     pub user_tps: Option<f64>,
     /// TTFT of first tokens that arrived before the window closed, ms.
@@ -105,6 +108,8 @@ pub(crate) struct Summarizer {
     records: SampleOf<RequestRecord>,
     slo: Option<Slo>,
     bins: TpsBins,
+    /// Stream-time decoding inside the window, summed over streams.
+    decoding: Duration,
 }
 
 impl Summarizer {
@@ -117,6 +122,7 @@ impl Summarizer {
             itl: Reservoir::new(REQUEST_SAMPLE_CAP),
             tok_gaps: GapDist::new(),
             chunk_gaps: GapDist::new(),
+            decoding: Duration::ZERO,
             tpot: Reservoir::new(REQUEST_SAMPLE_CAP),
             lat: Reservoir::new(REQUEST_SAMPLE_CAP),
             sources: BTreeMap::new(),
@@ -139,6 +145,7 @@ impl Summarizer {
     pub(crate) fn add(&mut self, s: &RequestSample, window: Option<&Window>, cutoff: Instant) {
         let sw = window.map(|w| stream_window(s, w)).unwrap_or_default();
         self.st.window_tokens += sw.tokens;
+        self.decoding += sw.decoding;
         if sw.tokens > 0 {
             *self.sources.entry(s.token_source).or_default() += sw.tokens;
         }
@@ -176,7 +183,9 @@ impl Summarizer {
         st.records = std::mem::replace(&mut self.records, SampleOf::new(1)).into_vec();
         if let Some(w) = window.filter(|w| !w.is_empty()) {
             st.aggregate_tps = st.window_tokens as f64 / w.len().as_secs_f64();
-            st.per_request_tps = st.aggregate_tps / f64::from(requested.max(1));
+            st.decoding_avg = Some(self.decoding.as_secs_f64() / w.len().as_secs_f64());
+            let streams = st.decoding_avg.filter(|d| *d > 0.0).unwrap_or(f64::from(requested.max(1)));
+            st.per_request_tps = st.aggregate_tps / streams;
             st.window_series = self.bins.series(&w);
         }
         let mut by: Vec<_> = self.sources.into_iter().collect();
@@ -234,11 +243,26 @@ mod tests {
         let st = summarize(&samples, o, Some(w), 4, w.end);
         assert_eq!(st.window_tokens, 100, "50 tokens each in 500 ms");
         assert!((st.aggregate_tps - 200.0).abs() < 1e-9);
-        assert!((st.per_request_tps - 50.0).abs() < 1e-9, "four requested, two ran");
+        assert_eq!(st.decoding_avg, Some(2.0), "both streams decode across the whole window");
+        assert!((st.per_request_tps - 100.0).abs() < 1e-9, "four requested, two ran: each got 100");
         assert!((st.itl_ms.unwrap().p50 - 10.0).abs() < 1e-9);
         assert!((st.user_tps.unwrap() - 100.0).abs() < 1e-6);
         assert_eq!(st.sources, vec![TokenSource::OpenaiContinuousUsage]);
         assert_eq!(st.latency_ms, None, "nothing completed inside the window");
+    }
+
+    #[test]
+    fn per_request_divides_by_the_streams_decoding_not_the_requested() {
+        let o = Instant::now();
+        // One stream across the window, one that decodes only its first half (t=110..600 ms).
+        let samples = vec![stream(o, 0, 100, 10), stream(o, 0, 49, 10)];
+        let w = Window { start: o + Duration::from_millis(100), end: o + Duration::from_millis(1100) };
+        let st = summarize(&samples, o, Some(w), 8, w.end);
+        let avg = st.decoding_avg.expect("a window ran");
+        assert!((avg - (0.99 + 0.48)).abs() < 1e-9, "{avg}");
+        assert!((st.per_request_tps - st.aggregate_tps / avg).abs() < 1e-9);
+        let none = summarize(&[], o, Some(w), 8, w.end);
+        assert_eq!((none.decoding_avg, none.per_request_tps), (Some(0.0), 0.0));
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Lock-free live counters the workers bump on the hot path and the monitor reads at its tick.
 
+use super::sample::RequestSample;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Counters of the running load. Workers only `fetch_add` (relaxed); readers take a
 /// [`LiveTotals`] copy. No lock and no channel per token.
@@ -27,6 +29,13 @@ pub struct LiveCounters {
     pub ttfts: Mutex<Ttfts>,
     /// Worst client event-loop lag over the last second, microseconds (set by the lag probe).
     pub lag_recent_us: AtomicU64,
+    /// The bounds in-flight streams are judged against from their tokens so far (the session
+    /// SLO, `stats::Slo`, as the experiment gives it); None: not judged.
+    pub slo: Option<Bounds>,
+    /// In-flight streams judged so far ([`Self::judge_so_far`]), and the good ones among them.
+    pub flight_judged: AtomicI64,
+    /// In-flight streams whose tokens so far meet [`Self::slo`].
+    pub flight_good: AtomicI64,
 }
 
 /// TTFTs the live view keeps: the live percentiles are of the latest this many requests.
@@ -99,6 +108,41 @@ impl LiveCounters {
         self.lag_recent_us.load(Ordering::Relaxed) as f64 / 1e3
     }
 
+    /// Judges an in-flight stream on its tokens so far (TTFT, TPOT over the tokens after the
+    /// first, time since its start against an end-to-end bound) and moves its contribution to
+    /// the in-flight tally when the verdict changes: atomics only on a change, none per token
+    /// otherwise. Called by the stream after each chunk with output.
+    pub(crate) fn judge_so_far(&self, s: &mut RequestSample) {
+        let Some(slo) = &self.slo else { return };
+        let verdict = so_far(slo, s);
+        if verdict != s.live_verdict {
+            self.move_verdict(s.live_verdict, verdict);
+            s.live_verdict = verdict;
+        }
+    }
+
+    /// Takes a settled stream's contribution back out of the in-flight tally.
+    pub(crate) fn settle_verdict(&self, s: &RequestSample) {
+        self.move_verdict(s.live_verdict, None);
+    }
+
+    fn move_verdict(&self, from: Option<bool>, to: Option<bool>) {
+        let n = |v: Option<bool>| (i64::from(v.is_some()), i64::from(v == Some(true)));
+        let ((j0, g0), (j1, g1)) = (n(from), n(to));
+        if j1 != j0 {
+            Self::shift(&self.flight_judged, j1 - j0);
+        }
+        if g1 != g0 {
+            Self::shift(&self.flight_good, g1 - g0);
+        }
+    }
+
+    /// In-flight streams judged so far and the good ones among them.
+    pub fn flight_goodput(&self) -> (u64, u64) {
+        let read = |c: &AtomicI64| c.load(Ordering::Relaxed).max(0) as u64;
+        (read(&self.flight_good), read(&self.flight_judged))
+    }
+
     pub(crate) fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
@@ -106,6 +150,29 @@ impl LiveCounters {
     pub(crate) fn shift(counter: &AtomicI64, n: i64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
+}
+
+/// Latency bounds a request is judged against: each one unset or a largest value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bounds {
+    /// Largest time to first token.
+    pub ttft: Option<Duration>,
+    /// Largest time per output token.
+    pub tpot: Option<Duration>,
+    /// Largest end-to-end latency.
+    pub e2e: Option<Duration>,
+}
+
+/// The verdict of a stream's tokens so far against `slo`; None before its first token.
+fn so_far(slo: &Bounds, s: &RequestSample) -> Option<bool> {
+    let (first, last) = (s.marks.first()?, s.marks.last()?);
+    let start = s.start();
+    let ttft = s.mark_at(&first).saturating_duration_since(start);
+    let decoded = last.tokens.saturating_sub(first.tokens);
+    let tpot = (decoded > 0).then(|| Duration::from_micros(last.at_us - first.at_us) / decoded as u32);
+    let within = |bound: Option<Duration>, v: Duration| bound.is_none_or(|b| v <= b);
+    let elapsed = s.mark_at(&last).saturating_duration_since(start);
+    Some(within(slo.ttft, ttft) && tpot.is_none_or(|t| within(slo.tpot, t)) && within(slo.e2e, elapsed))
 }
 
 #[cfg(test)]
@@ -123,5 +190,37 @@ mod tests {
         assert_eq!(recent.len(), RECENT_TTFTS, "bounded however many requests");
         assert_eq!(recent.first().copied(), Some(100.0), "the oldest went first");
         assert_eq!(live.ttft_max_ms(), Some((RECENT_TTFTS + 99) as f64));
+    }
+
+    #[test]
+    fn running_streams_are_judged_on_their_tokens_so_far_and_settle_out() {
+        use super::super::sample::Mark;
+        let ms = Duration::from_millis;
+        let slo = Bounds { ttft: Some(ms(100)), tpot: Some(ms(20)), e2e: None };
+        let live = LiveCounters { slo: Some(slo), ..LiveCounters::default() };
+        let mut s = RequestSample::new(0, tokio::time::Instant::now());
+        live.judge_so_far(&mut s);
+        assert_eq!(live.flight_goodput(), (0, 0), "no token, no verdict");
+        let mut push = |s: &mut RequestSample, at_ms: u64, tokens: u64| {
+            s.marks.push(Mark { at_us: at_ms * 1000, tokens });
+            live.judge_so_far(s);
+        };
+        push(&mut s, 80, 1);
+        push(&mut s, 90, 2);
+        let mut slow = RequestSample::new(1, s.sent_at);
+        push(&mut slow, 50, 1);
+        assert_eq!(live.flight_goodput(), (2, 2), "both met TTFT; 10 ms per token so far");
+        push(&mut slow, 150, 3);
+        assert_eq!(live.flight_goodput(), (1, 2), "50 ms per token now: past the 20 ms TPOT bound");
+        push(&mut slow, 500, 100);
+        assert_eq!(live.flight_goodput(), (2, 2), "back under the bound");
+        live.settle_verdict(&slow);
+        live.settle_verdict(&s);
+        assert_eq!(live.flight_goodput(), (0, 0), "settled streams leave the in-flight tally");
+        let late = Bounds { ttft: Some(ms(10)), ..slo };
+        assert_eq!(so_far(&late, &s), Some(false), "first token at 80 ms");
+        let unjudged = LiveCounters::default();
+        unjudged.judge_so_far(&mut s);
+        assert_eq!(unjudged.flight_goodput(), (0, 0), "without an SLO nothing is judged");
     }
 }

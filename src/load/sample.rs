@@ -255,6 +255,9 @@ pub struct RequestSample {
     /// Times the request was sent again on a fresh connection because the send before
     /// provably never reached the server (at most `load::resend::MAX_RESENDS`).
     pub reconnects: u32,
+    /// The verdict against [`super::live::LiveCounters::slo`] this stream contributes to the
+    /// live in-flight goodput, from its tokens so far (taken back when it settles).
+    pub live_verdict: Option<bool>,
 }
 
 impl RequestSample {
@@ -277,6 +280,7 @@ impl RequestSample {
             served_by: None,
             tag: 0,
             reconnects: 0,
+            live_verdict: None,
         }
     }
 

@@ -124,6 +124,7 @@ impl StreamState<'_> {
         s.marks.push(Mark { at_us, tokens: s.output_tokens });
         LiveCounters::add(&self.live.tokens, delta);
         LiveCounters::add(&self.live.chunks, 1);
+        self.live.judge_so_far(s);
     }
 
     fn on_event(&mut self, ev: SseEvent<'_>, at_us: u64) {
@@ -265,6 +266,7 @@ async fn await_head(
 
 fn settle(live: &LiveCounters, sample: &RequestSample) {
     LiveCounters::shift(&live.in_flight, -1);
+    live.settle_verdict(sample);
     if !sample.marks.is_empty() {
         LiveCounters::shift(&live.streaming, -1);
     }

@@ -238,8 +238,13 @@ pub struct DecodeAttempt {
     pub aggregate_tps: f64,
     /// Main token source of the window.
     pub aggregate_source: TokenSource,
-    /// Aggregate tok/s / requested streams (queued streams count as 0).
+    /// Aggregate tok/s / average streams decoding in the window (`decoding_avg`; requested
+    /// streams when it is absent or 0): what each running stream got (docs/reports.md §1.2).
     pub per_request_tps: f64,
+    /// Streams decoding (between their first and last token), averaged over the window, from
+    /// the client's own timestamps; absent without a window (and in reports that predate it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoding_avg: Option<f64>,
     /// 1 / median per-stream ITL, tok/s.
     pub user_tps: Option<f64>,
     /// Requested concurrency, streams.

@@ -20,7 +20,7 @@ fn the_full_report_shows_its_tables_markers_and_legends() {
     for want in [
         "# llm-decode-bench v0.1.0\n",
         "## Phase 2\n\n**Sustained Decode**\n\nSteady-state decode throughput",
-        "### Aggregate tok/s  + TTFT/ITL\n\n| ctx \\\\ conc | 4 | 8 |\n| :--- | ---: | ---: |\n",
+        "### Aggregate tok/s  + TTFT/TPOT\n\n| ctx \\\\ conc | 4 | 8 |\n| :--- | ---: | ---: |\n",
         "| 16k | 0.0 (2e) | 564.8 (2e) (7/8)\\*seq!<br>722/20 |\n",
         "Aggregate source(s): chunk_count, openai_continuous_usage\n",
         "(X/Y) = avg running / requested concurrency from Prometheus; \\*seq = held back",

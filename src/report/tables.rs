@@ -156,6 +156,11 @@ pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
                 failed: a.metrics.failed,
                 ttft_ms: a.metrics.median_ttft_ms,
                 tpot_ms: a.metrics.median_tpot_ms,
+                goodput: a.metrics.request_goodput,
+                good: a
+                    .metrics
+                    .request_goodput
+                    .map(|g| ((g * a.metrics.duration_s).round() as u64, a.metrics.completed + a.metrics.failed)),
             },
             (CellOutcome::Skipped, _) => ServeCellView::Skipped,
             _ => ServeCellView::NotRun,
@@ -175,7 +180,15 @@ pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
         Some((row, col, k.footnote()))
     };
     let knees = s.knees.iter().filter_map(place).collect();
-    Some(super::text::ServeView { ctx_labels: s.ctx_labels.clone(), columns, cells, knees })
+    let goodput_slo = s.goodput_slo.as_ref().map(slo_text);
+    Some(super::text::ServeView { ctx_labels: s.ctx_labels.clone(), columns, cells, knees, goodput_slo })
+}
+
+/// A `--goodput` SLO as the legend states it: `TTFT ≤ 100 ms, TPOT ≤ 20 ms`.
+fn slo_text(g: &super::serve::GoodputSlo) -> String {
+    let bounds = [("TTFT", g.ttft_ms), ("TPOT", g.tpot_ms), ("E2EL", g.e2el_ms)];
+    let parts: Vec<String> = bounds.iter().filter_map(|(n, v)| v.map(|v| format!("{n} ≤ {v} ms"))).collect();
+    parts.join(", ")
 }
 
 /// `inf`, or `4/s` for a rate of 4 requests/s (the monitor's column label).

@@ -95,6 +95,7 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         aggregate_tps: 564.8,
         aggregate_source: TokenSource::OpenaiContinuousUsage,
         per_request_tps: 70.6,
+        decoding_avg: None,
         user_tps: Some(76.5),
         requested: 8,
         running_avg: Some(6.9),

@@ -13,10 +13,11 @@ use super::spec::DecodeCellSpec;
 use crate::cell::attempt_loop::{AttemptLoop, PlainTally, Wake};
 use crate::cell::context::CellEnv;
 use crate::cell::control::{Knob, Phase, RunnerEvent};
+use crate::cell::goodput::GoodputTally;
 use crate::cell::publisher::LivePublisher;
 use crate::cell::sample_window::Window;
 use crate::cell::summarize::Summarizer;
-use crate::load::live::LiveCounters;
+use crate::load::live::{Bounds, LiveCounters};
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::report::json::DecodeAttempt;
@@ -232,7 +233,10 @@ impl Run<'_> {
             let points = levels.points(&self.lp.live().totals(), now);
             self.lp.live_mut().levels = points;
         }
-        self.lp.live_mut().goodput = self.folded.goodput();
+        let (good, judged) = self.lp.live().flight_goodput();
+        let view = self.lp.live_mut();
+        view.goodput = self.folded.goodput().map(|g| GoodputTally { good: g.good + good, judged: g.judged + judged });
+        view.goodput_running = judged;
     }
 
     async fn stop_workers(&mut self, stop: &CancellationToken) {
@@ -267,7 +271,11 @@ fn start<'a>(
         &BodyOptions { endpoint: env.cfg.endpoint, model: env.facts.model.clone(), max_tokens, ignore_eos: true },
         &prompt.text,
     );
-    let live = Arc::new(LiveCounters::default());
+    // In-flight streams are judged on their tokens so far: sustained streams outlast the
+    // window, so the live goodput would otherwise stay `0/0` until the cell ends.
+    let slo = env.cfg.slo;
+    let bounds = Bounds { ttft: slo.ttft, tpot: slo.tpot, e2e: slo.e2e };
+    let live = Arc::new(LiveCounters { slo: Some(bounds), ..LiveCounters::default() });
     let nonce_base = (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40);
     let first_token = env.cfg.first_token_limit(prompt.tokens);
     let mut ctx = env.worker_ctx(live.clone(), max_tokens, None, Some(first_token), nonce_base);

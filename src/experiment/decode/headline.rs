@@ -13,8 +13,10 @@ pub(crate) fn headline(d: &DecodeAttempt) -> Headline {
         errors: d.error_count,
         ttft_p50_ms: d.ttft_ms.map(|s| s.p50),
         ttft_p95_ms: d.ttft_ms.map(|s| s.p95),
-        itl_p50_ms: d.itl_ms.map(|s| s.p50),
-        tpot_p50_ms: d.tpot_ms.map(|s| s.p50),
+        // vLLM's names (docs/reports.md §1.2): ITL is per token gap, TPOT per stream over the
+        // window ((last - first) / (n - 1)), which sustained streams have without completing.
+        itl_p50_ms: d.itl_token_ms.map(|s| s.p50),
+        tpot_p50_ms: d.itl_ms.or(d.tpot_ms).map(|s| s.p50),
         status: d.status,
         good: d.goodput.map(|g| (g.good, g.judged)),
         ..Headline::default()

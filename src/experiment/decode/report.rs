@@ -170,6 +170,7 @@ pub(crate) fn build_attempt(
         aggregate_tps: st.aggregate_tps,
         aggregate_source: source,
         per_request_tps: st.per_request_tps,
+        decoding_avg: st.decoding_avg,
         user_tps: st.user_tps,
         requested: spec.conc,
         running_avg: ev.running_avg,

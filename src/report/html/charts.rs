@@ -1,4 +1,4 @@
-//! Charts of the matrices: tok/s against concurrency, one line per context, and the TTFT/ITL
+//! Charts of the matrices: tok/s against concurrency, one line per context, and the TTFT/TPOT
 //! distributions of each cell's last attempt (from its summaries, or its request samples when a
 //! summary is missing).
 
@@ -127,7 +127,7 @@ fn draw_lines(area: &Area, conc: &[u32], lines: &[CtxLine]) -> Drawn {
     Ok(())
 }
 
-/// TTFT and ITL distributions of every decode cell's last attempt; empty without a decode section.
+/// TTFT and TPOT (per stream, docs/reports.md §1.2) distributions of every decode cell's last attempt; empty without a decode section.
 pub(super) fn decode_distributions(report: &SessionReport) -> String {
     let Some(section) = &report.decode else { return String::new() };
     let rows = section.cells.iter().filter_map(|cell| {
@@ -136,7 +136,7 @@ pub(super) fn decode_distributions(report: &SessionReport) -> String {
         let ttft = Dist::of(a.ttft_ms.as_ref(), &a.request_samples, |r| r.ttft_ms);
         Some((format!("{}/{}", cell.ctx_label, cell.conc), ttft, Dist::of(itl, &a.request_samples, |r| r.itl_ms)))
     });
-    two_distributions(rows, ["TTFT per cell (ctx/conc), ms", "ITL per cell (ctx/conc), ms"])
+    two_distributions(rows, ["TTFT per cell (ctx/conc), ms", "TPOT per cell (ctx/conc), ms"])
 }
 
 /// TTFT and end-to-end latency of every burst cell's last attempt; empty without a burst.

@@ -1,5 +1,5 @@
 //! The `html` report format: one self-contained page (no network, no script, no external font or
-//! stylesheet): the decode and burst matrices as heatmaps, tok/s against concurrency, TTFT/ITL
+//! stylesheet): the decode and burst matrices as heatmaps, tok/s against concurrency, TTFT/TPOT
 //! distributions per cell and the knob's load levels, the routing phases' per-replica split, the
 //! serve cells, KV and queue timelines and the
 //! operator's actions. Charts are drawn with plotters' SVG backend and inlined as `<svg>`.

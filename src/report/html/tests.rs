@@ -47,7 +47,7 @@ fn a_decode_session_has_heatmaps_lines_distributions_and_cells() {
         "aria-label=\"Per-request tok/s by context and concurrency\"",
         "aria-label=\"Aggregate tok/s against concurrency, one line per context\"",
         "aria-label=\"TTFT per cell (ctx/conc), ms\"",
-        "aria-label=\"ITL per cell (ctx/conc), ms\"",
+        "aria-label=\"TPOT per cell (ctx/conc), ms\"",
         "<h3>Cells</h3>",
         "<section id=\"timelines\">",
         "<section id=\"actions\">",

@@ -99,22 +99,30 @@ const SUSTAINED_HEAD: &str = "Sustained Decode";
 const SUSTAINED_BODY: &str = "Steady-state decode throughput after the engine has admitted the \
     requested concurrency and passed warmup. Use this as the main tuning/regression signal for \
     kernels, NCCL, DCP, MTP, and scheduler changes.";
-const AGGREGATE_TITLE: &str = "Aggregate tok/s  + TTFT/ITL";
+const AGGREGATE_TITLE: &str = "Aggregate tok/s  + TTFT/TPOT";
 const AGGREGATE_LEGEND: &str = "Sustained Decode: aggregate tok/s uses OpenAI stream usage by \
     default (continuous completion_tokens when the server supports it). Prometheus is kept as \
     validation/scheduler data.";
 const RUNNING_LEGEND: &str = "(X/Y) = avg running / requested concurrency from Prometheus";
 const PER_REQUEST_TITLE: &str = "Per-Request tok/s";
 const LATENCY_TITLE: &str = "Client request latency: p50 / p90 ms";
-const DETAIL_LEGEND: &str = "Aggregate cells show dim detail as TTFT ms / ITL ms for the same \
-    ctx/conc coordinate. ITL is computed from observed generated tokens, including streams \
-    stopped at the measurement boundary; a missing ITL means no stream produced at least two \
+const DETAIL_LEGEND: &str = "Aggregate cells show dim detail as TTFT ms / TPOT ms for the same \
+    ctx/conc coordinate. TPOT is computed from observed generated tokens, including streams \
+    stopped at the measurement boundary; a missing TPOT means no stream produced at least two \
     measured output tokens. Per-request tok/s and request latency are shown in separate per-cell \
     matrices. Completion/sample counts and full request-level distributions remain in JSON under \
     request_samples.";
 const MODE_LEGEND: &str = "Sustained mode: client latency metrics explain request UX variance; \
     aggregate tok/s remains the primary throughput signal. \
-    ITL=(last_token_time-first_token_time)/(output_tokens-1), user tok/s=1/ITL.";
+    TPOT=(last_token_time-first_token_time)/(output_tokens-1) (vLLM's name; ITL is per token gap), \
+    user tok/s=1/TPOT.";
+/// How the per-request matrix divides (docs/reports.md §1.2).
+const PER_REQUEST_LEGEND: &str = "Per-request tok/s = aggregate tok/s / average streams decoding \
+    in the window (client-side: streams between their first and last token), so a cell held \
+    below its concurrency shows what each running stream got.";
+/// Why the client latency matrix is left out.
+const NO_LATENCY_LEGEND: &str = "Client request latency: no request completed inside a window \
+    (sustained streams outlast it), so the matrix is left out; see the burst phase or serve.";
 const BURST_NOT_RUN: &str = "Not run. Re-run with --run-burst to append a finite client-facing \
     request burst after Sustained Decode. This is intentionally disabled by default because it \
     adds another full decode matrix.";
@@ -128,7 +136,7 @@ static MISSING_CELL: CellView = CellView::NotRun;
 /// Render the whole decode report as lines joined by `\n`, without a trailing newline.
 ///
 /// Layout and notation follow `tests/fixtures/seed_000.txt` (docs/reports.md §1): version line, Phase 2 panel,
-/// aggregate (with dim TTFT/ITL), per-request and latency matrices with their legends,
+/// aggregate (with dim TTFT/TPOT), per-request and latency matrices with their legends,
 /// the Phase 3 panel (plus burst table when run), then the Primary Summary.
 #[cfg(test)]
 pub(crate) fn render_decode(view: &DecodeView, opts: super::table::RenderOptions) -> String {
@@ -142,8 +150,15 @@ pub(crate) fn decode_blocks(view: &DecodeView) -> Vec<Block> {
     out.push(Block::Table(marked(view, matrix(view, AGGREGATE_TITLE, aggregate_cell))));
     out.push(Block::Legend(aggregate_legend(view)));
     out.push(Block::Table(matrix(view, PER_REQUEST_TITLE, per_request_cell)));
-    out.push(Block::Table(matrix(view, LATENCY_TITLE, latency_cell)));
-    out.push(Block::legend(&[DETAIL_LEGEND, MODE_LEGEND]));
+    let latency = any_latency(view);
+    if latency {
+        out.push(Block::Table(matrix(view, LATENCY_TITLE, latency_cell)));
+    }
+    let mut legends = vec![DETAIL_LEGEND, PER_REQUEST_LEGEND, MODE_LEGEND];
+    if !latency {
+        legends.push(NO_LATENCY_LEGEND);
+    }
+    out.push(Block::legend(&legends));
     out.push(Block::Blank);
     match &view.burst {
         Some(burst) => out.extend(burst_blocks(burst)),
@@ -217,7 +232,7 @@ fn running_suffix(m: &MeasuredCell) -> String {
     fmt_running_suffix(m.running_avg, m.requested, m.limit)
 }
 
-/// Aggregate matrix cell: `564.8 (7/8)*` with `TTFT/ITL` as dim detail.
+/// Aggregate matrix cell: `564.8 (7/8)*` with `TTFT/TPOT` as dim detail.
 fn aggregate_cell(cell: &CellView) -> (String, Option<String>) {
     match cell {
         CellView::Measured(m) => {
@@ -236,6 +251,12 @@ fn per_request_cell(cell: &CellView) -> (String, Option<String>) {
         other => unmeasured(other, NOT_APPLICABLE.to_string()),
     };
     (text, None)
+}
+
+/// True when some measured cell has a client latency: in a sustained run no request
+/// completes inside a window and the matrix would be all `—/—`.
+fn any_latency(view: &DecodeView) -> bool {
+    displayed_cells(view).any(|c| matches!(c, CellView::Measured(m) if m.latency_p50_ms.is_some()))
 }
 
 /// Client latency matrix cell: `56.5k/57.6k`, `—/—` when no request completed.

@@ -167,6 +167,19 @@ pub(crate) fn fmt_latency_ms(ms: Option<f64>) -> String {
     }
 }
 
+/// A latency with its unit, for prose (log lines, the live panel) rather than tables: `812 ms`
+/// below a second, then seconds: `2.94 s`, `12.3 s`, `1234 s`; `—` without data. Tables keep
+/// the reference report's compact `2.9k` ms.
+pub(crate) fn fmt_ms_unit(ms: Option<f64>) -> String {
+    match ms {
+        Some(v) if v.is_finite() && v.abs() < 999.5 => format!("{v:.0} ms"),
+        Some(v) if v.is_finite() && v.abs() < 9_995.0 => format!("{:.2} s", v / 1e3),
+        Some(v) if v.is_finite() && v.abs() < 999_500.0 => format!("{:.1} s", v / 1e3),
+        Some(v) if v.is_finite() => format!("{:.0} s", v / 1e3),
+        _ => MISSING.to_string(),
+    }
+}
+
 /// Latency p50/p90 in ms: `56.5k/57.6k`; `—/—` when no request completed.
 pub(crate) fn fmt_latency_pair(p50_ms: Option<f64>, p90_ms: Option<f64>) -> String {
     format!("{}/{}", fmt_latency_ms(p50_ms), fmt_latency_ms(p90_ms))
@@ -241,6 +254,15 @@ mod tests {
         assert_eq!(fmt_error_suffix(0), "");
         assert_eq!(fmt_error_suffix(2), " (2e)");
         assert_eq!(format!("{}{}", fmt_tps(143.1), fmt_error_suffix(2)), "143.1 (2e)");
+    }
+
+    #[test]
+    fn latencies_in_prose_carry_their_unit() {
+        let f = |v: f64| fmt_ms_unit(Some(v));
+        assert_eq!([f(3.2), f(812.0), f(999.4)], ["3 ms", "812 ms", "999 ms"]);
+        assert_eq!([f(999.6), f(2_940.0), f(12_340.0), f(1_234_000.0)], ["1.00 s", "2.94 s", "12.3 s", "1234 s"]);
+        assert_eq!(fmt_ms_unit(None), MISSING);
+        assert_eq!(fmt_ms_unit(Some(f64::NAN)), MISSING);
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub struct ServeView {
     pub cells: Vec<Vec<ServeCellView>>,
     /// Knees: `(row, column, footnote)`, marked `K` in their cell.
     pub knees: Vec<(usize, usize, String)>,
+    /// The `--goodput` SLO as text (`TTFT ≤ 100 ms, TPOT ≤ 20 ms`); None without one.
+    pub goodput_slo: Option<String>,
 }
 
 /// One serve cell as the table shows it.
@@ -31,6 +33,10 @@ pub enum ServeCellView {
         ttft_ms: Option<f64>,
         /// Median TPOT, ms.
         tpot_ms: Option<f64>,
+        /// Good requests (meeting `--goodput`) per second of the cell; None without the SLO.
+        goodput: Option<f64>,
+        /// Good requests and requests sent, when the SLO was given.
+        good: Option<(u64, u64)>,
     },
     /// Skipped before it ran.
     Skipped,
@@ -70,7 +76,41 @@ pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
     let mut legend = vec![SERVE_LEGEND.to_string()];
     legend.extend(notes);
     let legend: Vec<&str> = legend.iter().map(String::as_str).collect();
-    vec![Block::Table(table), Block::legend(&legend)]
+    let mut out = vec![Block::Table(table), Block::legend(&legend)];
+    if let Some(slo) = &view.goodput_slo {
+        out.push(Block::Table(goodput_table(view)));
+        out.push(Block::Legend(vec![format!("{GOODPUT_LEGEND} ({slo}).")]));
+    }
+    out
+}
+
+const GOODPUT_TITLE: &str = "Serve goodput: good/requests  + good req/s";
+const GOODPUT_LEGEND: &str = "Goodput (vllm bench serve's request_goodput): completed requests \
+    meeting every --goodput bound, over the requests of the cell, and per second of its duration";
+
+/// The `--goodput` matrix: `good/requests` with good requests/s as dim detail.
+fn goodput_table(view: &ServeView) -> Table {
+    let mut header = vec!["in \\ load".to_string()];
+    header.extend(view.columns.iter().cloned());
+    let mut table = Table::new(GOODPUT_TITLE, header);
+    for (r, label) in view.ctx_labels.iter().enumerate() {
+        let (mut cells, mut dim) = (vec![label.clone()], vec![String::new()]);
+        for c in 0..view.columns.len() {
+            let (main, detail) = match view.cells.get(r).and_then(|row| row.get(c)) {
+                Some(ServeCellView::Measured { goodput, good, .. }) => (
+                    good.map_or(MISSING.to_string(), |(g, n)| format!("{g}/{n}")),
+                    goodput.map_or(String::new(), |g| format!("{g:.2}/s")),
+                ),
+                Some(ServeCellView::Skipped) => (SKIPPED.to_string(), String::new()),
+                _ => (NOT_RUN.to_string(), String::new()),
+            };
+            cells.push(main);
+            dim.push(detail);
+        }
+        let has_dim = dim.iter().any(|d| !d.is_empty());
+        table.rows.push(Row { cells, dim: has_dim.then_some(dim) });
+    }
+    table
 }
 
 /// A per-token latency, ms: one decimal below 10 ms, else as other latencies.
@@ -83,7 +123,7 @@ fn fmt_token_ms(ms: Option<f64>) -> String {
 
 fn cell_text(cell: &ServeCellView) -> (String, String) {
     match cell {
-        ServeCellView::Measured { output_tps, failed, ttft_ms, tpot_ms } => {
+        ServeCellView::Measured { output_tps, failed, ttft_ms, tpot_ms, .. } => {
             let tps = if output_tps.is_finite() { fmt_tps(*output_tps) } else { MISSING.to_string() };
             (
                 format!("{tps}{}", fmt_error_suffix(*failed)),
@@ -102,13 +142,20 @@ mod tests {
 
     #[test]
     fn rows_are_input_lens_and_columns_the_loads() {
-        let measured =
-            ServeCellView::Measured { output_tps: 1234.0, failed: 2, ttft_ms: Some(85.0), tpot_ms: Some(7.25) };
+        let measured = ServeCellView::Measured {
+            output_tps: 1234.0,
+            failed: 2,
+            ttft_ms: Some(85.0),
+            tpot_ms: Some(7.25),
+            goodput: None,
+            good: None,
+        };
         let view = ServeView {
             ctx_labels: vec!["1k".into(), "4k".into()],
             columns: vec!["2/s".into(), "inf".into()],
             cells: vec![vec![measured.clone(), ServeCellView::Skipped], vec![measured]],
             knees: vec![(1, 0, "knee at conc 8 (ctx 4k): tok/s +0.4%, TTFT p50 +310%".into())],
+            goodput_slo: None,
         };
         let text = render_text_blocks(
             &serve_blocks(&view),
@@ -123,5 +170,31 @@ mod tests {
         let knee_row = text.lines().find(|l| l.contains("4k")).unwrap();
         assert!(knee_row.contains(" K |") && knee_row.contains(NOT_RUN), "{knee_row}");
         assert!(text.contains("K: knee at conc 8 (ctx 4k): tok/s +0.4%, TTFT p50 +310%"), "{text}");
+        assert!(!text.contains("goodput"), "no --goodput, no goodput matrix");
+    }
+
+    #[test]
+    fn a_goodput_slo_adds_the_goodput_matrix() {
+        let cell = ServeCellView::Measured {
+            output_tps: 900.0,
+            failed: 0,
+            ttft_ms: Some(85.0),
+            tpot_ms: Some(7.0),
+            goodput: Some(2.5),
+            good: Some((50, 64)),
+        };
+        let view = ServeView {
+            ctx_labels: vec!["1k".into()],
+            columns: vec!["4/s".into(), "inf".into()],
+            cells: vec![vec![cell, ServeCellView::NotRun]],
+            knees: Vec::new(),
+            goodput_slo: Some("TTFT ≤ 100 ms".into()),
+        };
+        let opts = RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None };
+        let text = render_text_blocks(&serve_blocks(&view), opts);
+        assert!(text.contains("Serve goodput: good/requests"), "{text}");
+        let row = text.lines().filter(|l| l.contains("1k")).nth(1).expect("the goodput row");
+        assert!(row.contains("50/64") && row.contains(NOT_RUN), "{row}");
+        assert!(text.contains("2.50/s") && text.contains("(TTFT ≤ 100 ms)."), "{text}");
     }
 }

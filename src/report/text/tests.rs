@@ -79,11 +79,37 @@ fn seed_view() -> DecodeView {
     }
 }
 
-/// The seed with the two allowed substitutions: the version line, and the Python
-/// `1e+01k` rendered as `10k` (right-aligned, so the cell keeps its width).
+/// The seed's per-stream figure under vLLM's name (TPOT, docs/reports.md §1.2) and the
+/// per-request legend (issue 23): each pair is a seed line and what replaces it.
+const NAMING: [(&str, &str); 6] = [
+    ("Aggregate tok/s  + TTFT/ITL   ", "Aggregate tok/s  + TTFT/TPOT  "),
+    ("as TTFT ms / ITL ms for the same ctx/conc ", "as TTFT ms / TPOT ms for the same ctx/conc "),
+    ("coordinate. ITL is computed from", "coordinate. TPOT is computed from"),
+    ("a missing ITL means no stream", "a missing TPOT means no stream"),
+    (
+        "request-level distributions remain in JSON under request_samples.\n",
+        "request-level distributions remain in JSON under request_samples.\n\
+         Per-request tok/s = aggregate tok/s / average streams decoding in the window \n\
+         (client-side: streams between their first and last token), so a cell held below \n\
+         its concurrency shows what each running stream got.\n",
+    ),
+    (
+        "ITL=(last_token_time-first_token_time)/(output_tokens-1), user tok/s=1/ITL.",
+        "TPOT=(last_token_time-first_token_time)/(output_tokens-1) (vLLM's name; ITL is \n\
+         per token gap), user tok/s=1/TPOT.",
+    ),
+];
+
+/// The seed with its allowed substitutions: the version line, the Python `1e+01k` rendered
+/// as `10k` (right-aligned, so the cell keeps its width), and [`NAMING`].
 fn expected_seed() -> String {
     let (_, rest) = SEED.split_once('\n').unwrap_or(("", SEED));
-    format!("llm-decode-bench v9.9.9-test\n{rest}").replace("1e+01k", "   10k")
+    let mut s = format!("llm-decode-bench v9.9.9-test\n{rest}").replace("1e+01k", "   10k");
+    for (old, new) in NAMING {
+        assert!(s.contains(old), "the seed has {old:?}");
+        s = s.replace(old, new);
+    }
+    s
 }
 
 #[test]
@@ -160,7 +186,7 @@ fn small_view() -> DecodeView {
 fn small_matrix_tables() {
     let out = render_decode(&small_view(), RenderOptions::default());
     let aggregate = "
-Aggregate tok/s  + TTFT/ITL        
+Aggregate tok/s  + TTFT/TPOT       
 ╭────────────┬───────┬────────────╮
 │ ctx \\ conc │     1 │          2 │
 ├────────────┼───────┼────────────┤
@@ -314,4 +340,18 @@ fn view_round_trips_through_json() {
     assert!(json.contains("\"kind\":\"measured\""));
     let back: Result<DecodeView, _> = serde_json::from_str(&json);
     assert_eq!(back.ok(), Some(view));
+}
+
+#[test]
+fn a_sustained_run_with_no_completed_request_leaves_the_latency_matrix_out() {
+    let mut view = small_view();
+    for cell in view.cells.iter_mut().flatten() {
+        if let CellView::Measured(m) = cell {
+            (m.latency_p50_ms, m.latency_p90_ms) = (None, None);
+        }
+    }
+    let out = render_decode(&view, RenderOptions::default());
+    assert!(!out.contains("Client request latency: p50"), "{out}");
+    assert!(out.contains("Client request latency: no request completed inside a window"), "{out}");
+    assert!(render_decode(&small_view(), RenderOptions::default()).contains("Client request latency: p50"));
 }

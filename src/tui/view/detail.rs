@@ -95,10 +95,11 @@ fn decode(d: &DecodeAttempt) -> Lines {
     ];
     let rows = [
         ("TTFT ms", d.ttft_ms.as_ref()),
-        ("ITL ms", d.itl_ms.as_ref()),
+        // vLLM's names (docs/reports.md §1.2): TPOT per stream over the window, ITL per gap.
+        ("TPOT ms", d.itl_ms.as_ref()),
         ("ITL/token ms", d.itl_token_ms.as_ref()),
         ("ITL/chunk ms", d.itl_chunk_ms.as_ref()),
-        ("TPOT ms", d.tpot_ms.as_ref()),
+        ("TPOT done ms", d.tpot_ms.as_ref()),
         ("latency ms", d.latency_ms.as_ref()),
     ];
     // Only what the attempt measured: an errored cell has no latency rows to show.

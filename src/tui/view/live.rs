@@ -9,7 +9,7 @@ use super::widgets::{bar, framed, kv, lines, panel, secs, sparkline, tall_sparkl
 use crate::cell::control::{LiveAttempt, Phase};
 use crate::cell::headline::fmt_token_ms;
 use crate::report::baseline::Pick;
-use crate::report::text::format::{fmt_latency_ms, fmt_tps};
+use crate::report::text::format::{fmt_ms_unit, fmt_tps};
 use crate::session::state::CellStatus;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -52,9 +52,15 @@ fn errors_line(l: &LiveAttempt, width: usize) -> Line<'static> {
         }
     };
     // Good/judged of the requests ended so far, against the SLO the matrix title names.
+    // Running streams count on their tokens so far, said when there is room.
     if let Some(g) = l.goodput {
         spans.push(Span::styled(" · good ", theme::label()));
         spans.push(Span::styled(format!("{}/{}", g.good, g.judged), theme::value()));
+        let running = format!(" ({} running)", l.goodput_running);
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        if l.goodput_running > 0 && used + running.len() <= width {
+            spans.push(Span::styled(running, theme::dim()));
+        }
     }
     // The latest reason of the most frequent kind, in what is left of the line.
     let top = l.errors.iter().max_by_key(|(_, n)| **n).and_then(|(k, _)| l.error_examples.get(k));
@@ -77,22 +83,22 @@ fn gauge_line(l: &LiveAttempt, width: usize) -> Line<'static> {
     ])
 }
 
-/// TTFT p50/p90 and the current ITL, each with its unit, in the first form that fits `width`.
+/// TTFT p50/p90 and the current TPOT (streams decoding / tok/s: each stream's time per output
+/// token), each with its unit, in the first form that fits `width`.
 fn latency_line(l: &LiveAttempt, width: usize) -> Line<'static> {
-    let (p50, p90, itl) = (fmt_latency_ms(l.ttft_p50_ms), fmt_latency_ms(l.ttft_p90_ms), fmt_token_ms(l.itl_now_ms));
+    let (p50, p90, tpot) = (fmt_ms_unit(l.ttft_p50_ms), fmt_ms_unit(l.ttft_p90_ms), fmt_token_ms(l.itl_now_ms));
     let forms = [
-        ("TTFT p50/p90 ", format!("{p50}/{p90}"), " · ITL "),
-        ("TTFT p50/90 ", format!("{p50}/{p90}"), "  ITL "),
-        ("TTFT p50 ", p50, "  ITL "),
+        ("TTFT p50/p90 ", format!("{p50} / {p90}"), " · TPOT "),
+        ("TTFT p50/90 ", format!("{p50}/{p90}"), "  TPOT "),
+        ("TTFT p50 ", p50, "  TPOT "),
     ];
-    let fits = |(a, b, c): &(&str, String, &str)| a.len() + b.chars().count() + 3 + c.len() + itl.chars().count() + 3;
+    let fits = |(a, b, c): &(&str, String, &str)| a.len() + b.chars().count() + c.len() + tpot.chars().count();
     let last = forms.len() - 1;
     let pick = forms.iter().position(|f| fits(f) <= width).unwrap_or(last);
-    let (ttft_label, ttft, itl_label) = forms[pick].clone();
+    let (ttft_label, ttft, tpot_label) = forms[pick].clone();
     let [a, b] = kv(ttft_label, ttft);
-    let [c, d] = kv(itl_label, itl);
-    let ms = || Span::styled(" ms", theme::label());
-    Line::from(vec![a, b, ms(), c, d, ms()])
+    let [c, d] = kv(tpot_label, tpot);
+    Line::from(vec![a, b, c, d])
 }
 
 fn totals_line(l: &LiveAttempt) -> Line<'static> {
@@ -254,17 +260,17 @@ mod tests {
     }
 
     #[test]
-    fn latency_line_names_its_units_and_reads_itl_like_the_log() {
+    fn latency_line_names_its_units_and_reads_tpot_like_the_log() {
         let l = LiveAttempt {
             ttft_p50_ms: Some(764.0),
             ttft_p90_ms: Some(1240.0),
             itl_now_ms: Some(0.6),
             ..LiveAttempt::default()
         };
-        assert_eq!(text(&latency_line(&l, 60)), "TTFT p50/p90 764/1.2k ms · ITL 0.6 ms");
-        assert_eq!(text(&latency_line(&l, 35)), "TTFT p50/90 764/1.2k ms  ITL 0.6 ms");
+        assert_eq!(text(&latency_line(&l, 60)), "TTFT p50/p90 764 ms / 1.24 s · TPOT 0.6 ms");
+        assert_eq!(text(&latency_line(&l, 38)), "TTFT p50/90 764 ms/1.24 s  TPOT 0.6 ms");
         let slow = LiveAttempt { ttft_p50_ms: Some(1240.0), ttft_p90_ms: Some(2210.0), itl_now_ms: None, ..l };
-        assert_eq!(text(&latency_line(&slow, 30)), "TTFT p50 1.2k ms  ITL — ms");
-        assert!(crate::cell::headline::fmt_token_ms(Some(0.6)) == "0.6", "the log line's formatter");
+        assert_eq!(text(&latency_line(&slow, 30)), "TTFT p50 1.24 s  TPOT —");
+        assert_eq!(crate::cell::headline::fmt_token_ms(Some(0.6)), "0.6 ms", "the log line's formatter");
     }
 }
