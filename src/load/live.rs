@@ -201,7 +201,7 @@ mod tests {
         let mut s = RequestSample::new(0, tokio::time::Instant::now());
         live.judge_so_far(&mut s);
         assert_eq!(live.flight_goodput(), (0, 0), "no token, no verdict");
-        let mut push = |s: &mut RequestSample, at_ms: u64, tokens: u64| {
+        let push = |s: &mut RequestSample, at_ms: u64, tokens: u64| {
             s.marks.push(Mark { at_us: at_ms * 1000, tokens });
             live.judge_so_far(s);
         };
