@@ -3,7 +3,6 @@
 //! [`HEARTBEAT`], and, with `--log-file`, the same lines in that file with a wall-clock stamp.
 
 use crate::cell::control::{LiveAttempt, Phase, RunnerEvent};
-use crate::report::writer::now_rfc3339;
 use crate::session::progress::short_duration;
 use crate::session::snapshot::SessionSnapshot;
 use std::io::Write;
@@ -19,7 +18,7 @@ pub const HEARTBEAT: Duration = Duration::from_secs(10);
 /// Where headless progress goes: a terminal stream (stderr) and an optional log file.
 pub struct Printer {
     out: Box<dyn Write + Send>,
-    log: Option<std::fs::File>,
+    log: Option<crate::session::log_file::LogFile>,
     started: Instant,
 }
 
@@ -32,12 +31,7 @@ impl Printer {
 
     /// Progress on `out` and, when given, appended to `log_file`.
     pub fn new(out: Box<dyn Write + Send>, log_file: Option<&Path>) -> anyhow::Result<Self> {
-        let log = log_file
-            .map(|p| {
-                let open = std::fs::OpenOptions::new().create(true).append(true).open(p);
-                open.map_err(|e| anyhow::anyhow!("cannot open log file {}: {e}", p.display()))
-            })
-            .transpose()?;
+        let log = log_file.map(crate::session::log_file::LogFile::open).transpose()?;
         Ok(Self { out, log, started: Instant::now() })
     }
 
@@ -53,8 +47,7 @@ impl Printer {
         let t = self.started.elapsed().as_secs_f64();
         let _ = writeln!(self.out, "[{t:7.1}s] {msg}");
         if let Some(f) = &mut self.log {
-            // A log file that fails mid-run must not stop the session; stderr still has it.
-            let _ = writeln!(f, "{} [{t:7.1}s] {msg}", now_rfc3339());
+            f.line(t, &msg);
         }
     }
 

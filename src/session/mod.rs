@@ -7,6 +7,7 @@
 
 pub(crate) mod assemble;
 pub(crate) mod handles;
+pub mod log_file;
 pub(crate) mod plan;
 pub mod preflight;
 pub(crate) mod prior;

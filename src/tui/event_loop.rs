@@ -110,6 +110,13 @@ fn draw<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> anyhow::Result
     Ok(())
 }
 
+/// The newest panel line to `--log-file` (`logging::to_file`), with the panel's time.
+fn to_file(app: &App) {
+    if let Some(l) = app.logs.back() {
+        super::logging::to_file(l.at_s, &l.text);
+    }
+}
+
 /// Applies one terminal event; true when it should be drawn at once.
 fn on_input(app: &mut App, ev: Event, commands: &mpsc::UnboundedSender<Command>) -> bool {
     match ev {
@@ -120,6 +127,7 @@ fn on_input(app: &mut App, ev: Event, commands: &mpsc::UnboundedSender<Command>)
                 let line = super::logging::operator_line(&cmd, &app.session);
                 tracing::info!(target: TARGET, "{line}");
                 app.log(line, false);
+                to_file(app);
                 // The runner may have ended; the command then has nothing left to do.
                 let _ = commands.send(cmd);
             }
@@ -189,6 +197,7 @@ impl Sources {
                         true => tracing::warn!(target: TARGET, "{line}"),
                         false => tracing::info!(target: TARGET, "{line}"),
                     }
+                    to_file(app);
                 }
             }
             Wake::Runner(None) => self.open.events = false,

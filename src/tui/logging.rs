@@ -1,5 +1,5 @@
-//! Logs while the monitor is up: tracing events go to tui-logger (the log panel) and, with
-//! `--log-file`, to a file; never to the terminal under the TUI.
+//! Logs while the monitor is up: tracing events go to tui-logger, never to the terminal under
+//! the TUI; the panel's lines go to `--log-file` in the headless format ([`to_file`]).
 //!
 //! [`install`] sets a global subscriber once per process: the tui-logger layer is enabled while
 //! a [`LogGuard`] lives, and a stderr layer takes over when it is gone. A program that installs
@@ -7,8 +7,10 @@
 //! output while [`tui_active`] is true.
 
 use crate::cell::control::{Command, RunnerEvent};
+use crate::session::log_file::LogFile;
 use crate::session::snapshot::SessionSnapshot;
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing_subscriber::Layer;
@@ -20,6 +22,8 @@ use tracing_subscriber::registry::LookupSpan;
 static TUI_ACTIVE: AtomicBool = AtomicBool::new(false);
 static LOGGER: Once = Once::new();
 static SUBSCRIBER: Once = Once::new();
+/// The `--log-file` of the running monitor.
+static FILE: Mutex<Option<LogFile>> = Mutex::new(None);
 
 /// Target of the runner's events in the log.
 pub const TARGET: &str = "session";
@@ -45,26 +49,16 @@ pub struct LogGuard(());
 impl Drop for LogGuard {
     fn drop(&mut self) {
         TUI_ACTIVE.store(false, Ordering::Relaxed);
+        *FILE.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         tui_logger::move_events();
     }
 }
 
 /// Starts tui-logger, installs the global subscriber if none is set, and opens `log_file`.
 pub fn install(log_file: Option<&Path>) -> anyhow::Result<LogGuard> {
-    if let Some(path) = log_file {
-        // TuiLoggerFile::new panics when the file cannot be opened: check first.
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| anyhow::anyhow!("cannot open log file {}: {e}", path.display()))?;
-        let name = path.to_string_lossy();
-        let file = tui_logger::TuiLoggerFile::new(&name)
-            .output_file(false)
-            .output_line(false)
-            .output_timestamp(Some("%Y-%m-%dT%H:%M:%S%.3f".into()));
-        tui_logger::set_log_file(file);
-    }
+    // The file gets the panel's lines in the headless printer's format (session::log_file).
+    let file = log_file.map(LogFile::open).transpose()?;
+    *FILE.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = file;
     LOGGER.call_once(|| {
         let _ = tui_logger::init_logger(tui_logger::LevelFilter::Info);
         tui_logger::set_default_level(tui_logger::LevelFilter::Info);
@@ -80,6 +74,14 @@ pub fn install(log_file: Option<&Path>) -> anyhow::Result<LogGuard> {
     });
     TUI_ACTIVE.store(true, Ordering::Relaxed);
     Ok(LogGuard(()))
+}
+
+/// Appends a panel line to the monitor's `--log-file`, if it has one: `at_s` is the line's
+/// time since the session start, as the panel shows it.
+pub fn to_file(at_s: f64, line: &str) {
+    if let Some(f) = FILE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_mut() {
+        f.line(at_s, line);
+    }
 }
 
 fn label(session: &SessionSnapshot, cell: usize) -> String {
@@ -123,4 +125,21 @@ pub fn operator_line(cmd: &Command, session: &SessionSnapshot) -> String {
         Command::Knob(k) => format!("load knob {} on {}", k.sign(), running()),
     };
     format!("operator: {what}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_monitor_writes_its_log_file_in_the_headless_format() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("session.log");
+        let guard = super::install(Some(&path)).expect("opens the log file");
+        super::to_file(12.34, "ctx=0 conc=1: start");
+        drop(guard);
+        super::to_file(13.0, "after the monitor: not written");
+        let text = std::fs::read_to_string(&path).expect("the log file");
+        let (wall, rest) = text.trim_end().split_once(' ').expect("wall clock first");
+        assert!(wall.len() >= 20 && wall.ends_with('Z') && wall.contains('T'), "{wall}");
+        assert_eq!(rest, "[   12.3s] ctx=0 conc=1: start", "as cmd::headless::Printer writes it");
+    }
 }

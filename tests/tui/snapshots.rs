@@ -164,6 +164,14 @@ fn the_goodput_slo_and_good_counts_are_on_screen() {
         cells.chunks(w).map(|row| row.concat()).collect::<Vec<_>>().join("\n")
     };
     assert!(screen.contains("goodput SLO: TTFT ≤ 2000 ms, TPOT ≤ 50 ms"), "{screen}");
+    assert!(screen.contains("good 3/4 (4 running)"), "{screen}");
+    assert_snapshot!(terminal.backend());
+}
+
+#[test]
+fn live_goodput_of_running_streams_at_80x24() {
+    let terminal = draw(&fixtures::measuring_with_slo(), 80, 24);
+    let screen = terminal.backend().to_string();
     assert!(screen.contains("good 3/4"), "{screen}");
     assert_snapshot!(terminal.backend());
 }

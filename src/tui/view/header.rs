@@ -63,36 +63,60 @@ fn first_line(app: &App, width: u16) -> Line<'static> {
     Line::from(spans)
 }
 
-fn second_line(app: &App) -> Line<'static> {
+/// The second line's parts, most important first: state and clock, the running cell,
+/// warnings, progress, then the report path and the baseline.
+fn second_line_parts(app: &App) -> Vec<Vec<Span<'static>>> {
     let state = app.run_state();
     let end = app.finished_at.unwrap_or(app.now);
     let elapsed = end.saturating_duration_since(app.session.started);
-    let mut spans = vec![
+    let mut parts = vec![vec![
         Span::raw(" "),
         Span::styled(format!(" {} ", state.as_str()), theme::badge(state.as_str())),
         Span::raw(" "),
         Span::styled(clock(elapsed), theme::value()),
-    ];
+    ]];
     if state != RunState::Done && app.live.phase != Phase::Idle && app.live.cell.is_some() {
-        spans.push(sep());
-        spans.push(Span::styled(format!("{} ", app.live.label), theme::value()));
-        spans.push(Span::styled(app.live.phase.as_str(), theme::cell(super::matrix::phase_state(app.live.phase))));
+        parts.push(vec![
+            sep(),
+            Span::styled(format!("{} ", app.live.label), theme::value()),
+            Span::styled(app.live.phase.as_str(), theme::cell(super::matrix::phase_state(app.live.phase))),
+        ]);
     }
     for w in warnings(app) {
-        spans.push(sep());
-        spans.push(Span::styled(format!("⚠ {w}"), theme::warn()));
+        parts.push(vec![sep(), Span::styled(format!("⚠ {w}"), theme::warn())]);
     }
     if state != RunState::Done {
-        spans.push(sep());
-        spans.push(Span::styled(app.session.progress(app.now, &app.live).to_string(), theme::value()));
+        parts.push(vec![sep(), Span::styled(app.session.progress(app.now, &app.live).to_string(), theme::value())]);
     }
-    spans.push(sep());
-    spans.push(Span::styled("report ", theme::label()));
-    spans.push(Span::styled(app.session.report_path.clone(), Style::new()));
+    parts.push(vec![
+        sep(),
+        Span::styled("report ", theme::label()),
+        Span::styled(app.session.report_path.clone(), Style::new()),
+    ]);
     if let Some(b) = &app.session.baseline {
-        spans.push(sep());
-        spans.push(Span::styled("Δ vs baseline ", theme::label()));
-        spans.push(Span::styled(b.path.clone(), theme::value()));
+        parts.push(vec![
+            sep(),
+            Span::styled("Δ vs baseline ", theme::label()),
+            Span::styled(b.path.clone(), theme::value()),
+        ]);
+    }
+    parts
+}
+
+/// The second line in `width` columns: whole parts in order of importance, so a narrow
+/// terminal loses the report path before the progress, never half a figure; a first part
+/// wider than the line is cut as any line is.
+fn second_line(app: &App, width: u16) -> Line<'static> {
+    let width = usize::from(width);
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for (i, part) in second_line_parts(app).into_iter().enumerate() {
+        let w: usize = part.iter().map(Span::width).sum();
+        if i > 0 && used + w > width {
+            break;
+        }
+        used += w;
+        spans.extend(part);
     }
     Line::from(spans)
 }
@@ -101,6 +125,6 @@ fn second_line(app: &App) -> Line<'static> {
 pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     buf.set_line(area.x, area.y, &first_line(app, area.width), area.width);
     if area.height > 1 {
-        buf.set_line(area.x, area.y + 1, &second_line(app), area.width);
+        buf.set_line(area.x, area.y + 1, &second_line(app, area.width), area.width);
     }
 }

@@ -318,7 +318,12 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
         _ => "Matrix".to_string(),
     };
     if let Some(slo) = &app.session.slo {
-        title = format!("{title} · {}", slo.describe());
+        // The SLO as `--goodput` takes it when the sentence does not fit the border.
+        let full = format!("{title} · {}", slo.describe());
+        title = match full.chars().count() + 4 > usize::from(area.width) {
+            true => format!("{title} · SLO {}", slo.slo().goodput_arg()),
+            false => full,
+        };
     }
     let knees = knees(app);
     let f = fit_grids(app, area.height.saturating_sub(2), area.width.saturating_sub(2), &knees);

@@ -3,12 +3,13 @@
 //! current tok/s. A replica whose polls fail is marked `~` and shows `stale 12s` (time since its
 //! last good poll) instead of its gauges; after the session, the last cell's rows as it ended
 //! (marked final), or `ended` when no cell ran. Names on one host
-//! are shown by port (`:8001`), longer ones cut from the left.
+//! are shown by port (`:8001`); a name too wide is cut in the middle (`10.0.…:8001`), keeping
+//! its start and its port. On a narrow panel the KV bar goes before the share column.
 
 use super::super::app::App;
 use super::super::theme;
 use super::fleet;
-use super::widgets::{bar, count, distinct_names, fit_left, framed, panel, pct, sparkline};
+use super::widgets::{bar, count, distinct_names, fit_left, fit_middle, framed, panel, pct, sparkline};
 use crate::cell::control::ReplicaLive;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -82,30 +83,39 @@ fn state_of(app: &App, r: &ReplicaLive) -> RowState {
     RowState::Stale(m.zip(last_ok).map(|(m, ok)| m.at.max(app.now).saturating_duration_since(ok).as_secs()))
 }
 
+/// Widest replica name column (names wider are cut in the middle, keeping the port).
+const NAME_MAX: usize = 24;
+/// run 4, wait 5, KV % 5, hit 5, pre 4, reqs 6: the columns every width keeps.
+const FIGURES_W: usize = 4 + 5 + 5 + 5 + 4 + 6;
+
+/// The columns that fit `width`, by priority: the name (whole when it can be), the figures,
+/// the share of requests when several replicas split them, then the KV bar, then the tok/s
+/// sparkline.
 fn columns(names: &[String], width: usize) -> Cols {
-    let name = names.iter().map(|n| n.chars().count() + 1).max().unwrap_or(7).clamp(7, 14);
-    // name, run 4, wait 5, space, KV bar, KV % 5, hit 5, pre 4, reqs 6
-    let fixed = name + 4 + 5 + 1 + 5 + 5 + 4 + 6;
-    let kv = width.saturating_sub(fixed).clamp(3, 10);
-    let left = width.saturating_sub(fixed + kv);
-    let share = names.len() > 1 && left >= SHARE_W;
-    let spark = left.saturating_sub(if share { SHARE_W } else { 0 }).saturating_sub(1 + TPS_W);
-    Cols { name, kv, share, spark: if spark >= 4 { spark } else { 0 } }
+    let want = names.iter().map(|n| n.chars().count() + 1).max().unwrap_or(7).clamp(7, NAME_MAX);
+    let share = names.len() > 1;
+    let share_w = if share { SHARE_W } else { 0 };
+    let name = want.min(width.saturating_sub(FIGURES_W + share_w).max(7));
+    let mut left = width.saturating_sub(name + FIGURES_W + share_w);
+    let kv = if left >= 4 { (left - 1).min(10) } else { 0 };
+    left = left.saturating_sub(if kv > 0 { kv + 1 } else { 0 });
+    let spark = left.saturating_sub(1 + TPS_W);
+    Cols { name, kv, share: share && width >= name + FIGURES_W + SHARE_W, spark: if spark >= 4 { spark } else { 0 } }
 }
 
 fn header(c: &Cols) -> Line<'static> {
+    let bar = if c.kv > 0 { format!(" {:<kv$}", "KV", kv = c.kv) } else { String::new() };
+    let kv_pct = if c.kv > 0 { "" } else { "KV" };
     let mut s = format!(
-        "{:<name$}{:>4}{:>5} {:<kv$}{:>5}{:>5}{:>4}{:>6}",
+        "{:<name$}{:>4}{:>5}{bar}{:>5}{:>5}{:>4}{:>6}",
         "replica",
         "run",
         "wait",
-        "KV",
-        "",
+        kv_pct,
         "hit",
         "pre",
         "reqs",
         name = c.name,
-        kv = c.kv
     );
     if c.share {
         s.push_str(&format!("{:>SHARE_W$}", "share"));
@@ -118,7 +128,7 @@ fn header(c: &Cols) -> Line<'static> {
 
 /// The run, wait, KV and KV % columns of a row: the figures, or what replaces them.
 fn gauges(r: &ReplicaLive, state: RowState, c: &Cols) -> Vec<Span<'static>> {
-    let w = 4 + 5 + 1 + c.kv + 5;
+    let w = 4 + 5 + if c.kv > 0 { 1 + c.kv } else { 0 } + 5;
     let note = match state {
         RowState::Live => None,
         RowState::Stale(Some(age)) => Some(format!("   stale {age}s")),
@@ -129,16 +139,21 @@ fn gauges(r: &ReplicaLive, state: RowState, c: &Cols) -> Vec<Span<'static>> {
         return vec![Span::styled(format!("{:<w$}", fit_left(&note, w)), theme::warn())];
     }
     let kv = r.kv_usage.unwrap_or(0.0);
-    vec![
-        Span::raw(format!("{:>4}{:>5} ", count(r.running), count(r.waiting))),
-        Span::styled(bar(kv, c.kv), theme::gauge(kv)),
-        Span::raw(format!("{:>5}", pct(r.kv_usage))),
-    ]
+    let figures = format!("{:>4}{:>5}", count(r.running), count(r.waiting));
+    match c.kv {
+        // No room for the bar: the percentage carries the gauge's colour.
+        0 => vec![Span::raw(figures), Span::styled(format!("{:>5}", pct(r.kv_usage)), theme::gauge(kv))],
+        w => vec![
+            Span::raw(format!("{figures} ")),
+            Span::styled(bar(kv, w), theme::gauge(kv)),
+            Span::raw(format!("{:>5}", pct(r.kv_usage))),
+        ],
+    }
 }
 
 fn row(r: &ReplicaLive, name: &str, state: RowState, c: &Cols, total_reqs: u64) -> Line<'static> {
     let mark = if r.stale { "~" } else { "" };
-    let name = format!("{:<w$}", fit_left(&format!("{name}{mark}"), c.name - 1), w = c.name);
+    let name = format!("{:<w$}", fit_middle(&format!("{name}{mark}"), c.name - 1), w = c.name);
     let name_style = if r.stale { theme::warn() } else { theme::value() };
     let mut spans = vec![Span::styled(name, name_style)];
     spans.extend(gauges(r, state, c));

@@ -116,9 +116,13 @@ fn rows_of(deltas: &[CounterDelta], route: Option<&str>) -> Vec<Row> {
 pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // After the session: the last phase's counters as it ended, marked final.
     let (live, last) = app.shown_live();
-    let title = match last {
-        true => format!("Routing: gateway counters Δ (final: {})", live.label),
-        false => "Routing: gateway counters Δ this phase".into(),
+    // The long title where it fits its border, the short one on a narrow panel.
+    let narrow = usize::from(area.width) < 44;
+    let title = match (last, narrow) {
+        (true, false) => format!("Routing: gateway counters Δ (final: {})", live.label),
+        (true, true) => format!("Gateway Δ (final: {})", live.label),
+        (false, false) => "Routing: gateway counters Δ this phase".into(),
+        (false, true) => "Gateway counters Δ this phase".into(),
     };
     let inner = framed(panel(title), area, buf);
     let deltas = &live.routing;

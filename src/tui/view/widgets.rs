@@ -148,6 +148,20 @@ pub(crate) fn fit_left(s: &str, width: usize) -> String {
     format!("…{tail}")
 }
 
+/// `s` in at most `width` characters, cut in the middle when longer: the start and the end
+/// (a host and its port) both stay, `127.0…:8091`.
+pub(crate) fn fit_middle(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width || width < 3 {
+        return fit_left(s, width);
+    }
+    let tail = (width - 1) / 2;
+    let head = width - 1 - tail;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
 /// `host:port` of a name or URL (`http://h:8001/x` → `h:8001`), if it has a numeric port.
 fn host_and_port(s: &str) -> Option<(&str, &str)> {
     let rest = s.split_once("://").map_or(s, |(_, r)| r);
@@ -198,6 +212,9 @@ mod tests {
         assert_eq!(count(None), "—");
         assert_eq!(fit_left("127.0.0.1:8002", 8), "….1:8002");
         assert_eq!(fit_left("abc", 4), "abc");
+        assert_eq!(fit_middle("127.0.0.1:8091", 11), "127.0…:8091");
+        assert_eq!(fit_middle("127.0.0.1:8091", 14), "127.0.0.1:8091");
+        assert_eq!(fit_middle("abcdef", 2), "…f");
     }
 
     #[test]
