@@ -35,6 +35,6 @@ mod tests {
     #[test]
     fn a_line_has_the_wall_clock_the_session_time_and_the_escaped_text() {
         let line = format_line("2026-12-03T14:35:10.123Z", 12.34, "ctx=0 conc=1: start\u{1b}[2J");
-        assert_eq!(line, "2026-12-03T14:35:10.123Z [   12.3s] ctx=0 conc=1: start\\u{1b}[2J");
+        assert_eq!(line, "2026-12-03T14:35:10.123Z [   12.3s] ctx=0 conc=1: start\\x1b[2J");
     }
 }
