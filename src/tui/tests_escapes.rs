@@ -53,7 +53,10 @@ fn server_text_is_drawn_escaped_and_no_cell_holds_a_control_character() {
     }
     let wide = frame(&app, 200, 60).join("\n");
     assert!(wide.contains("requests evil\\x1b]0;pwned"), "the gateway label is escaped:\n{wide}");
-    assert!(wide.contains("pod-evil\\x1…1m\\u{202e}x    3"), "the replica name is escaped (cut in the middle):\n{wide}");
+    assert!(
+        wide.contains("pod-evil\\x1…1m\\u{202e}x    3"),
+        "the replica name is escaped (cut in the middle):\n{wide}"
+    );
 }
 
 #[test]
