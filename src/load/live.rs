@@ -1,10 +1,11 @@
 //! Lock-free live counters the workers bump on the hot path and the monitor reads at its tick.
 
 use super::sample::RequestSample;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// Counters of the running load. Workers only `fetch_add` (relaxed); readers take a
 /// [`LiveTotals`] copy. No lock and no channel per token.
@@ -36,6 +37,10 @@ pub struct LiveCounters {
     pub flight_judged: AtomicI64,
     /// In-flight streams whose tokens so far meet [`Self::slo`].
     pub flight_good: AtomicI64,
+    /// When each stream still without its first token started waiting, by stream slot: kept
+    /// only under a TTFT bound (locked twice per request, never per token), so a stream
+    /// queued past the bound counts as not good before it has a token to judge.
+    pub awaiting_first: Mutex<HashMap<u32, Instant>>,
 }
 
 /// TTFTs the live view keeps: the live percentiles are of the latest this many requests.
@@ -124,6 +129,25 @@ impl LiveCounters {
     /// Takes a settled stream's contribution back out of the in-flight tally.
     pub(crate) fn settle_verdict(&self, s: &RequestSample) {
         self.move_verdict(s.live_verdict, None);
+        self.first_arrived(s);
+    }
+
+    /// Notes that `s`, just sent, waits for its first token (only under a TTFT bound).
+    pub(crate) fn await_first(&self, s: &RequestSample) {
+        if self.slo.is_some_and(|b| b.ttft.is_some()) {
+            self.awaiting().insert(s.worker, s.start());
+        }
+    }
+
+    /// `s` has its first token, or has ended.
+    pub(crate) fn first_arrived(&self, s: &RequestSample) {
+        if self.slo.is_some_and(|b| b.ttft.is_some()) {
+            self.awaiting().remove(&s.worker);
+        }
+    }
+
+    fn awaiting(&self) -> std::sync::MutexGuard<'_, HashMap<u32, Instant>> {
+        self.awaiting_first.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn move_verdict(&self, from: Option<bool>, to: Option<bool>) {
@@ -137,10 +161,16 @@ impl LiveCounters {
         }
     }
 
-    /// In-flight streams judged so far and the good ones among them.
-    pub fn flight_goodput(&self) -> (u64, u64) {
+    /// In-flight streams judged at `now` and the good ones among them: those with tokens on
+    /// their tokens so far, and those still without a first token once they waited past the
+    /// TTFT bound (not good, as the end of the attempt judges them).
+    pub fn flight_goodput(&self, now: Instant) -> (u64, u64) {
         let read = |c: &AtomicI64| c.load(Ordering::Relaxed).max(0) as u64;
-        (read(&self.flight_good), read(&self.flight_judged))
+        let late = match self.slo.and_then(|b| b.ttft) {
+            Some(bound) => self.awaiting().values().filter(|t| now.saturating_duration_since(**t) > bound).count(),
+            None => 0,
+        };
+        (read(&self.flight_good), read(&self.flight_judged) + late as u64)
     }
 
     pub(crate) fn add(counter: &AtomicU64, n: u64) {
@@ -200,7 +230,7 @@ mod tests {
         let live = LiveCounters { slo: Some(slo), ..LiveCounters::default() };
         let mut s = RequestSample::new(0, tokio::time::Instant::now());
         live.judge_so_far(&mut s);
-        assert_eq!(live.flight_goodput(), (0, 0), "no token, no verdict");
+        assert_eq!(live.flight_goodput(s.sent_at), (0, 0), "no token, no verdict");
         let push = |s: &mut RequestSample, at_ms: u64, tokens: u64| {
             s.marks.push(Mark { at_us: at_ms * 1000, tokens });
             live.judge_so_far(s);
@@ -209,18 +239,24 @@ mod tests {
         push(&mut s, 90, 2);
         let mut slow = RequestSample::new(1, s.sent_at);
         push(&mut slow, 50, 1);
-        assert_eq!(live.flight_goodput(), (2, 2), "both met TTFT; 10 ms per token so far");
+        assert_eq!(live.flight_goodput(s.sent_at), (2, 2), "both met TTFT; 10 ms per token so far");
         push(&mut slow, 150, 3);
-        assert_eq!(live.flight_goodput(), (1, 2), "50 ms per token now: past the 20 ms TPOT bound");
+        assert_eq!(live.flight_goodput(s.sent_at), (1, 2), "50 ms per token now: past the 20 ms TPOT bound");
         push(&mut slow, 500, 100);
-        assert_eq!(live.flight_goodput(), (2, 2), "back under the bound");
+        assert_eq!(live.flight_goodput(s.sent_at), (2, 2), "back under the bound");
         live.settle_verdict(&slow);
         live.settle_verdict(&s);
-        assert_eq!(live.flight_goodput(), (0, 0), "settled streams leave the in-flight tally");
+        assert_eq!(live.flight_goodput(s.sent_at), (0, 0), "settled streams leave the in-flight tally");
         let late = Bounds { ttft: Some(ms(10)), ..slo };
         assert_eq!(so_far(&late, &s), Some(false), "first token at 80 ms");
+        let queued = RequestSample::new(7, s.sent_at);
+        live.await_first(&queued);
+        assert_eq!(live.flight_goodput(s.sent_at + ms(100)), (0, 0), "waiting, within the TTFT bound");
+        assert_eq!(live.flight_goodput(s.sent_at + ms(101)), (0, 1), "past the bound before a token: not good");
+        live.settle_verdict(&queued);
+        assert_eq!(live.flight_goodput(s.sent_at + ms(500)), (0, 0), "ended: out of the in-flight tally");
         let unjudged = LiveCounters::default();
         unjudged.judge_so_far(&mut s);
-        assert_eq!(unjudged.flight_goodput(), (0, 0), "without an SLO nothing is judged");
+        assert_eq!(unjudged.flight_goodput(s.sent_at), (0, 0), "without an SLO nothing is judged");
     }
 }

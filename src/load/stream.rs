@@ -118,6 +118,7 @@ impl StreamState<'_> {
             let start = s.scheduled_at.map_or(s.sent_at, |t| t.min(s.sent_at));
             let at = s.sent_at + std::time::Duration::from_micros(at_us);
             self.live.record_ttft(at.saturating_duration_since(start).as_secs_f64() * 1e3);
+            self.live.first_arrived(s);
         }
         s.output_tokens += delta;
         s.content_chunks += 1;
@@ -216,6 +217,7 @@ pub async fn run_stream(
     LiveCounters::add(&live.started, 1);
     LiveCounters::shift(&live.in_flight, 1);
     sample.sent_at = Instant::now();
+    live.await_first(&sample);
     let mut clock = FirstTokenClock::new(sample.sent_at, live);
     let reconnects = AtomicU32::new(0);
     let head = await_head(backend, spec, body, cancel, live, &mut clock, &reconnects).await;

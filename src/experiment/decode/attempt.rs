@@ -233,7 +233,7 @@ impl Run<'_> {
             let points = levels.points(&self.lp.live().totals(), now);
             self.lp.live_mut().levels = points;
         }
-        let (good, judged) = self.lp.live().flight_goodput();
+        let (good, judged) = self.lp.live().flight_goodput(now);
         let view = self.lp.live_mut();
         view.goodput = self.folded.goodput().map(|g| GoodputTally { good: g.good + good, judged: g.judged + judged });
         view.goodput_running = judged;
