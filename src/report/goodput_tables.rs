@@ -107,4 +107,21 @@ mod tests {
         r.plan.slo = None;
         assert!(!render_text(&r, true, false).contains("goodput"));
     }
+
+    #[test]
+    fn a_stopped_cell_reads_not_run_in_the_goodput_matrix_as_in_the_aggregate() {
+        use crate::report::status::CellOutcome;
+        let mut r = full_report();
+        // The 16k row's conc 4 cell (the matrix's first column), as drawn.
+        let conc4 = |r: &crate::report::json::SessionReport| {
+            let text = render_text(r, true, false);
+            let from = text.find("Decode goodput: good/judged").expect("the decode goodput matrix");
+            let row = text[from..].lines().find(|l| l.contains("16k")).expect("the 16k row").to_string();
+            row.split('|').nth(2).expect("a conc 4 column").trim().to_string()
+        };
+        assert_eq!(conc4(&r), "1/3");
+        let cell = r.decode.as_mut().unwrap().cells.iter_mut().find(|c| c.conc == 4).expect("the conc 4 cell");
+        cell.status = CellOutcome::SkippedByOperator;
+        assert_eq!(conc4(&r), super::NOT_RUN, "the stopped attempt's window is not shown");
+    }
 }
