@@ -134,8 +134,8 @@ pub(crate) fn ttft_values(records: &[RequestRecord]) -> impl Iterator<Item = f64
     records.iter().filter_map(|r| r.ttft_ms)
 }
 
-/// Whole-request ITL, (last token − first token) / (tokens − 1), of every request with two
-/// tokens or more, ms.
+/// Per-request TPOT as the decode tables name it (docs/reports.md §1.2), (last token − first
+/// token) / (tokens − 1), of every request with two tokens or more, ms.
 pub(crate) fn itl_values(records: &[RequestRecord]) -> impl Iterator<Item = f64> + '_ {
     records.iter().filter_map(|r| r.itl_ms)
 }

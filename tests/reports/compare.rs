@@ -50,7 +50,7 @@ async fn itself_is_no_change_and_a_slowed_simulator_regresses() {
     assert!(agg["delta_pct"].as_f64().expect("a delta") < -50.0, "5x slower: {agg}");
     let names: Vec<&str> =
         v["cells"][0]["figures"].as_array().unwrap().iter().filter_map(|f| f["name"].as_str()).collect();
-    assert!(names.contains(&"p99.9_ttft_ms") && names.contains(&"p90_itl_ms"), "{names:?}");
+    assert!(names.contains(&"p99.9_ttft_ms") && names.contains(&"p90_tpot_ms"), "{names:?}");
     let ttft = v["cells"][1]["figures"].as_array().unwrap().iter().find(|f| f["name"] == "p50_ttft_ms").unwrap();
     assert_eq!(ttft["better"], "lower");
 

@@ -79,7 +79,7 @@ fn decode_attempt(a: &DecodeAttempt, pcts: &PercentileList) -> Vec<(Spec, Option
         (throughput("per_request", "per-request", false), Some(a.per_request_tps)),
     ];
     out.extend(latency("ttft", "TTFT", &Dist::samples_or(dist::ttft_values(r), a.ttft_ms.as_ref()), pcts));
-    out.extend(latency("itl", "ITL", &Dist::samples_or(dist::itl_values(r), a.itl_ms.as_ref()), pcts));
+    out.extend(latency("tpot", "TPOT", &Dist::samples_or(dist::itl_values(r), a.itl_ms.as_ref()), pcts));
     out
 }
 
@@ -87,7 +87,7 @@ fn burst_attempt(a: &BurstAttempt, pcts: &PercentileList) -> Vec<(Spec, Option<f
     let r = &a.request_samples;
     let mut out = vec![(throughput("output", "output", true), Some(a.output_tps))];
     out.extend(latency("ttft", "TTFT", &Dist::samples_or(dist::ttft_values(r), a.ttft_ms.as_ref()), pcts));
-    out.extend(latency("itl", "ITL", &Dist::samples_or(dist::itl_values(r), a.itl_token_ms.as_ref()), pcts));
+    out.extend(latency("tpot", "TPOT", &Dist::samples_or(dist::itl_values(r), a.tpot_ms.as_ref()), pcts));
     out
 }
 
@@ -98,7 +98,7 @@ fn serve_attempt(a: &ServeAttempt, pcts: &PercentileList) -> Vec<(Spec, Option<f
         out.push((spec("request_goodput_rps".into(), "goodput req/s".into(), "req/s", Better::Higher, true), Some(g)));
     }
     out.extend(latency("ttft", "TTFT", &Dist::samples_or(dist::ttft_values(r), None), pcts));
-    out.extend(latency("itl", "ITL", &Dist::samples_or(dist::itl_values(r), None), pcts));
+    out.extend(latency("tpot", "TPOT", &Dist::samples_or(dist::itl_values(r), None), pcts));
     out
 }
 

@@ -149,7 +149,7 @@ fn percentiles_and_json_names_are_stable() {
         v["cells"][1]["figures"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["aggregate_tok_s", "per_request_tok_s", "p90_ttft_ms", "p99.9_ttft_ms", "p90_itl_ms", "p99.9_itl_ms"]
+        ["aggregate_tok_s", "per_request_tok_s", "p90_ttft_ms", "p99.9_ttft_ms", "p90_tpot_ms", "p99.9_tpot_ms"]
     );
     let f = &v["cells"][1]["figures"][0];
     for key in ["unit", "better", "headline", "base", "new", "delta_pct", "noise_pct", "change", "regression"] {

@@ -20,11 +20,11 @@ pub(super) fn cell_table(report: &SessionReport) -> String {
         "tok/s",
         "per-req tok/s",
         "TTFT p50/p99 ms",
-        "ITL p50/p99 ms",
+        "TPOT p50/p99 ms",
         "running/req",
         "errors",
     ];
-    let numeric = ["conc", "attempts", "tok/s", "per-req tok/s", "TTFT p50/p99 ms", "ITL p50/p99 ms", "running/req"];
+    let numeric = ["conc", "attempts", "tok/s", "per-req tok/s", "TTFT p50/p99 ms", "TPOT p50/p99 ms", "running/req"];
     let rows: Vec<Vec<String>> = section.cells.iter().map(row).collect();
     format!("<h3>Cells</h3>\n{}", table(&head, &numeric, &rows))
 }

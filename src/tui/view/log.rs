@@ -118,9 +118,9 @@ mod tests {
 
     #[test]
     fn wraps_at_spaces_with_a_hanging_indent() {
-        let msg = "ctx=0 conc=1: measured: 146.7 tok/s  TTFT p50 82 ms  ITL p50 7 ms  errors 0";
+        let msg = "ctx=0 conc=1: measured: 146.7 tok/s  TTFT p50 82 ms  TPOT p50 7 ms  errors 0";
         let lines = wrap_entry(msg, 11, 40);
-        assert_eq!(lines, ["ctx=0 conc=1: measured:", "146.7 tok/s  TTFT p50 82 ms", "ITL p50 7 ms  errors 0"]);
+        assert_eq!(lines, ["ctx=0 conc=1: measured:", "146.7 tok/s  TTFT p50 82 ms", "TPOT p50 7 ms  errors 0"]);
         assert!(lines.iter().all(|l| l.chars().count() <= 29));
         let paused = wrap_entry("ctx=16k conc=4: paused: 0.0 tok/s  ITL p50 — ms  errors 0", 11, 53);
         assert_eq!(paused, ["ctx=16k conc=4: paused: 0.0 tok/s  ITL p50", "— ms  errors 0"]);
