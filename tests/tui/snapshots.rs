@@ -168,6 +168,14 @@ fn the_goodput_slo_and_good_counts_are_on_screen() {
     assert_snapshot!(terminal.backend());
 }
 
+/// A headline as long as `10595.0 (7/8)*seq` is whole on the matrix at 160 columns: its cause
+/// is the part a user needs (the monitor kept only `10595.0`).
+#[test]
+fn a_long_headline_keeps_its_limit_cause() {
+    let screen = draw(&fixtures::limit_causes(), 160, 48).backend().to_string();
+    assert!(screen.contains("10595.0 (7/8)*seq"), "{screen}");
+}
+
 #[test]
 fn live_goodput_of_running_streams_at_80x24() {
     let terminal = draw(&fixtures::measuring_with_slo(), 80, 24);

@@ -134,11 +134,15 @@ pub(crate) fn fmt_errored(errors: u64) -> String {
     format!("0.0 ({errors}e)")
 }
 
-/// Compact milliseconds for the TTFT/ITL detail: `76` below 1000, else `7k`, `10k`, `27k`.
+/// Compact milliseconds for the TTFT/TPOT detail: `76` below 1000, else `7k`, `10k`, `27k` (the
+/// reference report's whole thousands); below 1 ms one decimal, `0.4`, where a whole number
+/// would read 0.
 pub(crate) fn fmt_ms_compact(ms: Option<f64>) -> String {
     match ms {
         Some(v) if v.is_finite() => {
-            if v.abs() < 999.5 {
+            if v.abs() < 0.95 {
+                format!("{v:.1}")
+            } else if v.abs() < 999.5 {
                 format!("{v:.0}")
             } else {
                 format!("{:.0}k", v / 1000.0)
@@ -169,7 +173,7 @@ pub(crate) fn fmt_latency_ms(ms: Option<f64>) -> String {
 
 /// A latency with its unit, for prose (log lines, the live panel) rather than tables: `812 ms`
 /// below a second, then seconds: `2.94 s`, `12.3 s`, `1234 s`; `—` without data. Tables keep
-/// the reference report's compact `2.9k` ms.
+/// the reference report's compact ms (`7k/11`, [`fmt_ms_compact`]).
 pub(crate) fn fmt_ms_unit(ms: Option<f64>) -> String {
     match ms {
         Some(v) if v.is_finite() && v.abs() < 999.5 => format!("{v:.0} ms"),
@@ -275,7 +279,8 @@ mod tests {
         assert_eq!(fmt_ttft_itl(Some(999.7), None), "1k/—");
         assert_eq!(fmt_ttft_itl(None, None), "—/—");
         assert_eq!(fmt_ms_compact(Some(f64::NAN)), "—");
-        assert_eq!(fmt_ms_compact(Some(0.4)), "0");
+        assert_eq!(fmt_ms_compact(Some(0.4)), "0.4", "a sub-millisecond TPOT is not 0");
+        assert_eq!((fmt_ms_compact(Some(0.04)), fmt_ms_compact(Some(0.97))), ("0.0".into(), "1".into()));
     }
 
     #[test]

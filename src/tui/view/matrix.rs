@@ -127,7 +127,8 @@ fn widths(app: &App, grid: &Grid, avail: u16) -> (u16, Vec<u16>) {
             }
         }
     }
-    let max = if app.session.baseline.is_some() { 25 } else { 18 };
+    // Room for the longest headline, `10595.0 (16/32)*seq (12e)`, whole when the width allows.
+    let max = if app.session.baseline.is_some() { 32 } else { 26 };
     let cols: Vec<u16> = cols.into_iter().map(|w| w.clamp(6, max)).collect();
     let total: u16 = cols.iter().sum();
     let room = avail.saturating_sub(label_w);
