@@ -118,6 +118,7 @@ pub(crate) fn record(s: &RequestSample, origin: Instant, window_tokens: u64) -> 
         ttft_ms: s.ttft().map(ms),
         e2e_ms: ms(s.e2e()),
         output_tokens: s.output_tokens,
+        input_tokens: s.prompt_tokens,
         window_tokens,
         itl_ms: s.itl().map(ms),
         outcome: s.outcome.recorded(),

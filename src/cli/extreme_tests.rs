@@ -16,11 +16,12 @@ use std::time::Duration;
 /// Numeric flags of `run`; with [`RUN_OTHER`], every flag (checked by a test).
 const RUN_NUMERIC: &str = "ctx conc window warmup-timeout settle kv-oversubscribe burst-tokens max-tokens \
     min-stream-tokens idle-timeout first-token-timeout poll-interval rounds count rps request-rate burstiness \
-    knob-step output prompt-tokens families priming-candidates slo-ttft slo-tpot goodput seed scenarios port";
+    knob-step output prompt-tokens families priming-candidates slo-ttft slo-tpot goodput seed scenarios port \
+    random-range-ratio";
 /// The flags of `run` that take no number.
 const RUN_OTHER: &str = "overwrite base-url model metrics-url prometheus replica-selector gateway-metrics no-metrics plan \
     endpoint api-key-env api-key run-burst stop-at-knee served-by-header out result-dir result-filename \
-    save-result host backend ignore-eos dataset-name metric-percentiles percentile-metrics random-range-ratio \
+    save-result host backend ignore-eos dataset-name metric-percentiles percentile-metrics \
     tokenizer dataset-path config routes arrival ascii headless log-file resume baseline allow-errors help version";
 /// Numeric flags of `sim`.
 const SIM_NUMERIC: &str = "port replicas slot-ctx max-num-seqs max-num-batched-tokens kv-blocks block-size \

@@ -70,7 +70,8 @@ impl RunArgs {
         self.result_filename.as_ref().map(|name| dir.unwrap_or_default().join(name))
     }
 
-    /// The serve experiment's settings: `--count`, `--output`, `--seed` and `--goodput`.
+    /// The serve experiment's settings: `--count`, `--output`, `--seed`, `--random-range-ratio`
+    /// and `--goodput`.
     pub(super) fn serve_config(&self) -> Result<crate::config::serve::ServeConfig, String> {
         // As vLLM: no request_goodput unless an SLO was chosen (the session's, `--goodput` or
         // `--slo-ttft` / `--slo-tpot`).
@@ -79,6 +80,7 @@ impl RunArgs {
             num_prompts: self.count,
             output_len: self.output.max(1),
             seed: self.seed,
+            range_ratio: self.vllm.random_range_ratio.unwrap_or(crate::config::serve::RangeRatio::FIXED),
             goodput,
         })
     }

@@ -189,3 +189,19 @@ fn an_output_length_of_zero_is_refused_before_any_load() {
         assert!(parse(&[flag, "1"]).is_ok(), "{flag} 1 runs");
     }
 }
+
+#[test]
+fn the_range_ratio_is_vllms_and_only_for_the_serve_plan() {
+    use crate::config::serve::RangeRatio;
+    let c = parse(&["--plan", "serve", "--random-range-ratio", "0.25"]).unwrap();
+    assert_eq!(c.serve.range_ratio, RangeRatio::new(0.25).unwrap());
+    assert_eq!(c.settings()["random-range-ratio"], "0.25", "a setting --resume checks");
+    assert_eq!(parse(&["--plan", "serve"]).unwrap().serve.range_ratio, RangeRatio::FIXED);
+    assert!(!parse(&["--plan", "serve"]).unwrap().settings().contains_key("random-range-ratio"));
+    for bad in ["1", "1.5", "-0.1", "x"] {
+        let e = parse(&["--plan", "serve", "--random-range-ratio", bad]).expect_err(bad);
+        assert!(e.contains("--random-range-ratio") && e.lines().count() <= 4, "{bad}: {e}");
+    }
+    let e = parse(&["--random-range-ratio", "0.25"]).unwrap_err();
+    assert_eq!(e, "--random-range-ratio spreads the serve experiment's lengths: add --plan serve");
+}

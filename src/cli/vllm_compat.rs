@@ -1,7 +1,8 @@
 //! The flags of `vllm bench serve` that users paste: accepted under vLLM's names where they
 //! mean something here (`--host`/`--port`, `--backend`, `--ignore-eos`, `--dataset-name
-//! random`), refused with one line that says what to use instead otherwise.
+//! random`, `--random-range-ratio`), refused with one line that says what to use instead otherwise.
 
+use crate::config::serve::RangeRatio;
 use crate::load::request::Endpoint;
 use clap::Args;
 
@@ -31,15 +32,22 @@ pub struct VllmFlags {
     /// Refused (see the error's hint).
     #[arg(long, hide = true)]
     pub percentile_metrics: Option<String>,
-    /// Refused (see the error's hint).
-    #[arg(long, hide = true)]
-    pub random_range_ratio: Option<String>,
+    /// vLLM's --random-range-ratio R (--plan serve): each request's input and output length is
+    /// drawn uniformly from [floor(L·(1−R)), ceil(L·(1+R))] around the cell's --random-input-len
+    /// and --random-output-len L; 0 (default): every request exactly L. At least 0, below 1.
+    #[arg(long, value_name = "R", value_parser = range_ratio, allow_negative_numbers = true)]
+    pub random_range_ratio: Option<RangeRatio>,
     /// Refused (see the error's hint).
     #[arg(long, hide = true)]
     pub tokenizer: Option<String>,
     /// Refused (see the error's hint).
     #[arg(long, hide = true)]
     pub dataset_path: Option<String>,
+}
+
+fn range_ratio(s: &str) -> Result<RangeRatio, String> {
+    let r: f64 = s.trim().parse().map_err(|_| format!("{s}: not a number (a ratio such as 0.25)"))?;
+    RangeRatio::new(r)
 }
 
 fn backend(s: &str) -> Result<Endpoint, String> {
@@ -54,7 +62,7 @@ impl VllmFlags {
     /// The one-line error of the first vLLM flag that has no meaning here, naming what to use.
     pub fn refused(&self) -> Option<String> {
         let given = |o: &Option<String>| o.is_some();
-        let rules: [(bool, &str); 6] = [
+        let rules: [(bool, &str); 5] = [
             (
                 self.dataset_name.as_deref().is_some_and(|d| d != "random"),
                 "--dataset-name: only vLLM's `random` dataset is built in (--plan serve with --random-input-len, --random-output-len)",
@@ -66,10 +74,6 @@ impl VllmFlags {
             (
                 given(&self.percentile_metrics),
                 "--percentile-metrics: every metric (TTFT, TPOT, ITL, E2EL) is in the report; `report FILE --format vllm` exports them",
-            ),
-            (
-                given(&self.random_range_ratio),
-                "--random-range-ratio: serve prompts have exactly --random-input-len tokens; sweep lengths with --random-input-len 128,256,512",
             ),
             (
                 given(&self.tokenizer),

@@ -2,6 +2,7 @@
 //! workload, sized by its flag names.
 
 use crate::stats::Slo;
+use std::ops::RangeInclusive;
 
 /// What every serve cell sends, besides its input length, concurrency and rate.
 #[derive(Debug, Clone, PartialEq)]
@@ -11,10 +12,42 @@ pub struct ServeConfig {
     /// `max_tokens` of each request, sent with `ignore_eos` (`--output`, alias
     /// `--random-output-len`).
     pub output_len: u64,
-    /// Seed of the prompts' token ids and of the arrival gaps (`--seed`).
+    /// Seed of the prompts' token ids, their lengths and the arrival gaps (`--seed`).
     pub seed: u64,
+    /// How far each request's input and output lengths spread around the cell's
+    /// (`--random-range-ratio`, vLLM's; 0: every request exactly the mean).
+    pub range_ratio: RangeRatio,
     /// The `--goodput` SLO; None when not given (no `request_goodput`, as vLLM).
     pub goodput: Option<Slo>,
+}
+
+/// The spread of a serve cell's request lengths around their means.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RangeRatio(f64);
+
+impl RangeRatio {
+    /// Every request exactly the mean length.
+    pub const FIXED: Self = Self(0.0);
+
+    /// `r` when it is in [0, 1), vLLM's bounds.
+    pub fn new(r: f64) -> Result<Self, String> {
+        match (0.0..1.0).contains(&r) {
+            true => Ok(Self(r)),
+            false => Err(format!("{r}: the range ratio must be at least 0 and below 1, as vLLM's")),
+        }
+    }
+
+    /// The ratio.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+
+    /// The inclusive length range around `mean`, never below `floor` tokens.
+    pub fn bounds(self, mean: u64, floor: u64) -> RangeInclusive<u64> {
+        let low = (mean as f64 * (1.0 - self.0)).floor() as u64;
+        let high = (mean as f64 * (1.0 + self.0)).ceil() as u64;
+        low.max(floor)..=high.max(floor)
+    }
 }
 
 #[cfg(test)]

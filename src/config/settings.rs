@@ -76,6 +76,10 @@ impl RunConfig {
         put("count", v.num_prompts.to_string());
         put("output", v.output_len.to_string());
         put("seed", v.seed.to_string());
+        // Only when spread, so sessions saved before the flag existed still resume.
+        if v.range_ratio != crate::config::serve::RangeRatio::FIXED {
+            put("random-range-ratio", v.range_ratio.get().to_string());
+        }
         let slo = v.goodput.map(|g| {
             let ms = |d: Option<Duration>, k: &str| d.map(|d| format!("{k}:{}", d.as_secs_f64() * 1e3));
             [ms(g.ttft, "ttft"), ms(g.tpot, "tpot"), ms(g.e2e, "e2el")]

@@ -337,6 +337,10 @@ pub struct RequestRecord {
     pub e2e_ms: f64,
     /// Output tokens.
     pub output_tokens: u64,
+    /// Prompt tokens: the server's usage when it sent one, else (serve) the planned length;
+    /// absent when neither is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
     /// Output tokens inside the measurement window.
     pub window_tokens: u64,
     /// Whole-request ITL, ms.

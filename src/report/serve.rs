@@ -23,8 +23,13 @@ pub struct ServeSection {
     pub num_prompts: u32,
     /// `max_tokens` of each request (sent with `ignore_eos`).
     pub output_len: u64,
-    /// Seed of the prompts and arrival gaps.
+    /// Seed of the prompts, their lengths and the arrival gaps.
     pub seed: u64,
+    /// vLLM's `--random-range-ratio`: each request's input and output length was uniform over
+    /// [floor(L·(1−R)), ceil(L·(1+R))] around the cell's (0: exactly L; and in reports written
+    /// before the flag).
+    #[serde(default)]
+    pub random_range_ratio: f64,
     /// The `--goodput` SLO `request_goodput` was computed under; null without `--goodput`.
     #[serde(default)]
     pub goodput_slo: Option<GoodputSlo>,

@@ -181,7 +181,8 @@ pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
     };
     let knees = s.knees.iter().filter_map(place).collect();
     let goodput_slo = s.goodput_slo.as_ref().map(slo_text);
-    Some(super::text::ServeView { ctx_labels: s.ctx_labels.clone(), columns, cells, knees, goodput_slo })
+    let range_ratio = s.random_range_ratio;
+    Some(super::text::ServeView { ctx_labels: s.ctx_labels.clone(), columns, cells, knees, goodput_slo, range_ratio })
 }
 
 /// A `--goodput` SLO as the legend states it: `TTFT ≤ 100 ms, TPOT ≤ 20 ms`.

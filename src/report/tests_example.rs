@@ -34,6 +34,7 @@ pub(crate) fn request(worker: u32, outcome: &str) -> RequestRecord {
         ttft_ms: Some(480.0),
         e2e_ms: 56_500.0,
         output_tokens: 4096,
+        input_tokens: Some(4000),
         window_tokens: 3000,
         itl_ms: Some(13.25),
         outcome: serde_json::from_value(serde_json::json!(outcome)).expect("an outcome name"),

@@ -159,6 +159,7 @@ pub(crate) fn with_serve() -> SessionReport {
         num_prompts: 2,
         output_len: 128,
         seed: 0,
+        random_range_ratio: 0.25,
         goodput_slo: None,
         token_ids: None,
         knees: Vec::new(),

@@ -51,6 +51,7 @@ fn row(
     row.insert("max_concurrency".into(), json!(c.max_concurrency));
     row.insert("random_input_len".into(), json!(c.input_len));
     row.insert("random_output_len".into(), json!(s.output_len));
+    row.insert("random_range_ratio".into(), json!(s.random_range_ratio));
     row.insert("duration".into(), json!(m.duration_s));
     row.insert("completed".into(), json!(m.completed));
     row.insert("failed".into(), json!(m.failed));

@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::{client, cluster, config, metrics_text, sample_value, stream, validate};
-use llm_decode_bench::config::serve::ServeConfig;
+use llm_decode_bench::config::serve::{RangeRatio, ServeConfig};
 use llm_decode_bench::config::{PlanKind, Rate, RunConfig};
 use llm_decode_bench::report::formats::{RenderSettings, ReportFormat};
 use llm_decode_bench::report::json::SessionReport;
@@ -74,7 +74,13 @@ fn sweep_config(url: &str, metrics: &str, out: &Path) -> RunConfig {
     RunConfig {
         plans: vec![PlanKind::Serve],
         rates: vec![Rate::PerSecond(2.0), Rate::Inf],
-        serve: ServeConfig { num_prompts: N, output_len: OUTPUT, seed: 7, goodput: Some(slo) },
+        serve: ServeConfig {
+            num_prompts: N,
+            output_len: OUTPUT,
+            seed: 7,
+            range_ratio: RangeRatio::FIXED,
+            goodput: Some(slo),
+        },
         ..config(url, metrics, out, vec![INPUT], vec![4])
     }
 }
@@ -241,7 +247,13 @@ async fn llamacpp_serve_sweep_counts_every_token_once() {
     let cfg = RunConfig {
         plans: vec![PlanKind::Serve],
         rates: vec![Rate::PerSecond(40.0), Rate::Inf],
-        serve: ServeConfig { num_prompts: n, output_len: OUTPUT, seed: 7, goodput: None },
+        serve: ServeConfig {
+            num_prompts: n,
+            output_len: OUTPUT,
+            seed: 7,
+            range_ratio: RangeRatio::FIXED,
+            goodput: None,
+        },
         ..config(&r.url, &r.metrics_url, &out, vec![INPUT], vec![1, 4])
     };
     let report = start(cfg).await.expect("preflight passes").join.await.unwrap();

@@ -77,6 +77,7 @@ fn without_a_poller_ttft_and_the_stream_spread_decide() {
         ttft_ms: Some(ttft),
         e2e_ms: 1e3,
         output_tokens: 100,
+        input_tokens: None,
         window_tokens: 100 + u64::from(worker),
         itl_ms: None,
         outcome: crate::load::sample::RecordedOutcome::Completed,

@@ -1,8 +1,9 @@
 //! One attempt of a serve cell: `--num-prompts` random token-id prompts of `input_len`
-//! tokens on the cell's arrival schedule, at most `max_concurrency` in flight, measured with
+//! tokens (each its own length with `--random-range-ratio`) on the cell's arrival schedule, at most `max_concurrency` in flight, measured with
 //! `vllm bench serve`'s definitions.
 
 use super::dispatch::run_capped;
+use super::lengths::Lengths;
 use super::metrics::{RequestFigures, ServeGaps, serve_metrics};
 use super::prompts::{completion_body, prompt_ids};
 use super::schedule::arrival_offsets;
@@ -16,6 +17,7 @@ use crate::config::Rate;
 use crate::load::live::LiveCounters;
 use crate::load::request::Endpoint;
 use crate::load::sample::RequestSample;
+use crate::report::json::RequestRecord;
 use crate::report::serve::ServeAttempt;
 use crate::report::status::AttemptStatus;
 use crate::units::secs;
@@ -60,13 +62,17 @@ pub async fn run_serve_attempt(
 ) -> ServeAttempt {
     let serve = &env.cfg.serve;
     let seed = spec.seed(serve.seed);
-    let offsets = arrival_offsets(serve.num_prompts as usize, spec.rate, env.cfg.burstiness, seed);
-    let (model, input_len, output_len) = (env.facts.model.clone(), spec.input_len, serve.output_len);
-    let body =
-        Arc::new(move |i: u32| completion_body(&model, &prompt_ids(input_len, seed, i, ids.clone()), output_len));
+    let n = serve.num_prompts as usize;
+    let offsets = arrival_offsets(n, spec.rate, env.cfg.burstiness, seed);
+    let lengths = Arc::new(Lengths::draw(n, spec.input_len, serve.output_len, serve.range_ratio, seed));
+    let (model, planned) = (env.facts.model.clone(), lengths.clone());
+    let body = Arc::new(move |i: u32| {
+        let (input, output) = (planned.input[i as usize], planned.output[i as usize]);
+        completion_body(&model, &prompt_ids(input, seed, i, ids.clone()), output)
+    });
     let live = Arc::new(LiveCounters::default());
-    let first_token = env.cfg.first_token_limit(spec.input_len);
-    let mut ctx = env.worker_ctx(live.clone(), output_len, None, Some(first_token), 0);
+    let first_token = env.cfg.first_token_limit(lengths.max_input());
+    let mut ctx = env.worker_ctx(live.clone(), lengths.max_output(), None, Some(first_token), 0);
     // Token-id prompts are a completions feature: serve uses it whatever --endpoint says.
     ctx.url = format!("{}{}", env.target.base, Endpoint::Completions.path());
     ctx.queued_waits = true;
@@ -80,7 +86,7 @@ pub async fn run_serve_attempt(
     let started = Instant::now();
     lp.run_until(run_capped(ctx, started, offsets, spec.max_concurrency, body, tx, cancel.clone())).await;
     let (samples, tally) = lp.finish();
-    let mut attempt = summarize_serve(env, spec, started, &samples, &tally.0);
+    let mut attempt = summarize_serve(env, spec, started, &samples, &tally.0, &lengths.input);
     if !cancel.is_cancelled() {
         attempt.server_tokens = super::server_check::check(env, before, &samples).await;
         if let Some(c) = attempt.server_tokens.as_ref().filter(|c| !c.equal) {
@@ -113,7 +119,7 @@ pub(crate) fn refused_attempt(
 ) -> ServeAttempt {
     env.emit(crate::cell::control::RunnerEvent::Log(format!("{}: no load sent: {why}", spec.label)));
     let started = Instant::now();
-    let mut a = summarize_serve(env, spec, started, &[], &ServeGaps::default());
+    let mut a = summarize_serve(env, spec, started, &[], &ServeGaps::default(), &[]);
     // The probe's one-token request is the one that failed.
     a.errors.insert(kind, 1);
     a.error_examples.insert(kind, why.to_string());
@@ -126,15 +132,24 @@ fn summarize_serve(
     started: Instant,
     samples: &[RequestSample],
     gaps: &ServeGaps,
+    input_lens: &[u64],
 ) -> ServeAttempt {
     let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
     let duration = end.saturating_duration_since(started).as_secs_f64();
-    let figures: Vec<RequestFigures> = samples.iter().map(|s| RequestFigures::of(s, spec.input_len)).collect();
+    // Request i's prompt is exactly its planned length (token ids); its tag is its index.
+    let input_of = |s: &RequestSample| input_lens.get(s.tag as usize).copied().unwrap_or(spec.input_len);
+    let figures: Vec<RequestFigures> = samples.iter().map(|s| RequestFigures::of(s, input_of(s))).collect();
     let metrics = serve_metrics(&figures, gaps, duration, env.cfg.serve.goodput.as_ref());
     let errors = crate::load::sample::ErrorTally::of(samples);
     // Not one request completed: nothing was measured (docs/reports.md §1.5).
     let status = if metrics.completed > 0 { AttemptStatus::Measured } else { AttemptStatus::Errored };
-    let mut records: Vec<_> = samples.iter().map(|s| record(s, started, s.output_tokens)).collect();
+    let mut records: Vec<_> = samples
+        .iter()
+        .map(|s| RequestRecord {
+            input_tokens: s.prompt_tokens.or(Some(input_of(s))),
+            ..record(s, started, s.output_tokens)
+        })
+        .collect();
     records.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
     ServeAttempt {
         attempt: spec.attempt,

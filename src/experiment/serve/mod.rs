@@ -1,12 +1,13 @@
 //! The serve experiment (`run --plan serve`): `vllm bench serve`'s random workload per input
 //! len x max concurrency x request rate cell (random token-id prompts of exactly
-//! `--random-input-len` tokens, `--random-output-len` tokens each with `ignore_eos`, gamma
-//! arrivals), reported with vLLM's metric definitions and field names.
+//! `--random-input-len` tokens, `--random-output-len` tokens each with `ignore_eos`, both
+//! spread by `--random-range-ratio` (`lengths.rs`), gamma arrivals), reported with vLLM's metric definitions and field names.
 
 pub(crate) mod attempt;
 pub(crate) mod dispatch;
 pub(crate) mod headline;
 pub(crate) mod knee;
+pub mod lengths;
 pub(crate) mod metrics;
 pub(crate) mod prompts;
 pub(crate) mod schedule;

@@ -61,6 +61,7 @@ impl Serve {
             num_prompts: self.serve.num_prompts,
             output_len: self.serve.output_len,
             seed: self.serve.seed,
+            random_range_ratio: self.serve.range_ratio.get(),
             goodput_slo,
             token_ids: self.ids.get().copied(),
             knees: Vec::new(),

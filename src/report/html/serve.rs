@@ -28,8 +28,14 @@ pub(super) fn serve_table(report: &SessionReport) -> String {
     // Every column but the labels: input len, rate and status.
     let numeric = &[&head[1..2], &head[4..]].concat();
     let rows: Vec<Vec<String>> = section.cells.iter().map(serve_row).collect();
+    let spread = match section.random_range_ratio {
+        r if r > 0.0 => {
+            format!(" (input and output lengths uniform within ±{:.0}%: --random-range-ratio {r})", r * 100.0)
+        }
+        _ => String::new(),
+    };
     let intro = format!(
-        "<p class=\"note\">{} prompts per cell, {} output tokens each, burstiness {}; figures as <code>vllm bench serve</code> defines them (completed requests).</p>\n",
+        "<p class=\"note\">{} prompts per cell, {} output tokens each{spread}, burstiness {}; figures as <code>vllm bench serve</code> defines them (completed requests).</p>\n",
         section.num_prompts, section.output_len, section.burstiness
     );
     format!("{intro}{}", table(&head, numeric, &rows))

@@ -18,6 +18,8 @@ pub struct ServeView {
     pub knees: Vec<(usize, usize, String)>,
     /// The `--goodput` SLO as text (`TTFT ≤ 100 ms, TPOT ≤ 20 ms`); None without one.
     pub goodput_slo: Option<String>,
+    /// `--random-range-ratio`: how far request lengths spread around the row's (0: exact).
+    pub range_ratio: f64,
 }
 
 /// One serve cell as the table shows it.
@@ -74,6 +76,9 @@ pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
     }
     let notes: Vec<String> = view.knees.iter().map(|(_, _, note)| format!("K: {note}")).collect();
     let mut legend = vec![SERVE_LEGEND.to_string()];
+    if view.range_ratio > 0.0 {
+        legend.push(spread_note(view.range_ratio));
+    }
     legend.extend(notes);
     let legend: Vec<&str> = legend.iter().map(String::as_str).collect();
     let mut out = vec![Block::Table(table), Block::legend(&legend)];
@@ -82,6 +87,15 @@ pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
         out.push(Block::Legend(vec![format!("{GOODPUT_LEGEND} ({slo}).")]));
     }
     out
+}
+
+/// What a row's input len means when lengths spread (`--random-range-ratio`).
+fn spread_note(r: f64) -> String {
+    let pct = r * 100.0;
+    format!(
+        "Lengths spread (--random-range-ratio {r}): each request's input and output length is uniform \
+         within ±{pct:.0}% of the row's input len and of --random-output-len; the row is their mean."
+    )
 }
 
 const GOODPUT_TITLE: &str = "Serve goodput: good/requests  + good req/s";
@@ -156,6 +170,7 @@ mod tests {
             cells: vec![vec![measured.clone(), ServeCellView::Skipped], vec![measured]],
             knees: vec![(1, 0, "knee at conc 8 (ctx 4k): tok/s +0.4%, TTFT p50 +310%".into())],
             goodput_slo: None,
+            range_ratio: 0.0,
         };
         let text = render_text_blocks(
             &serve_blocks(&view),
@@ -171,6 +186,12 @@ mod tests {
         assert!(knee_row.contains(" K |") && knee_row.contains(NOT_RUN), "{knee_row}");
         assert!(text.contains("K: knee at conc 8 (ctx 4k): tok/s +0.4%, TTFT p50 +310%"), "{text}");
         assert!(!text.contains("goodput"), "no --goodput, no goodput matrix");
+        assert!(!text.contains("Lengths spread"), "exact lengths need no note");
+        let spread = render_text_blocks(
+            &serve_blocks(&ServeView { range_ratio: 0.25, ..view }),
+            RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: Some(80) },
+        );
+        assert!(spread.contains("Lengths spread (--random-range-ratio 0.25)") && spread.contains("±25%"), "{spread}");
     }
 
     #[test]
@@ -189,6 +210,7 @@ mod tests {
             cells: vec![vec![cell, ServeCellView::NotRun]],
             knees: Vec::new(),
             goodput_slo: Some("TTFT ≤ 100 ms".into()),
+            range_ratio: 0.0,
         };
         let opts = RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None };
         let text = render_text_blocks(&serve_blocks(&view), opts);
