@@ -22,7 +22,10 @@ const RUN_NUMERIC: &str = "ctx conc window warmup-timeout settle kv-oversubscrib
 const RUN_OTHER: &str = "overwrite base-url model metrics-url prometheus replica-selector gateway-metrics no-metrics plan \
     endpoint api-key-env api-key run-burst stop-at-knee served-by-header out result-dir result-filename \
     save-result host backend ignore-eos dataset-name metric-percentiles percentile-metrics \
-    tokenizer dataset-path config routes arrival ascii headless log-file resume baseline allow-errors help version";
+    tokenizer dataset-path config routes arrival ascii headless log-file resume baseline allow-errors help version \
+    trust-remote-code num-warmups profile temperature top-p top-k min-p append-result random-prefix-len label \
+    ready-check-timeout-sec save-detailed request-id-prefix metadata tokenizer-mode logprobs use-beam-search \
+    served-model-name disable-tqdm";
 /// Numeric flags of `sim`.
 const SIM_NUMERIC: &str = "port replicas slot-ctx max-num-seqs max-num-batched-tokens kv-blocks block-size \
     max-model-len stream-interval speed step-base-ms step-per-seq-ms step-per-prefill-token-us \

@@ -293,7 +293,7 @@ impl RunArgs {
         Ok(RunConfig {
             routing,
             base_url,
-            model: self.model.clone(),
+            model: self.vllm.served_model_name.clone().or_else(|| self.model.clone()),
             api_key,
             endpoint: self.vllm.backend.unwrap_or(self.endpoint),
             metrics: self.metrics_url.clone(),

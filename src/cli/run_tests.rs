@@ -2,6 +2,7 @@
 
 use super::RunArgs;
 use crate::config::RunConfig;
+use crate::load::request::Endpoint;
 use crate::report::kind::ExperimentKind;
 use clap::Parser;
 use std::path::PathBuf;
@@ -204,4 +205,16 @@ fn the_range_ratio_is_vllms_and_only_for_the_serve_plan() {
     }
     let e = parse(&["--random-range-ratio", "0.25"]).unwrap_err();
     assert_eq!(e, "--random-range-ratio spreads the serve experiment's lengths: add --plan serve");
+}
+
+#[test]
+fn vllm_names_for_the_model_the_endpoint_and_no_progress_bar() {
+    let c = parse(&["--model", "meta/llama", "--served-model-name", "llama"]).unwrap();
+    assert_eq!(c.model.as_deref(), Some("llama"), "the name requests carry wins, as in vLLM");
+    assert_eq!(parse(&["--model", "m"]).unwrap().model.as_deref(), Some("m"));
+    for (path, want) in [("/v1/completions", Endpoint::Completions), ("/v1/chat/completions", Endpoint::Chat)] {
+        assert_eq!(parse(&["--endpoint", path]).unwrap().endpoint, want, "{path}");
+    }
+    let w = Wrapper::parse_from(["x", "--base-url", "http://127.0.0.1:9", "--disable-tqdm"]);
+    assert!(w.run.vllm.disable_tqdm && !w.run.headless);
 }

@@ -23,6 +23,12 @@ pub struct VllmFlags {
     /// runs to its max_tokens.
     #[arg(long)]
     pub ignore_eos: bool,
+    /// vLLM's name the requests carry (`"model"`), when it differs from --model: it wins.
+    #[arg(long, value_name = "NAME")]
+    pub served_model_name: Option<String>,
+    /// vLLM's --disable-tqdm: no live display, progress lines on stderr (the same as --headless).
+    #[arg(long)]
+    pub disable_tqdm: bool,
     /// vLLM's dataset; only `random` is built in (the serve experiment's token-id prompts).
     #[arg(long, hide = true)]
     pub dataset_name: Option<String>,
@@ -43,6 +49,9 @@ pub struct VllmFlags {
     /// Refused (see the error's hint).
     #[arg(long, hide = true)]
     pub dataset_path: Option<String>,
+    /// vLLM's flags without a meaning here (`--temperature`, `--num-warmups`, ...), refused.
+    #[command(flatten)]
+    pub other: super::vllm_refused::VllmRefused,
 }
 
 fn range_ratio(s: &str) -> Result<RangeRatio, String> {
@@ -81,7 +90,8 @@ impl VllmFlags {
             ),
             (given(&self.dataset_path), "--dataset-path: only the built-in random dataset is available (--plan serve)"),
         ];
-        rules.into_iter().find(|(hit, _)| *hit).map(|(_, line)| line.to_string())
+        let line = rules.into_iter().find(|(hit, _)| *hit).map(|(_, line)| line.to_string());
+        line.or_else(|| self.other.refused())
     }
 
     /// The target: `--base-url`, or vLLM's `--host`/`--port`; both, or neither, is an error.

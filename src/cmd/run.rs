@@ -32,7 +32,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(session::usage(&e));
     }
     // The log file is opened before preflight, so a bad path fails before any load is sent.
-    let printer = session::printer(args.headless, args.log_file.as_deref())?;
+    let printer = session::printer(args.headless || args.vllm.disable_tqdm, args.log_file.as_deref())?;
     // In the monitor, finished cells can be re-run until the operator quits.
     cfg.hold_after_last = printer.is_none();
     let mut signals = Signals::new()?;

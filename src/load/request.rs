@@ -9,10 +9,12 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Endpoint {
-    /// `/v1/chat/completions`.
+    /// `/v1/chat/completions` (vLLM's `--endpoint` path is accepted too).
     #[default]
+    #[value(alias = "/v1/chat/completions")]
     Chat,
     /// `/v1/completions`.
+    #[value(alias = "/v1/completions")]
     Completions,
 }
 

@@ -56,11 +56,13 @@ fn row(cell: &DecodeCell) -> Vec<String> {
     let measured = cell.status == CellOutcome::Measured && a.window_s > 0.0;
     row.extend([
         cell.attempts.len().to_string(),
+        // A stopped or errored attempt's partial figures are not the cell's: `—`, as the matrix's `·`.
         if measured { fmt_tps(a.aggregate_tps) } else { "—".into() },
         if measured { fmt_tps(a.per_request_tps) } else { "—".into() },
-        pair(a.ttft_ms.map(|s| s.p50), a.ttft_ms.map(|s| s.p99), 0),
-        pair(a.itl_ms.map(|s| s.p50), a.itl_ms.map(|s| s.p99), 0),
-        format!("{running}/{}{}", a.requested, escape(&limit)),
+        if measured { pair(a.ttft_ms.map(|s| s.p50), a.ttft_ms.map(|s| s.p99), 0) } else { "—".into() },
+        // One decimal: a TPOT below 1 ms is not 0.
+        if measured { pair(a.itl_ms.map(|s| s.p50), a.itl_ms.map(|s| s.p99), 1) } else { "—".into() },
+        if measured { format!("{running}/{}{}", a.requested, escape(&limit)) } else { format!("—/{}", a.requested) },
         errors.join("<br>"),
     ]);
     row

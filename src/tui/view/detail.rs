@@ -24,17 +24,17 @@ fn dist_header() -> Line<'static> {
     Line::styled(s, theme::dim())
 }
 
+/// A distribution's figure, ms: one decimal below 10 ms (a 0.4 ms TPOT is not `0`), else as
+/// the tables print latencies (`812`, `2.9k`).
+fn ms(v: f64) -> String {
+    if v.is_finite() && v.abs() < 9.95 { format!("{v:.1}") } else { fmt_latency_ms(Some(v)) }
+}
+
 fn dist(name: &str, s: Option<&Summary>) -> Line<'static> {
     let text = match s {
-        Some(s) => format!(
-            "{:>7}{:>8}{:>8}{:>8}{:>8}{:>8}",
-            s.count,
-            fmt_latency_ms(Some(s.p50)),
-            fmt_latency_ms(Some(s.p90)),
-            fmt_latency_ms(Some(s.p95)),
-            fmt_latency_ms(Some(s.p99)),
-            fmt_latency_ms(Some(s.max))
-        ),
+        Some(s) => {
+            format!("{:>7}{:>8}{:>8}{:>8}{:>8}{:>8}", s.count, ms(s.p50), ms(s.p90), ms(s.p95), ms(s.p99), ms(s.max))
+        }
         None => format!("{:>7}", "—"),
     };
     Line::from(vec![Span::styled(format!("{name:<14}"), theme::label()), Span::styled(text, theme::value())])

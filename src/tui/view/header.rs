@@ -38,28 +38,39 @@ fn safe(s: &str) -> String {
     crate::text_safe::line(s).into_owned()
 }
 
+/// The first line in `width` columns: the target always, then whole parts by importance
+/// (plan, model, engine), shown in their usual order, so 80 columns drop the engine rather
+/// than cut the plan mid-word.
 fn first_line(app: &App, width: u16) -> Line<'static> {
     let s = &app.session;
-    let mut spans = Vec::new();
-    if width >= 120 {
-        spans.push(Span::styled(" llm-decode-bench", theme::title().add_modifier(Modifier::ITALIC)));
-        spans.push(sep());
-    } else {
-        spans.push(Span::raw(" "));
+    let lead = match width >= 120 {
+        true => vec![Span::styled(" llm-decode-bench", theme::title().add_modifier(Modifier::ITALIC)), sep()],
+        false => vec![Span::raw(" ")],
+    };
+    let part = |label: &'static str, value: String| {
+        vec![sep(), Span::styled(label, theme::label()), Span::styled(value, theme::value())]
+    };
+    let target = vec![Span::styled("target ", theme::label()), Span::styled(safe(&s.target), theme::value())];
+    // Display order: model, engine, plan; importance: plan, model, engine.
+    let parts = [
+        part("model ", safe(&s.model)),
+        part(if width >= 120 { "engine " } else { "" }, safe(&s.dialect)),
+        part("plan ", s.plan.clone()),
+    ];
+    let wide = |p: &[Span]| p.iter().map(Span::width).sum::<usize>();
+    let mut used = wide(&lead) + wide(&target);
+    let mut shown = [false; 3];
+    for i in [2, 0, 1] {
+        if used + wide(&parts[i]) <= usize::from(width) {
+            used += wide(&parts[i]);
+            shown[i] = true;
+        }
     }
-    spans.extend([
-        Span::styled("target ", theme::label()),
-        Span::styled(safe(&s.target), theme::value()),
-        sep(),
-        Span::styled("model ", theme::label()),
-        Span::styled(safe(&s.model), theme::value()),
-        sep(),
-        Span::styled(if width >= 120 { "engine " } else { "" }, theme::label()),
-        Span::styled(safe(&s.dialect), theme::value()),
-        sep(),
-        Span::styled("plan ", theme::label()),
-        Span::styled(s.plan.clone(), theme::value()),
-    ]);
+    let mut spans = lead;
+    spans.extend(target);
+    for (p, _) in parts.into_iter().zip(shown).filter(|(_, on)| *on) {
+        spans.extend(p);
+    }
     Line::from(spans)
 }
 
@@ -126,5 +137,30 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     buf.set_line(area.x, area.y, &first_line(app, area.width), area.width);
     if area.height > 1 {
         buf.set_line(area.x, area.y + 1, &second_line(app, area.width), area.width);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn text(line: &Line) -> String {
+        line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn a_narrow_first_line_drops_whole_parts_engine_first() {
+        let mut app = crate::tui::fixtures::measuring();
+        let mut s = (*app.session).clone();
+        (s.target, s.plan) = ("http://127.0.0.1:17101".into(), "decode,routing".into());
+        app.set_session(Arc::new(s));
+        let wide = text(&first_line(&app, 160));
+        assert!(wide.contains("engine ") && wide.ends_with("plan decode,routing"), "{wide}");
+        let narrow = text(&first_line(&app, 80));
+        assert!(narrow.chars().count() <= 80, "{narrow}");
+        assert!(narrow.ends_with("plan decode,routing") && narrow.contains("model "), "{narrow}");
+        let tight = text(&first_line(&app, 56));
+        assert!(tight.ends_with("plan decode,routing") && !tight.contains("model"), "{tight}");
     }
 }
