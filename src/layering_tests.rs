@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["load"],
     &["metrics"],
     &["stats"],
+    &["dataset"],
     &["report"],
     &["config"],
     &["cell"],

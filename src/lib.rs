@@ -6,6 +6,7 @@ pub mod cell;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod dataset;
 pub mod experiment;
 pub(crate) mod fdlimit;
 pub mod load;
