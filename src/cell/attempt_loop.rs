@@ -242,9 +242,11 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         }
     }
 
-    /// Ends the loop: the samples, oldest first, and the experiment's tally.
+    /// Ends the loop: the samples, oldest first, and the experiment's tally. The view is
+    /// published once more with every sample folded in, so the panels' last figures (the
+    /// Replicas `reqs`, the split) are the attempt's whole, not its last tick's.
     pub fn finish(mut self) -> (Vec<RequestSample>, T) {
-        self.drain();
+        self.publish();
         (self.samples, self.tally)
     }
 }
@@ -324,6 +326,25 @@ mod tests {
         );
         assert_eq!((view.served_by.get("sim-a"), view.served_by.get("sim-b")), (Some(&1), Some(&1)));
         assert_eq!(lp.samples().len(), 2);
+    }
+
+    /// Requests that end after the last tick are in the view the panels keep at the end
+    /// (the Replicas panel read 84 of 91 requests at DONE).
+    #[tokio::test(start_paused = true)]
+    async fn the_last_samples_are_published_when_the_attempt_finishes() {
+        let (env, live) = env();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let publisher = LivePublisher::new(0, "r1-hot90-prefix-cache".into(), 2);
+        let mut lp = AttemptLoop::new(&env, rx, Arc::new(LiveCounters::default()), publisher, PlainTally);
+        tx.send(sample("sim-a", false)).unwrap();
+        assert_eq!(lp.wait(&CancellationToken::new(), None).await, Wake::Tick);
+        tx.send(sample("sim-b", false)).unwrap();
+        tx.send(sample("sim-b", false)).unwrap();
+        drop(tx);
+        let (samples, _) = lp.finish();
+        let view = live.borrow().clone();
+        assert_eq!(samples.len(), 3);
+        assert_eq!((view.served_by.get("sim-a"), view.served_by.get("sim-b")), (Some(&1), Some(&2)));
     }
 
     #[tokio::test(start_paused = true)]

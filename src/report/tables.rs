@@ -30,7 +30,28 @@ pub fn decode_view(report: &SessionReport) -> Option<DecodeView> {
         burst: burst_view(report),
         knees: knee_marks(section, &columns),
         column_labels: if open_loop { columns.iter().map(label).collect() } else { Vec::new() },
+        skip_notes: skip_notes(section),
     })
+}
+
+/// One line per reason of the cells skipped for something other than KV cache (the model's
+/// context, the plan), so `∅` is never read as a KV limit it is not: `∅ ctx=128k conc 1, 4:
+/// the prompt and its output do not fit max_model_len …`.
+fn skip_notes(section: &DecodeSection) -> Vec<String> {
+    let mut by_reason: Vec<(String, String, Vec<u32>)> = Vec::new();
+    for cell in section.cells.iter().filter(|c| c.status == CellOutcome::Skipped) {
+        let kind = super::skip::kind_of(cell.skip, cell.timeout_reason.as_deref());
+        if !matches!(kind, Some(SkipKind::ContextLength | SkipKind::Plan)) {
+            continue;
+        }
+        let reason = cell.timeout_reason.clone().unwrap_or_else(|| "does not fit the model's context".into());
+        match by_reason.iter_mut().find(|(ctx, r, _)| *ctx == cell.ctx_label && *r == reason) {
+            Some((_, _, conc)) => conc.push(cell.conc),
+            None => by_reason.push((cell.ctx_label.clone(), reason, vec![cell.conc])),
+        }
+    }
+    let list = |c: &[u32]| c.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    by_reason.iter().map(|(ctx, reason, conc)| format!("∅ ctx={ctx} conc {}: {reason}", list(conc))).collect()
 }
 
 /// The knees of `section` placed in its matrix `columns` (knees naming a row or column it does

@@ -181,3 +181,32 @@ pub(crate) fn shapes() -> Vec<(&'static str, SessionReport)> {
         ("empty", minimal_report()),
     ]
 }
+
+/// A cell skipped for the model's context is not left under the legend's KV-cache `∅` line:
+/// its own line says why, once per ctx and reason (issue 23's trial: the demo's 128k cells).
+#[test]
+fn a_context_skip_says_why_beside_the_kv_legend() {
+    use super::skip::SkipKind;
+    let skip = |conc: u32, kind: SkipKind, why: &str| DecodeCell {
+        skip: Some(kind),
+        timeout_reason: Some(why.into()),
+        ..cell(conc, C::Skipped, &[])
+    };
+    let long = "a 131072-token prompt and 64 output tokens exceed max_model_len 131072";
+    let decode = super::json::DecodeSection {
+        ctx_labels: vec!["16k".into()],
+        conc: vec![1, 4, 16],
+        cells: vec![
+            skip(1, SkipKind::ContextLength, long),
+            skip(4, SkipKind::ContextLength, long),
+            skip(16, SkipKind::KvCache, "deficit 655360 tokens"),
+        ],
+        aggregate_sources: Vec::new(),
+        knees: Vec::new(),
+    };
+    let report = SessionReport { decode: Some(decode), ..minimal_report() };
+    let view = super::tables::decode_view(&report).expect("a decode view");
+    assert_eq!(view.skip_notes, [format!("∅ ctx=16k conc 1, 4: {long}")]);
+    let text = super::formats::ReportFormat::Text.render(&report, Default::default());
+    assert!(text.contains("conc 1, 4: a 131072-token prompt"), "{text}");
+}

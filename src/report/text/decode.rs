@@ -34,6 +34,10 @@ pub struct DecodeView {
     /// `inf`, `8@4/s`), one per entry of `conc`; empty: the concurrencies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub column_labels: Vec<String>,
+    /// Why `∅` cells that do not fail for KV cache were skipped, one line per reason
+    /// (`∅ ctx=128k conc=1, 4: …`); the legend's `∅` line names only the KV cache.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skip_notes: Vec<String>,
 }
 
 /// A knee cell of the matrix and its footnote.
@@ -277,6 +281,7 @@ fn aggregate_legend(view: &DecodeView) -> Vec<String> {
     }
     if displayed_cells(view).any(|c| matches!(c, CellView::Skipped)) {
         paragraphs.push(SKIPPED_LEGEND.to_string());
+        paragraphs.extend(view.skip_notes.iter().cloned());
     }
     if displayed_cells(view).any(|c| matches!(c, CellView::NotRun)) {
         paragraphs.push(NOT_RUN_LEGEND.to_string());

@@ -76,6 +76,7 @@ fn seed_view() -> DecodeView {
         burst: None,
         knees: Vec::new(),
         column_labels: Vec::new(),
+        skip_notes: Vec::new(),
     }
 }
 
@@ -179,6 +180,7 @@ fn small_view() -> DecodeView {
         burst: None,
         knees: Vec::new(),
         column_labels: Vec::new(),
+        skip_notes: Vec::new(),
     }
 }
 
