@@ -76,7 +76,9 @@ pub(crate) fn owners(app: &App) -> Owners {
     let selected = app.selected.and_then(|id| app.session.cells.get(id));
     if let Some((label, Attempt::Routing(p))) = selected.and_then(|c| Some((&c.label, c.latest.as_deref()?))) {
         let families = families_of(p);
-        let names = names_with(Vec::new(), &families);
+        // The phase's replicas in their order first, as the live panel lists them, so the
+        // columns do not swap when the phase ends.
+        let names = names_with(p.replicas.keys().cloned().collect(), &families);
         return Owners { title: format!("Prefix owners: {label}"), families, names };
     }
     if !live.families.is_empty() {
@@ -268,6 +270,14 @@ mod tests {
         assert_eq!(f[0].owner.as_deref(), Some("B"));
         assert_eq!(f[0].served.get("A"), Some(&34));
         assert_eq!(names_with(Vec::new(), &f), ["A", "B"]);
+        // Family 0 served by B alone put B first: the phase's replicas lead, in their order.
+        let only_b = RoutingPhase {
+            replicas: [("A".to_string(), counts(&[(4, 1)])), ("B".to_string(), counts(&[(0, 52)]))].into(),
+            ..v.clone()
+        };
+        let f = families_of(&only_b);
+        assert_eq!(names_with(Vec::new(), &f), ["B", "A"], "the order the panel showed at DONE");
+        assert_eq!(names_with(only_b.replicas.keys().cloned().collect(), &f), ["A", "B"]);
     }
 
     #[test]
