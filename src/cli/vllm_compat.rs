@@ -1,6 +1,7 @@
 //! The flags of `vllm bench serve` that users paste: accepted under vLLM's names where they
 //! mean something here (`--host`/`--port`, `--backend`, `--ignore-eos`, `--dataset-name
-//! random`, `--random-range-ratio`), refused with one line that says what to use instead otherwise.
+//! random`, `--random-range-ratio`, `--served-model-name`, `--disable-tqdm`), refused with one
+//! line that says what to use instead otherwise (the rest: `vllm_refused.rs`).
 
 use crate::config::serve::RangeRatio;
 use crate::load::request::Endpoint;

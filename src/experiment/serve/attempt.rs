@@ -1,6 +1,6 @@
 //! One attempt of a serve cell: `--num-prompts` random token-id prompts of `input_len`
-//! tokens (each its own length with `--random-range-ratio`) on the cell's arrival schedule, at most `max_concurrency` in flight, measured with
-//! `vllm bench serve`'s definitions.
+//! tokens (each its own length with `--random-range-ratio`) on the cell's arrival schedule,
+//! at most `max_concurrency` in flight, measured with `vllm bench serve`'s definitions.
 
 use super::dispatch::run_capped;
 use super::lengths::Lengths;
