@@ -298,7 +298,11 @@ fn aggregate_legend(view: &DecodeView) -> Vec<String> {
             CellView::Measured(m) => Some(&m.limit),
             _ => None,
         });
-        let legend: Vec<&str> = std::iter::once(RUNNING_LEGEND).chain(LimitMark::legend(marks)).collect();
+        // `(X/Y)` is explained only where a cell shows one (without Prometheus, `*?` alone).
+        let any_running =
+            displayed_cells(view).any(|c| matches!(c, CellView::Measured(m) if running_suffix(m).contains('(')));
+        let running = any_running.then_some(RUNNING_LEGEND);
+        let legend: Vec<&str> = running.into_iter().chain(LimitMark::legend(marks)).collect();
         paragraphs.push(legend.join("; "));
     }
     paragraphs.extend(view.knees.iter().map(|k| format!("{KNEE_MARK}: {}", k.note)));

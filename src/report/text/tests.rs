@@ -357,3 +357,21 @@ fn a_sustained_run_with_no_completed_request_leaves_the_latency_matrix_out() {
     assert!(out.contains("Client request latency: no request completed inside a window"), "{out}");
     assert!(render_decode(&small_view(), RenderOptions::default()).contains("Client request latency: p50"));
 }
+
+/// Without Prometheus a limited cell reads `7547.7*?` with no `(X/Y)`: the legend explains
+/// the mark and not the running count it does not show (issue 23's trial).
+#[test]
+fn the_running_legend_only_where_a_running_count_shows() {
+    let mut view = small_view();
+    let limit = super::format::LimitMark {
+        capacity_limited: true,
+        limit: Some(crate::report::status::CapacityLimit::Unknown),
+        warmup_timed_out: false,
+    };
+    view.cells[1][1] =
+        CellView::Measured(MeasuredCell { aggregate_tps: 7547.7, requested: 2, limit, ..MeasuredCell::default() });
+    let out = render_decode(&view, RenderOptions::default());
+    assert!(out.contains("7547.7*?") && out.contains("*?"), "{out}");
+    assert!(!out.contains("(X/Y)"), "{out}");
+    assert!(render_decode(&seed_view(), RenderOptions::default()).contains("(X/Y) = avg running"));
+}
