@@ -134,6 +134,14 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         self.publisher.phase(self.env, phase, len);
     }
 
+    /// Counts the panels' deltas from `snap`, the attempt's opening scrape (the report's
+    /// `before`), so the final panels and the report agree.
+    pub fn baseline(&mut self, snap: Option<Arc<crate::metrics::window::MetricsSnapshot>>) {
+        if let Some(snap) = snap {
+            self.publisher.baseline(snap);
+        }
+    }
+
     /// The live view's tallies, for experiment-specific rows (e.g. prompt families).
     pub fn live_mut(&mut self) -> &mut LiveAttempt {
         self.publisher.live_mut()

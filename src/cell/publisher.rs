@@ -47,6 +47,11 @@ impl LivePublisher {
         }
     }
 
+    /// The snapshot the panels' deltas count from: the attempt's opening scrape.
+    pub fn baseline(&mut self, snap: std::sync::Arc<crate::metrics::window::MetricsSnapshot>) {
+        self.replicas.start_at(snap);
+    }
+
     /// Mutable access to the view's tallies (errors, served-by).
     pub fn live_mut(&mut self) -> &mut LiveAttempt {
         &mut self.attempt

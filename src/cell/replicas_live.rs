@@ -26,6 +26,12 @@ fn delta(now: Option<f64>, then: Option<f64>) -> Option<f64> {
 }
 
 impl ReplicaTracker {
+    /// Counts the deltas from `snap` (the attempt's own opening scrape) rather than from the
+    /// first round the view sees, which may come after its first requests.
+    pub(crate) fn start_at(&mut self, snap: Arc<MetricsSnapshot>) {
+        self.start = Some(snap);
+    }
+
     /// Folds in the latest round; `served` counts requests per replica from response headers.
     pub(crate) fn update(
         &mut self,
@@ -76,5 +82,33 @@ impl ReplicaTracker {
             }
             self.last_gen.insert(r.name.clone(), (at, tokens));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::gateway::CounterSeries;
+    use crate::metrics::snapshot::GatewayView;
+
+    fn round(seq: u64, requests: f64) -> Arc<MetricsSnapshot> {
+        let series =
+            vec![CounterSeries { name: "gateway_request_total".into(), labels: Default::default(), value: requests }];
+        let gateway = Some(GatewayView { series, ..GatewayView::default() });
+        Arc::new(MetricsSnapshot { seq, at: Instant::now(), replicas: Vec::new(), gateway })
+    }
+
+    /// The phase's opening scrape read 100, the first round the view saw 103 (three requests
+    /// already routed), the closing one 196: the panel's Δ is the phase's 96, not 93.
+    #[test]
+    fn deltas_count_from_the_opening_scrape_when_given() {
+        let served = BTreeMap::new();
+        let mut late = ReplicaTracker::default();
+        late.update(&round(2, 103.0), &served);
+        assert_eq!(late.update(&round(3, 196.0), &served).1[0].delta, 93.0);
+        let mut opened = ReplicaTracker::default();
+        opened.start_at(round(1, 100.0));
+        opened.update(&round(2, 103.0), &served);
+        assert_eq!(opened.update(&round(3, 196.0), &served).1[0].delta, 96.0);
     }
 }

@@ -122,6 +122,7 @@ pub(crate) async fn run_phase(
     let ctx = Arc::new(env.worker_ctx(live.clone(), r.cfg.output, Some(headers), first_token, 0));
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let mut lp = AttemptLoop::new(env, rx, live, publisher, FamilyTally { r });
+    lp.baseline(before.clone());
     lp.phase(Phase::Measuring, span);
     let (start, started_at) = (Instant::now() + Duration::from_millis(20), unix_now());
     lp.run_until(run_open_loop(ctx, start, plan, tx, cancel.clone())).await;
