@@ -2,7 +2,8 @@
 //! per line (`output_tokens` optional, other fields ignored, blank lines skipped). A line that
 //! is not such an object is an error naming its line; an empty prompt is counted unusable.
 
-use super::{Conversation, Counts, Reservoir};
+use super::{Conversation, Counts};
+use crate::stats::SampleOf;
 use serde::Deserialize;
 use std::io::{BufRead, BufReader, Read};
 
@@ -14,7 +15,7 @@ struct Line {
 }
 
 /// Reads every line of `reader`, offering each usable prompt to `pool`.
-pub(super) fn read(reader: impl Read, pool: &mut Reservoir<Conversation>) -> Result<Counts, String> {
+pub(super) fn read(reader: impl Read, pool: &mut SampleOf<Conversation>) -> Result<Counts, String> {
     let mut counts = Counts::default();
     let mut buf = String::new();
     let mut r = BufReader::with_capacity(1 << 20, reader);
@@ -42,9 +43,9 @@ mod tests {
     use super::*;
 
     fn sample(text: &str) -> Result<(Vec<Conversation>, Counts), String> {
-        let mut pool = Reservoir::new(10, 1);
+        let mut pool = SampleOf::seeded(10, 1);
         let counts = read(text.as_bytes(), &mut pool)?;
-        Ok((pool.into_shuffled(), counts))
+        Ok((pool.into_vec(), counts))
     }
 
     #[test]

@@ -1,14 +1,15 @@
 //! Datasets read from files (issue 24): vLLM's `sharegpt` (a JSON array of `conversations`)
 //! and `custom` (JSONL, one `prompt` per line), streamed so a file of any size is sampled in
-//! memory bounded by the sample, with the file's SHA-256 and counts for the report.
+//! memory bounded by the sample (`stats::SampleOf`, seeded), with the file's SHA-256 and
+//! counts for the report.
 
 mod custom;
 mod hashing;
-mod reservoir;
 mod sharegpt;
 
-pub use reservoir::Reservoir;
-
+use crate::stats::SampleOf;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
 use std::fmt;
 use std::path::Path;
 
@@ -86,7 +87,7 @@ pub fn sample_file(path: &Path, format: FileFormat, n: usize, seed: u64) -> Resu
     let file =
         std::fs::File::open(path).map_err(|e| DatasetError(format!("--dataset-path {}: {e}", path.display())))?;
     let mut reader = hashing::HashingReader::new(file);
-    let mut pool = Reservoir::new(n, seed);
+    let mut pool = SampleOf::seeded(n, seed);
     let counts = match format {
         FileFormat::ShareGpt => sharegpt::read(&mut reader, &mut pool),
         FileFormat::Custom => custom::read(&mut reader, &mut pool),
@@ -94,13 +95,10 @@ pub fn sample_file(path: &Path, format: FileFormat, n: usize, seed: u64) -> Resu
     .map_err(|e| DatasetError(format!("--dataset-path {} ({}): {e}", path.display(), format.name())))?;
     let (bytes, sha256) =
         reader.finish().map_err(|e| DatasetError(format!("--dataset-path {}: {e}", path.display())))?;
-    Ok(Sampled {
-        conversations: pool.into_shuffled(),
-        entries: counts.entries,
-        unusable: counts.unusable,
-        bytes,
-        sha256,
-    })
+    // The sample keeps its first items in file order: shuffled, seeded.
+    let mut conversations = pool.into_vec();
+    conversations.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+    Ok(Sampled { conversations, entries: counts.entries, unusable: counts.unusable, bytes, sha256 })
 }
 
 /// Entries a reader saw, and how many of them could not make a request.
@@ -112,10 +110,10 @@ struct Counts {
 
 impl Counts {
     /// Counts one entry, offering it to `pool` when usable.
-    fn offer(&mut self, pool: &mut Reservoir<Conversation>, c: Option<Conversation>) {
+    fn offer(&mut self, pool: &mut SampleOf<Conversation>, c: Option<Conversation>) {
         self.entries += 1;
         match c {
-            Some(c) => pool.offer(c),
+            Some(c) => pool.push(c),
             None => self.unusable += 1,
         }
     }

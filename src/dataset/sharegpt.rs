@@ -2,7 +2,8 @@
 //! `{"from", "value"}` turns (other fields ignored); an entry with fewer than two turns has no
 //! answer to measure against and is counted unusable, as vLLM's ShareGPT sampler skips it.
 
-use super::{Conversation, Counts, Reservoir};
+use super::{Conversation, Counts};
+use crate::stats::SampleOf;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use std::fmt;
@@ -21,7 +22,7 @@ struct Turn {
 }
 
 /// Reads the whole array from `reader`, offering each usable entry to `pool`.
-pub(super) fn read(reader: impl Read, pool: &mut Reservoir<Conversation>) -> Result<Counts, String> {
+pub(super) fn read(reader: impl Read, pool: &mut SampleOf<Conversation>) -> Result<Counts, String> {
     let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 20, reader));
     let counts = de.deserialize_seq(Entries { pool }).map_err(|e| format!("not a ShareGPT JSON array: {e}"))?;
     de.end().map_err(|e| format!("after the array: {e}"))?;
@@ -30,7 +31,7 @@ pub(super) fn read(reader: impl Read, pool: &mut Reservoir<Conversation>) -> Res
 
 /// Visits the top-level array one entry at a time, so only the current entry is in memory.
 struct Entries<'a> {
-    pool: &'a mut Reservoir<Conversation>,
+    pool: &'a mut SampleOf<Conversation>,
 }
 
 impl<'de> Visitor<'de> for Entries<'_> {
@@ -66,9 +67,9 @@ mod tests {
     use super::*;
 
     fn sample(text: &str, n: usize) -> Result<(Vec<Conversation>, Counts), String> {
-        let mut pool = Reservoir::new(n, 1);
+        let mut pool = SampleOf::seeded(n, 1);
         let counts = read(text.as_bytes(), &mut pool)?;
-        Ok((pool.into_shuffled(), counts))
+        Ok((pool.into_vec(), counts))
     }
 
     #[test]

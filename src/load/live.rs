@@ -1,6 +1,7 @@
 //! Lock-free live counters the workers bump on the hot path and the monitor reads at its tick.
 
 use super::sample::RequestSample;
+use super::slo::Slo;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -30,9 +31,9 @@ pub struct LiveCounters {
     pub ttfts: Mutex<Ttfts>,
     /// Worst client event-loop lag over the last second, microseconds (set by the lag probe).
     pub lag_recent_us: AtomicU64,
-    /// The bounds in-flight streams are judged against from their tokens so far (the session
-    /// SLO, `stats::Slo`, as the experiment gives it); None: not judged.
-    pub slo: Option<Bounds>,
+    /// The session SLO in-flight streams are judged against from their tokens so far, as the
+    /// experiment gives it; None: not judged.
+    pub slo: Option<Slo>,
     /// In-flight streams judged so far ([`Self::judge_so_far`]), and the good ones among them.
     pub flight_judged: AtomicI64,
     /// In-flight streams whose tokens so far meet [`Self::slo`].
@@ -182,27 +183,19 @@ impl LiveCounters {
     }
 }
 
-/// Latency bounds a request is judged against: each one unset or a largest value.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Bounds {
-    /// Largest time to first token.
-    pub ttft: Option<Duration>,
-    /// Largest time per output token.
-    pub tpot: Option<Duration>,
-    /// Largest end-to-end latency.
-    pub e2e: Option<Duration>,
-}
-
 /// The verdict of a stream's tokens so far against `slo`; None before its first token.
-fn so_far(slo: &Bounds, s: &RequestSample) -> Option<bool> {
+fn so_far(slo: &Slo, s: &RequestSample) -> Option<bool> {
     let (first, last) = (s.marks.first()?, s.marks.last()?);
     let start = s.start();
     let ttft = s.mark_at(&first).saturating_duration_since(start);
     let decoded = last.tokens.saturating_sub(first.tokens);
-    let tpot = (decoded > 0).then(|| Duration::from_micros(last.at_us - first.at_us) / decoded as u32);
-    let within = |bound: Option<Duration>, v: Duration| bound.is_none_or(|b| v <= b);
+    // One token so far has no TPOT yet: nothing to fail, unlike a finished one-token reply.
+    let tpot = match decoded {
+        0 => Duration::ZERO,
+        n => Duration::from_micros(last.at_us - first.at_us) / n as u32,
+    };
     let elapsed = s.mark_at(&last).saturating_duration_since(start);
-    Some(within(slo.ttft, ttft) && tpot.is_none_or(|t| within(slo.tpot, t)) && within(slo.e2e, elapsed))
+    Some(slo.is_met(Some(ttft), Some(tpot), Some(elapsed)))
 }
 
 #[cfg(test)]
@@ -226,7 +219,7 @@ mod tests {
     fn running_streams_are_judged_on_their_tokens_so_far_and_settle_out() {
         use super::super::sample::Mark;
         let ms = Duration::from_millis;
-        let slo = Bounds { ttft: Some(ms(100)), tpot: Some(ms(20)), e2e: None };
+        let slo = Slo { ttft: Some(ms(100)), tpot: Some(ms(20)), e2e: None };
         let live = LiveCounters { slo: Some(slo), ..LiveCounters::default() };
         let mut s = RequestSample::new(0, tokio::time::Instant::now());
         live.judge_so_far(&mut s);
@@ -247,7 +240,7 @@ mod tests {
         live.settle_verdict(&slow);
         live.settle_verdict(&s);
         assert_eq!(live.flight_goodput(s.sent_at), (0, 0), "settled streams leave the in-flight tally");
-        let late = Bounds { ttft: Some(ms(10)), ..slo };
+        let late = Slo { ttft: Some(ms(10)), ..slo };
         assert_eq!(so_far(&late, &s), Some(false), "first token at 80 ms");
         let queued = RequestSample::new(7, s.sent_at);
         live.await_first(&queued);

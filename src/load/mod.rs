@@ -19,6 +19,7 @@ pub(crate) mod reuse;
 pub mod reuse_probe;
 pub mod sample;
 pub(crate) mod scrub;
+pub mod slo;
 pub mod sse;
 pub mod stream;
 pub(crate) mod tap;

@@ -19,6 +19,12 @@ impl<T> SampleOf<T> {
         Self { held: Vec::new(), capacity: capacity.max(1), seen: 0, rng: 0x2545_F491_4F6C_DD1D }
     }
 
+    /// An empty sample keeping at most `capacity` items (0: none), drawn from `seed`, so the
+    /// same stream and seed keep the same items (a dataset's sample, `dataset::sample_file`).
+    pub fn seeded(capacity: usize, seed: u64) -> Self {
+        Self { held: Vec::new(), capacity, seen: 0, rng: seed ^ 0x2545_F491_4F6C_DD1D }
+    }
+
     /// Offers one item.
     pub fn push(&mut self, item: T) {
         self.seen += 1;
@@ -46,6 +52,35 @@ impl<T> SampleOf<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sample(n: usize, of: u32, seed: u64) -> Vec<u32> {
+        let mut r = SampleOf::seeded(n, seed);
+        (0..of).for_each(|i| r.push(i));
+        assert_eq!(r.seen(), u64::from(of));
+        r.into_vec()
+    }
+
+    #[test]
+    fn every_item_is_about_equally_likely() {
+        // 4,000 samples of 10 from 100: each item expected 400 times (sd about 19).
+        let mut hits = [0u32; 100];
+        for seed in 0..4_000 {
+            sample(10, 100, seed).into_iter().for_each(|i| hits[i as usize] += 1);
+        }
+        assert!(hits.iter().all(|&h| (300..500).contains(&h)), "{hits:?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_sample_is_distinct_items_of_the_stream_seeded(n in 0usize..50, of in 0u32..500, seed: u64) {
+            let s = sample(n, of, seed);
+            proptest::prop_assert_eq!(s.len(), n.min(of as usize));
+            let distinct: std::collections::BTreeSet<u32> = s.iter().copied().collect();
+            proptest::prop_assert_eq!(distinct.len(), s.len());
+            proptest::prop_assert!(s.iter().all(|&i| i < of));
+            proptest::prop_assert_eq!(s, sample(n, of, seed));
+        }
+    }
 
     #[test]
     fn keeps_everything_that_fits_in_order() {

@@ -52,36 +52,14 @@ fn divide(span: Duration, by: u64) -> Option<Duration> {
     Some(Duration::new(secs, sub))
 }
 
-/// Service-level objective: upper bounds a request must stay within to count as good.
-///
-/// A bound left at `None` is not checked. Bounds are inclusive.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Slo {
-    /// Maximum time to first token.
-    pub ttft: Option<Duration>,
-    /// Maximum time per output token.
-    pub tpot: Option<Duration>,
-    /// Maximum end-to-end request latency.
-    pub e2e: Option<Duration>,
-}
+pub use crate::load::slo::Slo;
 
 /// The largest `--goodput` bound, milliseconds (a day).
 pub(crate) const MAX_BOUND_MS: f64 = 86_400_000.0;
 
+// What a bound means lives with the type (`load::slo`, where the workers judge running
+// streams); how the session reads and prints it, here.
 impl Slo {
-    /// True when every bound that is set is met by the matching measurement.
-    ///
-    /// A missing measurement (for example no TPOT for a one-token reply) fails any bound
-    /// set on it; with no bound set at all every request meets the SLO.
-    pub fn is_met(&self, ttft: Option<Duration>, tpot: Option<Duration>, e2e: Option<Duration>) -> bool {
-        within(self.ttft, ttft) && within(self.tpot, tpot) && within(self.e2e, e2e)
-    }
-
-    /// True when no bound is set.
-    pub fn is_unbounded(&self) -> bool {
-        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
-    }
-
     /// Parses `vllm bench serve --goodput` pairs, `KEY:MS` with KEY one of `ttft`, `tpot`,
     /// `e2el` and MS milliseconds (`ttft:2000 tpot:50`); bounds not named are unset.
     pub fn from_goodput(pairs: &[String]) -> Result<Slo, String> {
@@ -132,14 +110,6 @@ fn fmt_ms(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1e3;
     let rounded = (ms * 1e3).round() / 1e3;
     format!("{rounded}")
-}
-
-fn within(bound: Option<Duration>, measured: Option<Duration>) -> bool {
-    match (bound, measured) {
-        (None, _) => true,
-        (Some(_), None) => false,
-        (Some(b), Some(m)) => m <= b,
-    }
 }
 
 #[cfg(test)]

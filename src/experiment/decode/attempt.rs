@@ -17,7 +17,7 @@ use crate::cell::goodput::GoodputTally;
 use crate::cell::publisher::LivePublisher;
 use crate::cell::sample_window::Window;
 use crate::cell::summarize::Summarizer;
-use crate::load::live::{Bounds, LiveCounters};
+use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::metrics::poller::MetricsSnapshot;
 use crate::report::json::DecodeAttempt;
@@ -273,9 +273,7 @@ fn start<'a>(
     );
     // In-flight streams are judged on their tokens so far: sustained streams outlast the
     // window, so the live goodput would otherwise stay `0/0` until the cell ends.
-    let slo = env.cfg.slo;
-    let bounds = Bounds { ttft: slo.ttft, tpot: slo.tpot, e2e: slo.e2e };
-    let live = Arc::new(LiveCounters { slo: Some(bounds), ..LiveCounters::default() });
+    let live = Arc::new(LiveCounters { slo: Some(env.cfg.slo), ..LiveCounters::default() });
     let nonce_base = (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40);
     let first_token = env.cfg.first_token_limit(prompt.tokens);
     let mut ctx = env.worker_ctx(live.clone(), max_tokens, None, Some(first_token), nonce_base);
