@@ -34,6 +34,8 @@ pub struct Progress {
     pub position: usize,
     /// Cells in the plan.
     pub total: usize,
+    /// Cells skipped without running (no KV or context fit), counted among the finished.
+    pub skipped: usize,
     /// Time left, when any of it can be estimated.
     pub eta: Option<Duration>,
     /// True when some remaining cell could not be estimated: the ETA is a lower bound.
@@ -79,7 +81,8 @@ pub struct CellView {
     pub kind: ExperimentKind,
     /// True once the cell has an outcome.
     pub done: bool,
-    /// Skipped without running (no KV or context fit): not counted in `cell i/N`.
+    /// Skipped without running (no KV or context fit): a finished step of `cell i/N`, said
+    /// beside it (`2 skipped`).
     pub skipped: bool,
 }
 
@@ -108,10 +111,12 @@ impl Timing {
 
     /// Progress of `cells` at `now`, the running cell in `phase`.
     pub fn progress(&self, cells: &[CellView], now: Instant, phase: Option<PhaseNow>) -> Progress {
-        // `cell i/N` counts the cells that run: one skipped for lack of fit is no step of the
-        // session (the first cell reads 1/N even when a plan skip comes before it).
-        let total = cells.iter().filter(|c| !c.skipped).count();
-        let done = cells.iter().filter(|c| c.done && !c.skipped).count();
+        // `cell i/N` counts every planned cell, so N holds still when a cell turns out not to
+        // fit (context skips are found only once a prompt is calibrated); skipped cells are
+        // finished steps, and the line says how many there were.
+        let total = cells.len();
+        let skipped = cells.iter().filter(|c| c.skipped).count();
+        let done = cells.iter().filter(|c| c.done).count();
         let running = self.running.filter(|(id, _)| cells.get(*id).is_some_and(|c| !c.done));
         let position = (done + usize::from(running.is_some())).min(total);
         let scale = self.scales(cells);
@@ -137,7 +142,7 @@ impl Timing {
             (left, any) = (left + est, true);
         }
         let eta = (any || !unknown).then(|| crate::units::secs(left));
-        Progress { position, total, eta, lower_bound: unknown }
+        Progress { position, total, skipped, eta, lower_bound: unknown }
     }
 
     /// Per kind: actual / planned over its finished cells (1 when none), and their mean length.
@@ -170,9 +175,14 @@ pub(crate) fn short_duration(d: Duration) -> String {
 }
 
 impl fmt::Display for Progress {
-    /// `cell 3/12, ETA 4m10s` (`ETA ≥ …` for a lower bound, `ETA ?` when unknown).
+    /// `cell 3/12, ETA 4m10s` (`cell 7/14, 2 skipped, ETA …`; `ETA ≥ …` for a lower bound,
+    /// `ETA ?` when unknown).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cell {}/{}, ETA ", self.position, self.total)?;
+        write!(f, "cell {}/{}, ", self.position, self.total)?;
+        if self.skipped > 0 {
+            write!(f, "{} skipped, ", self.skipped)?;
+        }
+        f.write_str("ETA ")?;
         match self.eta {
             Some(d) if self.lower_bound => write!(f, "≥ {}", short_duration(d)),
             Some(d) => f.write_str(&short_duration(d)),
@@ -235,13 +245,16 @@ mod tests {
     }
 
     #[test]
-    fn a_cell_skipped_for_lack_of_fit_is_no_step_of_the_session() {
+    fn a_skipped_cell_is_a_finished_step_said_beside_the_count() {
         let t0 = Instant::now();
         let mut t = Timing::new(vec![Some(30.0); 3]);
         let mut cells = views(&[Decode; 3], 0);
         cells[0] = CellView { kind: Decode, done: true, skipped: true };
         t.start(1, t0);
-        assert_eq!(t.progress(&cells, t0, None).to_string(), "cell 1/2, ETA 1m00s", "the first cell that runs is 1");
+        assert_eq!(t.progress(&cells, t0, None).to_string(), "cell 2/3, 1 skipped, ETA 1m00s");
+        // A context skip found late does not shrink the total.
+        cells[2] = CellView { kind: Decode, done: true, skipped: true };
+        assert_eq!(t.progress(&cells, t0, None).to_string(), "cell 3/3, 2 skipped, ETA 30s");
     }
 
     #[test]

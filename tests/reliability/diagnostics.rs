@@ -253,6 +253,7 @@ fn the_monitor_header_shows_progress_and_eta() {
     let buf = terminal.backend().buffer();
     let row: String = (0..160).map(|x| buf[(x, 1)].symbol().to_string()).collect();
     // 6 cells done at 36 s against a 30 s plan: the running one has 22 s left, four more 36 s each.
-    // The 128k x 8 cell is skipped for lack of KV: no step of the session (11 cells run).
-    assert!(row.contains("cell 7/11, ETA 2m46s"), "{row}");
+    // The 128k x 8 cell is skipped for lack of KV: a finished step, said beside the count, so the
+    // count runs over every planned cell (issue 23: the first cell no longer reads "cell 2/15").
+    assert!(row.contains("cell 8/12, 1 skipped, ETA 2m46s"), "{row}");
 }

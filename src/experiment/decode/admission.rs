@@ -11,6 +11,13 @@
 //! least [`STABLE_POLLS`] polls). On Prometheus: `running` unchanged, `waiting > 0`; without
 //! Prometheus, the count of streaming requests has not grown for [`STABLE_WITHOUT_METRICS`]
 //! (or the same TTFT-based hold) while all streams are in flight.
+//!
+//! Short requests (`--max-tokens 16`) never have every stream past its first token at once:
+//! each slot is between requests part of the time. Once the attempt has finished as many
+//! requests as it keeps streams (each slot turned over once: a steady state), the check
+//! reads the queue instead: no request waiting is admitted in full; a queue with a flat
+//! running count is a limit, prefills in progress or not; without Prometheus the turnover
+//! itself ends the warmup, since nothing else can tell a queue from a slot between requests.
 
 use std::time::Duration;
 use tokio::time::Instant;
@@ -42,6 +49,8 @@ pub(crate) struct Observation {
     pub in_flight: i64,
     /// Client streams that have their first token.
     pub streaming: i64,
+    /// Requests of the attempt the server has finished.
+    pub completed: u64,
     /// Longest time to first token among the attempt's requests so far (None before any).
     pub max_ttft: Option<Duration>,
     /// The latest metrics round: (sequence number, running sum, waiting sum), when any.
@@ -74,25 +83,51 @@ impl AdmissionTracker {
         if o.streaming >= i64::from(o.requested) {
             return Admission::Full;
         }
+        let turned_over = o.completed >= u64::from(o.requested);
         match o.metrics {
+            Some((seq, running, waiting)) if turned_over => self.check_turnover(o, seq, running, waiting),
             Some((seq, running, waiting)) => self.check_metrics(o, seq, running, waiting),
+            None if turned_over => Admission::Full,
             None => self.check_client(o),
         }
     }
 
-    fn check_metrics(&mut self, o: &Observation, seq: u64, running: f64, waiting: f64) -> Admission {
-        if self.last_seq != Some(seq) {
-            self.last_seq = Some(seq);
-            let same = self.last_running == Some(running) && waiting > 0.0;
-            self.stable_polls = if same { self.stable_polls + 1 } else { 0 };
-            if !same {
-                self.plateau_since = Some(o.now);
-            }
-            self.last_running = Some(running);
+    /// Steady state of short requests: the queue decides, not the streaming count.
+    fn check_turnover(&mut self, o: &Observation, seq: u64, running: f64, waiting: f64) -> Admission {
+        if waiting <= 0.0 {
+            return Admission::Full;
         }
+        self.observe_round(o, seq, running, waiting);
+        if running >= 1.0 && self.stable_polls >= STABLE_POLLS && self.held(o) {
+            Admission::AtCapacity
+        } else {
+            Admission::NotYet
+        }
+    }
+
+    /// Counts a new metrics round toward (or against) a plateau; a repeated round is ignored.
+    fn observe_round(&mut self, o: &Observation, seq: u64, running: f64, waiting: f64) {
+        if self.last_seq == Some(seq) {
+            return;
+        }
+        self.last_seq = Some(seq);
+        let same = self.last_running == Some(running) && waiting > 0.0;
+        self.stable_polls = if same { self.stable_polls + 1 } else { 0 };
+        if !same {
+            self.plateau_since = Some(o.now);
+        }
+        self.last_running = Some(running);
+    }
+
+    /// True once the plateau has lasted longer than a prefill takes.
+    fn held(&self, o: &Observation) -> bool {
+        self.plateau_since.is_some_and(|t| o.now.saturating_duration_since(t) >= o.hold(Duration::ZERO))
+    }
+
+    fn check_metrics(&mut self, o: &Observation, seq: u64, running: f64, waiting: f64) -> Admission {
+        self.observe_round(o, seq, running, waiting);
         let all_running_stream = o.streaming as f64 >= running - 0.5;
-        let held = self.plateau_since.is_some_and(|t| o.now.saturating_duration_since(t) >= o.hold(Duration::ZERO));
-        if waiting > 0.0 && running >= 1.0 && all_running_stream && self.stable_polls >= STABLE_POLLS && held {
+        if waiting > 0.0 && running >= 1.0 && all_running_stream && self.stable_polls >= STABLE_POLLS && self.held(o) {
             Admission::AtCapacity
         } else {
             Admission::NotYet
@@ -120,7 +155,7 @@ mod tests {
     use super::*;
 
     fn obs(streaming: i64, metrics: Option<(u64, f64, f64)>, now: Instant) -> Observation {
-        Observation { requested: 16, in_flight: 16, streaming, max_ttft: None, metrics, now }
+        Observation { requested: 16, in_flight: 16, streaming, completed: 0, max_ttft: None, metrics, now }
     }
 
     #[test]
@@ -128,7 +163,15 @@ mod tests {
         let mut t = AdmissionTracker::default();
         let now = Instant::now();
         assert_eq!(
-            t.check(&Observation { requested: 4, in_flight: 4, streaming: 4, max_ttft: None, metrics: None, now }),
+            t.check(&Observation {
+                requested: 4,
+                in_flight: 4,
+                streaming: 4,
+                completed: 0,
+                max_ttft: None,
+                metrics: None,
+                now
+            }),
             Admission::Full
         );
     }
@@ -187,6 +230,7 @@ mod tests {
             requested: 4,
             in_flight: 4,
             streaming,
+            completed: 0,
             max_ttft: ttft,
             metrics: Some((seq, running, waiting)),
             now: t0 + at,
@@ -217,6 +261,7 @@ mod tests {
             requested: 4,
             in_flight: 4,
             streaming: 1,
+            completed: 0,
             max_ttft: Some(Duration::from_secs(16)),
             metrics: None,
             now: t0 + Duration::from_secs(at),
@@ -225,5 +270,47 @@ mod tests {
         assert_eq!(t.check(&o(3)), Admission::NotYet, "2 s is shorter than a 16 s prefill");
         assert_eq!(t.check(&o(20)), Admission::NotYet);
         assert_eq!(t.check(&o(24)), Admission::AtCapacity);
+    }
+
+    /// `--max-tokens 16` at 8 streams: some slot is always between requests, so the streaming
+    /// count never reaches 8; once every slot turned over, an empty queue is full admission.
+    #[test]
+    fn short_requests_turn_over_into_full_admission() {
+        let mut t = AdmissionTracker::default();
+        let now = Instant::now();
+        let o = |completed: u64, seq: u64, waiting: f64| Observation {
+            requested: 8,
+            in_flight: 8,
+            streaming: 6,
+            completed,
+            max_ttft: None,
+            metrics: Some((seq, 7.0, waiting)),
+            now,
+        };
+        assert_eq!(t.check(&o(3, 0, 0.0)), Admission::NotYet, "not yet turned over");
+        assert_eq!(t.check(&o(8, 1, 0.0)), Admission::Full);
+        let mut t = AdmissionTracker::default();
+        assert_eq!(t.check(&Observation { metrics: None, ..o(8, 0, 0.0) }), Admission::Full, "no metrics");
+    }
+
+    /// Short requests against a server that keeps a queue: a flat running count with waiting
+    /// requests is a limit even while some running requests prefill.
+    #[test]
+    fn short_requests_with_a_queue_are_capacity() {
+        let mut t = AdmissionTracker::default();
+        let now = Instant::now();
+        let o = |seq: u64| Observation {
+            requested: 16,
+            in_flight: 16,
+            streaming: 3,
+            completed: 40,
+            max_ttft: None,
+            metrics: Some((seq, 4.0, 12.0)),
+            now,
+        };
+        for seq in 0..STABLE_POLLS as u64 {
+            assert_eq!(t.check(&o(seq)), Admission::NotYet);
+        }
+        assert_eq!(t.check(&o(STABLE_POLLS as u64)), Admission::AtCapacity);
     }
 }

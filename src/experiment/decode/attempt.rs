@@ -138,6 +138,7 @@ impl Run<'_> {
             requested: self.spec.conc,
             in_flight: t.in_flight,
             streaming: t.streaming,
+            completed: t.completed,
             max_ttft: max_ttft.map(|ms| crate::units::secs(ms / 1e3)),
             metrics,
             now,

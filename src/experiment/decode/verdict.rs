@@ -72,10 +72,12 @@ pub(crate) fn capacity(e: &Evidence) -> CapacityVerdict {
     let below = |x: f64| x < conc - 0.5 && x < 0.95 * conc;
     let is_below = e.running_avg.map_or(below(f64::from(e.streaming_at_start)), below);
     // Without Prometheus the admission rule already needed streams held back for longer than
-    // a prefill takes: that is evidence, of an unknown limit.
+    // a prefill takes: that is evidence, of an unknown limit, unless the requests turned over
+    // (as many finished as were requested), when streams between requests explain the gap.
+    let turned_over = e.completed >= u64::from(e.requested);
     let shown = match e.running_avg {
         Some(_) => limit_shown(e),
-        None => is_below.then_some(CapacityLimit::Unknown),
+        None => (is_below && !turned_over).then_some(CapacityLimit::Unknown),
     };
     let capacity_limited = e.warmup_timed_out || (is_below && shown.is_some());
     CapacityVerdict {
@@ -154,6 +156,17 @@ mod tests {
         let e = Evidence { requested: 8, streaming_at_start: 4, ..Evidence::default() };
         assert_eq!(capacity(&e).limit, Some(CapacityLimit::Unknown));
         assert!(!capacity(&Evidence { streaming_at_start: 8, ..e }).capacity_limited);
+    }
+
+    /// `--max-tokens 16` at 1k context, no Prometheus: most streams are in prefill at any
+    /// instant, but as many requests finished as were asked for, so no limit is claimed
+    /// (issue 23: such cells read `*?` though nothing held them back).
+    #[test]
+    fn without_prometheus_turned_over_requests_are_not_a_limit() {
+        let e = Evidence { requested: 4, streaming_at_start: 1, completed: 4, ..Evidence::default() };
+        assert_eq!(capacity(&e), CapacityVerdict { capacity_limited: false, limit: None, turnover: true });
+        let e = Evidence { completed: 3, ..e };
+        assert_eq!(capacity(&e).limit, Some(CapacityLimit::Unknown), "fewer finished than asked");
     }
 
     #[test]

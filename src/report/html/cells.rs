@@ -12,7 +12,7 @@ pub(super) fn cell_table(report: &SessionReport) -> String {
     if section.cells.is_empty() {
         return String::new();
     }
-    let head = [
+    let mut head = vec![
         "ctx",
         "conc",
         "status",
@@ -25,8 +25,25 @@ pub(super) fn cell_table(report: &SessionReport) -> String {
         "errors",
     ];
     let numeric = ["conc", "attempts", "tok/s", "per-req tok/s", "TTFT p50/p99 ms", "TPOT p50/p99 ms", "running/req"];
-    let rows: Vec<Vec<String>> = section.cells.iter().map(row).collect();
+    let mut rows: Vec<Vec<String>> = section.cells.iter().map(row).collect();
+    // Goodput only where the session judged one (a `--goodput` SLO), before the errors.
+    if section.cells.iter().any(|c| c.attempts.last().is_some_and(|a| a.goodput.is_some())) {
+        head.insert(9, "goodput");
+        for (r, cell) in rows.iter_mut().zip(&section.cells) {
+            r.insert(9, goodput(cell));
+        }
+    }
     format!("<h3>Cells</h3>\n{}", table(&head, &numeric, &rows))
+}
+
+/// `7/8 good (88%), 0.35/s` for a measured cell's last attempt; `—` otherwise, as the other
+/// figures of a cell whose window did not run.
+fn goodput(cell: &DecodeCell) -> String {
+    let measured = cell.status == CellOutcome::Measured;
+    match cell.attempts.last().and_then(|a| a.goodput.as_ref()).filter(|_| measured) {
+        Some(g) => escape(&format!("{}, {:.2}/s", g.describe(), g.rps)),
+        None => "—".into(),
+    }
 }
 
 /// The row of one cell (its last attempt's figures; `—` for a cell with no attempt).
@@ -125,6 +142,22 @@ mod tests {
         assert_eq!(clip(&"é".repeat(130)), format!("{}…", "é".repeat(120)));
         assert!(!out.contains("<html>"), "{out}");
         assert_eq!(cell_table(&minimal_report()), "");
+    }
+
+    /// A `--goodput` session shows the decode goodput per cell; a session without one has no
+    /// goodput column (issue 23).
+    #[test]
+    fn goodput_shows_where_the_session_judged_one() {
+        let mut report = full_report();
+        let cells = &mut report.decode.as_mut().unwrap().cells;
+        cells.iter_mut().flat_map(|c| c.attempts.iter_mut()).for_each(|a| a.goodput = None);
+        assert!(!cell_table(&report).contains("goodput"), "no SLO, no column");
+        let cells = &mut report.decode.as_mut().unwrap().cells;
+        cells[1].attempts.last_mut().unwrap().goodput = Some(crate::report::goodput::Goodput::new(7, 8, 20.0));
+        let out = cell_table(&report);
+        assert!(out.contains("<th>goodput</th><th>errors</th>"), "{out}");
+        assert!(out.contains("<td>7/8 good (88%), 0.35/s</td>"), "{out}");
+        assert!(out.contains("<td>—</td>"), "a cell without goodput reads —: {out}");
     }
 
     #[test]

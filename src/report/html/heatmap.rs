@@ -66,7 +66,8 @@ fn legend() -> String {
      <b>*kv</b> / <b>*seq</b> / <b>*?</b> capacity-limited: the engine held the cell below its \
      concurrency by its KV cache, by its sequence cap (max_num_seqs), or by a limit the metrics \
      do not name (running/requested under the value when they differ; <b>*</b> alone in reports \
-     that predate the cause) · <b>!</b> warmup timed out: a measurement failure, not a server \
+     that predate the cause); running/requested with no mark: fewer ran but no limit was seen \
+     (failed requests, or streams between requests) · <b>!</b> warmup timed out: a measurement failure, not a server \
      limit · <b>(Ne)</b> N failed requests · <b>∅</b> skipped: the \
      cell does not fit in the KV cache · <b>·</b> not run: skipped by the operator or the \
      session ended first.</p>\n"

@@ -108,6 +108,9 @@ const AGGREGATE_LEGEND: &str = "Sustained Decode: aggregate tok/s uses OpenAI st
     default (continuous completion_tokens when the server supports it). Prometheus is kept as \
     validation/scheduler data.";
 const RUNNING_LEGEND: &str = "(X/Y) = avg running / requested concurrency from Prometheus";
+/// Said when a cell shows `(X/Y)` with no mark: fewer ran than asked, yet no limit was seen.
+const UNMARKED_LEGEND: &str = "(X/Y) with no mark = fewer ran than requested but no server limit was seen \
+    (failed requests, see (Ne), or streams between requests)";
 const PER_REQUEST_TITLE: &str = "Per-Request tok/s";
 const LATENCY_TITLE: &str = "Client request latency: p50 / p90 ms";
 const DETAIL_LEGEND: &str = "Aggregate cells show dim detail as TTFT ms / TPOT ms for the same \
@@ -302,7 +305,10 @@ fn aggregate_legend(view: &DecodeView) -> Vec<String> {
         let any_running =
             displayed_cells(view).any(|c| matches!(c, CellView::Measured(m) if running_suffix(m).contains('(')));
         let running = any_running.then_some(RUNNING_LEGEND);
-        let legend: Vec<&str> = running.into_iter().chain(LimitMark::legend(marks)).collect();
+        let unmarked = displayed_cells(view)
+            .any(|c| matches!(c, CellView::Measured(m) if !m.limit.any() && running_suffix(m).contains('(')));
+        let unmarked = unmarked.then_some(UNMARKED_LEGEND);
+        let legend: Vec<&str> = running.into_iter().chain(unmarked).chain(LimitMark::legend(marks)).collect();
         paragraphs.push(legend.join("; "));
     }
     paragraphs.extend(view.knees.iter().map(|k| format!("{KNEE_MARK}: {}", k.note)));

@@ -375,3 +375,22 @@ fn the_running_legend_only_where_a_running_count_shows() {
     assert!(!out.contains("(X/Y)"), "{out}");
     assert!(render_decode(&seed_view(), RenderOptions::default()).contains("(X/Y) = avg running"));
 }
+
+/// `1002.8 (64e) (0/2)`: a running count below the request with no mark is explained (failed
+/// requests or turnover, not a server limit), and only when some cell shows one (issue 23).
+#[test]
+fn an_unmarked_running_count_is_explained() {
+    let mut view = small_view();
+    view.cells[1][1] = CellView::Measured(MeasuredCell {
+        aggregate_tps: 1002.8,
+        running_avg: Some(0.2),
+        requested: 2,
+        errors: 64,
+        ..MeasuredCell::default()
+    });
+    let out = render_decode(&view, RenderOptions::default());
+    assert!(out.contains("1002.8 (64e) (0/2)"), "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("(X/Y) with no mark = fewer ran than requested but no server limit was seen"), "{out}");
+    assert!(!render_decode(&seed_view(), RenderOptions::default()).contains("with no mark"));
+}

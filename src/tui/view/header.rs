@@ -99,11 +99,7 @@ fn second_line_parts(app: &App) -> Vec<Vec<Span<'static>>> {
     if state != RunState::Done {
         parts.push(vec![sep(), Span::styled(app.session.progress(app.now, &app.live).to_string(), theme::value())]);
     }
-    parts.push(vec![
-        sep(),
-        Span::styled("report ", theme::label()),
-        Span::styled(app.session.report_path.clone(), Style::new()),
-    ]);
+    // A baseline changes how every figure on screen reads; the report path is also in the log.
     if let Some(b) = &app.session.baseline {
         parts.push(vec![
             sep(),
@@ -111,6 +107,11 @@ fn second_line_parts(app: &App) -> Vec<Vec<Span<'static>>> {
             Span::styled(b.path.clone(), theme::value()),
         ]);
     }
+    parts.push(vec![
+        sep(),
+        Span::styled("report ", theme::label()),
+        Span::styled(app.session.report_path.clone(), Style::new()),
+    ]);
     parts
 }
 

@@ -27,9 +27,10 @@ pub(crate) const KEYS: [(&str, &str); 15] = [
 ];
 
 /// Matrix notation.
-pub(crate) const NOTATION: [(&str, &str); 13] = [
+pub(crate) const NOTATION: [(&str, &str); 14] = [
     ("146.7", "aggregate tok/s of the window (routing: good/req tok/s)"),
     ("(X/Y)", "avg running / requested concurrency (Prometheus)"),
+    ("", "no mark: fewer ran, no limit seen (errors, turnover)"),
     ("*kv *seq", "held back by the KV cache / by max_num_seqs"),
     ("*?", "held back by a limit the metrics do not name"),
     ("!", "warmup timed out: a measurement failure, not a server limit"),
