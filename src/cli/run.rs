@@ -247,6 +247,7 @@ impl RunArgs {
     /// unless `--out` says otherwise).
     pub fn to_session(&self) -> Result<(RunConfig, Prior), String> {
         let mut cfg = self.to_config()?;
+        cfg.serve.dataset = self.dataset(&cfg)?;
         let mut prior = Prior::default();
         if let Some(path) = &self.baseline {
             prior.baseline = Some(std::sync::Arc::new(crate::report::baseline::Baseline::open(path)?));
@@ -286,6 +287,16 @@ impl RunArgs {
         }
         if self.vllm.random_range_ratio.is_some() && !self.plan.contains(&PlanKind::Serve) {
             return Err("--random-range-ratio spreads the serve experiment's lengths: add --plan serve".into());
+        }
+        if let Some(format) = self.vllm.dataset_format()? {
+            if !self.plan.contains(&PlanKind::Serve) {
+                return Err(format!("--dataset-name {} feeds the serve experiment: add --plan serve", format.name()));
+            }
+            if self.vllm.random_range_ratio.is_some() {
+                return Err(
+                    "--random-range-ratio spreads the random dataset's lengths; a dataset file has its own".into()
+                );
+            }
         }
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());

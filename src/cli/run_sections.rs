@@ -1,8 +1,8 @@
 //! The experiment sections and the SLO of a `RunConfig`, built from `run`'s flags.
 
 use super::{DEFAULT_SLO_TTFT, RunArgs, dedup};
-use crate::config::SloSource;
 use crate::config::decode::DecodeConfig;
+use crate::config::{RunConfig, SloSource};
 use crate::experiment::routing::RoutingConfig;
 use crate::stats::Slo;
 use std::path::PathBuf;
@@ -82,7 +82,23 @@ impl RunArgs {
             seed: self.seed,
             range_ratio: self.vllm.random_range_ratio.unwrap_or(crate::config::serve::RangeRatio::FIXED),
             goodput,
+            // Read in `to_session`, which reads the files the flags name.
+            dataset: None,
         })
+    }
+
+    /// The dataset file of `--dataset-name sharegpt|custom`, sampled: enough entries for every
+    /// serve cell to send its own `--num-prompts` (so no cell finds another's prompts in the
+    /// prefix cache), twice over for the ones vLLM's length bounds drop.
+    pub(super) fn dataset(&self, cfg: &RunConfig) -> Result<Option<crate::config::dataset::DatasetSource>, String> {
+        let (Some(format), Some(path)) = (self.vllm.dataset_format()?, &self.vllm.dataset_path) else {
+            return Ok(None);
+        };
+        let cells = cfg.conc.len() * cfg.rates.len().max(1);
+        let n =
+            (cfg.serve.num_prompts as usize).saturating_mul(cells).saturating_mul(crate::config::dataset::OVERSAMPLE);
+        let output_len = self.vllm.sharegpt_output_len.or(self.vllm.custom_output_len);
+        crate::config::dataset::DatasetSource::load(format, path, n, cfg.serve.seed, output_len).map(Some)
     }
 
     /// `--goodput` when given, else `--slo-ttft` (default 2 s) and `--slo-tpot`.

@@ -1,9 +1,10 @@
 //! The flags of `vllm bench serve` that users paste: accepted under vLLM's names where they
 //! mean something here (`--host`/`--port`, `--backend`, `--ignore-eos`, `--dataset-name
-//! random`, `--random-range-ratio`, `--served-model-name`, `--disable-tqdm`), refused with one
+//! random|sharegpt|custom` with `--dataset-path`, `--random-range-ratio`, `--served-model-name`, `--disable-tqdm`), refused with one
 //! line that says what to use instead otherwise (the rest: `vllm_refused.rs`).
 
 use crate::config::serve::RangeRatio;
+use crate::dataset::FileFormat;
 use crate::load::request::Endpoint;
 use clap::Args;
 
@@ -30,9 +31,22 @@ pub struct VllmFlags {
     /// vLLM's --disable-tqdm: no live display, progress lines on stderr (the same as --headless).
     #[arg(long)]
     pub disable_tqdm: bool,
-    /// vLLM's dataset; only `random` is built in (the serve experiment's token-id prompts).
-    #[arg(long, hide = true)]
+    /// vLLM's dataset of `--plan serve`: `random` (default: random token ids of
+    /// --random-input-len), `sharegpt` (a ShareGPT JSON file) or `custom` (JSONL, a `prompt`
+    /// and optional `output_tokens` per line), the last two read from --dataset-path.
+    #[arg(long, value_name = "NAME")]
     pub dataset_name: Option<String>,
+    /// The dataset file of `--dataset-name sharegpt|custom`, read once before any load.
+    #[arg(long, value_name = "FILE")]
+    pub dataset_path: Option<std::path::PathBuf>,
+    /// `max_tokens` of every ShareGPT request, tokens (default: the length of the dataset's
+    /// own answer, counted by the server's /tokenize).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sharegpt_output_len: Option<u64>,
+    /// `max_tokens` of a `custom` line without its own `output_tokens`, tokens (vLLM's default
+    /// 256).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub custom_output_len: Option<u64>,
     /// Refused: the report keeps every request (see the error's hint).
     #[arg(long, hide = true)]
     pub metric_percentiles: Option<String>,
@@ -47,9 +61,6 @@ pub struct VllmFlags {
     /// Refused (see the error's hint).
     #[arg(long, hide = true)]
     pub tokenizer: Option<String>,
-    /// Refused (see the error's hint).
-    #[arg(long, hide = true)]
-    pub dataset_path: Option<String>,
     /// vLLM's flags without a meaning here (`--temperature`, `--num-warmups`, ...), refused.
     #[command(flatten)]
     pub other: super::vllm_refused::VllmRefused,
@@ -72,10 +83,11 @@ impl VllmFlags {
     /// The one-line error of the first vLLM flag that has no meaning here, naming what to use.
     pub fn refused(&self) -> Option<String> {
         let given = |o: &Option<String>| o.is_some();
-        let rules: [(bool, &str); 5] = [
+        let known = ["random", "sharegpt", "custom"];
+        let rules: [(bool, &str); 4] = [
             (
-                self.dataset_name.as_deref().is_some_and(|d| d != "random"),
-                "--dataset-name: only vLLM's `random` dataset is built in (--plan serve with --random-input-len, --random-output-len)",
+                self.dataset_name.as_deref().is_some_and(|d| !known.contains(&d)),
+                "--dataset-name: built in are vLLM's random, sharegpt and custom (the last two with --dataset-path FILE)",
             ),
             (
                 given(&self.metric_percentiles),
@@ -89,10 +101,33 @@ impl VllmFlags {
                 given(&self.tokenizer),
                 "--tokenizer: lengths come from the server (its /tokenize and usage); no local tokenizer is read",
             ),
-            (given(&self.dataset_path), "--dataset-path: only the built-in random dataset is available (--plan serve)"),
         ];
         let line = rules.into_iter().find(|(hit, _)| *hit).map(|(_, line)| line.to_string());
         line.or_else(|| self.other.refused())
+    }
+
+    /// The dataset file's layout: None for vLLM's `random` workload; an error when the name
+    /// and the file, or an output-length flag and the dataset, do not go together.
+    pub fn dataset_format(&self) -> Result<Option<FileFormat>, String> {
+        let format = match self.dataset_name.as_deref() {
+            Some("sharegpt") => Some(FileFormat::ShareGpt),
+            Some("custom") => Some(FileFormat::Custom),
+            _ => None,
+        };
+        match (format, &self.dataset_path) {
+            (None, Some(_)) => return Err("--dataset-path needs --dataset-name sharegpt or custom".into()),
+            (Some(f), None) => {
+                return Err(format!("--dataset-name {} reads a file: add --dataset-path FILE", f.name()));
+            }
+            _ => {}
+        }
+        if self.sharegpt_output_len.is_some() && format != Some(FileFormat::ShareGpt) {
+            return Err("--sharegpt-output-len sizes --dataset-name sharegpt's requests".into());
+        }
+        if self.custom_output_len.is_some() && format != Some(FileFormat::Custom) {
+            return Err("--custom-output-len sizes --dataset-name custom's requests".into());
+        }
+        Ok(format)
     }
 
     /// The target: `--base-url`, or vLLM's `--host`/`--port`; both, or neither, is an error.
@@ -140,8 +175,27 @@ mod tests {
         let pct = VllmFlags { metric_percentiles: Some("50,99".into()), ..VllmFlags::default() };
         assert!(pct.refused().unwrap().contains("report FILE --format vllm --percentiles"));
         let sharegpt = VllmFlags { dataset_name: Some("sharegpt".into()), ..VllmFlags::default() };
-        assert!(sharegpt.refused().unwrap().starts_with("--dataset-name"));
+        assert_eq!(sharegpt.refused(), None, "a dataset vLLM names is accepted");
+        let sonnet = VllmFlags { dataset_name: Some("sonnet".into()), ..VllmFlags::default() };
+        assert!(sonnet.refused().unwrap().starts_with("--dataset-name: built in are"));
         assert_eq!(backend("openai-chat"), Ok(Endpoint::Chat));
         assert!(backend("tgi").is_err());
+    }
+
+    #[test]
+    fn a_dataset_name_and_its_file_go_together() {
+        let f = |name: Option<&str>, path: Option<&str>| VllmFlags {
+            dataset_name: name.map(Into::into),
+            dataset_path: path.map(Into::into),
+            ..VllmFlags::default()
+        };
+        assert_eq!(f(None, None).dataset_format(), Ok(None));
+        assert_eq!(f(Some("random"), None).dataset_format(), Ok(None));
+        assert_eq!(f(Some("sharegpt"), Some("a.json")).dataset_format(), Ok(Some(FileFormat::ShareGpt)));
+        assert_eq!(f(Some("custom"), Some("a.jsonl")).dataset_format(), Ok(Some(FileFormat::Custom)));
+        assert!(f(Some("sharegpt"), None).dataset_format().unwrap_err().contains("add --dataset-path FILE"));
+        assert!(f(None, Some("a.json")).dataset_format().unwrap_err().starts_with("--dataset-path needs"));
+        let len = VllmFlags { sharegpt_output_len: Some(64), ..f(Some("custom"), Some("a.jsonl")) };
+        assert!(len.dataset_format().unwrap_err().starts_with("--sharegpt-output-len"));
     }
 }

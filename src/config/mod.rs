@@ -1,5 +1,6 @@
 //! What a session is asked to run: the validated run configuration and the experiments' settings.
 
+pub mod dataset;
 pub mod decode;
 pub(crate) mod knob;
 pub(crate) mod routing;

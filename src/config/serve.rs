@@ -19,6 +19,9 @@ pub struct ServeConfig {
     pub range_ratio: RangeRatio,
     /// The `--goodput` SLO; None when not given (no `request_goodput`, as vLLM).
     pub goodput: Option<Slo>,
+    /// The dataset file the prompts come from (`--dataset-name sharegpt|custom`); None: vLLM's
+    /// `random` workload of token ids.
+    pub dataset: Option<super::dataset::DatasetSource>,
 }
 
 /// The spread of a serve cell's request lengths around their means.

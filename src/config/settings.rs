@@ -80,6 +80,12 @@ impl RunConfig {
         if v.range_ratio != crate::config::serve::RangeRatio::FIXED {
             put("random-range-ratio", v.range_ratio.get().to_string());
         }
+        // The file by its content: a moved copy still resumes, an edited one does not.
+        if let Some(d) = &v.dataset {
+            put("dataset-name", d.format.name().to_string());
+            put("dataset-sha256", d.sampled.sha256.clone());
+            put("dataset-output-len", opt(d.output_len));
+        }
         let slo = v.goodput.map(|g| {
             let ms = |d: Option<Duration>, k: &str| d.map(|d| format!("{k}:{}", d.as_secs_f64() * 1e3));
             [ms(g.ttft, "ttft"), ms(g.tpot, "tpot"), ms(g.e2e, "e2el")]

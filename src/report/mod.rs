@@ -8,6 +8,7 @@ pub mod baseline;
 pub(crate) mod clobber;
 pub mod compare;
 pub mod csv;
+pub mod dataset;
 pub(crate) mod dist;
 pub mod error_notes;
 pub mod extension;

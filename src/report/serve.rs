@@ -33,6 +33,10 @@ pub struct ServeSection {
     /// The `--goodput` SLO `request_goodput` was computed under; null without `--goodput`.
     #[serde(default)]
     pub goodput_slo: Option<GoodputSlo>,
+    /// The dataset file the prompts came from (`--dataset-name sharegpt|custom`); absent for
+    /// vLLM's `random` workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<super::dataset::DatasetRecord>,
     /// The token ids prompts were drawn from, and the vocabulary the server was found to
     /// accept (absent when no cell ran, and in reports written before it was probed).
     #[serde(default, skip_serializing_if = "Option::is_none")]

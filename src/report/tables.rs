@@ -202,8 +202,9 @@ pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
     };
     let knees = s.knees.iter().filter_map(place).collect();
     let goodput_slo = s.goodput_slo.as_ref().map(slo_text);
-    let range_ratio = s.random_range_ratio;
-    Some(super::text::ServeView { ctx_labels: s.ctx_labels.clone(), columns, cells, knees, goodput_slo, range_ratio })
+    let (range_ratio, dataset) = (s.random_range_ratio, s.dataset.as_ref().map(|d| d.line()));
+    let ctx_labels = s.ctx_labels.clone();
+    Some(super::text::ServeView { ctx_labels, columns, cells, knees, goodput_slo, range_ratio, dataset })
 }
 
 /// A `--goodput` SLO as the legend states it: `TTFT ≤ 100 ms, TPOT ≤ 20 ms`.

@@ -49,9 +49,18 @@ fn row(
     row.insert("request_rate".into(), rate);
     row.insert("burstiness".into(), json!(s.burstiness));
     row.insert("max_concurrency".into(), json!(c.max_concurrency));
-    row.insert("random_input_len".into(), json!(c.input_len));
-    row.insert("random_output_len".into(), json!(s.output_len));
-    row.insert("random_range_ratio".into(), json!(s.random_range_ratio));
+    match &s.dataset {
+        // vLLM's argument names for a file's workload; its lengths are the requests' own.
+        Some(d) => {
+            row.insert("dataset_name".into(), json!(d.name));
+            row.insert("dataset_path".into(), json!(d.path));
+        }
+        None => {
+            row.insert("random_input_len".into(), json!(c.input_len));
+            row.insert("random_output_len".into(), json!(s.output_len));
+            row.insert("random_range_ratio".into(), json!(s.random_range_ratio));
+        }
+    }
     row.insert("duration".into(), json!(m.duration_s));
     row.insert("completed".into(), json!(m.completed));
     row.insert("failed".into(), json!(m.failed));

@@ -28,7 +28,14 @@ async fn each_request_has_its_own_length_and_the_server_counts_it() {
     let cfg = RunConfig {
         plans: vec![PlanKind::Serve],
         rates: vec![Rate::Inf],
-        serve: ServeConfig { num_prompts: N, output_len: OUTPUT, seed: 11, range_ratio: ratio, goodput: None },
+        serve: ServeConfig {
+            num_prompts: N,
+            output_len: OUTPUT,
+            seed: 11,
+            range_ratio: ratio,
+            goodput: None,
+            dataset: None,
+        },
         ..config(&r.url, &r.metrics_url, &out, vec![INPUT], vec![8])
     };
     let report = start(cfg).await.expect("preflight passes").join.await.unwrap();

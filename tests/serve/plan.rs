@@ -80,6 +80,7 @@ fn sweep_config(url: &str, metrics: &str, out: &Path) -> RunConfig {
             seed: 7,
             range_ratio: RangeRatio::FIXED,
             goodput: Some(slo),
+            dataset: None,
         },
         ..config(url, metrics, out, vec![INPUT], vec![4])
     }
@@ -253,6 +254,7 @@ async fn llamacpp_serve_sweep_counts_every_token_once() {
             seed: 7,
             range_ratio: RangeRatio::FIXED,
             goodput: None,
+            dataset: None,
         },
         ..config(&r.url, &r.metrics_url, &out, vec![INPUT], vec![1, 4])
     };

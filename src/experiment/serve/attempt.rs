@@ -1,11 +1,13 @@
 //! One attempt of a serve cell: `--num-prompts` random token-id prompts of `input_len`
-//! tokens (each its own length with `--random-range-ratio`) on the cell's arrival schedule,
+//! tokens (each its own length with `--random-range-ratio`), or the cell's run of a dataset's
+//! prompts, on the cell's arrival schedule,
 //! at most `max_concurrency` in flight, measured with `vllm bench serve`'s definitions.
 
+use super::dataset::DatasetPrompts;
 use super::dispatch::run_capped;
 use super::lengths::Lengths;
 use super::metrics::{RequestFigures, ServeGaps, serve_metrics};
-use super::prompts::{completion_body, prompt_ids};
+use super::prompts::{completion_body, prompt_ids, text_completion_body};
 use super::schedule::arrival_offsets;
 use crate::cell::attempt_loop::{AttemptLoop, Tally};
 use crate::cell::context::CellEnv;
@@ -14,6 +16,7 @@ use crate::cell::control::Phase;
 use crate::cell::publisher::LivePublisher;
 use crate::cell::sample_window::record;
 use crate::config::Rate;
+use crate::config::serve::ServeConfig;
 use crate::load::live::LiveCounters;
 use crate::load::request::Endpoint;
 use crate::load::sample::RequestSample;
@@ -53,25 +56,60 @@ impl ServeCell {
     }
 }
 
+/// What a serve attempt's prompts are.
+#[derive(Debug, Clone)]
+pub enum PromptSource {
+    /// vLLM's `random` workload: token ids drawn from this range.
+    TokenIds(std::ops::Range<u32>),
+    /// A dataset file's prompts: those of serve cell `slot`.
+    Dataset {
+        /// Every prompt of the session.
+        prompts: Arc<DatasetPrompts>,
+        /// The cell's place among the serve cells, plan order.
+        slot: usize,
+    },
+}
+
+/// The request lengths of an attempt (a dataset prompt not counted before the load is 0: its
+/// usage tells) and the longest prompt to expect, tokens (an uncounted one: 4 bytes a token).
+fn plan_lengths(serve: &ServeConfig, spec: &ServeCell, source: &PromptSource, seed: u64) -> (Lengths, u64) {
+    let n = serve.num_prompts as usize;
+    let PromptSource::Dataset { prompts, slot } = source else {
+        let l = Lengths::draw(n, spec.input_len, serve.output_len, serve.range_ratio, seed);
+        let longest = l.max_input();
+        return (l, longest);
+    };
+    let each: Vec<_> = (0..n).map(|i| prompts.get(*slot, i)).collect();
+    let longest = each.iter().map(|p| p.input_tokens.unwrap_or(p.text.len() as u64 / 4)).max().unwrap_or(0);
+    let input = each.iter().map(|p| p.input_tokens.unwrap_or(0)).collect();
+    (Lengths { input, output: each.iter().map(|p| p.output_tokens).collect() }, longest)
+}
+
 /// Runs one attempt of `spec` until every request ended (or `cancel`).
 pub async fn run_serve_attempt(
     env: &CellEnv,
     spec: &ServeCell,
-    ids: std::ops::Range<u32>,
+    source: PromptSource,
     cancel: &CancellationToken,
 ) -> ServeAttempt {
     let serve = &env.cfg.serve;
     let seed = spec.seed(serve.seed);
     let n = serve.num_prompts as usize;
     let offsets = arrival_offsets(n, spec.rate, env.cfg.burstiness, seed);
-    let lengths = Arc::new(Lengths::draw(n, spec.input_len, serve.output_len, serve.range_ratio, seed));
+    let (lengths, longest) = plan_lengths(serve, spec, &source, seed);
+    let lengths = Arc::new(lengths);
     let (model, planned) = (env.facts.model.clone(), lengths.clone());
     let body = Arc::new(move |i: u32| {
         let (input, output) = (planned.input[i as usize], planned.output[i as usize]);
-        completion_body(&model, &prompt_ids(input, seed, i, ids.clone()), output)
+        match &source {
+            PromptSource::TokenIds(ids) => completion_body(&model, &prompt_ids(input, seed, i, ids.clone()), output),
+            PromptSource::Dataset { prompts, slot } => {
+                text_completion_body(&model, &prompts.get(*slot, i as usize).text, output)
+            }
+        }
     });
     let live = Arc::new(LiveCounters::default());
-    let first_token = env.cfg.first_token_limit(lengths.max_input());
+    let first_token = env.cfg.first_token_limit(longest);
     let mut ctx = env.worker_ctx(live.clone(), lengths.max_output(), None, Some(first_token), 0);
     // Token-id prompts are a completions feature: serve uses it whatever --endpoint says.
     ctx.url = format!("{}{}", env.target.base, Endpoint::Completions.path());
@@ -136,8 +174,12 @@ fn summarize_serve(
 ) -> ServeAttempt {
     let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
     let duration = end.saturating_duration_since(started).as_secs_f64();
-    // Request i's prompt is exactly its planned length (token ids); its tag is its index.
-    let input_of = |s: &RequestSample| input_lens.get(s.tag as usize).copied().unwrap_or(spec.input_len);
+    // Request i's prompt is exactly its planned length (token ids, or a dataset prompt counted
+    // by /tokenize); its tag is its index. 0 is a dataset prompt not counted: its usage says.
+    let input_of = |s: &RequestSample| match input_lens.get(s.tag as usize).copied().unwrap_or(spec.input_len) {
+        0 => s.prompt_tokens.unwrap_or(0),
+        n => n,
+    };
     let figures: Vec<RequestFigures> = samples.iter().map(|s| RequestFigures::of(s, input_of(s))).collect();
     let metrics = serve_metrics(&figures, gaps, duration, env.cfg.serve.goodput.as_ref());
     let errors = crate::load::sample::ErrorTally::of(samples);

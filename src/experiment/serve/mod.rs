@@ -1,9 +1,11 @@
 //! The serve experiment (`run --plan serve`): `vllm bench serve`'s random workload per input
 //! len x max concurrency x request rate cell (random token-id prompts of exactly
 //! `--random-input-len` tokens, `--random-output-len` tokens each with `ignore_eos`, both
-//! spread by `--random-range-ratio` (`lengths.rs`), gamma arrivals), reported with vLLM's metric definitions and field names.
+//! spread by `--random-range-ratio` (`lengths.rs`), gamma arrivals), or a dataset file's
+//! prompts (`dataset.rs`), reported with vLLM's metric definitions and field names.
 
 pub(crate) mod attempt;
+pub mod dataset;
 pub(crate) mod dispatch;
 pub(crate) mod headline;
 pub(crate) mod knee;

@@ -1,4 +1,5 @@
-//! The serve experiment's prompts: `input_len` random token ids per request, sent as the
+//! The serve experiment's prompts: `input_len` random token ids per request (or a dataset's
+//! text, [`text_completion_body`]), sent as the
 //! completions endpoint's token-id prompt (`"prompt": [ids]`), so the server counts exactly
 //! `input_len` prompt tokens whatever its tokenizer. The ids stay in a range the server was
 //! found to accept (`vocab.rs`), above the low ids where tokenizers keep their special tokens.
@@ -38,6 +39,20 @@ pub(crate) fn completion_body(model: &str, ids: &[u32], max_tokens: u64) -> Byte
     Bytes::from(out)
 }
 
+/// The streaming `/v1/completions` body of a dataset request: its text prompt, as vLLM's
+/// `openai` backend sends one, with the same `max_tokens`, `ignore_eos` and usage options.
+pub(crate) fn text_completion_body(model: &str, text: &str, max_tokens: u64) -> Bytes {
+    let body = serde_json::json!({
+        "model": model,
+        "prompt": text,
+        "max_tokens": max_tokens,
+        "ignore_eos": true,
+        "stream": true,
+        "stream_options": {"include_usage": true, "continuous_usage_stats": true},
+    });
+    Bytes::from(body.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +78,8 @@ mod tests {
         assert_eq!(v["prompt"], serde_json::json!([5, 6, 7]));
         assert_eq!((v["max_tokens"].as_u64(), v["ignore_eos"].as_bool()), (Some(9), Some(true)));
         assert_eq!(v["stream_options"]["include_usage"], true);
+        let v: serde_json::Value = serde_json::from_slice(&text_completion_body("m", "say \"hi\"\n", 5)).unwrap();
+        assert_eq!((v["prompt"].as_str(), v["max_tokens"].as_u64()), (Some("say \"hi\"\n"), Some(5)));
+        assert_eq!((v["ignore_eos"].as_bool(), v["stream"].as_bool()), (Some(true), Some(true)));
     }
 }

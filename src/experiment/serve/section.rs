@@ -1,7 +1,8 @@
 //! The serve experiment behind the [`Experiment`] interface: its cells (every input len x max
 //! concurrency x request rate) and its section of the report.
 
-use super::attempt::{ServeCell, planned, run_serve_attempt};
+use super::attempt::{PromptSource, ServeCell, planned, run_serve_attempt};
+use super::dataset::DatasetPrompts;
 use crate::cell::context::CellEnv;
 use crate::cell::spec::{CellKey, CellSpec};
 use crate::config::serve::ServeConfig;
@@ -33,6 +34,8 @@ pub struct Serve {
     serve: ServeConfig,
     /// The ids prompts are drawn from, probed from the server before the first cell runs.
     ids: std::sync::Arc<tokio::sync::OnceCell<TokenIds>>,
+    /// The dataset file's prompts, instead of token ids (`--dataset-name sharegpt|custom`).
+    dataset: Option<std::sync::Arc<DatasetPrompts>>,
 }
 
 impl Serve {
@@ -46,7 +49,32 @@ impl Serve {
             burstiness: cfg.burstiness,
             serve: cfg.serve.clone(),
             ids: Default::default(),
+            dataset: None,
         }
+    }
+
+    /// The serve cells of `cfg`, sending `dataset`'s prompts: one row, named by the dataset.
+    pub fn with_dataset(cfg: &RunConfig, dataset: std::sync::Arc<DatasetPrompts>) -> Self {
+        Self { input_lens: vec![0], dataset: Some(dataset), ..Self::new(cfg) }
+    }
+
+    /// The cell count: every concurrency x rate of each row.
+    fn per_row(cfg: &RunConfig) -> usize {
+        cfg.conc.len() * cfg.rates.len().max(1)
+    }
+
+    /// The label of a row: its input length, or the dataset's name.
+    fn row_label(&self, len: u64) -> String {
+        self.dataset.as_ref().map_or_else(|| format_size(len), |d| d.record.name.clone())
+    }
+
+    /// Where the prompts of the cell at `conc` x `rate` come from, once the vocabulary is
+    /// known (token ids only).
+    fn source(&self, conc: u32, rate: Rate, ids: &TokenIds) -> PromptSource {
+        let Some(prompts) = &self.dataset else { return PromptSource::TokenIds(ids.low..ids.high) };
+        let c = self.conc.iter().position(|&x| x == conc).unwrap_or(0);
+        let r = self.rates.iter().position(|&x| x == rate).unwrap_or(0);
+        PromptSource::Dataset { prompts: prompts.clone(), slot: c * self.rates.len() + r }
     }
 
     fn section(&self, cells: Vec<ServeCellReport>) -> ServeSection {
@@ -54,7 +82,7 @@ impl Serve {
         let goodput_slo =
             self.serve.goodput.map(|g| GoodputSlo { ttft_ms: ms(g.ttft), tpot_ms: ms(g.tpot), e2el_ms: ms(g.e2e) });
         ServeSection {
-            ctx_labels: self.input_lens.iter().map(|c| format_size(*c)).collect(),
+            ctx_labels: self.input_lens.iter().map(|c| self.row_label(*c)).collect(),
             conc: self.conc.clone(),
             request_rates: self.rates.iter().map(Rate::to_string).collect(),
             burstiness: self.burstiness,
@@ -63,6 +91,7 @@ impl Serve {
             seed: self.serve.seed,
             random_range_ratio: self.serve.range_ratio.get(),
             goodput_slo,
+            dataset: self.dataset.as_ref().map(|d| d.record.clone()),
             token_ids: self.ids.get().copied(),
             knees: Vec::new(),
             cells,
@@ -93,7 +122,13 @@ impl Setup for ServeSetup {
     }
 
     fn prepare<'a>(&'a self, env: PrepareEnv<'a>) -> BoxFuture<'a, anyhow::Result<Prepared>> {
-        Box::pin(std::future::ready(Ok(Prepared::of(std::sync::Arc::new(Serve::new(env.cfg))))))
+        Box::pin(async move {
+            let serve = match super::dataset::for_session(&env, Serve::per_row(env.cfg)).await? {
+                Some(d) => Serve::with_dataset(env.cfg, d),
+                None => Serve::new(env.cfg),
+            };
+            Ok(Prepared::of(std::sync::Arc::new(serve)))
+        })
     }
 }
 
@@ -108,8 +143,11 @@ impl Experiment for Serve {
             for &conc in &self.conc {
                 for &rate in &self.rates {
                     let spec = CellSpec::grid_at(KIND, len, conc, Some(rate));
-                    let label = format!("serve in={} conc={conc} rate={rate}", format_size(len));
-                    out.push(PlannedCell { spec, label, skip: plan_skip(len) });
+                    let (label, skip) = match &self.dataset {
+                        Some(d) => (format!("serve {} conc={conc} rate={rate}", d.record.name), None),
+                        None => (format!("serve in={} conc={conc} rate={rate}", format_size(len)), plan_skip(len)),
+                    };
+                    out.push(PlannedCell { spec, label, skip });
                 }
             }
         }
@@ -145,9 +183,13 @@ impl Experiment for Serve {
                 attempt: cell.attempt,
             };
             // A failed probe is not kept: a transient refusal (a 429) is tried again next cell.
-            let ids = self.ids.get_or_try_init(|| super::vocab::probe(&env.target, &env.facts.model)).await;
+            // Dataset prompts are text: no vocabulary to probe.
+            let ids = match self.dataset {
+                Some(_) => Ok(TokenIds { vocab: 0, low: 0, high: 0, probes: 0, accepted: 0 }),
+                None => self.ids.get_or_try_init(|| super::vocab::probe(&env.target, &env.facts.model)).await.copied(),
+            };
             let attempt = match ids {
-                Ok(ids) => run_serve_attempt(env, &s, ids.low..ids.high, cancel).await,
+                Ok(ids) => run_serve_attempt(env, &s, self.source(conc, s.rate, &ids), cancel).await,
                 Err((kind, why)) => super::attempt::refused_attempt(env, &s, kind, &why),
             };
             Attempt::Serve(Box::new(attempt))
@@ -169,7 +211,7 @@ impl Experiment for Serve {
             let (status, timeout_reason, skip) = status_and_reason(&c.status);
             out.push(ServeCellReport {
                 input_len: ctx,
-                ctx_label: format_size(ctx),
+                ctx_label: self.row_label(ctx),
                 max_concurrency: conc,
                 request_rate: rate.unwrap_or(Rate::Inf).to_string(),
                 status,

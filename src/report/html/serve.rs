@@ -34,9 +34,13 @@ pub(super) fn serve_table(report: &SessionReport) -> String {
         }
         _ => String::new(),
     };
+    let workload = match &section.dataset {
+        Some(d) => escape(&d.line()),
+        None => format!("{} prompts per cell, {} output tokens each{spread}", section.num_prompts, section.output_len),
+    };
     let intro = format!(
-        "<p class=\"note\">{} prompts per cell, {} output tokens each{spread}, burstiness {}; figures as <code>vllm bench serve</code> defines them (completed requests).</p>\n",
-        section.num_prompts, section.output_len, section.burstiness
+        "<p class=\"note\">{workload}, burstiness {}; figures as <code>vllm bench serve</code> defines them (completed requests).</p>\n",
+        section.burstiness
     );
     format!("{intro}{}", table(&head, numeric, &rows))
 }

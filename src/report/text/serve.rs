@@ -20,6 +20,8 @@ pub struct ServeView {
     pub goodput_slo: Option<String>,
     /// `--random-range-ratio`: how far request lengths spread around the row's (0: exact).
     pub range_ratio: f64,
+    /// The dataset file the prompts came from, as its legend line; None for token ids.
+    pub dataset: Option<String>,
 }
 
 /// One serve cell as the table shows it.
@@ -79,6 +81,7 @@ pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
     if view.range_ratio > 0.0 {
         legend.push(spread_note(view.range_ratio));
     }
+    legend.extend(view.dataset.clone());
     legend.extend(notes);
     let legend: Vec<&str> = legend.iter().map(String::as_str).collect();
     let mut out = vec![Block::Table(table), Block::legend(&legend)];
@@ -171,6 +174,7 @@ mod tests {
             knees: vec![(1, 0, "knee at conc 8 (ctx 4k): tok/s +0.4%, TTFT p50 +310%".into())],
             goodput_slo: None,
             range_ratio: 0.0,
+            dataset: None,
         };
         let text = render_text_blocks(
             &serve_blocks(&view),
@@ -188,10 +192,16 @@ mod tests {
         assert!(!text.contains("goodput"), "no --goodput, no goodput matrix");
         assert!(!text.contains("Lengths spread"), "exact lengths need no note");
         let spread = render_text_blocks(
-            &serve_blocks(&ServeView { range_ratio: 0.25, ..view }),
+            &serve_blocks(&ServeView { range_ratio: 0.25, ..view.clone() }),
             RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: Some(80) },
         );
         assert!(spread.contains("Lengths spread (--random-range-ratio 0.25)") && spread.contains("±25%"), "{spread}");
+        let line = "prompts: sharegpt sg.json (sha256 abababab…): 4 of 9 entries sampled".to_string();
+        let from_file = render_text_blocks(
+            &serve_blocks(&ServeView { dataset: Some(line.clone()), ..view }),
+            RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None },
+        );
+        assert!(from_file.contains(&line), "the dataset is said under the table: {from_file}");
     }
 
     #[test]
@@ -211,6 +221,7 @@ mod tests {
             knees: Vec::new(),
             goodput_slo: Some("TTFT ≤ 100 ms".into()),
             range_ratio: 0.0,
+            dataset: None,
         };
         let opts = RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None };
         let text = render_text_blocks(&serve_blocks(&view), opts);

@@ -1,0 +1,70 @@
+//! What a serve session's dataset file was and how its requests were sized (issue 24): the
+//! file by content (SHA-256), the counts from entries to requests, the sampling seed, and
+//! where every length came from, so a reader can tell an exact length from a fallback.
+
+use serde::{Deserialize, Serialize};
+
+/// The dataset record of a serve section.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DatasetRecord {
+    /// vLLM's `--dataset-name`: `sharegpt` or `custom`.
+    pub name: String,
+    /// The file as given.
+    pub path: String,
+    /// The file's SHA-256, lower-case hex.
+    pub sha256: String,
+    /// The file's length, bytes.
+    pub bytes: u64,
+    /// Entries the file holds.
+    pub entries: u64,
+    /// Of those, entries that cannot make a request (no prompt; ShareGPT: no two turns).
+    pub unusable: u64,
+    /// Entries drawn at random from the usable ones (`seed`).
+    pub sampled: u64,
+    /// Of those, entries dropped by vLLM's ShareGPT length bounds (prompt or answer under 4
+    /// tokens, prompt over 1024, both over 2048) or that the server would not count.
+    pub filtered: u64,
+    /// Requests each serve cell sends, each cell its own unless `reused`.
+    pub per_cell: u64,
+    /// True when the file had too few entries for every cell to send its own prompts: later
+    /// cells repeat earlier cells' prompts, which a prefix cache may serve warm.
+    pub reused: bool,
+    /// The sampling seed (`--seed`).
+    pub seed: u64,
+    /// Where prompt lengths came from: `tokenize` (the server's `/tokenize`, before any load)
+    /// or `usage` (each request's `usage.prompt_tokens`, after it ran).
+    pub input_len_source: String,
+    /// Where `max_tokens` came from: `tokenize` (the dataset's answer, counted), `dataset` (a
+    /// `custom` line's `output_tokens`), `--sharegpt-output-len`, `--custom-output-len`, or
+    /// `--random-output-len` (a ShareGPT answer that could not be counted).
+    pub output_len_source: String,
+    /// Mean prompt length of the requests, tokens, when counted before the load.
+    pub mean_input_tokens: Option<f64>,
+    /// Mean `max_tokens` of the requests.
+    pub mean_output_tokens: f64,
+}
+
+impl DatasetRecord {
+    /// One line for a table's legend: `prompts: sharegpt sg.json (sha256 1a2b3c4d…): 192 of 94145
+    /// entries sampled (seed 0), 8 dropped, 96 a cell; input lengths by tokenize, ...`.
+    pub fn line(&self) -> String {
+        let sha: String = self.sha256.chars().take(8).collect();
+        let reused = if self.reused {
+            "; too few entries: cells repeat prompts (a warm prefix cache may serve them)"
+        } else {
+            ""
+        };
+        format!(
+            "prompts: {} {} (sha256 {sha}…): {} of {} entries sampled (seed {}), {} dropped, {} a cell; input lengths by {}, max_tokens by {}{reused}",
+            self.name,
+            self.path,
+            self.sampled,
+            self.entries,
+            self.seed,
+            self.filtered,
+            self.per_cell,
+            self.input_len_source,
+            self.output_len_source,
+        )
+    }
+}
