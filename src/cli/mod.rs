@@ -12,6 +12,7 @@ pub(crate) mod run;
 pub(crate) mod run_bounds;
 pub(crate) mod sim;
 pub(crate) mod vllm_compat;
+pub(crate) mod vllm_prefix;
 pub(crate) mod vllm_refused;
 
 #[cfg(test)]

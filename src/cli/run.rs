@@ -285,19 +285,7 @@ impl RunArgs {
         if self.plan.contains(&PlanKind::Serve) && self.ctx.iter().all(|c| *c == 0) {
             return Err("--random-input-len 0: serve prompts need at least 1 token".into());
         }
-        if self.vllm.random_range_ratio.is_some() && !self.plan.contains(&PlanKind::Serve) {
-            return Err("--random-range-ratio spreads the serve experiment's lengths: add --plan serve".into());
-        }
-        if let Some(format) = self.vllm.dataset_format()? {
-            if !self.plan.contains(&PlanKind::Serve) {
-                return Err(format!("--dataset-name {} feeds the serve experiment: add --plan serve", format.name()));
-            }
-            if self.vllm.random_range_ratio.is_some() {
-                return Err(
-                    "--random-range-ratio spreads the random dataset's lengths; a dataset file has its own".into()
-                );
-            }
-        }
+        self.vllm.check_with_plan(self.plan.contains(&PlanKind::Serve))?;
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());
         let routing = self.routing_config()?;

@@ -76,14 +76,16 @@ impl RunArgs {
         // As vLLM: no request_goodput unless an SLO was chosen (the session's, `--goodput` or
         // `--slo-ttft` / `--slo-tpot`).
         let goodput = if self.slo_source().is_chosen() { Some(self.slo()?) } else { None };
+        let prefix = self.vllm.prefix.config(self.vllm.dataset_name.as_deref(), self.count)?;
         Ok(crate::config::serve::ServeConfig {
             num_prompts: self.count,
-            output_len: self.output.max(1),
+            output_len: prefix.map_or(self.output.max(1), |p| p.output_len),
             seed: self.seed,
             range_ratio: self.vllm.random_range_ratio.unwrap_or(crate::config::serve::RangeRatio::FIXED),
             goodput,
             // Read in `to_session`, which reads the files the flags name.
             dataset: None,
+            prefix_repetition: prefix,
         })
     }
 

@@ -1,6 +1,6 @@
 //! The flags of `vllm bench serve` that users paste: accepted under vLLM's names where they
 //! mean something here (`--host`/`--port`, `--backend`, `--ignore-eos`, `--dataset-name
-//! random|sharegpt|custom` with `--dataset-path`, `--random-range-ratio`, `--served-model-name`, `--disable-tqdm`), refused with one
+//! random|prefix_repetition|sharegpt|custom` with `--dataset-path`, `--random-range-ratio`, `--served-model-name`, `--disable-tqdm`), refused with one
 //! line that says what to use instead otherwise (the rest: `vllm_refused.rs`).
 
 use crate::config::serve::RangeRatio;
@@ -32,8 +32,10 @@ pub struct VllmFlags {
     #[arg(long)]
     pub disable_tqdm: bool,
     /// vLLM's dataset of `--plan serve`: `random` (default: random token ids of
-    /// --random-input-len), `sharegpt` (a ShareGPT JSON file) or `custom` (JSONL, a `prompt`
-    /// and optional `output_tokens` per line), the last two read from --dataset-path.
+    /// --random-input-len), `sharegpt` (a ShareGPT JSON file), `custom` (JSONL, a `prompt`
+    /// and optional `output_tokens` per line), the two read from --dataset-path, or
+    /// `prefix_repetition` (random prefixes shared by groups of requests:
+    /// --prefix-repetition-*).
     #[arg(long, value_name = "NAME")]
     pub dataset_name: Option<String>,
     /// The dataset file of `--dataset-name sharegpt|custom`, read once before any load.
@@ -61,6 +63,9 @@ pub struct VllmFlags {
     /// Refused (see the error's hint).
     #[arg(long, hide = true)]
     pub tokenizer: Option<String>,
+    /// vLLM's `--prefix-repetition-*` flags.
+    #[command(flatten)]
+    pub prefix: super::vllm_prefix::PrefixRepetitionFlags,
     /// vLLM's flags without a meaning here (`--temperature`, `--num-warmups`, ...), refused.
     #[command(flatten)]
     pub other: super::vllm_refused::VllmRefused,
@@ -83,11 +88,11 @@ impl VllmFlags {
     /// The one-line error of the first vLLM flag that has no meaning here, naming what to use.
     pub fn refused(&self) -> Option<String> {
         let given = |o: &Option<String>| o.is_some();
-        let known = ["random", "sharegpt", "custom"];
+        let known = ["random", "sharegpt", "custom", "prefix_repetition"];
         let rules: [(bool, &str); 4] = [
             (
                 self.dataset_name.as_deref().is_some_and(|d| !known.contains(&d)),
-                "--dataset-name: built in are vLLM's random, sharegpt and custom (the last two with --dataset-path FILE)",
+                "--dataset-name: built in are vLLM's random, prefix_repetition, sharegpt and custom (the last two with --dataset-path FILE)",
             ),
             (
                 given(&self.metric_percentiles),
@@ -128,6 +133,26 @@ impl VllmFlags {
             return Err("--custom-output-len sizes --dataset-name custom's requests".into());
         }
         Ok(format)
+    }
+
+    /// The dataset flags against the plan: a dataset other than `random` feeds `--plan serve`,
+    /// whose `--random-range-ratio` spreads only the `random` one.
+    pub fn check_with_plan(&self, serve: bool) -> Result<(), String> {
+        if self.random_range_ratio.is_some() && !serve {
+            return Err("--random-range-ratio spreads the serve experiment's lengths: add --plan serve".into());
+        }
+        let name = match self.dataset_format()? {
+            Some(format) => format.name(),
+            None if self.dataset_name.as_deref() == Some("prefix_repetition") => "prefix_repetition",
+            None => return Ok(()),
+        };
+        if !serve {
+            return Err(format!("--dataset-name {name} feeds the serve experiment: add --plan serve"));
+        }
+        match self.random_range_ratio {
+            Some(_) => Err(format!("--random-range-ratio spreads the random dataset's lengths; {name} has its own")),
+            None => Ok(()),
+        }
     }
 
     /// The target: `--base-url`, or vLLM's `--host`/`--port`; both, or neither, is an error.

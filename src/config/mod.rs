@@ -3,6 +3,7 @@
 pub mod dataset;
 pub mod decode;
 pub(crate) mod knob;
+pub mod prefix_repetition;
 pub(crate) mod routing;
 pub mod serve;
 pub(crate) mod settings;

@@ -22,6 +22,9 @@ pub struct ServeConfig {
     /// The dataset file the prompts come from (`--dataset-name sharegpt|custom`); None: vLLM's
     /// `random` workload of token ids.
     pub dataset: Option<super::dataset::DatasetSource>,
+    /// vLLM's shared-prefix workload (`--dataset-name prefix_repetition`) instead of the
+    /// `random` one; its output length is `output_len`.
+    pub prefix_repetition: Option<super::prefix_repetition::PrefixRepetition>,
 }
 
 /// The spread of a serve cell's request lengths around their means.

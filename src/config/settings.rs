@@ -86,6 +86,11 @@ impl RunConfig {
             put("dataset-sha256", d.sampled.sha256.clone());
             put("dataset-output-len", opt(d.output_len));
         }
+        if let Some(p) = &v.prefix_repetition {
+            put("dataset-name", "prefix_repetition".into());
+            let shape = format!("prefix {} suffix {} prefixes {}", p.prefix_len, p.suffix_len, p.num_prefixes);
+            put("prefix-repetition", shape);
+        }
         let slo = v.goodput.map(|g| {
             let ms = |d: Option<Duration>, k: &str| d.map(|d| format!("{k}:{}", d.as_secs_f64() * 1e3));
             [ms(g.ttft, "ttft"), ms(g.tpot, "tpot"), ms(g.e2e, "e2el")]

@@ -68,3 +68,37 @@ impl DatasetRecord {
         )
     }
 }
+
+/// The record of vLLM's `prefix_repetition` workload (`--dataset-name prefix_repetition`):
+/// every serve cell drew its own `num_prefixes` random prefixes (seeded by `--seed` and the
+/// cell) and dealt its requests among them, each with its own random suffix.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PrefixRepetitionRecord {
+    /// Tokens every request of a group shares.
+    pub prefix_len: u64,
+    /// Tokens of each request's own suffix.
+    pub suffix_len: u64,
+    /// Distinct prefixes per cell.
+    pub num_prefixes: u32,
+    /// `max_tokens` of every request.
+    pub output_len: u64,
+    /// Requests per cell; groups differ by one request at most (vLLM drops the remainder).
+    pub per_cell: u32,
+    /// The largest share of a cell's prompt tokens a prefix cache can serve from the cell's
+    /// own requests: every request after its group's first finds the prefix, 0 to 1.
+    pub expected_prefix_hit_ratio: f64,
+}
+
+impl PrefixRepetitionRecord {
+    /// One line for a table's legend.
+    pub fn line(&self) -> String {
+        format!(
+            "prompts: prefix_repetition: {} prefixes of {} tokens a cell, each request its own {}-token suffix, {} a cell; a prefix cache can serve at most {:.1}% of prompt tokens",
+            self.num_prefixes,
+            self.prefix_len,
+            self.suffix_len,
+            self.per_cell,
+            self.expected_prefix_hit_ratio * 100.0
+        )
+    }
+}

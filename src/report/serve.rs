@@ -37,6 +37,10 @@ pub struct ServeSection {
     /// vLLM's `random` workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<super::dataset::DatasetRecord>,
+    /// vLLM's shared-prefix workload the prompts followed (`--dataset-name prefix_repetition`);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_repetition: Option<super::dataset::PrefixRepetitionRecord>,
     /// The token ids prompts were drawn from, and the vocabulary the server was found to
     /// accept (absent when no cell ran, and in reports written before it was probed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,6 +51,14 @@ pub struct ServeSection {
     pub knees: Vec<crate::report::knee::RowKnee>,
     /// One entry per cell, in plan order.
     pub cells: Vec<ServeCellReport>,
+}
+
+impl ServeSection {
+    /// The legend line of the prompts, when they were not vLLM's `random` workload.
+    pub fn workload_line(&self) -> Option<String> {
+        let shared = || self.prefix_repetition.as_ref().map(|p| p.line());
+        self.dataset.as_ref().map(|d| d.line()).or_else(shared)
+    }
 }
 
 /// Where serve prompts' token ids come from: ids `[low, high)` of a vocabulary of `vocab` ids

@@ -202,7 +202,7 @@ pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
     };
     let knees = s.knees.iter().filter_map(place).collect();
     let goodput_slo = s.goodput_slo.as_ref().map(slo_text);
-    let (range_ratio, dataset) = (s.random_range_ratio, s.dataset.as_ref().map(|d| d.line()));
+    let (range_ratio, dataset) = (s.random_range_ratio, s.workload_line());
     let ctx_labels = s.ctx_labels.clone();
     Some(super::text::ServeView { ctx_labels, columns, cells, knees, goodput_slo, range_ratio, dataset })
 }

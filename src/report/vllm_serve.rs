@@ -49,13 +49,20 @@ fn row(
     row.insert("request_rate".into(), rate);
     row.insert("burstiness".into(), json!(s.burstiness));
     row.insert("max_concurrency".into(), json!(c.max_concurrency));
-    match &s.dataset {
+    match (&s.dataset, &s.prefix_repetition) {
         // vLLM's argument names for a file's workload; its lengths are the requests' own.
-        Some(d) => {
+        (Some(d), _) => {
             row.insert("dataset_name".into(), json!(d.name));
             row.insert("dataset_path".into(), json!(d.path));
         }
-        None => {
+        (None, Some(p)) => {
+            row.insert("dataset_name".into(), json!("prefix_repetition"));
+            row.insert("prefix_repetition_prefix_len".into(), json!(p.prefix_len));
+            row.insert("prefix_repetition_suffix_len".into(), json!(p.suffix_len));
+            row.insert("prefix_repetition_num_prefixes".into(), json!(p.num_prefixes));
+            row.insert("prefix_repetition_output_len".into(), json!(p.output_len));
+        }
+        (None, None) => {
             row.insert("random_input_len".into(), json!(c.input_len));
             row.insert("random_output_len".into(), json!(s.output_len));
             row.insert("random_range_ratio".into(), json!(s.random_range_ratio));

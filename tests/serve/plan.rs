@@ -81,6 +81,7 @@ fn sweep_config(url: &str, metrics: &str, out: &Path) -> RunConfig {
             range_ratio: RangeRatio::FIXED,
             goodput: Some(slo),
             dataset: None,
+            prefix_repetition: None,
         },
         ..config(url, metrics, out, vec![INPUT], vec![4])
     }
@@ -255,6 +256,7 @@ async fn llamacpp_serve_sweep_counts_every_token_once() {
             range_ratio: RangeRatio::FIXED,
             goodput: None,
             dataset: None,
+            prefix_repetition: None,
         },
         ..config(&r.url, &r.metrics_url, &out, vec![INPUT], vec![1, 4])
     };

@@ -1,6 +1,7 @@
 //! One attempt of a serve cell: `--num-prompts` random token-id prompts of `input_len`
-//! tokens (each its own length with `--random-range-ratio`), or the cell's run of a dataset's
-//! prompts, on the cell's arrival schedule,
+//! tokens (each its own length with `--random-range-ratio`; or random prefixes shared by
+//! groups of them, `prefix_repetition`), or the cell's run of a dataset's prompts, on the
+//! cell's arrival schedule,
 //! at most `max_concurrency` in flight, measured with `vllm bench serve`'s definitions.
 
 use super::dataset::DatasetPrompts;
@@ -16,6 +17,7 @@ use crate::cell::control::Phase;
 use crate::cell::publisher::LivePublisher;
 use crate::cell::sample_window::record;
 use crate::config::Rate;
+use crate::config::prefix_repetition::PrefixRepetition;
 use crate::config::serve::ServeConfig;
 use crate::load::live::LiveCounters;
 use crate::load::request::Endpoint;
@@ -61,6 +63,13 @@ impl ServeCell {
 pub enum PromptSource {
     /// vLLM's `random` workload: token ids drawn from this range.
     TokenIds(std::ops::Range<u32>),
+    /// vLLM's `prefix_repetition` workload, its token ids drawn from `ids`.
+    SharedPrefix {
+        /// The ids drawn from.
+        ids: std::ops::Range<u32>,
+        /// The prefixes and suffixes.
+        shape: PrefixRepetition,
+    },
     /// A dataset file's prompts: those of serve cell `slot`.
     Dataset {
         /// Every prompt of the session.
@@ -99,10 +108,14 @@ pub async fn run_serve_attempt(
     let (lengths, longest) = plan_lengths(serve, spec, &source, seed);
     let lengths = Arc::new(lengths);
     let (model, planned) = (env.facts.model.clone(), lengths.clone());
+    let shared = SharedPrefixes::of(&source, n, seed);
     let body = Arc::new(move |i: u32| {
         let (input, output) = (planned.input[i as usize], planned.output[i as usize]);
         match &source {
             PromptSource::TokenIds(ids) => completion_body(&model, &prompt_ids(input, seed, i, ids.clone()), output),
+            PromptSource::SharedPrefix { ids, shape } => {
+                completion_body(&model, &shared.prompt(i, shape.suffix_len, seed, ids.clone()), output)
+            }
             PromptSource::Dataset { prompts, slot } => {
                 text_completion_body(&model, &prompts.get(*slot, i as usize).text, output)
             }
@@ -135,6 +148,32 @@ pub async fn run_serve_attempt(
         }
     }
     attempt
+}
+
+/// The prefixes of a `prefix_repetition` attempt, drawn once, and which one each request sends.
+#[derive(Default)]
+struct SharedPrefixes {
+    prefixes: Vec<Vec<u32>>,
+    groups: Vec<u32>,
+}
+
+impl SharedPrefixes {
+    /// Salt of the prefixes' seed, so a prefix is not a request's suffix.
+    const SALT: u64 = 0x7072_6566_6978;
+
+    /// The attempt's prefixes (none unless `source` is `prefix_repetition`), seeded per cell.
+    fn of(source: &PromptSource, n: usize, seed: u64) -> Self {
+        let PromptSource::SharedPrefix { ids, shape } = source else { return Self::default() };
+        let draw = |g: u32| prompt_ids(shape.prefix_len, seed ^ Self::SALT, g, ids.clone());
+        Self { prefixes: (0..shape.num_prefixes).map(draw).collect(), groups: shape.groups(n, seed) }
+    }
+
+    /// Request `i`'s prompt: its group's prefix, then its own `suffix_len` ids.
+    fn prompt(&self, i: u32, suffix_len: u64, seed: u64, ids: std::ops::Range<u32>) -> Vec<u32> {
+        let mut out = self.prefixes[self.groups[i as usize] as usize].clone();
+        out.extend(prompt_ids(suffix_len, seed, i, ids));
+        out
+    }
 }
 
 /// Folds each finished request's chunk gaps into the attempt's distributions.

@@ -12,6 +12,7 @@ use crate::experiment::decode::section::status_and_reason;
 use crate::experiment::interface::{CellRun, Experiment, PlannedCell};
 use crate::experiment::prepare::{PrepareEnv, Prepared, Setup};
 use crate::experiment::record::{Attempt, CellEntry};
+use crate::report::dataset::PrefixRepetitionRecord;
 use crate::report::json::SessionReport;
 use crate::report::kind::ExperimentKind;
 use crate::report::serve::{GoodputSlo, ServeCellReport, ServeSection, TokenIds};
@@ -42,8 +43,10 @@ impl Serve {
     /// The serve cells of `cfg`.
     pub fn new(cfg: &RunConfig) -> Self {
         let rates = if cfg.rates.is_empty() { vec![Rate::Inf] } else { cfg.rates.clone() };
+        // `prefix_repetition` has one prompt length, its prefix's and suffix's.
+        let shared = cfg.serve.prefix_repetition.map(|p| vec![p.input_len()]);
         Self {
-            input_lens: cfg.ctx.clone(),
+            input_lens: shared.unwrap_or_else(|| cfg.ctx.clone()),
             conc: cfg.conc.clone(),
             rates,
             burstiness: cfg.burstiness,
@@ -63,15 +66,26 @@ impl Serve {
         cfg.conc.len() * cfg.rates.len().max(1)
     }
 
+    /// The name of the workload when it is not vLLM's `random` one.
+    fn workload(&self) -> Option<String> {
+        let shared = || self.serve.prefix_repetition.map(|_| "prefix_repetition".to_string());
+        self.dataset.as_ref().map(|d| d.record.name.clone()).or_else(shared)
+    }
+
     /// The label of a row: its input length, or the dataset's name.
     fn row_label(&self, len: u64) -> String {
-        self.dataset.as_ref().map_or_else(|| format_size(len), |d| d.record.name.clone())
+        self.workload().unwrap_or_else(|| format_size(len))
     }
 
     /// Where the prompts of the cell at `conc` x `rate` come from, once the vocabulary is
     /// known (token ids only).
     fn source(&self, conc: u32, rate: Rate, ids: &TokenIds) -> PromptSource {
-        let Some(prompts) = &self.dataset else { return PromptSource::TokenIds(ids.low..ids.high) };
+        let Some(prompts) = &self.dataset else {
+            return match self.serve.prefix_repetition {
+                Some(shape) => PromptSource::SharedPrefix { ids: ids.low..ids.high, shape },
+                None => PromptSource::TokenIds(ids.low..ids.high),
+            };
+        };
         let c = self.conc.iter().position(|&x| x == conc).unwrap_or(0);
         let r = self.rates.iter().position(|&x| x == rate).unwrap_or(0);
         PromptSource::Dataset { prompts: prompts.clone(), slot: c * self.rates.len() + r }
@@ -92,6 +106,14 @@ impl Serve {
             random_range_ratio: self.serve.range_ratio.get(),
             goodput_slo,
             dataset: self.dataset.as_ref().map(|d| d.record.clone()),
+            prefix_repetition: self.serve.prefix_repetition.map(|p| PrefixRepetitionRecord {
+                prefix_len: p.prefix_len,
+                suffix_len: p.suffix_len,
+                num_prefixes: p.num_prefixes,
+                output_len: p.output_len,
+                per_cell: self.serve.num_prompts,
+                expected_prefix_hit_ratio: p.expected_hit_ratio(self.serve.num_prompts),
+            }),
             token_ids: self.ids.get().copied(),
             knees: Vec::new(),
             cells,
@@ -143,8 +165,8 @@ impl Experiment for Serve {
             for &conc in &self.conc {
                 for &rate in &self.rates {
                     let spec = CellSpec::grid_at(KIND, len, conc, Some(rate));
-                    let (label, skip) = match &self.dataset {
-                        Some(d) => (format!("serve {} conc={conc} rate={rate}", d.record.name), None),
+                    let (label, skip) = match self.workload() {
+                        Some(name) => (format!("serve {name} conc={conc} rate={rate}"), None),
                         None => (format!("serve in={} conc={conc} rate={rate}", format_size(len)), plan_skip(len)),
                     };
                     out.push(PlannedCell { spec, label, skip });

@@ -34,8 +34,8 @@ pub(super) fn serve_table(report: &SessionReport) -> String {
         }
         _ => String::new(),
     };
-    let workload = match &section.dataset {
-        Some(d) => escape(&d.line()),
+    let workload = match section.workload_line() {
+        Some(line) => escape(&line),
         None => format!("{} prompts per cell, {} output tokens each{spread}", section.num_prompts, section.output_len),
     };
     let intro = format!(
