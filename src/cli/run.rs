@@ -193,10 +193,15 @@ pub struct RunArgs {
     /// (e.g. `--goodput ttft:2000 tpot:50`); replaces --slo-ttft / --slo-tpot.
     #[arg(long, num_args = 1.., value_name = "KEY:MS")]
     pub goodput: Vec<String>,
-    /// Base seed of the routing experiment (round r uses seed + r), and of the serve
-    /// experiment's prompts and arrival gaps.
-    #[arg(long, default_value_t = 101)]
-    pub seed: u64,
+    /// Base seed of the routing experiment (round r uses seed + r), of the serve experiment's
+    /// prompts and arrival gaps, and of a dataset's sample (default: a new one every session,
+    /// recorded in the report, so two sessions never share prompts in a prefix cache unless
+    /// given the same).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The seed drawn for this session when `--seed` is not given (drawn once).
+    #[arg(skip)]
+    pub drawn_seed: std::sync::OnceLock<u64>,
     /// Print the final tables in plain ASCII instead of box drawing.
     #[arg(long)]
     pub ascii: bool,
@@ -242,6 +247,11 @@ impl RunConfig {
 }
 
 impl RunArgs {
+    /// `--seed`, else a seed drawn for this session.
+    pub fn session_seed(&self) -> u64 {
+        self.seed.unwrap_or_else(|| *self.drawn_seed.get_or_init(|| u64::from(rand::random::<u32>())))
+    }
+
     /// Checks the flags and builds the run configuration, then reads `--baseline` and checks
     /// that `--resume` can continue its report under it (a resumed run writes to that report
     /// unless `--out` says otherwise).

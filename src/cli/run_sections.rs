@@ -52,7 +52,7 @@ impl RunArgs {
             families: self.families,
             priming_candidates: self.priming_candidates,
             slo: self.slo()?,
-            seed: self.seed,
+            seed: self.session_seed(),
             gateway_metrics: self.gateway_metrics.clone(),
             max_setup_attempts: 3,
         })
@@ -80,7 +80,7 @@ impl RunArgs {
         Ok(crate::config::serve::ServeConfig {
             num_prompts: self.count,
             output_len: prefix.map_or(self.output.max(1), |p| p.output_len),
-            seed: self.seed,
+            seed: self.session_seed(),
             range_ratio: self.vllm.random_range_ratio.unwrap_or(crate::config::serve::RangeRatio::FIXED),
             goodput,
             // Read in `to_session`, which reads the files the flags name.

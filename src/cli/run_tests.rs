@@ -218,3 +218,30 @@ fn vllm_names_for_the_model_the_endpoint_and_no_progress_bar() {
     let w = Wrapper::parse_from(["x", "--base-url", "http://127.0.0.1:9", "--disable-tqdm"]);
     assert!(w.run.vllm.disable_tqdm && !w.run.headless);
 }
+
+#[test]
+fn a_session_without_seed_draws_its_own_and_uses_it_everywhere() {
+    let (a, b) = (config(), config());
+    assert_eq!(a.routing.seed, a.serve.seed, "one seed for the whole session");
+    assert_ne!(a.serve.seed, b.serve.seed, "two sessions, two seeds (a 1 in 2^32 chance of a clash)");
+    let serve = parse(&["--plan", "serve"]).unwrap();
+    assert_eq!(serve.settings()["seed"], serve.serve.seed.to_string(), "recorded, so --resume restores it");
+    let given = parse(&["--seed", "7"]).unwrap();
+    assert_eq!((given.routing.seed, given.serve.seed), (7, 7));
+}
+
+#[test]
+fn prefix_repetition_needs_the_serve_plan_and_enough_prompts() {
+    let serve = ["--plan", "serve", "--dataset-name", "prefix_repetition"];
+    let c = parse(&[&serve[..], &["--prefix-repetition-num-prefixes", "4", "--count", "8"]].concat()).unwrap();
+    let p = c.serve.prefix_repetition.expect("the workload");
+    assert_eq!((p.num_prefixes, p.prefix_len, c.serve.output_len), (4, 256, 128), "vLLM's output length 128");
+    let e = parse(&["--dataset-name", "prefix_repetition"]).unwrap_err();
+    assert!(e.contains("feeds the serve experiment: add --plan serve"), "{e}");
+    let e = parse(&[&serve[..], &["--count", "4"]].concat()).unwrap_err();
+    assert!(e.contains("--num-prompts 4 is fewer than --prefix-repetition-num-prefixes 10"), "{e}");
+    let e = parse(&[&serve[..], &["--random-range-ratio", "0.5"]].concat()).unwrap_err();
+    assert!(e.contains("prefix_repetition has its own"), "{e}");
+    let e = parse(&["--plan", "serve", "--prefix-repetition-prefix-len", "8"]).unwrap_err();
+    assert!(e.starts_with("--prefix-repetition-* flags"), "{e}");
+}

@@ -33,6 +33,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // The log file is opened before preflight, so a bad path fails before any load is sent.
     let printer = session::printer(args.headless || args.vllm.disable_tqdm, args.log_file.as_deref())?;
+    let drawn = cfg.settings().get("seed").filter(|_| args.seed.is_none()).cloned();
     // In the monitor, finished cells can be re-run until the operator quits.
     cfg.hold_after_last = printer.is_none();
     let mut signals = Signals::new()?;
@@ -44,6 +45,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Headless, the SLO the good counts are judged against is named once, up front.
     if let Some(slo) = handles.snapshot.borrow().slo {
         banner.push_str(&format!("; {}", slo.describe()));
+    }
+    if let Some(seed) = drawn {
+        banner.push_str(&format!("; seed {seed} (drawn for this session: --seed {seed} sends its prompts again)"));
     }
     let display =
         session::Display { log_file: args.log_file.clone(), ascii: args.ascii, allow_errors: args.allow_errors };

@@ -29,7 +29,9 @@ fn floor_char(s: &str, mut i: usize) -> usize {
 /// The message and `param` of an OpenAI-style error body, nested or flat.
 fn error_fields(body: &[u8]) -> (String, Option<String>) {
     let Ok(v) = serde_json::from_slice::<Value>(body) else {
-        return (String::from_utf8_lossy(body).trim().to_string(), None);
+        // An HTML page (a proxy's 404, a login page) is named by its title, not its first line.
+        let text = String::from_utf8_lossy(body);
+        return (super::client::html_summary(&text).unwrap_or_else(|| text.trim().to_string()), None);
     };
     let e = v.get("error").filter(|e| e.is_object()).unwrap_or(&v);
     let msg = e.get("message").and_then(Value::as_str).or_else(|| v.get("error").and_then(Value::as_str));
@@ -147,5 +149,13 @@ mod tests {
         let long = "x".repeat(1000) + "\nsecond line";
         let Outcome::Failed { detail, .. } = failure(ErrorKind::Connect, &long) else { panic!() };
         assert!(detail.len() < 310 && !detail.contains('\n'));
+    }
+
+    #[test]
+    fn an_html_page_is_named_by_its_title() {
+        let page = "<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head><body>nginx</body></html>";
+        let Outcome::Failed { kind, detail } = classify_status(404, page.as_bytes()) else { panic!() };
+        assert_eq!(kind, ErrorKind::BadRequest);
+        assert_eq!(detail, "HTTP 404: an HTML page titled \"404 Not Found\" (not an OpenAI API answer)");
     }
 }

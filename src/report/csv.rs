@@ -23,7 +23,7 @@ mod rows;
 use rows::{extension_row, serve_row};
 
 /// The columns of the per-cell CSV, in order.
-pub const CELL_COLUMNS: [&str; 45] = [
+pub const CELL_COLUMNS: [&str; 46] = [
     "kind",
     "label",
     "ctx",
@@ -65,6 +65,7 @@ pub const CELL_COLUMNS: [&str; 45] = [
     "e2e_p95_ms",
     "e2e_p99_ms",
     "cache_hit_ratio",
+    "warm_cache",
     "judged",
     "goodput_rps",
     "rate",

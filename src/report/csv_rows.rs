@@ -14,6 +14,9 @@ pub(super) fn serve_row(cell: &ServeCellReport) -> Row {
     row.push(("last_attempt_status", a.status.to_string()));
     if shown(a.status) {
         serve_figures(&mut row, &a.metrics, a.num_prompts);
+        if let Some(p) = a.prefix_cache {
+            row.extend([("cache_hit_ratio", num(p.hit_ratio)), ("warm_cache", p.warm.to_string())]);
+        }
     }
     row
 }

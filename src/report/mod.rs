@@ -25,6 +25,7 @@ pub(crate) mod load;
 pub(crate) mod markdown;
 pub(crate) mod metrics_source;
 pub mod phase;
+pub mod prefix_cache;
 pub(crate) mod prom_validation;
 pub mod serve;
 pub(crate) mod sink;

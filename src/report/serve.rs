@@ -145,6 +145,11 @@ pub struct ServeAttempt {
     /// not polled, the engine is unknown, or the attempt was stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_tokens: Option<ServerTokenCheck>,
+    /// What the server's prefix cache served the attempt's requests, beside the most its
+    /// workload shares (`warm` when more); absent without prefix-cache counters, or when the
+    /// attempt was stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<super::prefix_cache::PrefixCacheCheck>,
 }
 
 /// The server's and the client's output tokens of one serve attempt.

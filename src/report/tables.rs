@@ -182,6 +182,7 @@ pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
                     .metrics
                     .request_goodput
                     .map(|g| ((g * a.metrics.duration_s).round() as u64, a.metrics.completed + a.metrics.failed)),
+                warm: a.prefix_cache.filter(|p| p.warm).map(|p| p.warm_note()),
             },
             (CellOutcome::Skipped, _) => ServeCellView::Skipped,
             _ => ServeCellView::NotRun,

@@ -139,6 +139,7 @@ pub(crate) fn with_serve() -> SessionReport {
         metrics: metrics.clone(),
         request_samples: vec![request(0, "completed"), request(1, "server_error")],
         server_tokens: None,
+        prefix_cache: crate::report::prefix_cache::PrefixCacheCheck::judge(980.0, 1000.0, Some(0.0)),
     };
     let cell = |rate: &str, status: C, attempts: Vec<ServeAttempt>| ServeCellReport {
         input_len: 1024,

@@ -127,7 +127,8 @@ async fn routing_preflight_names_each_wait_and_fails_at_the_probes_deadline() {
     let replica = format!("r0={base}/metrics");
     let mut cmd = bin();
     cmd.args(["run", "--headless", "--plan", "routing", "--base-url", &base, "--metrics-url", &replica]);
-    cmd.args(["--first-token-timeout", "2s", "--out", out.to_str().unwrap()]);
+    // The probe's length follows the routing prompts' seed.
+    cmd.args(["--seed", "101", "--first-token-timeout", "2s", "--out", out.to_str().unwrap()]);
     let t0 = Instant::now();
     let o = output(cmd).await;
     let (code, err, took) = (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned(), t0.elapsed());

@@ -1,6 +1,7 @@
-//! `--dataset-name prefix_repetition` against the simulator: each cell's requests share its
-//! few random prefixes, so the replica's prefix cache serves them (and never more than the
-//! workload allows), while the `random` workload's requests find nothing to share.
+//! The prefix cache against the simulator: `--dataset-name prefix_repetition`'s cells share
+//! their few random prefixes, so the replica's prefix cache serves them (never more than the
+//! workload allows), the `random` workload's requests find nothing to share, and a session run
+//! again with the same `--seed` finds the first one's prompts and is flagged warm.
 
 use crate::common;
 use common::{client, cluster, config, metrics_text, validate};
@@ -8,8 +9,10 @@ use llm_decode_bench::config::prefix_repetition::PrefixRepetition;
 use llm_decode_bench::config::serve::{RangeRatio, ServeConfig};
 use llm_decode_bench::config::{PlanKind, Rate, RunConfig};
 use llm_decode_bench::report::formats::{RenderSettings, ReportFormat};
+use llm_decode_bench::report::json::SessionReport;
 use llm_decode_bench::report::status::AttemptStatus;
 use llm_decode_bench::session::start;
+use llm_decode_bench::sim::Cluster;
 
 const N: u32 = 12;
 const SHAPE: PrefixRepetition = PrefixRepetition { prefix_len: 64, suffix_len: 32, num_prefixes: 3, output_len: 8 };
@@ -21,16 +24,17 @@ async fn prefix_hits(url: &str) -> f64 {
     line.rsplit(' ').next().and_then(|v| v.parse().ok()).expect("a value")
 }
 
-/// Runs one serve cell of `N` requests at concurrency 2 with `shape`'s prompts (None: random).
-async fn session(shape: Option<PrefixRepetition>) -> (llm_decode_bench::report::json::SessionReport, f64) {
-    let c = cluster(1, 25.0, |_| {}).await;
+/// Runs one serve cell of `N` requests at concurrency 2 with `shape`'s prompts (None: random)
+/// and `seed` against `c`'s replica; the report, and the replica's prefix-cache hits since it
+/// started.
+async fn session(c: &Cluster, shape: Option<PrefixRepetition>, seed: u64) -> (SessionReport, f64) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("prefix.json");
     let r = &c.info().replicas[0];
     let serve = ServeConfig {
         num_prompts: N,
         output_len: 8,
-        seed: 3,
+        seed,
         range_ratio: RangeRatio::FIXED,
         goodput: None,
         dataset: None,
@@ -49,7 +53,8 @@ async fn session(shape: Option<PrefixRepetition>) -> (llm_decode_bench::report::
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shared_prefixes_are_served_from_the_prefix_cache_and_random_prompts_are_not() {
-    let (report, hits) = session(Some(SHAPE)).await;
+    let c = cluster(1, 25.0, |_| {}).await;
+    let (report, hits) = session(&c, Some(SHAPE), 3).await;
     let s = report.serve.as_ref().expect("a serve section");
     let p = s.prefix_repetition.as_ref().expect("the workload is recorded");
     assert_eq!((p.prefix_len, p.suffix_len, p.num_prefixes, p.per_cell), (64, 32, 3, N));
@@ -64,6 +69,36 @@ async fn shared_prefixes_are_served_from_the_prefix_cache_and_random_prompts_are
     let text = ReportFormat::Text.render(&report, RenderSettings { ascii: true, dim_ansi: false, width: Some(200) });
     assert!(text.contains("prompts: prefix_repetition: 3 prefixes of 64 tokens"), "{text}");
 
-    let (_, hits) = session(None).await;
+    let p = a.prefix_cache.expect("the replica counts prefix-cache lookups");
+    assert_eq!((p.expected_max_ratio, p.warm), (Some(0.5), false), "the workload's own sharing is not warm");
+    assert!((p.hit_ratio - hits / (f64::from(N) * 96.0)).abs() < 1e-9, "{p:?} against {hits} hit tokens");
+
+    let c = cluster(1, 25.0, |_| {}).await;
+    let (report, hits) = session(&c, None, 3).await;
     assert_eq!(hits, 0.0, "random prompts share no prefix block");
+    let p = report.serve.unwrap().cells[0].attempts[0].prefix_cache.expect("counted");
+    assert_eq!((p.hit_ratio, p.expected_max_ratio, p.warm), (0.0, Some(0.0), false));
+}
+
+/// The serve cell's prefix-cache check and its table row.
+fn warm_of(report: &SessionReport) -> (bool, String) {
+    let s = report.serve.as_ref().expect("a serve section");
+    let p = s.cells[0].attempts.last().and_then(|a| a.prefix_cache).expect("counted");
+    let text = ReportFormat::Text.render(report, RenderSettings { ascii: true, dim_ansi: false, width: Some(200) });
+    (p.warm, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_run_again_with_its_seed_is_flagged_warm_and_a_new_seed_is_not() {
+    let c = cluster(1, 25.0, |_| {}).await;
+    let (first, _) = session(&c, None, 21).await;
+    let (warm, text) = warm_of(&first);
+    assert!(!warm && !text.contains("W = warm cache"), "a first session is cold: {text}");
+    let (again, _) = session(&c, None, 21).await;
+    let (warm, text) = warm_of(&again);
+    assert!(warm, "the same seed sends the same prompts, which the cache still holds");
+    assert!(text.lines().any(|l| l.starts_with("| 96") && l.contains(" W ")), "the cell is marked: {text}");
+    assert!(text.contains("W = warm cache") && text.contains("of prompt tokens came from the prefix cache"), "{text}");
+    let (fresh, _) = session(&c, None, 22).await;
+    assert!(!warm_of(&fresh).0, "another seed, other prompts: cold");
 }

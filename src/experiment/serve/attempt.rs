@@ -94,6 +94,17 @@ fn plan_lengths(serve: &ServeConfig, spec: &ServeCell, source: &PromptSource, se
     (Lengths { input, output: each.iter().map(|p| p.output_tokens).collect() }, longest)
 }
 
+/// The most an attempt's own requests share of their prompt tokens: none for token ids (every
+/// prompt's first ids are its own) or a dataset's distinct prompts; unknown for a dataset that
+/// repeats prompts on purpose (too few entries for every cell).
+fn expected_sharing(source: &PromptSource, n: u32) -> Option<f64> {
+    match source {
+        PromptSource::TokenIds(_) => Some(0.0),
+        PromptSource::SharedPrefix { shape, .. } => Some(shape.expected_hit_ratio(n)),
+        PromptSource::Dataset { prompts, .. } => (!prompts.record.reused).then_some(0.0),
+    }
+}
+
 /// Runs one attempt of `spec` until every request ended (or `cancel`).
 pub async fn run_serve_attempt(
     env: &CellEnv,
@@ -106,6 +117,7 @@ pub async fn run_serve_attempt(
     let n = serve.num_prompts as usize;
     let offsets = arrival_offsets(n, spec.rate, env.cfg.burstiness, seed);
     let (lengths, longest) = plan_lengths(serve, spec, &source, seed);
+    let expected = expected_sharing(&source, serve.num_prompts);
     let lengths = Arc::new(lengths);
     let (model, planned) = (env.facts.model.clone(), lengths.clone());
     let shared = SharedPrefixes::of(&source, n, seed);
@@ -139,7 +151,15 @@ pub async fn run_serve_attempt(
     let (samples, tally) = lp.finish();
     let mut attempt = summarize_serve(env, spec, started, &samples, &tally.0, &lengths.input);
     if !cancel.is_cancelled() {
-        attempt.server_tokens = super::server_check::check(env, before, &samples).await;
+        attempt.server_tokens = super::server_check::check(env, before.clone(), &samples).await;
+        attempt.prefix_cache = super::server_check::prefix_cache(env, before.as_deref(), expected).await;
+        if let Some(p) = attempt.prefix_cache.filter(|p| p.warm) {
+            env.warn(format!(
+                "{}: {} (prompts an earlier run left there: a repeated --seed?)",
+                spec.label,
+                p.warm_note()
+            ));
+        }
         if let Some(c) = attempt.server_tokens.as_ref().filter(|c| !c.equal) {
             env.warn(format!(
                 "{}: the server counted {} output tokens ({}), the client {}",
@@ -243,6 +263,7 @@ fn summarize_serve(
         metrics,
         request_samples: records,
         server_tokens: None,
+        prefix_cache: None,
     }
 }
 

@@ -18,6 +18,8 @@ pub(crate) fn headline(a: &ServeAttempt) -> Headline {
         tpot_p50_ms: m.median_tpot_ms,
         good: m.request_goodput.map(|g| ((g * m.duration_s).round() as u64, requests)),
         status: a.status,
+        hit_ratio: a.prefix_cache.map(|p| p.hit_ratio),
+        warm_cache: a.prefix_cache.is_some_and(|p| p.warm),
         ..Headline::default()
     }
 }

@@ -75,6 +75,7 @@ mod tests {
             metrics,
             request_samples: Vec::new(),
             server_tokens: None,
+            prefix_cache: None,
         }
     }
 

@@ -59,6 +59,9 @@ fn serve_row(cell: &ServeCellReport) -> Vec<String> {
         row.extend([why, "—".into(), "—".into(), "—".into(), "—".into(), "—".into()]);
         return row;
     };
+    if let Some(p) = a.prefix_cache.filter(|p| p.warm) {
+        row[3] = format!("{}, {}", row[3], escape(&p.warm_note()));
+    }
     let m = &a.metrics;
     row.extend([
         format!("{} / {}", m.completed, m.failed),
@@ -79,7 +82,8 @@ mod tests {
     #[test]
     fn serve_cells_are_one_row_each_with_vllm_figures() {
         let out = serve_table(&with_serve());
-        assert!(out.contains("<td>1k</td><td class=\"num\">2</td><td>inf</td><td>measured</td>"), "{out}");
+        let warm = "measured, warm cache: 98.0% of prompt tokens came from the prefix cache";
+        assert!(out.contains(&format!("<td>1k</td><td class=\"num\">2</td><td>inf</td><td>{warm}")), "{out}");
         assert!(out.contains("1 / 1") && out.contains("85.0 / 90.5") && out.contains("7.2 / 8.0"), "{out}");
         assert!(
             out.contains("<td>4</td><td>skipped</td><td class=\"num\">0</td><td class=\"num\">does not fit</td>"),

@@ -38,6 +38,15 @@ pub(crate) fn running_rounded(running_avg: f64) -> u64 {
     }
 }
 
+/// The running average as `(X/Y)` shows it: whole requests, as the reference report, except
+/// below one, where a whole number would read `0` on a busy server: `0.4`.
+pub(crate) fn running_text(running_avg: f64) -> String {
+    match running_avg {
+        r if r.is_finite() && r > 0.0 && r < 0.95 => format!("{r:.1}"),
+        r => running_rounded(r).to_string(),
+    }
+}
+
 /// What held a cell back, as the matrices mark it after `(X/Y)`: `*kv` (the KV cache),
 /// `*seq` (the sequence cap, `max_num_seqs`), `*?` (an unknown limit), `*` (limited, cause not
 /// recorded: reports that predate it), and `!` for a warmup that timed out (a measurement
@@ -118,7 +127,7 @@ pub(crate) fn fmt_running_suffix(running_avg: Option<f64>, requested: u32, mark:
     let star = mark.text();
     match running_avg {
         Some(r) if shows_running(running_avg, requested, mark) => {
-            format!(" ({}/{requested}){star}", running_rounded(r))
+            format!(" ({}/{requested}){star}", running_text(r))
         }
         _ => star,
     }
@@ -247,6 +256,10 @@ mod tests {
         assert_eq!(running_rounded(6.49), 6);
         assert_eq!(running_rounded(-1.0), 0);
         assert_eq!(running_rounded(f64::INFINITY), 0);
+        assert_eq!(
+            (running_text(0.376), running_text(0.96), running_text(0.0), running_text(7.6)),
+            ("0.4".into(), "1".into(), "0".into(), "8".into())
+        );
         assert!(!shows_running(None, 8, LimitMark { capacity_limited: true, ..LimitMark::default() }));
         assert!(shows_running(Some(5.0), 8, LimitMark::default()));
     }

@@ -41,6 +41,8 @@ pub enum ServeCellView {
         goodput: Option<f64>,
         /// Good requests and requests sent, when the SLO was given.
         good: Option<(u64, u64)>,
+        /// The prefix cache's warm note when it served more than the workload shares.
+        warm: Option<String>,
     },
     /// Skipped before it ran.
     Skipped,
@@ -56,11 +58,16 @@ const SERVE_LEGEND: &str = "Serve cells (vllm bench serve's workload and definit
     at R requests/s (both with at most --max-concurrency in flight), C@R/s = R/s with at most C. (Ne) = N requests failed; \
     ∅ = skipped (the input len does not fit the model); · = not run.";
 
+const WARM_LEGEND: &str = "W = warm cache: the server's prefix cache served more of the cell's \
+    prompt tokens than its own requests share (prompts an earlier run left there, e.g. a repeated \
+    --seed); its figures are not cold-cache figures.";
+
 /// The serve table and its legend.
 pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
     let mut header = vec!["in \\ load".to_string()];
     header.extend(view.columns.iter().cloned());
     let mut table = Table::new(SERVE_TITLE, header);
+    let mut warm = Vec::new();
     for (r, label) in view.ctx_labels.iter().enumerate() {
         let mut cells = vec![label.clone()];
         let mut dim = vec![String::new()];
@@ -69,6 +76,10 @@ pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
             let (mut main, detail) = cell_text(&cell);
             if view.knees.iter().any(|(kr, kc, _)| (*kr, *kc) == (r, c)) {
                 main.push_str(" K");
+            }
+            if let ServeCellView::Measured { warm: Some(note), .. } = &cell {
+                main.push_str(" W");
+                warm.push(format!("W {label} {}: {note}.", view.columns[c]));
             }
             cells.push(main);
             dim.push(detail);
@@ -83,6 +94,10 @@ pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
     }
     legend.extend(view.dataset.clone());
     legend.extend(notes);
+    if !warm.is_empty() {
+        legend.push(WARM_LEGEND.to_string());
+        legend.extend(warm);
+    }
     let legend: Vec<&str> = legend.iter().map(String::as_str).collect();
     let mut out = vec![Block::Table(table), Block::legend(&legend)];
     if let Some(slo) = &view.goodput_slo {
@@ -166,6 +181,7 @@ mod tests {
             tpot_ms: Some(7.25),
             goodput: None,
             good: None,
+            warm: None,
         };
         let view = ServeView {
             ctx_labels: vec!["1k".into(), "4k".into()],
@@ -202,6 +218,34 @@ mod tests {
             RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None },
         );
         assert!(from_file.contains(&line), "the dataset is said under the table: {from_file}");
+        assert!(!from_file.contains("W = warm cache"), "no warm cell, no warm legend");
+    }
+
+    #[test]
+    fn a_warm_cell_is_marked_and_its_note_says_how_warm() {
+        let note = "warm cache: 98.0% of prompt tokens came from the prefix cache, the workload shares at most 0.0%";
+        let cell = ServeCellView::Measured {
+            output_tps: 900.0,
+            failed: 0,
+            ttft_ms: Some(5.0),
+            tpot_ms: Some(1.0),
+            goodput: None,
+            good: None,
+            warm: Some(note.into()),
+        };
+        let view = ServeView {
+            ctx_labels: vec!["1k".into()],
+            columns: vec!["inf".into()],
+            cells: vec![vec![cell]],
+            ..ServeView::default()
+        };
+        let text = render_text_blocks(
+            &serve_blocks(&view),
+            RenderOptions { style: BoxStyle::Ascii, dim_ansi: false, max_width: None },
+        );
+        assert!(text.lines().any(|l| l.contains("| 1k") && l.contains("900.0 W")), "{text}");
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("W = warm cache") && flat.contains(&format!("W 1k inf: {note}.")), "{text}");
     }
 
     #[test]
@@ -213,6 +257,7 @@ mod tests {
             tpot_ms: Some(7.0),
             goodput: Some(2.5),
             good: Some((50, 64)),
+            warm: None,
         };
         let view = ServeView {
             ctx_labels: vec!["1k".into()],

@@ -389,7 +389,7 @@ fn an_unmarked_running_count_is_explained() {
         ..MeasuredCell::default()
     });
     let out = render_decode(&view, RenderOptions::default());
-    assert!(out.contains("1002.8 (64e) (0/2)"), "{out}");
+    assert!(out.contains("1002.8 (64e) (0.2/2)"), "{out}");
     let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("(X/Y) with no mark = fewer ran than requested but no server limit was seen"), "{out}");
     assert!(!render_decode(&seed_view(), RenderOptions::default()).contains("with no mark"));

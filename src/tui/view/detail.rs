@@ -24,10 +24,14 @@ fn dist_header() -> Line<'static> {
     Line::styled(s, theme::dim())
 }
 
-/// A distribution's figure, ms: one decimal below 10 ms (a 0.4 ms TPOT is not `0`), else as
-/// the tables print latencies (`812`, `2.9k`).
+/// A distribution's figure, ms: one decimal below 10 ms (a 0.4 ms TPOT is not `0`), else
+/// whole milliseconds (`812`, `2873`: the row says ms, so no `2.9k` to read as seconds).
 fn ms(v: f64) -> String {
-    if v.is_finite() && v.abs() < 9.95 { format!("{v:.1}") } else { fmt_latency_ms(Some(v)) }
+    match v.is_finite() {
+        true if v.abs() < 9.95 => format!("{v:.1}"),
+        true => format!("{v:.0}"),
+        false => fmt_latency_ms(None),
+    }
 }
 
 fn dist(name: &str, s: Option<&Summary>) -> Line<'static> {

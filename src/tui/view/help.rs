@@ -27,7 +27,7 @@ pub(crate) const KEYS: [(&str, &str); 15] = [
 ];
 
 /// Matrix notation.
-pub(crate) const NOTATION: [(&str, &str); 14] = [
+pub(crate) const NOTATION: [(&str, &str); 15] = [
     ("146.7", "aggregate tok/s of the window (routing: good/req tok/s)"),
     ("(X/Y)", "avg running / requested concurrency (Prometheus)"),
     ("", "no mark: fewer ran, no limit seen (errors, turnover)"),
@@ -35,6 +35,7 @@ pub(crate) const NOTATION: [(&str, &str); 14] = [
     ("*?", "held back by a limit the metrics do not name"),
     ("!", "warmup timed out: a measurement failure, not a server limit"),
     ("0.0 (Ne)", "N requests errored"),
+    ("W", "warm cache: the prefix cache served more than the cell's prompts share"),
     ("∅", "skipped: does not fit the KV cache or max_model_len"),
     ("»", "not run: past its row's knee (--stop-at-knee)"),
     ("⌃", "the row's knee: tok/s stopped rising as TTFT or queue rose"),

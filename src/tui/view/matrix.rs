@@ -42,10 +42,11 @@ pub(crate) fn headline_text(spec: &CellSpec, h: &Headline) -> String {
     match (spec, h.good) {
         (spec, Some((good, n))) if spec.is_phase() => format!("{good}/{n} {}", fmt_tps(h.tps)),
         _ => format!(
-            "{}{}{}",
+            "{}{}{}{}",
             fmt_tps(h.tps),
             fmt_running_suffix(h.running_avg, h.requested, h.limit),
-            fmt_error_suffix(h.errors)
+            fmt_error_suffix(h.errors),
+            if h.warm_cache { " W" } else { "" }
         ),
     }
 }

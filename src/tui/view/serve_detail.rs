@@ -21,7 +21,7 @@ fn stat_line(name: &str, [mean, median, std, p99]: [Option<f64>; 4]) -> Line<'st
 pub(crate) fn serve(a: &ServeAttempt) -> Vec<Line<'static>> {
     let m = &a.metrics;
     let goodput = m.request_goodput.map_or_else(String::new, |g| format!(" · goodput {g:.2} req/s"));
-    vec![
+    let mut out = vec![
         Line::from(format!(
             "{} prompts · {} completed · {} failed · {:.1}s · {} tok/s out · {:.2} req/s{goodput}",
             a.num_prompts,
@@ -36,7 +36,15 @@ pub(crate) fn serve(a: &ServeAttempt) -> Vec<Line<'static>> {
         stat_line("ITL", [m.mean_itl_ms, m.median_itl_ms, m.std_itl_ms, m.p99_itl_ms]),
         stat_line("ITL/token", [m.mean_itl_token_ms, m.median_itl_token_ms, m.std_itl_token_ms, m.p99_itl_token_ms]),
         stat_line("E2EL", [m.mean_e2el_ms, m.median_e2el_ms, m.std_e2el_ms, m.p99_e2el_ms]),
-    ]
+    ];
+    out.extend(a.prefix_cache.map(|p| match p.warm {
+        true => Line::from(format!("W {}", p.warm_note())),
+        false => Line::from(format!(
+            "prefix cache {:.1}% of prompt tokens (the workload's own sharing)",
+            p.hit_ratio * 100.0
+        )),
+    }));
+    out
 }
 
 /// The latest attempt of an extension cell: its common figures, then its own, one per line.
