@@ -1,7 +1,8 @@
 //! The server's own count of a serve cell's output tokens: the engines' generated-token
 //! counters read before the first request and after the last one ended, against the tokens
 //! the client counted. Every request of a cell ends inside it, so the request-end counters of
-//! SGLang and llama.cpp serve here as well as vLLM's (docs/reports.md §5).
+//! SGLang and llama.cpp serve here as well as vLLM's (docs/reports.md §5). The same two
+//! rounds give the attempt's prefix-cache hits, judged warm or not (docs/reports.md §3).
 
 use crate::cell::context::CellEnv;
 use crate::load::sample::RequestSample;
