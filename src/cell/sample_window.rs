@@ -125,6 +125,7 @@ pub(crate) fn record(s: &RequestSample, origin: Instant, window_tokens: u64) -> 
         status: s.status,
         served_by: s.served_by.clone(),
         good: None,
+        schedule_lag_ms: s.schedule_lag().map(ms),
     }
 }
 

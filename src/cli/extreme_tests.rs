@@ -18,7 +18,7 @@ const RUN_NUMERIC: &str = "ctx conc window warmup-timeout settle kv-oversubscrib
     min-stream-tokens idle-timeout first-token-timeout poll-interval rounds count rps request-rate burstiness \
     knob-step output prompt-tokens families priming-candidates slo-ttft slo-tpot goodput seed scenarios port \
     random-range-ratio sharegpt-output-len custom-output-len prefix-repetition-prefix-len \
-    prefix-repetition-suffix-len prefix-repetition-num-prefixes prefix-repetition-output-len";
+    prefix-repetition-suffix-len prefix-repetition-num-prefixes prefix-repetition-output-len replay-speed";
 /// The flags of `run` that take no number.
 const RUN_OTHER: &str = "overwrite base-url model metrics-url prometheus replica-selector gateway-metrics no-metrics plan \
     endpoint api-key-env api-key run-burst stop-at-knee served-by-header out result-dir result-filename \

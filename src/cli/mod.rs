@@ -14,6 +14,7 @@ pub(crate) mod sim;
 pub(crate) mod vllm_compat;
 pub(crate) mod vllm_prefix;
 pub(crate) mod vllm_refused;
+pub(crate) mod vllm_trace;
 
 #[cfg(test)]
 mod extreme_tests;

@@ -258,6 +258,12 @@ impl RunArgs {
     pub fn to_session(&self) -> Result<(RunConfig, Prior), String> {
         let mut cfg = self.to_config()?;
         cfg.serve.dataset = self.dataset(&cfg)?;
+        if let Some(trace) = self.trace()? {
+            // The replay sends the requests it kept, each its own output length.
+            cfg.serve.num_prompts = trace.trace.requests.len() as u32;
+            cfg.serve.output_len = trace.trace.requests.iter().map(|r| r.output_len).max().unwrap_or(1);
+            cfg.serve.trace = Some(trace);
+        }
         let mut prior = Prior::default();
         if let Some(path) = &self.baseline {
             prior.baseline = Some(std::sync::Arc::new(crate::report::baseline::Baseline::open(path)?));
@@ -296,6 +302,8 @@ impl RunArgs {
             return Err("--random-input-len 0: serve prompts need at least 1 token".into());
         }
         self.vllm.check_with_plan(self.plan.contains(&PlanKind::Serve))?;
+        let trace = crate::cli::vllm_trace::trace_format(self.vllm.dataset_name.as_deref());
+        self.vllm.trace.check(trace, !self.request_rate.is_empty())?;
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());
         let routing = self.routing_config()?;

@@ -86,6 +86,7 @@ impl RunArgs {
             // Read in `to_session`, which reads the files the flags name.
             dataset: None,
             prefix_repetition: prefix,
+            trace: None,
         })
     }
 
@@ -101,6 +102,14 @@ impl RunArgs {
             (cfg.serve.num_prompts as usize).saturating_mul(cells).saturating_mul(crate::config::dataset::OVERSAMPLE);
         let output_len = self.vllm.sharegpt_output_len.or(self.vllm.custom_output_len);
         crate::config::dataset::DatasetSource::load(format, path, n, cfg.serve.seed, output_len).map(Some)
+    }
+
+    /// The trace of `--dataset-name mooncake_trace|azure_trace`, its first `--num-prompts`
+    /// requests read.
+    pub(super) fn trace(&self) -> Result<Option<crate::config::trace::TraceSource>, String> {
+        let format = crate::cli::vllm_trace::trace_format(self.vllm.dataset_name.as_deref());
+        let (Some(format), Some(path)) = (format, &self.vllm.dataset_path) else { return Ok(None) };
+        crate::config::trace::TraceSource::load(format, path, self.count as usize, self.vllm.trace.speed()).map(Some)
     }
 
     /// `--goodput` when given, else `--slo-ttft` (default 2 s) and `--slo-tpot`.

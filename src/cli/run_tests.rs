@@ -245,3 +245,35 @@ fn prefix_repetition_needs_the_serve_plan_and_enough_prompts() {
     let e = parse(&["--plan", "serve", "--prefix-repetition-prefix-len", "8"]).unwrap_err();
     assert!(e.starts_with("--prefix-repetition-* flags"), "{e}");
 }
+
+#[test]
+fn a_trace_is_read_before_any_load_and_its_flags_go_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let line = |ts: u32| format!("{{\"timestamp\": {ts}, \"input_length\": 600, \"output_length\": 9}}\n");
+    std::fs::write(&path, (0..5).map(|i| line(i * 100)).collect::<String>()).unwrap();
+    let p = path.to_str().unwrap();
+    let trace = ["--plan", "serve", "--dataset-name", "mooncake_trace", "--dataset-path", p];
+    let session = |extra: &[&str]| {
+        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9"];
+        all.extend_from_slice(&trace);
+        all.extend_from_slice(extra);
+        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_session()).map(|(c, _)| c)
+    };
+    let c = session(&["--count", "3", "--replay-speed", "2"]).unwrap();
+    let t = c.serve.trace.as_ref().expect("the trace");
+    assert_eq!((t.trace.requests.len(), t.trace.entries, c.serve.num_prompts, c.serve.output_len), (3, 5, 3, 9));
+    assert_eq!(t.offset(2), Duration::from_millis(100), "200 ms of the trace at twice its pace");
+    assert_eq!(c.settings()["replay-speed"], "2");
+    let e = session(&["--request-rate", "4"]).unwrap_err();
+    assert!(e.contains("arrives on the trace's own schedule"), "{e}");
+    let e = parse(&["--plan", "serve", "--dataset-name", "azure_trace"]).unwrap_err();
+    assert!(e.contains("--dataset-name azure_trace reads a file: add --dataset-path FILE"), "{e}");
+    let e = parse(&["--plan", "serve", "--replay-speed", "2"]).unwrap_err();
+    assert!(e.starts_with("--replay-speed paces a trace"), "{e}");
+    let e = parse(&["--dataset-name", "mooncake_trace", "--dataset-path", p]).unwrap_err();
+    assert!(e.contains("feeds the serve experiment: add --plan serve"), "{e}");
+    std::fs::write(&path, "{\"timestamp\": 1}\n").unwrap();
+    let e = session(&[]).unwrap_err();
+    assert!(e.contains("(mooncake_trace): line 1: missing field") && !e.contains('\n'), "{e}");
+}

@@ -1,6 +1,6 @@
 //! The flags of `vllm bench serve` that users paste: accepted under vLLM's names where they
 //! mean something here (`--host`/`--port`, `--backend`, `--ignore-eos`, `--dataset-name
-//! random|prefix_repetition|sharegpt|custom` with `--dataset-path`, `--random-range-ratio`, `--served-model-name`, `--disable-tqdm`), refused with one
+//! random|prefix_repetition|sharegpt|custom|mooncake_trace|azure_trace` with `--dataset-path`, `--random-range-ratio`, `--served-model-name`, `--disable-tqdm`), refused with one
 //! line that says what to use instead otherwise (the rest: `vllm_refused.rs`).
 
 use crate::config::serve::RangeRatio;
@@ -35,10 +35,12 @@ pub struct VllmFlags {
     /// --random-input-len), `sharegpt` (a ShareGPT JSON file), `custom` (JSONL, a `prompt`
     /// and optional `output_tokens` per line), the two read from --dataset-path, or
     /// `prefix_repetition` (random prefixes shared by groups of requests:
-    /// --prefix-repetition-*).
+    /// --prefix-repetition-*), or a trace replayed on its own schedule: `mooncake_trace`
+    /// (Mooncake JSONL) or `azure_trace` (the Azure LLM inference CSV), from --dataset-path.
     #[arg(long, value_name = "NAME")]
     pub dataset_name: Option<String>,
-    /// The dataset file of `--dataset-name sharegpt|custom`, read once before any load.
+    /// The dataset file of `--dataset-name sharegpt|custom|mooncake_trace|azure_trace`, read
+    /// once before any load.
     #[arg(long, value_name = "FILE")]
     pub dataset_path: Option<std::path::PathBuf>,
     /// `max_tokens` of every ShareGPT request, tokens (default: the length of the dataset's
@@ -66,6 +68,9 @@ pub struct VllmFlags {
     /// vLLM's `--prefix-repetition-*` flags.
     #[command(flatten)]
     pub prefix: super::vllm_prefix::PrefixRepetitionFlags,
+    /// `--replay-speed` of a trace.
+    #[command(flatten)]
+    pub trace: super::vllm_trace::TraceFlags,
     /// vLLM's flags without a meaning here (`--temperature`, `--num-warmups`, ...), refused.
     #[command(flatten)]
     pub other: super::vllm_refused::VllmRefused,
@@ -88,11 +93,11 @@ impl VllmFlags {
     /// The one-line error of the first vLLM flag that has no meaning here, naming what to use.
     pub fn refused(&self) -> Option<String> {
         let given = |o: &Option<String>| o.is_some();
-        let known = ["random", "sharegpt", "custom", "prefix_repetition"];
+        let known = ["random", "sharegpt", "custom", "prefix_repetition", "mooncake_trace", "azure_trace"];
         let rules: [(bool, &str); 4] = [
             (
                 self.dataset_name.as_deref().is_some_and(|d| !known.contains(&d)),
-                "--dataset-name: built in are vLLM's random, prefix_repetition, sharegpt and custom (the last two with --dataset-path FILE)",
+                "--dataset-name: built in are vLLM's random, prefix_repetition, sharegpt and custom, and the traces mooncake_trace and azure_trace (the last four with --dataset-path FILE)",
             ),
             (
                 given(&self.metric_percentiles),
@@ -119,11 +124,15 @@ impl VllmFlags {
             Some("custom") => Some(FileFormat::Custom),
             _ => None,
         };
-        match (format, &self.dataset_path) {
-            (None, Some(_)) => return Err("--dataset-path needs --dataset-name sharegpt or custom".into()),
-            (Some(f), None) => {
-                return Err(format!("--dataset-name {} reads a file: add --dataset-path FILE", f.name()));
+        let trace = super::vllm_trace::trace_format(self.dataset_name.as_deref());
+        let file = format.map(FileFormat::name).or(trace.map(|t| t.name()));
+        match (file, &self.dataset_path) {
+            (None, Some(_)) => {
+                return Err(
+                    "--dataset-path needs --dataset-name sharegpt, custom, mooncake_trace or azure_trace".into()
+                );
             }
+            (Some(name), None) => return Err(format!("--dataset-name {name} reads a file: add --dataset-path FILE")),
             _ => {}
         }
         if self.sharegpt_output_len.is_some() && format != Some(FileFormat::ShareGpt) {
@@ -141,10 +150,12 @@ impl VllmFlags {
         if self.random_range_ratio.is_some() && !serve {
             return Err("--random-range-ratio spreads the serve experiment's lengths: add --plan serve".into());
         }
-        let name = match self.dataset_format()? {
-            Some(format) => format.name(),
-            None if self.dataset_name.as_deref() == Some("prefix_repetition") => "prefix_repetition",
-            None => return Ok(()),
+        let trace = super::vllm_trace::trace_format(self.dataset_name.as_deref());
+        let name = match (self.dataset_format()?, trace) {
+            (Some(format), _) => format.name(),
+            (None, Some(t)) => t.name(),
+            (None, None) if self.dataset_name.as_deref() == Some("prefix_repetition") => "prefix_repetition",
+            (None, None) => return Ok(()),
         };
         if !serve {
             return Err(format!("--dataset-name {name} feeds the serve experiment: add --plan serve"));

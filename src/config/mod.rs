@@ -7,6 +7,7 @@ pub mod prefix_repetition;
 pub(crate) mod routing;
 pub mod serve;
 pub(crate) mod settings;
+pub mod trace;
 
 /// The open-loop arrival rate lives in the load layer ([`crate::load::rate`]); re-exported here
 /// because the run configuration is where it is set.

@@ -25,6 +25,9 @@ pub struct ServeConfig {
     /// vLLM's shared-prefix workload (`--dataset-name prefix_repetition`) instead of the
     /// `random` one; its output length is `output_len`.
     pub prefix_repetition: Option<super::prefix_repetition::PrefixRepetition>,
+    /// The trace replayed on its own schedule (`--dataset-name mooncake_trace|azure_trace`)
+    /// instead of the `random` workload; `num_prompts` is then the requests kept of it.
+    pub trace: Option<super::trace::TraceSource>,
 }
 
 /// The spread of a serve cell's request lengths around their means.

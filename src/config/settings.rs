@@ -86,6 +86,11 @@ impl RunConfig {
             put("dataset-sha256", d.sampled.sha256.clone());
             put("dataset-output-len", opt(d.output_len));
         }
+        if let Some(t) = &v.trace {
+            put("dataset-name", t.format.name().to_string());
+            put("dataset-sha256", t.trace.sha256.clone());
+            put("replay-speed", t.speed.get().to_string());
+        }
         if let Some(p) = &v.prefix_repetition {
             put("dataset-name", "prefix_repetition".into());
             let shape = format!("prefix {} suffix {} prefixes {}", p.prefix_len, p.suffix_len, p.num_prefixes);

@@ -1,11 +1,15 @@
 //! Datasets read from files (issue 24): vLLM's `sharegpt` (a JSON array of `conversations`)
 //! and `custom` (JSONL, one `prompt` per line), streamed so a file of any size is sampled in
 //! memory bounded by the sample (`stats::SampleOf`, seeded), with the file's SHA-256 and
-//! counts for the report.
+//! counts for the report; request traces (`mooncake_trace`, `azure_trace`): their first
+//! requests kept, in time order ([`trace`]).
 
 mod custom;
+pub mod examples;
 mod hashing;
 mod sharegpt;
+pub mod trace;
+mod trace_azure;
 
 use crate::stats::SampleOf;
 use rand::SeedableRng;

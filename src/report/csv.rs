@@ -23,7 +23,7 @@ mod rows;
 use rows::{extension_row, serve_row};
 
 /// The columns of the per-cell CSV, in order.
-pub const CELL_COLUMNS: [&str; 46] = [
+pub const CELL_COLUMNS: [&str; 48] = [
     "kind",
     "label",
     "ctx",
@@ -66,6 +66,8 @@ pub const CELL_COLUMNS: [&str; 46] = [
     "e2e_p99_ms",
     "cache_hit_ratio",
     "warm_cache",
+    "schedule_lag_p99_ms",
+    "sent_late_behind",
     "judged",
     "goodput_rps",
     "rate",
@@ -73,7 +75,7 @@ pub const CELL_COLUMNS: [&str; 46] = [
 ];
 
 /// The columns of the per-request CSV, in order.
-pub const REQUEST_COLUMNS: [&str; 18] = [
+pub const REQUEST_COLUMNS: [&str; 19] = [
     "kind",
     "label",
     "ctx",
@@ -91,6 +93,7 @@ pub const REQUEST_COLUMNS: [&str; 18] = [
     "http_status",
     "served_by",
     "good",
+    "schedule_lag_ms",
     "rate",
 ];
 
@@ -391,6 +394,7 @@ fn request_row(mut row: Row, r: &RequestRecord) -> Row {
         ("http_status", r.status.map_or(String::new(), |s| s.to_string())),
         ("served_by", r.served_by.clone().unwrap_or_default()),
         ("good", r.good.map(|g| g.to_string()).unwrap_or_default()),
+        ("schedule_lag_ms", r.schedule_lag_ms.map(num).unwrap_or_default()),
     ]);
     row
 }

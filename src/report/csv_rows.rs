@@ -17,6 +17,9 @@ pub(super) fn serve_row(cell: &ServeCellReport) -> Row {
         if let Some(p) = a.prefix_cache {
             row.extend([("cache_hit_ratio", num(p.hit_ratio)), ("warm_cache", p.warm.to_string())]);
         }
+        if let Some(l) = a.schedule_lag {
+            row.extend([("schedule_lag_p99_ms", num(l.p99_ms)), ("sent_late_behind", l.behind.to_string())]);
+        }
     }
     row
 }

@@ -102,3 +102,54 @@ impl PrefixRepetitionRecord {
         )
     }
 }
+
+/// The record of a trace replayed on its own schedule (`--dataset-name mooncake_trace|
+/// azure_trace`): the file by content, the requests kept, the pace, and the prefix sharing its
+/// blocks give (every serve cell drew its own block contents, seeded by `--seed` and the cell).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TraceRecord {
+    /// `mooncake_trace` or `azure_trace`.
+    pub name: String,
+    /// The file as given.
+    pub path: String,
+    /// The file's SHA-256, lower-case hex.
+    pub sha256: String,
+    /// The file's length, bytes.
+    pub bytes: u64,
+    /// Requests the file holds.
+    pub entries: u64,
+    /// Of those, the first ones each cell replays (`--num-prompts`).
+    pub replayed: u64,
+    /// `--replay-speed`: the trace's gaps divided by it.
+    pub replay_speed: f64,
+    /// The replayed requests' arrivals span, on the trace's clock, s.
+    pub span_s: f64,
+    /// Tokens of one `hash_ids` block (Mooncake's 512).
+    pub block_tokens: u64,
+    /// Mean prompt length, tokens.
+    pub mean_input_tokens: f64,
+    /// Mean `max_tokens`.
+    pub mean_output_tokens: f64,
+    /// The largest share of prompt tokens a prefix cache that never evicts can serve from the
+    /// replayed requests' shared blocks, 0 to 1 (0 for Azure's, which share nothing).
+    pub expected_prefix_hit_ratio: f64,
+}
+
+impl TraceRecord {
+    /// One line for a table's legend.
+    pub fn line(&self) -> String {
+        let sha: String = self.sha256.chars().take(8).collect();
+        format!(
+            "prompts: {} {} (sha256 {sha}…): the first {} of {} requests over {:.1} s at x{} the trace's pace; mean {:.0} tokens in, {:.0} out; a prefix cache can serve at most {:.1}% of prompt tokens",
+            self.name,
+            self.path,
+            self.replayed,
+            self.entries,
+            self.span_s,
+            self.replay_speed,
+            self.mean_input_tokens,
+            self.mean_output_tokens,
+            self.expected_prefix_hit_ratio * 100.0
+        )
+    }
+}

@@ -355,6 +355,10 @@ pub struct RequestRecord {
     /// (docs/reports.md §6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub good: Option<bool>,
+    /// How late it was sent against its schedule, ms (serve: a trace's time or the
+    /// `--request-rate` arrivals; `report::schedule_lag`); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag_ms: Option<f64>,
 }
 
 /// Something that happened to the session, with its time.

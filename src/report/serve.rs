@@ -41,6 +41,10 @@ pub struct ServeSection {
     /// absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_repetition: Option<super::dataset::PrefixRepetitionRecord>,
+    /// The trace replayed on its own schedule (`--dataset-name mooncake_trace|azure_trace`);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<super::dataset::TraceRecord>,
     /// The token ids prompts were drawn from, and the vocabulary the server was found to
     /// accept (absent when no cell ran, and in reports written before it was probed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,7 +61,8 @@ impl ServeSection {
     /// The legend line of the prompts, when they were not vLLM's `random` workload.
     pub fn workload_line(&self) -> Option<String> {
         let shared = || self.prefix_repetition.as_ref().map(|p| p.line());
-        self.dataset.as_ref().map(|d| d.line()).or_else(shared)
+        let trace = || self.trace.as_ref().map(|t| t.line());
+        self.dataset.as_ref().map(|d| d.line()).or_else(shared).or_else(trace)
     }
 }
 
@@ -150,6 +155,10 @@ pub struct ServeAttempt {
     /// attempt was stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_cache: Option<super::prefix_cache::PrefixCacheCheck>,
+    /// How late the requests were sent against their schedule (each request's
+    /// `schedule_lag_ms`); absent when none was sent, and in reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag: Option<super::schedule_lag::ScheduleLag>,
 }
 
 /// The server's and the client's output tokens of one serve attempt.

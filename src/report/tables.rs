@@ -183,6 +183,7 @@ pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
                     .request_goodput
                     .map(|g| ((g * a.metrics.duration_s).round() as u64, a.metrics.completed + a.metrics.failed)),
                 warm: a.prefix_cache.filter(|p| p.warm).map(|p| p.warm_note()),
+                behind: a.schedule_lag.and_then(|l| l.behind_note()),
             },
             (CellOutcome::Skipped, _) => ServeCellView::Skipped,
             _ => ServeCellView::NotRun,
@@ -217,7 +218,10 @@ fn slo_text(g: &super::serve::GoodputSlo) -> String {
 
 /// `inf`, or `4/s` for a rate of 4 requests/s (the monitor's column label).
 fn rate_label(rate: &str) -> String {
-    if rate == "inf" { rate.to_string() } else { format!("{rate}/s") }
+    match rate {
+        "inf" | "trace" => rate.to_string(),
+        r => format!("{r}/s"),
+    }
 }
 
 /// The section's cells as a `[ctx][column]` grid; unfilled positions are not run.

@@ -41,6 +41,7 @@ pub(crate) fn request(worker: u32, outcome: &str) -> RequestRecord {
         status: Some(200),
         served_by: Some("r0".into()),
         good: Some(outcome == "completed"),
+        schedule_lag_ms: Some(0.5),
     }
 }
 

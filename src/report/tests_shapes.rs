@@ -140,6 +140,10 @@ pub(crate) fn with_serve() -> SessionReport {
         request_samples: vec![request(0, "completed"), request(1, "server_error")],
         server_tokens: None,
         prefix_cache: crate::report::prefix_cache::PrefixCacheCheck::judge(980.0, 1000.0, Some(0.0)),
+        schedule_lag: crate::report::schedule_lag::ScheduleLag::of(
+            &[crate::report::schedule_lag::Slot { due_ms: 0.0, sent_ms: 30.0, end_ms: 90.0 }],
+            2,
+        ),
     };
     let cell = |rate: &str, status: C, attempts: Vec<ServeAttempt>| ServeCellReport {
         input_len: 1024,
@@ -186,6 +190,20 @@ pub(crate) fn with_serve() -> SessionReport {
             output_len: 128,
             per_cell: 2,
             expected_prefix_hit_ratio: 0.0,
+        }),
+        trace: Some(crate::report::dataset::TraceRecord {
+            name: "mooncake_trace".into(),
+            path: "trace.jsonl".into(),
+            sha256: "cd".repeat(32),
+            bytes: 4096,
+            entries: 23_608,
+            replayed: 2,
+            replay_speed: 2.0,
+            span_s: 1.5,
+            block_tokens: 512,
+            mean_input_tokens: 900.0,
+            mean_output_tokens: 40.0,
+            expected_prefix_hit_ratio: 0.25,
         }),
         token_ids: None,
         knees: Vec::new(),

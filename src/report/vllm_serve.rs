@@ -62,6 +62,12 @@ fn row(
             row.insert("prefix_repetition_num_prefixes".into(), json!(p.num_prefixes));
             row.insert("prefix_repetition_output_len".into(), json!(p.output_len));
         }
+        (None, None) if s.trace.is_some() => {
+            let t = s.trace.as_ref().expect("matched");
+            row.insert("dataset_name".into(), json!(t.name));
+            row.insert("dataset_path".into(), json!(t.path));
+            row.insert("replay_speed".into(), json!(t.replay_speed));
+        }
         (None, None) => {
             row.insert("random_input_len".into(), json!(c.input_len));
             row.insert("random_output_len".into(), json!(s.output_len));

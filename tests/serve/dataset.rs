@@ -49,6 +49,7 @@ async fn sharegpt_prompts_are_counted_by_tokenize_and_each_cell_sends_its_own() 
         goodput: None,
         dataset: Some(dataset),
         prefix_repetition: None,
+        trace: None,
     };
     let cfg = RunConfig {
         plans: vec![PlanKind::Serve],

@@ -36,6 +36,7 @@ async fn each_request_has_its_own_length_and_the_server_counts_it() {
             goodput: None,
             dataset: None,
             prefix_repetition: None,
+            trace: None,
         },
         ..config(&r.url, &r.metrics_url, &out, vec![INPUT], vec![8])
     };

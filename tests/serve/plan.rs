@@ -82,6 +82,7 @@ fn sweep_config(url: &str, metrics: &str, out: &Path) -> RunConfig {
             goodput: Some(slo),
             dataset: None,
             prefix_repetition: None,
+            trace: None,
         },
         ..config(url, metrics, out, vec![INPUT], vec![4])
     }
@@ -257,6 +258,7 @@ async fn llamacpp_serve_sweep_counts_every_token_once() {
             goodput: None,
             dataset: None,
             prefix_repetition: None,
+            trace: None,
         },
         ..config(&r.url, &r.metrics_url, &out, vec![INPUT], vec![1, 4])
     };

@@ -39,6 +39,7 @@ async fn session(c: &Cluster, shape: Option<PrefixRepetition>, seed: u64) -> (Se
         goodput: None,
         dataset: None,
         prefix_repetition: shape,
+        trace: None,
     };
     let cfg = RunConfig {
         plans: vec![PlanKind::Serve],

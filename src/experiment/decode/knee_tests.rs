@@ -84,6 +84,7 @@ fn without_a_poller_ttft_and_the_stream_spread_decide() {
         status: Some(200),
         served_by: None,
         good: None,
+        schedule_lag_ms: None,
     };
     let growing: Vec<_> = (0..20).map(|i| rec(i % 4, f64::from(i) * 0.5, 50.0 + 40.0 * f64::from(i))).collect();
     let s = attempt_saturation(None, Some(w), Duration::from_millis(250), &growing, &[]).unwrap();

@@ -23,6 +23,7 @@ use crate::load::live::LiveCounters;
 use crate::load::request::Endpoint;
 use crate::load::sample::RequestSample;
 use crate::report::json::RequestRecord;
+use crate::report::schedule_lag::{ScheduleLag, Slot};
 use crate::report::serve::ServeAttempt;
 use crate::report::status::AttemptStatus;
 use crate::units::secs;
@@ -70,6 +71,13 @@ pub enum PromptSource {
         /// The prefixes and suffixes.
         shape: PrefixRepetition,
     },
+    /// A trace's requests on its own schedule, their token ids drawn from `ids`.
+    Trace {
+        /// The ids drawn from.
+        ids: std::ops::Range<u32>,
+        /// The trace.
+        trace: crate::config::trace::TraceSource,
+    },
     /// A dataset file's prompts: those of serve cell `slot`.
     Dataset {
         /// Every prompt of the session.
@@ -83,6 +91,11 @@ pub enum PromptSource {
 /// usage tells) and the longest prompt to expect, tokens (an uncounted one: 4 bytes a token).
 fn plan_lengths(serve: &ServeConfig, spec: &ServeCell, source: &PromptSource, seed: u64) -> (Lengths, u64) {
     let n = serve.num_prompts as usize;
+    if let PromptSource::Trace { trace, .. } = source {
+        let l = super::trace::lengths(trace, n);
+        let longest = l.max_input();
+        return (l, longest);
+    }
     let PromptSource::Dataset { prompts, slot } = source else {
         let l = Lengths::draw(n, spec.input_len, serve.output_len, serve.range_ratio, seed);
         let longest = l.max_input();
@@ -101,6 +114,7 @@ fn expected_sharing(source: &PromptSource, n: u32) -> Option<f64> {
     match source {
         PromptSource::TokenIds(_) => Some(0.0),
         PromptSource::SharedPrefix { shape, .. } => Some(shape.expected_hit_ratio(n)),
+        PromptSource::Trace { trace, .. } => Some(trace.trace.expected_hit_ratio()),
         PromptSource::Dataset { prompts, .. } => (!prompts.record.reused).then_some(0.0),
     }
 }
@@ -115,7 +129,10 @@ pub async fn run_serve_attempt(
     let serve = &env.cfg.serve;
     let seed = spec.seed(serve.seed);
     let n = serve.num_prompts as usize;
-    let offsets = arrival_offsets(n, spec.rate, env.cfg.burstiness, seed);
+    let offsets = match &source {
+        PromptSource::Trace { trace, .. } => super::trace::offsets(trace, n),
+        _ => arrival_offsets(n, spec.rate, env.cfg.burstiness, seed),
+    };
     let (lengths, longest) = plan_lengths(serve, spec, &source, seed);
     let expected = expected_sharing(&source, serve.num_prompts);
     let lengths = Arc::new(lengths);
@@ -127,6 +144,10 @@ pub async fn run_serve_attempt(
             PromptSource::TokenIds(ids) => completion_body(&model, &prompt_ids(input, seed, i, ids.clone()), output),
             PromptSource::SharedPrefix { ids, shape } => {
                 completion_body(&model, &shared.prompt(i, shape.suffix_len, seed, ids.clone()), output)
+            }
+            PromptSource::Trace { ids, trace } => {
+                let r = &trace.trace.requests[i as usize];
+                completion_body(&model, &super::trace::prompt(r, i, seed, ids.clone()), output)
             }
             PromptSource::Dataset { prompts, slot } => {
                 text_completion_body(&model, &prompts.get(*slot, i as usize).text, output)
@@ -147,9 +168,13 @@ pub async fn run_serve_attempt(
     lp.phase(Phase::Measuring, None);
     let before = env.metrics_now().await;
     let started = Instant::now();
+    let due = offsets.clone();
     lp.run_until(run_capped(ctx, started, offsets, spec.max_concurrency, body, tx, cancel.clone())).await;
     let (samples, tally) = lp.finish();
-    let mut attempt = summarize_serve(env, spec, started, &samples, &tally.0, &lengths.input);
+    let mut attempt = summarize_serve(env, spec, started, &samples, &tally.0, (&lengths.input, &due));
+    if let Some(note) = attempt.schedule_lag.and_then(|l| l.behind_note()) {
+        env.warn(format!("{}: {note}", spec.label));
+    }
     if !cancel.is_cancelled() {
         attempt.server_tokens = super::server_check::check(env, before.clone(), &samples).await;
         attempt.prefix_cache = super::server_check::prefix_cache(env, before.as_deref(), expected).await;
@@ -216,7 +241,7 @@ pub(crate) fn refused_attempt(
 ) -> ServeAttempt {
     env.emit(crate::cell::control::RunnerEvent::Log(format!("{}: no load sent: {why}", spec.label)));
     let started = Instant::now();
-    let mut a = summarize_serve(env, spec, started, &[], &ServeGaps::default(), &[]);
+    let mut a = summarize_serve(env, spec, started, &[], &ServeGaps::default(), (&[], &[]));
     // The probe's one-token request is the one that failed.
     a.errors.insert(kind, 1);
     a.error_examples.insert(kind, why.to_string());
@@ -229,7 +254,7 @@ fn summarize_serve(
     started: Instant,
     samples: &[RequestSample],
     gaps: &ServeGaps,
-    input_lens: &[u64],
+    (input_lens, due): (&[u64], &[Duration]),
 ) -> ServeAttempt {
     let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
     let duration = end.saturating_duration_since(started).as_secs_f64();
@@ -244,10 +269,20 @@ fn summarize_serve(
     let errors = crate::load::sample::ErrorTally::of(samples);
     // Not one request completed: nothing was measured (docs/reports.md §1.5).
     let status = if metrics.completed > 0 { AttemptStatus::Measured } else { AttemptStatus::Errored };
+    // Request i was due at `due[i]` on the cell's schedule (its tag is i).
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let slot = |s: &RequestSample| Slot {
+        due_ms: due.get(s.tag as usize).copied().map_or(0.0, ms),
+        sent_ms: ms(s.sent_at.saturating_duration_since(started)),
+        end_ms: ms(s.ended_at.saturating_duration_since(started)),
+    };
+    let slots: Vec<Slot> = samples.iter().map(slot).collect();
     let mut records: Vec<_> = samples
         .iter()
-        .map(|s| RequestRecord {
+        .zip(&slots)
+        .map(|(s, at)| RequestRecord {
             input_tokens: s.prompt_tokens.or(Some(input_of(s))),
+            schedule_lag_ms: Some((at.sent_ms - at.due_ms).max(0.0)),
             ..record(s, started, s.output_tokens)
         })
         .collect();
@@ -264,6 +299,7 @@ fn summarize_serve(
         request_samples: records,
         server_tokens: None,
         prefix_cache: None,
+        schedule_lag: ScheduleLag::of(&slots, spec.max_concurrency),
     }
 }
 

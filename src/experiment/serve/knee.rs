@@ -76,6 +76,7 @@ mod tests {
             request_samples: Vec::new(),
             server_tokens: None,
             prefix_cache: None,
+            schedule_lag: None,
         }
     }
 

@@ -15,6 +15,7 @@ pub(crate) mod prompts;
 pub(crate) mod schedule;
 pub(crate) mod section;
 pub(crate) mod server_check;
+pub(crate) mod trace;
 pub mod vocab;
 
 pub use attempt::{ServeCell, run_serve_attempt};

@@ -42,9 +42,12 @@ pub struct Serve {
 impl Serve {
     /// The serve cells of `cfg`.
     pub fn new(cfg: &RunConfig) -> Self {
-        let rates = if cfg.rates.is_empty() { vec![Rate::Inf] } else { cfg.rates.clone() };
-        // `prefix_repetition` has one prompt length, its prefix's and suffix's.
+        // A trace arrives on its own schedule: one column a concurrency.
+        let traced = cfg.serve.trace.is_some();
+        let rates = if cfg.rates.is_empty() || traced { vec![Rate::Inf] } else { cfg.rates.clone() };
+        // `prefix_repetition` has one prompt length, its prefix's and suffix's; a trace one row.
         let shared = cfg.serve.prefix_repetition.map(|p| vec![p.input_len()]);
+        let shared = if traced { Some(vec![0]) } else { shared };
         Self {
             input_lens: shared.unwrap_or_else(|| cfg.ctx.clone()),
             conc: cfg.conc.clone(),
@@ -69,7 +72,16 @@ impl Serve {
     /// The name of the workload when it is not vLLM's `random` one.
     fn workload(&self) -> Option<String> {
         let shared = || self.serve.prefix_repetition.map(|_| "prefix_repetition".to_string());
-        self.dataset.as_ref().map(|d| d.record.name.clone()).or_else(shared)
+        let trace = || self.serve.trace.as_ref().map(|t| t.format.name().to_string());
+        self.dataset.as_ref().map(|d| d.record.name.clone()).or_else(shared).or_else(trace)
+    }
+
+    /// A cell's rate as the report names it: `trace` for a replayed trace's own schedule.
+    fn rate_label(&self, rate: Rate) -> String {
+        match self.serve.trace {
+            Some(_) => "trace".into(),
+            None => rate.to_string(),
+        }
     }
 
     /// The label of a row: its input length, or the dataset's name.
@@ -81,9 +93,10 @@ impl Serve {
     /// known (token ids only).
     fn source(&self, conc: u32, rate: Rate, ids: &TokenIds) -> PromptSource {
         let Some(prompts) = &self.dataset else {
-            return match self.serve.prefix_repetition {
-                Some(shape) => PromptSource::SharedPrefix { ids: ids.low..ids.high, shape },
-                None => PromptSource::TokenIds(ids.low..ids.high),
+            return match (self.serve.prefix_repetition, &self.serve.trace) {
+                (_, Some(trace)) => PromptSource::Trace { ids: ids.low..ids.high, trace: trace.clone() },
+                (Some(shape), None) => PromptSource::SharedPrefix { ids: ids.low..ids.high, shape },
+                (None, None) => PromptSource::TokenIds(ids.low..ids.high),
             };
         };
         let c = self.conc.iter().position(|&x| x == conc).unwrap_or(0);
@@ -98,7 +111,7 @@ impl Serve {
         ServeSection {
             ctx_labels: self.input_lens.iter().map(|c| self.row_label(*c)).collect(),
             conc: self.conc.clone(),
-            request_rates: self.rates.iter().map(Rate::to_string).collect(),
+            request_rates: self.rates.iter().map(|r| self.rate_label(*r)).collect(),
             burstiness: self.burstiness,
             num_prompts: self.serve.num_prompts,
             output_len: self.serve.output_len,
@@ -114,10 +127,33 @@ impl Serve {
                 per_cell: self.serve.num_prompts,
                 expected_prefix_hit_ratio: p.expected_hit_ratio(self.serve.num_prompts),
             }),
+            trace: self.serve.trace.as_ref().map(trace_record),
             token_ids: self.ids.get().copied(),
             knees: Vec::new(),
             cells,
         }
+    }
+}
+
+/// The report's record of a replayed trace.
+fn trace_record(t: &crate::config::trace::TraceSource) -> crate::report::dataset::TraceRecord {
+    let r = &t.trace.requests;
+    let mean = |f: fn(&crate::dataset::trace::TraceRequest) -> u64| {
+        r.iter().map(|x| f(x) as f64).sum::<f64>() / r.len().max(1) as f64
+    };
+    crate::report::dataset::TraceRecord {
+        name: t.format.name().into(),
+        path: t.path.display().to_string(),
+        sha256: t.trace.sha256.clone(),
+        bytes: t.trace.bytes,
+        entries: t.trace.entries,
+        replayed: r.len() as u64,
+        replay_speed: t.speed.get(),
+        span_s: t.trace.span_ms() / 1e3,
+        block_tokens: crate::dataset::trace::BLOCK_TOKENS,
+        mean_input_tokens: mean(|x| x.input_len),
+        mean_output_tokens: mean(|x| x.output_len),
+        expected_prefix_hit_ratio: t.trace.expected_hit_ratio(),
     }
 }
 
@@ -166,7 +202,7 @@ impl Experiment for Serve {
                 for &rate in &self.rates {
                     let spec = CellSpec::grid_at(KIND, len, conc, Some(rate));
                     let (label, skip) = match self.workload() {
-                        Some(name) => (format!("serve {name} conc={conc} rate={rate}"), None),
+                        Some(name) => (format!("serve {name} conc={conc} rate={}", self.rate_label(rate)), None),
                         None => (format!("serve in={} conc={conc} rate={rate}", format_size(len)), plan_skip(len)),
                     };
                     out.push(PlannedCell { spec, label, skip });
@@ -182,12 +218,15 @@ impl Experiment for Serve {
 
     fn planned(&self, _cfg: &RunConfig, spec: &CellSpec) -> Option<Duration> {
         let CellKey::Grid { conc, rate, .. } = spec.key else { return None };
+        if let Some(t) = &self.serve.trace {
+            return Some(t.span() + planned(1, self.serve.output_len, 1, Rate::Inf));
+        }
         Some(planned(self.serve.num_prompts, self.serve.output_len, conc, rate.unwrap_or(Rate::Inf)))
     }
 
     fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
         let CellKey::Grid { ctx, conc, rate } = spec.key else { return Vec::new() };
-        let rate = rate.unwrap_or(Rate::Inf).to_string();
+        let rate = self.rate_label(rate.unwrap_or(Rate::Inf));
         let cells = report.serve.iter().flat_map(|s| s.cells.iter());
         let own = cells.filter(|c| (c.input_len, c.max_concurrency, &c.request_rate) == (ctx, conc, &rate));
         own.flat_map(|c| c.attempts.iter()).map(|a| Attempt::Serve(Box::new(a.clone()))).collect()
@@ -235,7 +274,7 @@ impl Experiment for Serve {
                 input_len: ctx,
                 ctx_label: self.row_label(ctx),
                 max_concurrency: conc,
-                request_rate: rate.unwrap_or(Rate::Inf).to_string(),
+                request_rate: self.rate_label(rate.unwrap_or(Rate::Inf)),
                 status,
                 timeout_reason,
                 skip,

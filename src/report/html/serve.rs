@@ -62,6 +62,9 @@ fn serve_row(cell: &ServeCellReport) -> Vec<String> {
     if let Some(p) = a.prefix_cache.filter(|p| p.warm) {
         row[3] = format!("{}, {}", row[3], escape(&p.warm_note()));
     }
+    if let Some(note) = a.schedule_lag.and_then(|l| l.behind_note()) {
+        row[3] = format!("{}, {}", row[3], escape(&note));
+    }
     let m = &a.metrics;
     row.extend([
         format!("{} / {}", m.completed, m.failed),

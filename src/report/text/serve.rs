@@ -43,6 +43,8 @@ pub enum ServeCellView {
         good: Option<(u64, u64)>,
         /// The prefix cache's warm note when it served more than the workload shares.
         warm: Option<String>,
+        /// The schedule-lag note when the client fell behind the cell's schedule.
+        behind: Option<String>,
     },
     /// Skipped before it ran.
     Skipped,
@@ -55,19 +57,24 @@ const SERVE_TITLE: &str = "Serve output tok/s  + TTFT/TPOT median ms";
 const SERVE_LEGEND: &str = "Serve cells (vllm bench serve's workload and definitions) show \
     output tok/s over the cell's duration, with dim detail as the median TTFT ms / median TPOT \
     ms of completed requests. Columns: inf = every prompt arrives at once, R/s = arrivals \
-    at R requests/s (both with at most --max-concurrency in flight), C@R/s = R/s with at most C. (Ne) = N requests failed; \
+    at R requests/s (both with at most --max-concurrency in flight), C@R/s = R/s with at most C, \
+    trace = a trace on its own schedule. (Ne) = N requests failed; \
     ∅ = skipped (the input len does not fit the model); · = not run.";
 
 const WARM_LEGEND: &str = "W = warm cache: the server's prefix cache served more of the cell's \
     prompt tokens than its own requests share (prompts an earlier run left there, e.g. a repeated \
     --seed); its figures are not cold-cache figures.";
 
+const LATE_LEGEND: &str = "L = late: requests were sent more than 10 ms after their arrival on \
+    the schedule (a trace's time or --request-rate's arrivals) while a --max-concurrency slot was \
+    free: the client fell behind, so the load offered was lighter than planned.";
+
 /// The serve table and its legend.
 pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
     let mut header = vec!["in \\ load".to_string()];
     header.extend(view.columns.iter().cloned());
     let mut table = Table::new(SERVE_TITLE, header);
-    let mut warm = Vec::new();
+    let (mut warm, mut late) = (Vec::new(), Vec::new());
     for (r, label) in view.ctx_labels.iter().enumerate() {
         let mut cells = vec![label.clone()];
         let mut dim = vec![String::new()];
@@ -80,6 +87,10 @@ pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
             if let ServeCellView::Measured { warm: Some(note), .. } = &cell {
                 main.push_str(" W");
                 warm.push(format!("W {label} {}: {note}.", view.columns[c]));
+            }
+            if let ServeCellView::Measured { behind: Some(note), .. } = &cell {
+                main.push_str(" L");
+                late.push(format!("L {label} {}: {note}.", view.columns[c]));
             }
             cells.push(main);
             dim.push(detail);
@@ -97,6 +108,10 @@ pub(crate) fn serve_blocks(view: &ServeView) -> Vec<Block> {
     if !warm.is_empty() {
         legend.push(WARM_LEGEND.to_string());
         legend.extend(warm);
+    }
+    if !late.is_empty() {
+        legend.push(LATE_LEGEND.to_string());
+        legend.extend(late);
     }
     let legend: Vec<&str> = legend.iter().map(String::as_str).collect();
     let mut out = vec![Block::Table(table), Block::legend(&legend)];
@@ -182,6 +197,7 @@ mod tests {
             goodput: None,
             good: None,
             warm: None,
+            behind: None,
         };
         let view = ServeView {
             ctx_labels: vec!["1k".into(), "4k".into()],
@@ -222,7 +238,7 @@ mod tests {
     }
 
     #[test]
-    fn a_warm_cell_is_marked_and_its_note_says_how_warm() {
+    fn a_warm_cell_and_a_late_one_are_marked_and_their_notes_say_how() {
         let note = "warm cache: 98.0% of prompt tokens came from the prefix cache, the workload shares at most 0.0%";
         let cell = ServeCellView::Measured {
             output_tps: 900.0,
@@ -232,6 +248,10 @@ mod tests {
             goodput: None,
             good: None,
             warm: Some(note.into()),
+            behind: Some(
+                "the client fell behind the schedule: 2 requests sent over 10 ms late with a slot free (worst 31 ms)"
+                    .into(),
+            ),
         };
         let view = ServeView {
             ctx_labels: vec!["1k".into()],
@@ -246,6 +266,11 @@ mod tests {
         assert!(text.lines().any(|l| l.contains("| 1k") && l.contains("900.0 W")), "{text}");
         let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat.contains("W = warm cache") && flat.contains(&format!("W 1k inf: {note}.")), "{text}");
+        assert!(text.lines().any(|l| l.contains("900.0 W L")), "a late cell is marked L: {text}");
+        assert!(
+            flat.contains("L = late:") && flat.contains("L 1k inf: the client fell behind the schedule: 2 requests"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -258,6 +283,7 @@ mod tests {
             goodput: Some(2.5),
             good: Some((50, 64)),
             warm: None,
+            behind: None,
         };
         let view = ServeView {
             ctx_labels: vec!["1k".into()],

@@ -44,7 +44,20 @@ pub(crate) fn serve(a: &ServeAttempt) -> Vec<Line<'static>> {
             p.hit_ratio * 100.0
         )),
     }));
+    out.extend(a.schedule_lag.map(|l| Line::from(lag_line(&l))));
     out
+}
+
+/// The schedule lag of an attempt: `sent late p50 0.2 · p99 1.1 · max 3 ms; on schedule`, or
+/// how many late ones the cap held, or the client's falling behind.
+fn lag_line(l: &crate::report::schedule_lag::ScheduleLag) -> String {
+    let f = |v: f64| fmt_latency_ms(Some(v));
+    let head = format!("sent late p50 {} · p99 {} · max {} ms", f(l.p50_ms), f(l.p99_ms), f(l.max_ms));
+    match (l.late, l.behind_note()) {
+        (0, _) => format!("{head}; on schedule"),
+        (_, Some(note)) => format!("{head}; L {note}"),
+        (n, None) => format!("{head}; {n} held by --max-concurrency"),
+    }
 }
 
 /// The latest attempt of an extension cell: its common figures, then its own, one per line.
