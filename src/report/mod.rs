@@ -5,6 +5,7 @@
 
 pub(crate) mod atomic;
 pub mod baseline;
+pub mod burst;
 pub(crate) mod clobber;
 pub mod compare;
 pub mod csv;

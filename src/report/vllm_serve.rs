@@ -49,26 +49,25 @@ fn row(
     row.insert("request_rate".into(), rate);
     row.insert("burstiness".into(), json!(s.burstiness));
     row.insert("max_concurrency".into(), json!(c.max_concurrency));
-    match (&s.dataset, &s.prefix_repetition) {
+    match (&s.dataset, &s.prefix_repetition, &s.trace) {
         // vLLM's argument names for a file's workload; its lengths are the requests' own.
-        (Some(d), _) => {
+        (Some(d), _, _) => {
             row.insert("dataset_name".into(), json!(d.name));
             row.insert("dataset_path".into(), json!(d.path));
         }
-        (None, Some(p)) => {
+        (None, Some(p), _) => {
             row.insert("dataset_name".into(), json!("prefix_repetition"));
             row.insert("prefix_repetition_prefix_len".into(), json!(p.prefix_len));
             row.insert("prefix_repetition_suffix_len".into(), json!(p.suffix_len));
             row.insert("prefix_repetition_num_prefixes".into(), json!(p.num_prefixes));
             row.insert("prefix_repetition_output_len".into(), json!(p.output_len));
         }
-        (None, None) if s.trace.is_some() => {
-            let t = s.trace.as_ref().expect("matched");
+        (None, None, Some(t)) => {
             row.insert("dataset_name".into(), json!(t.name));
             row.insert("dataset_path".into(), json!(t.path));
             row.insert("replay_speed".into(), json!(t.replay_speed));
         }
-        (None, None) => {
+        (None, None, None) => {
             row.insert("random_input_len".into(), json!(c.input_len));
             row.insert("random_output_len".into(), json!(s.output_len));
             row.insert("random_range_ratio".into(), json!(s.random_range_ratio));

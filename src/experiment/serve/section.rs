@@ -46,10 +46,13 @@ impl Serve {
         let traced = cfg.serve.trace.is_some();
         let rates = if cfg.rates.is_empty() || traced { vec![Rate::Inf] } else { cfg.rates.clone() };
         // `prefix_repetition` has one prompt length, its prefix's and suffix's; a trace one row.
-        let shared = cfg.serve.prefix_repetition.map(|p| vec![p.input_len()]);
-        let shared = if traced { Some(vec![0]) } else { shared };
+        let input_lens = match (traced, cfg.serve.prefix_repetition) {
+            (true, _) => vec![0],
+            (false, Some(p)) => vec![p.input_len()],
+            (false, None) => cfg.ctx.clone(),
+        };
         Self {
-            input_lens: shared.unwrap_or_else(|| cfg.ctx.clone()),
+            input_lens,
             conc: cfg.conc.clone(),
             rates,
             burstiness: cfg.burstiness,
