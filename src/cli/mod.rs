@@ -3,6 +3,7 @@
 pub(crate) mod bench;
 pub(crate) mod compare;
 pub mod config_file;
+pub(crate) mod conversation_flags;
 pub(crate) mod demo;
 pub(crate) mod extras;
 pub(crate) mod prometheus;

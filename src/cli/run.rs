@@ -37,6 +37,9 @@ pub struct RunArgs {
     /// The flags of `vllm bench serve` users paste (`--host`, `--port`, `--backend`, ...).
     #[command(flatten)]
     pub vllm: super::vllm_compat::VllmFlags,
+    /// The conversation experiment's flags (`--plan conversation`).
+    #[command(flatten)]
+    pub conversation: super::conversation_flags::ConversationFlags,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -53,7 +56,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_metrics: bool,
     /// Experiments to run, comma-separated: decode, routing, serve (`vllm bench serve`'s random
-    /// workload: token-id prompts sent to /v1/completions whatever --endpoint says).
+    /// workload: token-id prompts sent to /v1/completions whatever --endpoint says),
+    /// conversation (multi-turn sessions on /v1/chat/completions).
     #[arg(long, value_delimiter = ',', default_value = "decode")]
     pub plan: Vec<PlanKind>,
     /// Context sizes of the decode matrix, and the serve experiment's input lengths, tokens (k = 1024).
@@ -258,6 +262,7 @@ impl RunArgs {
     pub fn to_session(&self) -> Result<(RunConfig, Prior), String> {
         let mut cfg = self.to_config()?;
         cfg.serve.dataset = self.dataset(&cfg)?;
+        cfg.conversation.dataset = self.conversation_dataset(&cfg)?;
         if let Some(trace) = self.trace()? {
             // The replay sends the requests it kept, each its own output length.
             cfg.serve.num_prompts = trace.trace.requests.len() as u32;
@@ -301,7 +306,8 @@ impl RunArgs {
         if self.plan.contains(&PlanKind::Serve) && self.ctx.iter().all(|c| *c == 0) {
             return Err("--random-input-len 0: serve prompts need at least 1 token".into());
         }
-        self.vllm.check_with_plan(self.plan.contains(&PlanKind::Serve))?;
+        let conversation = self.plan.contains(&PlanKind::Conversation);
+        self.vllm.check_with_plan(self.plan.contains(&PlanKind::Serve), conversation)?;
         let trace = crate::cli::vllm_trace::trace_format(self.vllm.dataset_name.as_deref());
         self.vllm.trace.check(trace, !self.request_rate.is_empty())?;
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
@@ -332,6 +338,7 @@ impl RunArgs {
             slo: self.slo()?,
             slo_source: self.slo_source(),
             serve: self.serve_config()?,
+            conversation: self.conversation.config(conversation, self.vllm.dataset_format()?)?,
             hold_after_last: false,
         })
     }

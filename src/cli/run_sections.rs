@@ -97,11 +97,32 @@ impl RunArgs {
         let (Some(format), Some(path)) = (self.vllm.dataset_format()?, &self.vllm.dataset_path) else {
             return Ok(None);
         };
+        if !cfg.plans.contains(&crate::config::PlanKind::Serve) {
+            return Ok(None);
+        }
         let cells = cfg.conc.len() * cfg.rates.len().max(1);
         let n =
             (cfg.serve.num_prompts as usize).saturating_mul(cells).saturating_mul(crate::config::dataset::OVERSAMPLE);
         let output_len = self.vllm.sharegpt_output_len.or(self.vllm.custom_output_len);
         crate::config::dataset::DatasetSource::load(format, path, n, cfg.serve.seed, output_len).map(Some)
+    }
+
+    /// The ShareGPT file of `--plan conversation --dataset-name sharegpt`, sampled: enough
+    /// conversations for every conversation cell to run its own.
+    pub(super) fn conversation_dataset(
+        &self,
+        cfg: &RunConfig,
+    ) -> Result<Option<crate::config::dataset::DatasetSource>, String> {
+        let (Some(format), Some(path)) = (self.vllm.dataset_format()?, &self.vllm.dataset_path) else {
+            return Ok(None);
+        };
+        if !cfg.plans.contains(&crate::config::PlanKind::Conversation) {
+            return Ok(None);
+        }
+        let cells = cfg.conc.len() * cfg.rates.len().max(1);
+        let n = (cfg.conversation.conversations as usize).saturating_mul(cells);
+        let seed = cfg.serve.seed;
+        crate::config::dataset::DatasetSource::load(format, path, n, seed, self.vllm.sharegpt_output_len).map(Some)
     }
 
     /// The trace of `--dataset-name mooncake_trace|azure_trace`, its first `--num-prompts`

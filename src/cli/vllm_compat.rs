@@ -146,7 +146,7 @@ impl VllmFlags {
 
     /// The dataset flags against the plan: a dataset other than `random` feeds `--plan serve`,
     /// whose `--random-range-ratio` spreads only the `random` one.
-    pub fn check_with_plan(&self, serve: bool) -> Result<(), String> {
+    pub fn check_with_plan(&self, serve: bool, conversation: bool) -> Result<(), String> {
         if self.random_range_ratio.is_some() && !serve {
             return Err("--random-range-ratio spreads the serve experiment's lengths: add --plan serve".into());
         }
@@ -157,8 +157,10 @@ impl VllmFlags {
             (None, None) if self.dataset_name.as_deref() == Some("prefix_repetition") => "prefix_repetition",
             (None, None) => return Ok(()),
         };
-        if !serve {
-            return Err(format!("--dataset-name {name} feeds the serve experiment: add --plan serve"));
+        let conversations = conversation && name == "sharegpt";
+        if !serve && !conversations {
+            let also = if name == "sharegpt" { " (or --plan conversation)" } else { "" };
+            return Err(format!("--dataset-name {name} feeds the serve experiment: add --plan serve{also}"));
         }
         match self.random_range_ratio {
             Some(_) => Err(format!("--random-range-ratio spreads the random dataset's lengths; {name} has its own")),

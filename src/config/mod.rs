@@ -1,5 +1,6 @@
 //! What a session is asked to run: the validated run configuration and the experiments' settings.
 
+pub mod conversation;
 pub mod dataset;
 pub mod decode;
 pub(crate) mod knob;
@@ -37,6 +38,8 @@ pub enum PlanKind {
     Routing,
     /// `vllm bench serve`'s random workload per input len x concurrency x request rate.
     Serve,
+    /// Multi-turn conversations, each a session whose turns send the history so far.
+    Conversation,
 }
 
 impl PlanKind {
@@ -46,6 +49,7 @@ impl PlanKind {
             Self::Decode => "decode",
             Self::Routing => "routing",
             Self::Serve => "serve",
+            Self::Conversation => "conversation",
         }
     }
 }
@@ -104,6 +108,8 @@ pub struct RunConfig {
     pub slo_source: SloSource,
     /// The serve experiment, when planned.
     pub serve: serve::ServeConfig,
+    /// The conversation experiment, when planned.
+    pub conversation: conversation::ConversationConfig,
     /// After the last cell, the runner waits for re-runs and saves until told to stop (the
     /// monitor's sessions: finished cells can be re-run until the operator quits); false ends
     /// the session with its last cell (headless).

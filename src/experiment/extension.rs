@@ -42,6 +42,7 @@ pub fn summarize(
         output_tps: if duration_s > 0.0 { output_tokens as f64 / duration_s } else { 0.0 },
         ttft_p50_ms: ttft.percentile(50.0),
         figures,
+        tables: Default::default(),
     }
 }
 

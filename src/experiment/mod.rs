@@ -7,6 +7,7 @@
 //! through [`Experiment`]; experiments depend on `cell/`, never on `session/`.
 
 pub(crate) mod burst;
+pub mod conversation;
 pub mod decode;
 pub mod extension;
 pub(crate) mod interface;

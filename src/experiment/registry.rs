@@ -2,12 +2,17 @@
 //! built-in set is handed to `session::plan::start_with_setups` instead.
 
 use super::prepare::Setup;
-use super::{decode, routing, serve};
+use super::{conversation, decode, routing, serve};
 use std::sync::Arc;
 
 /// Every built-in kind, each preparing its `--plan` kind.
 pub(crate) fn builtin() -> Vec<Arc<dyn Setup>> {
-    vec![Arc::new(decode::DecodeSetup), Arc::new(routing::RoutingSetup), Arc::new(serve::ServeSetup)]
+    vec![
+        Arc::new(decode::DecodeSetup),
+        Arc::new(routing::RoutingSetup),
+        Arc::new(serve::ServeSetup),
+        Arc::new(conversation::ConversationSetup),
+    ]
 }
 
 /// The experiments `cfg` plans that need no target to be built (decode, burst, serve, against
@@ -26,6 +31,7 @@ pub(crate) fn offline(cfg: &crate::config::RunConfig, kv_capacity: Option<u64>) 
             }
             crate::config::PlanKind::Routing => {}
             crate::config::PlanKind::Serve => out.push(Arc::new(serve::Serve::new(cfg))),
+            crate::config::PlanKind::Conversation => out.push(Arc::new(conversation::Conversations::new(cfg))),
         }
     }
     out

@@ -23,6 +23,7 @@ pub mod slo;
 pub mod sse;
 pub mod stream;
 pub(crate) mod tap;
+pub(crate) mod text;
 pub(crate) mod timeline;
 pub(crate) mod wait;
 pub mod worker;

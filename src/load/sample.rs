@@ -258,6 +258,9 @@ pub struct RequestSample {
     /// The verdict against [`super::live::LiveCounters::slo`] this stream contributes to the
     /// live in-flight goodput, from its tokens so far (taken back when it settles).
     pub live_verdict: Option<bool>,
+    /// The answer's text, kept only when the caller asks by setting it to `Some` before the
+    /// send (a conversation that sends the model's own answers back, `--history model`).
+    pub text: Option<String>,
 }
 
 impl RequestSample {
@@ -281,6 +284,7 @@ impl RequestSample {
             tag: 0,
             reconnects: 0,
             live_verdict: None,
+            text: None,
         }
     }
 

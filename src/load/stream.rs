@@ -136,6 +136,9 @@ impl StreamState<'_> {
                 if let Some(tap) = super::tap::get() {
                     tap(d, self.sample.sent_at + Duration::from_micros(at_us));
                 }
+                if let Some(text) = self.sample.text.as_mut() {
+                    super::text::append(d, text);
+                }
                 match parse_chunk(d) {
                     Ok(info) => self.on_chunk(info, at_us),
                     Err(_) => self.sample.malformed_chunks += 1,

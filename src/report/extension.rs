@@ -75,6 +75,39 @@ pub struct ExtensionAttempt {
     pub ttft_p50_ms: Option<f64>,
     /// The experiment's own figures, in the order its tables show them.
     pub figures: Vec<ExtensionFigure>,
+    /// The experiment's own breakdowns of the attempt, by name (the conversation experiment's
+    /// `turns`: one row per turn index); every format prints each below the section's table.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tables: BTreeMap<String, ExtensionTable>,
+}
+
+/// A breakdown of an attempt: rows keyed by a number (a turn index), named columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtensionTable {
+    /// What a row's key is (`turn`).
+    pub key: String,
+    /// The columns, each a name with its unit (`ttft_p50_ms`, `ms`), in print order.
+    pub columns: Vec<ExtensionColumn>,
+    /// The rows, in key order.
+    pub rows: Vec<ExtensionRow>,
+}
+
+/// A column of an [`ExtensionTable`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtensionColumn {
+    /// Stable machine name with its unit.
+    pub name: String,
+    /// Its unit as tables print it.
+    pub unit: String,
+}
+
+/// A row of an [`ExtensionTable`]: its key and one value per column (None: no data).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtensionRow {
+    /// The row's key (turn 1, 2, ...).
+    pub key: u64,
+    /// One value per column, in column order.
+    pub values: Vec<Option<f64>>,
 }
 
 impl ExtensionAttempt {

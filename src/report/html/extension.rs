@@ -27,7 +27,9 @@ pub(super) fn extension_table(section: &ExtensionSection) -> String {
                     row.push(format!("{} / {}", a.requests, a.error_count()));
                     row.push(fmt_tps(a.output_tps));
                     row.push(fmt_latency_ms(a.ttft_p50_ms));
-                    row.extend(own.iter().map(|(n, _)| figure(a, n).map_or("—".into(), |v| format!("{v:.3}"))));
+                    let value =
+                        |(n, unit): &(String, String)| crate::report::text::extension::fmt_value(unit, figure(a, n));
+                    row.extend(own.iter().map(value));
                 }
                 None => {
                     row.push(c.timeout_reason.as_deref().map(escape).unwrap_or_else(|| "—".into()));
@@ -37,5 +39,28 @@ pub(super) fn extension_table(section: &ExtensionSection) -> String {
             row
         })
         .collect();
-    table(&head, &numeric, &rows)
+    let mut out = table(&head, &numeric, &rows);
+    for c in section.cells.iter().filter(|c| matches!(c.status, CellOutcome::Measured | CellOutcome::Errored)) {
+        for (name, t) in c.attempts.last().map(|a| &a.tables).into_iter().flatten() {
+            out.push_str(&format!("<h4>{}</h4>", escape(&format!("{name} of {}", c.label))));
+            out.push_str(&breakdown(t));
+        }
+    }
+    out
+}
+
+/// One of an attempt's own breakdowns (a conversation's `turns`): a row per key.
+fn breakdown(t: &crate::report::extension::ExtensionTable) -> String {
+    let heads: Vec<String> = std::iter::once(t.key.clone()).chain(t.columns.iter().map(|c| c.name.clone())).collect();
+    let head: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|r| {
+            let values = t.columns.iter().zip(&r.values);
+            let cells = values.map(|(c, v)| crate::report::text::extension::fmt_value(&c.unit, *v));
+            std::iter::once(r.key.to_string()).chain(cells).collect()
+        })
+        .collect();
+    table(&head, &head, &rows)
 }

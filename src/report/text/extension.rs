@@ -4,7 +4,7 @@
 use super::blocks::Block;
 use super::format::{MISSING, NOT_RUN, fmt_error_suffix, fmt_latency_ms, fmt_tps};
 use super::table::{Row, Table};
-use crate::report::extension::{ExtensionSection, figure, figure_names};
+use crate::report::extension::{ExtensionSection, ExtensionTable, figure, figure_names};
 use crate::report::status::CellOutcome;
 
 /// What the table's marks mean.
@@ -26,11 +26,41 @@ pub(crate) fn extension_blocks(section: &ExtensionSection) -> Vec<Block> {
             Some(a) => {
                 cells.push(format!("{}{}", fmt_tps(a.output_tps), fmt_error_suffix(a.error_count())));
                 cells.push(fmt_latency_ms(a.ttft_p50_ms));
-                cells.extend(own.iter().map(|(n, _)| figure(a, n).map_or(MISSING.into(), |v| format!("{v:.3}"))));
+                cells.extend(own.iter().map(|(n, unit)| fmt_value(unit, figure(a, n))));
             }
             None => cells.extend(std::iter::repeat_n(NOT_RUN.to_string(), 2 + own.len())),
         }
         table.rows.push(Row { cells, dim: None });
     }
-    vec![Block::Table(table), Block::legend(&[LEGEND])]
+    let mut out = vec![Block::Table(table), Block::legend(&[LEGEND])];
+    for c in section.cells.iter().filter(|c| matches!(c.status, CellOutcome::Measured | CellOutcome::Errored)) {
+        for (name, t) in c.attempts.last().map(|a| &a.tables).into_iter().flatten() {
+            out.push(Block::Table(breakdown(&format!("{name} of {}", c.label), t)));
+        }
+    }
+    out
+}
+
+/// A value of a breakdown as its unit reads: counts and tokens whole, ms as the tables print
+/// latencies, anything else with three decimals.
+pub(crate) fn fmt_value(unit: &str, v: Option<f64>) -> String {
+    match (unit, v) {
+        (_, None) => MISSING.into(),
+        ("count" | "tokens", Some(v)) => format!("{v:.0}"),
+        ("ms", v) => fmt_latency_ms(v),
+        (_, Some(v)) => format!("{v:.3}"),
+    }
+}
+
+/// One of an attempt's own breakdowns (a conversation's `turns`) titled `title`.
+fn breakdown(title: &str, t: &ExtensionTable) -> Table {
+    let mut header = vec![t.key.clone()];
+    header.extend(t.columns.iter().map(|c| c.name.clone()));
+    let mut table = Table::new(title.to_string(), header);
+    for r in &t.rows {
+        let mut cells = vec![r.key.to_string()];
+        cells.extend(t.columns.iter().zip(&r.values).map(|(c, v)| fmt_value(&c.unit, *v)));
+        table.rows.push(Row { cells, dim: None });
+    }
+    table
 }

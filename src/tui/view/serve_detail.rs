@@ -74,5 +74,18 @@ pub(crate) fn extension(a: &ExtensionAttempt) -> Vec<Line<'static>> {
         let v = f.value.map_or_else(|| "—".to_string(), |v| format!("{v:.3}"));
         out.push(Line::from(format!("{} {v} {}", f.name, f.unit)));
     }
+    for (name, t) in &a.tables {
+        out.push(Line::from(format!(
+            "{name}: {} · {}",
+            t.key,
+            t.columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(" · ")
+        )));
+        for r in &t.rows {
+            let values = t.columns.iter().zip(&r.values);
+            let cells: Vec<String> =
+                values.map(|(c, v)| crate::report::text::extension::fmt_value(&c.unit, *v)).collect();
+            out.push(Line::from(format!("  {} {}: {}", t.key, r.key, cells.join(" · "))));
+        }
+    }
     out
 }
