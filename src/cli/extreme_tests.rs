@@ -34,7 +34,7 @@ const SIM_NUMERIC: &str = "port replicas slot-ctx max-num-seqs max-num-batched-t
     step-per-ctx-token-ns frontend-delay-ms faults metrics-slow-delay prefix-block-bytes imbalance-abs \
     stddev-factor seed";
 /// The flags of `sim` that take no number.
-const SIM_OTHER: &str = "overwrite host model engine metrics-dialect gateway-mode router-policy router-overcount dev-mode ready-file help version";
+const SIM_OTHER: &str = "overwrite host model engine metrics-dialect gateway-mode router-policy router-overcount dev-mode enable-prompt-tokens-details ready-file help version";
 /// Numeric flags of `bench`, `bench-server`, `compare` and the demo, as `SUBCOMMAND:FLAG` (`:FLAG`: the demo's).
 const OTHER_NUMERIC: &str = "bench:streams bench:window bench:tokens bench:interval-us bench:long-tokens \
     bench:long-streams bench:long-rounds bench-server:port bench-server:interval-us bench-server:tokens \

@@ -113,6 +113,10 @@ pub struct SimArgs {
     /// `VLLM_SERVER_DEV_MODE=1` (without it a reset answers 404, like stock vLLM).
     #[arg(long)]
     pub dev_mode: bool,
+    /// Usage carries `prompt_tokens_details.cached_tokens`, as vLLM's
+    /// `--enable-prompt-tokens-details` (stock vLLM sends no per-request cache hits).
+    #[arg(long)]
+    pub enable_prompt_tokens_details: bool,
     /// Also write the endpoints as JSON to this file once serving; an existing file is
     /// replaced only when it is an earlier ready file, or with --overwrite.
     #[arg(long)]
@@ -208,6 +212,7 @@ impl SimArgs {
             router_policy: self.router_policy,
             router_overcount: self.router_overcount,
             dev_mode: self.dev_mode,
+            prompt_tokens_details: self.enable_prompt_tokens_details,
             engine_mode: self.engine_mode,
             slot_ctx: self.slot_ctx,
         };

@@ -70,6 +70,10 @@ pub struct SimConfig {
     /// Replicas mount `POST /reset_prefix_cache`, as vLLM does only with
     /// `VLLM_SERVER_DEV_MODE=1` (docs/protocol.md §8.7); off by default, so a reset is a 404.
     pub dev_mode: bool,
+    /// Usage carries `prompt_tokens_details.cached_tokens`, as vLLM does only with
+    /// `--enable-prompt-tokens-details` (off by default, like stock vLLM; llama.cpp mode always
+    /// sends it, as llama-server does).
+    pub prompt_tokens_details: bool,
     /// Which server every replica imitates: vLLM (default) or llama.cpp's llama-server.
     pub engine_mode: EngineMode,
     /// llama.cpp mode: context of one slot, tokens; None shares the KV capacity out over the
@@ -95,6 +99,7 @@ impl Default for SimConfig {
             router_policy: gateway::RouterPolicy::RoundRobin,
             router_overcount: false,
             dev_mode: false,
+            prompt_tokens_details: false,
             engine_mode: EngineMode::Vllm,
             slot_ctx: None,
         }
@@ -304,6 +309,7 @@ fn replica_state(cfg: &SimConfig, i: usize, name: &str, clock: EngineClock) -> a
         tally: Default::default(),
         next_id: AtomicU64::new(0),
         dev_mode: cfg.dev_mode,
+        prompt_tokens_details: cfg.prompt_tokens_details,
         power: Arc::default(),
     })
 }

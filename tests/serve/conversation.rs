@@ -75,6 +75,8 @@ async fn histories_grow_turn_by_turn_hit_the_cache_within_their_own_sharing_and_
         assert_eq!(col(t, k, "requests"), Some(4.0));
     }
     assert!(col(t, 0, "prefix_hit_ratio").unwrap() < 0.2, "a cold first turn");
+    // Stock vLLM (and the simulator by default) sends no per-request cache hits: the counters tell.
+    assert_eq!(col(t, 1, "prefix_hits_from_usage"), Some(0.0));
     assert_eq!(figure(a, "warm_cache"), Some(0.0));
     assert_eq!(figure(a, "turns_not_sent"), Some(0.0));
     let expected = figure(a, "expected_prefix_hit_ratio").unwrap();
@@ -93,7 +95,7 @@ async fn histories_grow_turn_by_turn_hit_the_cache_within_their_own_sharing_and_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_s_answers_are_sent_back_with_history_model() {
-    let c = cluster(1, 25.0, |_| {}).await;
+    let c = cluster(1, 25.0, |s| s.prompt_tokens_details = true).await;
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/datasets/sharegpt.json");
     let dataset = DatasetSource::load(FileFormat::ShareGpt, &path, 4, 3, None).unwrap();
     let conv = ConversationConfig { history: History::Model, dataset: Some(dataset), ..generated(2) };
@@ -106,4 +108,5 @@ async fn the_model_s_answers_are_sent_back_with_history_model() {
     assert!(second > first + 8.0, "{first} then {second}");
     let (hit, most) = (col(t, 1, "prefix_hit_ratio").unwrap(), col(t, 1, "expected_prefix_hit_ratio").unwrap());
     assert!(hit > 0.0 && hit <= most + 1e-9, "{hit} of {most}");
+    assert_eq!(col(t, 1, "prefix_hits_from_usage"), Some(1.0), "every request's usage has cached_tokens");
 }

@@ -126,13 +126,13 @@ pub(crate) async fn run_attempt(
     let after = env.metrics_now().await;
     let intervals = trail.stop(after.clone()).await;
     let at_end = env.facts.dialect() == EngineDialect::LlamaCpp;
-    let (counters, unattributed) = turns::apportion(&samples, &intervals, at_end);
+    let share = turns::shareable(&samples, shape.history);
+    let (counters, unattributed) = turns::apportion(&samples, &share, &intervals, at_end);
     let table = turns::table(&samples, shape.history, &counters, &env.cfg.slo);
     let check = match (before.as_deref(), after.as_deref()) {
         (Some(b), Some(a)) if !cancel.is_cancelled() => prefix_between(b, a),
         _ => None,
     };
-    let share = turns::shareable(&samples, shape.history);
     let prompt: u64 = samples.iter().filter_map(|s| s.prompt_tokens).sum();
     let expected = (prompt > 0).then(|| share.iter().sum::<u64>() as f64 / prompt as f64);
     let check = check.and_then(|(h, q)| PrefixCacheCheck::judge(h, q, expected));

@@ -36,9 +36,17 @@ pub fn counted_at(s: &RequestSample, at_end: bool) -> Instant {
 }
 
 /// Hits and lookups apportioned to each request (by index into `samples`): each interval's
-/// counts go to the requests counted in it, in proportion to their prompt tokens; the counts
-/// of an interval in which no request was counted are returned apart (unattributed).
-pub fn apportion(samples: &[RequestSample], intervals: &[Interval], at_end: bool) -> (Vec<(f64, f64)>, f64) {
+/// lookups go to the requests counted in it in proportion to their prompt tokens; its hits
+/// first to their `shareable` tokens (the only ones a cache of this run's own prompts can
+/// serve), in proportion, and any beyond those (a cache warm from before) by prompt tokens.
+/// The lookups of an interval in which no request was counted are returned apart
+/// (unattributed).
+pub fn apportion(
+    samples: &[RequestSample],
+    shareable: &[u64],
+    intervals: &[Interval],
+    at_end: bool,
+) -> (Vec<(f64, f64)>, f64) {
     let mut out = vec![(0.0, 0.0); samples.len()];
     let mut unattributed = 0.0;
     for iv in intervals.iter().filter(|iv| iv.queries > 0.0) {
@@ -53,9 +61,13 @@ pub fn apportion(samples: &[RequestSample], intervals: &[Interval], at_end: bool
             unattributed += iv.queries;
             continue;
         }
+        let share = |i: usize| shareable.get(i).copied().unwrap_or(0) as f64;
+        let shared: f64 = inside.iter().map(|&i| share(i)).sum();
+        let own = iv.hits.min(shared);
         for i in inside {
             let w = samples[i].prompt_tokens.unwrap_or(0) as f64 / weight;
-            out[i].0 += iv.hits * w;
+            let from_own = if shared > 0.0 { own * share(i) / shared } else { 0.0 };
+            out[i].0 += from_own + (iv.hits - own) * w;
             out[i].1 += iv.queries * w;
         }
     }

@@ -40,12 +40,18 @@ fn counters_go_to_the_requests_counted_in_each_interval_by_prompt_tokens() {
         Interval { from: at(500), to: at(900), hits: 0.0, queries: 50.0 },
         Interval { from: at(900), to: at(1500), hits: 100.0, queries: 400.0 },
     ];
-    let (each, lost) = apportion(&s, &iv, false);
+    let share = shareable(&s, History::Dataset);
+    let (each, lost) = apportion(&s, &share, &iv, false);
     assert_eq!(each, vec![(10.0, 100.0), (30.0, 300.0), (100.0, 400.0)]);
     assert_eq!(lost, 50.0, "an interval with nobody counted in it is not spread over others");
     // Counted at the end (llama.cpp): every request ends 200 ms after its send.
-    let (end, _) = apportion(&s, &iv, true);
+    let (end, _) = apportion(&s, &share, &iv, true);
     assert_eq!(end[2], (100.0, 400.0));
+    // A first and a second turn counted together: the hits go to the one that can share.
+    let mixed = [Interval { from: at(0), to: at(1500), hits: 120.0, queries: 800.0 }];
+    let (m, _) = apportion(&s, &share, &mixed, false);
+    assert_eq!((m[0].0, m[1].0, m[2].0), (2.5, 7.5, 110.0), "100 to the second turn's own, 20 more by prompt");
+    assert_eq!((m[0].1, m[1].1, m[2].1), (100.0, 300.0, 400.0));
     let table = table(&s, History::Dataset, &each, &Slo { ttft: Some(Duration::from_secs(1)), tpot: None, e2e: None });
     assert_eq!(table.key, "turn");
     assert_eq!(table.rows.iter().map(|r| r.key).collect::<Vec<_>>(), [1, 2]);

@@ -22,6 +22,9 @@ pub(crate) struct ChunkFormat {
     pub continuous_usage: bool,
     /// `"usage": null` on intermediate chunks (vLLM does this when usage is requested).
     pub include_usage: bool,
+    /// Usage carries `prompt_tokens_details.cached_tokens` (vLLM only with
+    /// `--enable-prompt-tokens-details`).
+    pub prompt_tokens_details: bool,
     /// Seed of the output words.
     pub seed: u64,
 }
@@ -106,9 +109,13 @@ impl ChunkFormat {
         let mut out = String::with_capacity(256);
         self.open(&mut out);
         out.push_str("],");
+        let details = match self.prompt_tokens_details {
+            true => format!(",\"prompt_tokens_details\":{{\"cached_tokens\":{cached}}}"),
+            false => String::new(),
+        };
         let _ = write!(
             out,
-            "\"usage\":{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{},\"prompt_tokens_details\":{{\"cached_tokens\":{cached}}}}}}}\n\n",
+            "\"usage\":{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{}{details}}}}}\n\n",
             self.prompt_tokens,
             self.prompt_tokens + completion,
             completion
@@ -147,9 +154,13 @@ impl ChunkFormat {
             Endpoint::Chat => "chat.completion",
             Endpoint::Completions => "text_completion",
         };
+        let mut usage = serde_json::json!({"prompt_tokens": self.prompt_tokens, "total_tokens": self.prompt_tokens + generated, "completion_tokens": generated});
+        if self.prompt_tokens_details {
+            usage["prompt_tokens_details"] = serde_json::json!({"cached_tokens": cached});
+        }
         serde_json::json!({
             "id": self.id, "object": object, "created": self.created, "model": model, "choices": [choice],
-            "usage": {"prompt_tokens": self.prompt_tokens, "total_tokens": self.prompt_tokens + generated, "completion_tokens": generated, "prompt_tokens_details": {"cached_tokens": cached}}
+            "usage": usage
         })
     }
 }
@@ -177,6 +188,7 @@ pub(crate) mod test_support {
             prompt_tokens,
             continuous_usage,
             include_usage: true,
+            prompt_tokens_details: true,
             seed,
         }
     }

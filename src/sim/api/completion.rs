@@ -114,6 +114,7 @@ fn chunk_format(st: &ReplicaState, prep: &Prepared, endpoint: Endpoint) -> Chunk
         prompt_tokens: prep.prompt.len() as u64,
         continuous_usage: prep.continuous_usage,
         include_usage: prep.include_usage,
+        prompt_tokens_details: st.prompt_tokens_details,
         seed: prep.seed,
     }
 }

@@ -46,6 +46,9 @@ pub(crate) struct ReplicaState {
     pub next_id: AtomicU64,
     /// `POST /reset_prefix_cache` is mounted (vLLM's `VLLM_SERVER_DEV_MODE=1`).
     pub dev_mode: bool,
+    /// Usage carries `prompt_tokens_details.cached_tokens` (vLLM's
+    /// `--enable-prompt-tokens-details`; off in stock vLLM).
+    pub prompt_tokens_details: bool,
     /// Up or down ([`Power`]): every endpoint answers 503 while down.
     pub power: Arc<Power>,
 }
