@@ -82,6 +82,9 @@ async fn without_tokenize_the_tokenizer_file_sizes_the_prompts_as_the_server_cou
     let text = ReportFormat::Text.render(&report, RenderSettings { ascii: true, dim_ansi: false, width: Some(200) });
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("input lengths by tokenizer_file") && flat.contains("(--tokenizer "), "{text}");
+    let vllm = ReportFormat::Vllm.render(&report, RenderSettings::default());
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&vllm).expect("a JSON array");
+    assert!(rows.len() == 2 && rows.iter().all(|r| r["tokenizer_id"] == t.path.as_str()), "vLLM's key: {vllm}");
 }
 
 /// With `/tokenize` on the target, its counts are used, and a file of another model's
