@@ -92,7 +92,8 @@ impl RunArgs {
 
     /// The dataset file of `--dataset-name sharegpt|custom`, sampled: enough entries for every
     /// serve cell to send its own `--num-prompts` (so no cell finds another's prompts in the
-    /// prefix cache), twice over for the ones vLLM's length bounds drop.
+    /// prefix cache), twice over for the ones vLLM's length bounds drop; with the `--tokenizer`
+    /// file, read first (it is quicker to find wrong than a large dataset).
     pub(super) fn dataset(&self, cfg: &RunConfig) -> Result<Option<crate::config::dataset::DatasetSource>, String> {
         let (Some(format), Some(path)) = (self.vllm.dataset_format()?, &self.vllm.dataset_path) else {
             return Ok(None);
@@ -100,11 +101,14 @@ impl RunArgs {
         if !cfg.plans.contains(&crate::config::PlanKind::Serve) {
             return Ok(None);
         }
+        let tokenizer =
+            self.vllm.tokenizer.as_deref().map(crate::dataset::tokenizer::TokenizerFile::load).transpose()?;
         let cells = cfg.conc.len() * cfg.rates.len().max(1);
         let n =
             (cfg.serve.num_prompts as usize).saturating_mul(cells).saturating_mul(crate::config::dataset::OVERSAMPLE);
         let output_len = self.vllm.sharegpt_output_len.or(self.vllm.custom_output_len);
-        crate::config::dataset::DatasetSource::load(format, path, n, cfg.serve.seed, output_len).map(Some)
+        let source = crate::config::dataset::DatasetSource::load(format, path, n, cfg.serve.seed, output_len)?;
+        Ok(Some(crate::config::dataset::DatasetSource { tokenizer, ..source }))
     }
 
     /// The ShareGPT file of `--plan conversation --dataset-name sharegpt`, sampled: enough

@@ -277,3 +277,25 @@ fn a_trace_is_read_before_any_load_and_its_flags_go_with_it() {
     let e = session(&[]).unwrap_err();
     assert!(e.contains("(mooncake_trace): line 1: missing field") && !e.contains('\n'), "{e}");
 }
+
+#[test]
+fn a_tokenizer_file_is_read_with_the_dataset_before_any_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.jsonl");
+    std::fs::write(&path, "{\"prompt\": \"hello there\"}\n").unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tokenizer");
+    let custom = ["--plan", "serve", "--dataset-name", "custom", "--dataset-path", path.to_str().unwrap()];
+    let session = |tokenizer: &str| {
+        let mut all = vec!["x", "--base-url", "http://127.0.0.1:9", "--tokenizer", tokenizer];
+        all.extend_from_slice(&custom);
+        Wrapper::try_parse_from(all).map_err(|e| e.to_string()).and_then(|w| w.run.to_session()).map(|(c, _)| c)
+    };
+    let c = session(fixture).unwrap();
+    let t = c.serve.dataset.as_ref().and_then(|d| d.tokenizer.as_ref()).expect("the file is read");
+    assert!(t.path.ends_with("tokenizer/tokenizer.json"), "{}", t.path.display());
+    assert_eq!(c.settings()["tokenizer-sha256"], t.sha256, "--resume continues under the same file only");
+    let e = session(dir.path().to_str().unwrap()).unwrap_err();
+    assert!(e.contains("no tokenizer.json in this directory") && !e.contains('\n'), "{e}");
+    let e = parse(&["--plan", "serve", "--tokenizer", fixture]).unwrap_err();
+    assert!(e.starts_with("--tokenizer counts the text prompts of --dataset-name sharegpt|custom"), "{e}");
+}

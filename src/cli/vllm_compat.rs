@@ -1,6 +1,6 @@
 //! The flags of `vllm bench serve` that users paste: accepted under vLLM's names where they
 //! mean something here (`--host`/`--port`, `--backend`, `--ignore-eos`, `--dataset-name
-//! random|prefix_repetition|sharegpt|custom|mooncake_trace|azure_trace` with `--dataset-path`, `--random-range-ratio`, `--served-model-name`, `--disable-tqdm`), refused with one
+//! random|prefix_repetition|sharegpt|custom|mooncake_trace|azure_trace` with `--dataset-path`, `--tokenizer`, `--random-range-ratio`, `--served-model-name`, `--disable-tqdm`), refused with one
 //! line that says what to use instead otherwise (the rest: `vllm_refused.rs`).
 
 use crate::config::serve::RangeRatio;
@@ -62,9 +62,13 @@ pub struct VllmFlags {
     /// and --random-output-len L; 0 (default): every request exactly L. At least 0, below 1.
     #[arg(long, value_name = "R", value_parser = range_ratio, allow_negative_numbers = true)]
     pub random_range_ratio: Option<RangeRatio>,
-    /// Refused (see the error's hint).
-    #[arg(long, hide = true)]
-    pub tokenizer: Option<String>,
+    /// vLLM's --tokenizer, a local path (nothing is downloaded): a Hugging Face
+    /// `tokenizer.json`, or a directory holding one. It counts the prompts and answers of
+    /// --dataset-name sharegpt|custom before the load when the target has no /tokenize (the
+    /// target's own count wins, and a file that counts otherwise is warned about); without
+    /// either, lengths come from each request's usage.
+    #[arg(long, value_name = "PATH")]
+    pub tokenizer: Option<std::path::PathBuf>,
     /// vLLM's `--prefix-repetition-*` flags.
     #[command(flatten)]
     pub prefix: super::vllm_prefix::PrefixRepetitionFlags,
@@ -94,7 +98,7 @@ impl VllmFlags {
     pub fn refused(&self) -> Option<String> {
         let given = |o: &Option<String>| o.is_some();
         let known = ["random", "sharegpt", "custom", "prefix_repetition", "mooncake_trace", "azure_trace"];
-        let rules: [(bool, &str); 4] = [
+        let rules: [(bool, &str); 3] = [
             (
                 self.dataset_name.as_deref().is_some_and(|d| !known.contains(&d)),
                 "--dataset-name: built in are vLLM's random, prefix_repetition, sharegpt and custom, and the traces mooncake_trace and azure_trace (the last four with --dataset-path FILE)",
@@ -106,10 +110,6 @@ impl VllmFlags {
             (
                 given(&self.percentile_metrics),
                 "--percentile-metrics: every metric (TTFT, TPOT, ITL, E2EL) is in the report; `report FILE --format vllm` exports them",
-            ),
-            (
-                given(&self.tokenizer),
-                "--tokenizer: lengths come from the server (its /tokenize and usage); no local tokenizer is read",
             ),
         ];
         let line = rules.into_iter().find(|(hit, _)| *hit).map(|(_, line)| line.to_string());
@@ -140,6 +140,9 @@ impl VllmFlags {
         }
         if self.custom_output_len.is_some() && format != Some(FileFormat::Custom) {
             return Err("--custom-output-len sizes --dataset-name custom's requests".into());
+        }
+        if self.tokenizer.is_some() && format.is_none() {
+            return Err("--tokenizer counts the text prompts of --dataset-name sharegpt|custom; the other datasets send token ids, exact without it".into());
         }
         Ok(format)
     }
@@ -235,5 +238,8 @@ mod tests {
         assert!(f(None, Some("a.json")).dataset_format().unwrap_err().starts_with("--dataset-path needs"));
         let len = VllmFlags { sharegpt_output_len: Some(64), ..f(Some("custom"), Some("a.jsonl")) };
         assert!(len.dataset_format().unwrap_err().starts_with("--sharegpt-output-len"));
+        let tok = |name| VllmFlags { tokenizer: Some("t.json".into()), ..f(Some(name), Some("a.jsonl")) };
+        assert_eq!(tok("custom").dataset_format(), Ok(Some(FileFormat::Custom)));
+        assert!(tok("mooncake_trace").dataset_format().unwrap_err().contains("the other datasets send token ids"));
     }
 }

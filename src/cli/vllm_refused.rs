@@ -68,7 +68,11 @@ impl VllmRefused {
     pub fn refused(&self) -> Option<String> {
         let given = |o: &Option<String>| o.is_some();
         let rules: [(bool, &str, &str); 17] = [
-            (self.trust_remote_code, "--trust-remote-code", "no tokenizer or model code is loaded here: drop it"),
+            (
+                self.trust_remote_code,
+                "--trust-remote-code",
+                "no model or tokenizer code is run here (a --tokenizer file is data): drop it",
+            ),
             (
                 given(&self.num_warmups),
                 "--num-warmups",
@@ -109,7 +113,7 @@ impl VllmRefused {
             (
                 given(&self.tokenizer_mode),
                 "--tokenizer-mode",
-                "no local tokenizer is read: lengths come from the server (token-id prompts and usage)",
+                "--tokenizer reads a tokenizer.json with Hugging Face's tokenizers, as vLLM's `auto` mode (the fast tokenizer) does; no other mode is offered: drop it",
             ),
             (given(&self.logprobs), "--logprobs", "requests ask for no logprobs: drop it"),
             (self.use_beam_search, "--use-beam-search", "requests are plain sampling to max_tokens: drop it"),

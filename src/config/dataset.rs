@@ -2,6 +2,7 @@
 //! issue 24): the file is read and sampled while the flags are checked, so a file that cannot
 //! be read is a one-line error before any load.
 
+use crate::dataset::tokenizer::TokenizerFile;
 use crate::dataset::{FileFormat, Sampled, sample_file};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,6 +29,9 @@ pub struct DatasetSource {
     /// vLLM's `--sharegpt-output-len` / `--custom-output-len`: every request's `max_tokens`
     /// when given (a `custom` line's own `output_tokens` wins over the default only).
     pub output_len: Option<u64>,
+    /// The local tokenizer of `--tokenizer`: it sizes the prompts when the target has no
+    /// `/tokenize` (the target's own count wins: it is the model's tokenizer by definition).
+    pub tokenizer: Option<TokenizerFile>,
 }
 
 impl DatasetSource {
@@ -38,7 +42,7 @@ impl DatasetSource {
             let why = format!("{} entries, {} of them unusable", sampled.entries, sampled.unusable);
             return Err(format!("--dataset-path {}: no usable {} entry ({why})", path.display(), format.name()));
         }
-        Ok(Self { format, path: path.to_path_buf(), sampled: Arc::new(sampled), seed, output_len })
+        Ok(Self { format, path: path.to_path_buf(), sampled: Arc::new(sampled), seed, output_len, tokenizer: None })
     }
 }
 

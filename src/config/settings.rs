@@ -85,6 +85,9 @@ impl RunConfig {
             put("dataset-name", d.format.name().to_string());
             put("dataset-sha256", d.sampled.sha256.clone());
             put("dataset-output-len", opt(d.output_len));
+            if let Some(t) = &d.tokenizer {
+                put("tokenizer-sha256", t.sha256.clone());
+            }
         }
         if let Some(t) = &v.trace {
             put("dataset-name", t.format.name().to_string());

@@ -2,12 +2,14 @@
 //! and `custom` (JSONL, one `prompt` per line), streamed so a file of any size is sampled in
 //! memory bounded by the sample (`stats::SampleOf`, seeded), with the file's SHA-256 and
 //! counts for the report; request traces (`mooncake_trace`, `azure_trace`): their first
-//! requests kept, in time order ([`trace`]).
+//! requests kept, in time order ([`trace`]); the local `tokenizer.json` that sizes prompts
+//! when the target cannot ([`tokenizer`]).
 
 mod custom;
 pub mod examples;
 mod hashing;
 mod sharegpt;
+pub mod tokenizer;
 pub mod trace;
 mod trace_azure;
 

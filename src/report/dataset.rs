@@ -31,17 +31,54 @@ pub struct DatasetRecord {
     pub reused: bool,
     /// The sampling seed (`--seed`).
     pub seed: u64,
-    /// Where prompt lengths came from: `tokenize` (the server's `/tokenize`, before any load)
-    /// or `usage` (each request's `usage.prompt_tokens`, after it ran).
+    /// Where prompt lengths came from: `tokenize` (the server's `/tokenize`, before any load),
+    /// `tokenizer_file` (the local `--tokenizer` file, before any load: the target has no
+    /// `/tokenize`) or `usage` (each request's `usage.prompt_tokens`, after it ran).
     pub input_len_source: String,
-    /// Where `max_tokens` came from: `tokenize` (the dataset's answer, counted), `dataset` (a
-    /// `custom` line's `output_tokens`), `--sharegpt-output-len`, `--custom-output-len`, or
-    /// `--random-output-len` (a ShareGPT answer that could not be counted).
+    /// Where `max_tokens` came from: `tokenize` or `tokenizer_file` (the dataset's answer,
+    /// counted as the prompts were), `dataset` (a `custom` line's `output_tokens`),
+    /// `--sharegpt-output-len`, `--custom-output-len`, or `--random-output-len` (a ShareGPT
+    /// answer that could not be counted).
     pub output_len_source: String,
     /// Mean prompt length of the requests, tokens, when counted before the load.
     pub mean_input_tokens: Option<f64>,
     /// Mean `max_tokens` of the requests.
     pub mean_output_tokens: f64,
+    /// The local tokenizer file of `--tokenizer`; absent when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<TokenizerRecord>,
+}
+
+/// The `--tokenizer` file of a dataset: which file it was, by content, and whether it counted
+/// as the target's own `/tokenize` did where both counted (a wrong file gives wrong lengths).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TokenizerRecord {
+    /// The file read (a directory given is its `tokenizer.json`).
+    pub path: String,
+    /// The file's SHA-256, lower-case hex.
+    pub sha256: String,
+    /// Requests whose prompt the file and the target's `/tokenize` both counted (0 when the
+    /// target has none and the file counted alone).
+    pub compared: u64,
+    /// Of those, prompts the two counted differently: the file is not the served model's
+    /// tokenizer (the target's counts were used).
+    pub disagreed: u64,
+}
+
+impl TokenizerRecord {
+    /// The legend's note: the file when it counted alone, the disagreement when the file and
+    /// the target counted differently, else nothing.
+    fn note(&self) -> String {
+        let sha: String = self.sha256.chars().take(8).collect();
+        match (self.compared, self.disagreed) {
+            (0, _) => format!(" (--tokenizer {}, sha256 {sha}…)", self.path),
+            (_, 0) => String::new(),
+            (_, n) => format!(
+                "; --tokenizer {} counted {n} of {} prompts unlike the target's /tokenize (its counts were used)",
+                self.path, self.compared
+            ),
+        }
+    }
 }
 
 impl DatasetRecord {
@@ -54,8 +91,9 @@ impl DatasetRecord {
         } else {
             ""
         };
+        let tokenizer = self.tokenizer.as_ref().map(TokenizerRecord::note).unwrap_or_default();
         format!(
-            "prompts: {} {} (sha256 {sha}…): {} of {} entries sampled (seed {}), {} dropped, {} a cell; input lengths by {}, max_tokens by {}{reused}",
+            "prompts: {} {} (sha256 {sha}…): {} of {} entries sampled (seed {}), {} dropped, {} a cell; input lengths by {}, max_tokens by {}{reused}{tokenizer}",
             self.name,
             self.path,
             self.sampled,

@@ -182,6 +182,12 @@ pub(crate) fn with_serve() -> SessionReport {
             output_len_source: "tokenize".into(),
             mean_input_tokens: Some(212.5),
             mean_output_tokens: 180.0,
+            tokenizer: Some(crate::report::dataset::TokenizerRecord {
+                path: "Llama-3.1-8B/tokenizer.json".into(),
+                sha256: "cd".repeat(32),
+                compared: 8,
+                disagreed: 0,
+            }),
         }),
         prefix_repetition: Some(crate::report::dataset::PrefixRepetitionRecord {
             prefix_len: 256,

@@ -54,6 +54,10 @@ fn row(
         (Some(d), _, _) => {
             row.insert("dataset_name".into(), json!(d.name));
             row.insert("dataset_path".into(), json!(d.path));
+            // vLLM's name for the tokenizer that sized the requests (its `--tokenizer`).
+            if let Some(t) = &d.tokenizer {
+                row.insert("tokenizer_id".into(), json!(t.path));
+            }
         }
         (None, Some(p), _) => {
             row.insert("dataset_name".into(), json!("prefix_repetition"));

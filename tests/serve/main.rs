@@ -1,5 +1,5 @@
 //! The `serve` suite (`cargo test --test serve`): the serve experiment (`run --plan serve`,
-//! [`plan`]), its datasets ([`dataset`], [`prefix`], [`trace`]), its per-request lengths ([`lengths`]) and goodput under an SLO ([`goodput`]),
+//! [`plan`]), its datasets ([`dataset`], [`prefix`], [`trace`]) and the `--tokenizer` file that sizes them ([`tokenizer`]), its per-request lengths ([`lengths`]) and goodput under an SLO ([`goodput`]),
 //! against the simulator.
 
 #[path = "../common/mod.rs"]
@@ -11,4 +11,5 @@ mod goodput;
 mod lengths;
 mod plan;
 mod prefix;
+mod tokenizer;
 mod trace;

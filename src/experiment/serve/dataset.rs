@@ -1,14 +1,16 @@
 //! Serve prompts from a dataset file (`--dataset-name sharegpt|custom`, issue 24): the sampled
 //! entries sized by the target's own tokenizer (`/tokenize` of the target, else of a replica),
-//! dropped where vLLM's ShareGPT bounds drop them, and dealt out so each serve cell sends its
-//! own `--num-prompts`. A target without `/tokenize` is never sent the prompts to count them
-//! (a probe would leave them in its prefix cache): their lengths come from each request's
-//! `usage`, and the report says so.
+//! else by the local `--tokenizer` file, dropped where vLLM's ShareGPT bounds drop them, and
+//! dealt out so each serve cell sends its own `--num-prompts`. A target without `/tokenize` is
+//! never sent the prompts to count them (a probe would leave them in its prefix cache): without
+//! a file their lengths come from each request's `usage`, and the report says which.
 
 use crate::config::dataset::{CUSTOM_OUTPUT_LEN, DatasetSource};
 use crate::dataset::{Conversation, FileFormat};
 use crate::load::calibrate::{CountError, TokenCounter};
 use crate::report::dataset::DatasetRecord;
+
+pub(crate) use super::dataset_sizing::LengthSource;
 
 /// `/tokenize` calls in flight while counting.
 const COUNTS_IN_FLIGHT: usize = 8;
@@ -44,6 +46,11 @@ impl DatasetPrompts {
     /// wrapping round when the file had too few.
     pub fn get(&self, slot: usize, i: usize) -> &DatasetPrompt {
         &self.prompts[(slot * self.per_cell + i) % self.prompts.len()]
+    }
+
+    /// The first `n` requests (fewer when there are fewer).
+    pub(crate) fn first(&self, n: usize) -> &[DatasetPrompt] {
+        &self.prompts[..n.min(self.prompts.len())]
     }
 }
 
@@ -97,10 +104,10 @@ fn output_without_count(src: &DatasetSource, c: &Conversation, fallback: u64) ->
 }
 
 /// Where `max_tokens` came from, for the report.
-fn output_source(src: &DatasetSource, counted: bool) -> &'static str {
+fn output_source(src: &DatasetSource, by: LengthSource) -> &'static str {
     match (src.format, src.output_len) {
         (FileFormat::ShareGpt, Some(_)) => "--sharegpt-output-len",
-        (FileFormat::ShareGpt, None) if counted => "tokenize",
+        (FileFormat::ShareGpt, None) if by != LengthSource::Usage => by.as_str(),
         (FileFormat::ShareGpt, None) => "--random-output-len",
         (FileFormat::Custom, _) if src.sampled.conversations.iter().all(|c| c.output_tokens.is_some()) => "dataset",
         (FileFormat::Custom, Some(_)) => "--custom-output-len",
@@ -109,17 +116,19 @@ fn output_source(src: &DatasetSource, counted: bool) -> &'static str {
 }
 
 /// Sizes the sample of `src` for `cells` serve cells of `per_cell` requests each, counting
-/// with `counter` (None: the target has no `/tokenize`). `fallback_output` is `max_tokens` of
-/// a ShareGPT answer that cannot be counted. An error when a count got no answer in time, or
-/// when no entry is left.
+/// with `counter`, which `by` names (None: nothing counts before the load, `usage` will).
+/// `fallback_output` is `max_tokens` of a ShareGPT answer that cannot be counted. An error
+/// when a count got no answer in time, or when no entry is left.
 pub(crate) async fn prepare<C: TokenCounter + Sync>(
     src: &DatasetSource,
-    counter: Option<&C>,
+    counter: Option<(&C, LengthSource)>,
     per_cell: usize,
     cells: usize,
     fallback_output: u64,
 ) -> Result<DatasetPrompts, String> {
     let need = per_cell.saturating_mul(cells).max(1);
+    let by = counter.map_or(LengthSource::Usage, |(_, by)| by);
+    let counter = counter.map(|(c, _)| c);
     // A few counts at a time, in order (a stream adapter's closure over these borrows is not
     // `Send` for every lifetime the session's boxed future needs).
     let mut sized = Vec::with_capacity(src.sampled.conversations.len());
@@ -152,48 +161,13 @@ pub(crate) async fn prepare<C: TokenCounter + Sync>(
         per_cell: per_cell as u64,
         reused: prompts.len() < need,
         seed: src.seed,
-        input_len_source: if counter.is_some() { "tokenize" } else { "usage" }.into(),
-        output_len_source: output_source(src, counter.is_some()).into(),
+        input_len_source: by.as_str().into(),
+        output_len_source: output_source(src, by).into(),
         mean_input_tokens: counter.map(|_| prompts.iter().filter_map(|p| p.input_tokens).sum::<u64>() as f64 / n),
         mean_output_tokens: prompts.iter().map(|p| p.output_tokens).sum::<u64>() as f64 / n,
+        tokenizer: None,
     };
     Ok(DatasetPrompts { prompts, per_cell: per_cell.max(1), record })
-}
-
-/// The session's dataset prompts for `serve_cells` cells, when `--dataset-name` gave a file:
-/// counted by the `/tokenize` of the target, else of a replica (routers often do not proxy it),
-/// else left to the requests' usage; said on stderr while it counts.
-pub(crate) async fn for_session(
-    env: &crate::experiment::prepare::PrepareEnv<'_>,
-    serve_cells: usize,
-) -> anyhow::Result<Option<std::sync::Arc<DatasetPrompts>>> {
-    use crate::cell::calibration::{BoundedCounter, detect_among};
-    use crate::load::client::ApiClient;
-    use crate::load::counters::CountMethod;
-    let cfg = env.cfg;
-    let Some(src) = &cfg.serve.dataset else { return Ok(None) };
-    let replicas: Vec<ApiClient> = env
-        .metrics
-        .iter()
-        .map(|m| ApiClient::new(env.client.backend().clone(), &crate::net::replica_base(&m.url), cfg.api_key.clone()))
-        .collect();
-    let mut counting = cfg.clone();
-    // Dataset prompts go to /v1/completions (`attempt.rs`): counted as a completions prompt.
-    counting.endpoint = crate::load::request::Endpoint::Completions;
-    let found = detect_among(env.client, &replicas, &env.facts.model, &counting).await;
-    let tokenize = found.method == CountMethod::Tokenize;
-    let counter = tokenize.then(|| BoundedCounter::new(found, &counting));
-    let n = src.sampled.conversations.len();
-    match tokenize {
-        true => crate::err_line!("preflight: counting {n} sampled {} entries with /tokenize", src.format.name()),
-        false => crate::err_line!(
-            "preflight: no /tokenize: {} prompt lengths come from each request's usage",
-            src.format.name()
-        ),
-    }
-    let per_cell = cfg.serve.num_prompts as usize;
-    let prompts = prepare(src, counter.as_ref(), per_cell, serve_cells, cfg.serve.output_len).await;
-    Ok(Some(std::sync::Arc::new(prompts.map_err(anyhow::Error::msg)?)))
 }
 
 #[cfg(test)]

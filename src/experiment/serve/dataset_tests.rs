@@ -32,7 +32,7 @@ fn source(format: FileFormat, conversations: Vec<Conversation>, output_len: Opti
         sha256: "ab".repeat(32),
         conversations,
     };
-    DatasetSource { format, path: "d.json".into(), sampled: Arc::new(sampled), seed: 7, output_len }
+    DatasetSource { format, path: "d.json".into(), sampled: Arc::new(sampled), seed: 7, output_len, tokenizer: None }
 }
 
 #[tokio::test]
@@ -40,7 +40,9 @@ async fn sharegpt_is_counted_and_bounded_as_vllm_and_each_cell_gets_its_own() {
     // Kept: 10/20 and 5/6; dropped: a 3-token prompt, a 3-token answer, a 1,100-token prompt,
     // and 1,000 + 1,100 over the 2,048 total.
     let convs = vec![conv(10, 20), conv(3, 20), conv(10, 3), conv(1100, 10), conv(1000, 1100), conv(5, 6)];
-    let d = prepare(&source(FileFormat::ShareGpt, convs, None), Some(&Words), 1, 2, 99).await.unwrap();
+    let d = prepare(&source(FileFormat::ShareGpt, convs, None), Some((&Words, LengthSource::Tokenize)), 1, 2, 99)
+        .await
+        .unwrap();
     assert_eq!((d.record.sampled, d.record.filtered, d.record.reused), (6, 4, false));
     assert_eq!(d.get(0, 0), &DatasetPrompt { text: words(10), input_tokens: Some(10), output_tokens: 20 });
     assert_eq!(d.get(1, 0).input_tokens, Some(5), "the second cell sends its own prompt");
@@ -55,7 +57,15 @@ async fn sharegpt_is_counted_and_bounded_as_vllm_and_each_cell_gets_its_own() {
 
 #[tokio::test]
 async fn a_fixed_output_len_skips_the_answer_and_its_lower_bound() {
-    let d = prepare(&source(FileFormat::ShareGpt, vec![conv(10, 2)], Some(64)), Some(&Words), 1, 1, 99).await.unwrap();
+    let d = prepare(
+        &source(FileFormat::ShareGpt, vec![conv(10, 2)], Some(64)),
+        Some((&Words, LengthSource::Tokenize)),
+        1,
+        1,
+        99,
+    )
+    .await
+    .unwrap();
     assert_eq!(d.get(0, 0).output_tokens, 64);
     assert_eq!(d.record.output_len_source, "--sharegpt-output-len");
 }
@@ -82,8 +92,13 @@ async fn without_tokenize_lengths_come_from_usage_and_the_flags() {
 #[tokio::test]
 async fn an_unanswered_count_or_nothing_left_is_an_error() {
     let silent = Conversation { turns: vec!["silent please".into(), "ok ok ok ok".into()], output_tokens: None };
-    let e = prepare(&source(FileFormat::ShareGpt, vec![silent], None), Some(&Words), 1, 1, 9).await.unwrap_err();
+    let e = prepare(&source(FileFormat::ShareGpt, vec![silent], None), Some((&Words, LengthSource::Tokenize)), 1, 1, 9)
+        .await
+        .unwrap_err();
     assert!(e.contains("did not answer"), "{e}");
-    let e = prepare(&source(FileFormat::ShareGpt, vec![conv(2, 2)], None), Some(&Words), 1, 1, 9).await.unwrap_err();
+    let e =
+        prepare(&source(FileFormat::ShareGpt, vec![conv(2, 2)], None), Some((&Words, LengthSource::Tokenize)), 1, 1, 9)
+            .await
+            .unwrap_err();
     assert!(e.contains("every one of 1 sampled entries was dropped"), "{e}");
 }

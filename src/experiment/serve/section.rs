@@ -184,7 +184,7 @@ impl Setup for ServeSetup {
 
     fn prepare<'a>(&'a self, env: PrepareEnv<'a>) -> BoxFuture<'a, anyhow::Result<Prepared>> {
         Box::pin(async move {
-            let serve = match super::dataset::for_session(&env, Serve::per_row(env.cfg)).await? {
+            let serve = match super::dataset_sizing::for_session(&env, Serve::per_row(env.cfg)).await? {
                 Some(d) => Serve::with_dataset(env.cfg, d),
                 None => Serve::new(env.cfg),
             };
