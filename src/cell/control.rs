@@ -185,6 +185,8 @@ pub struct LiveAttempt {
     pub replicas: Vec<ReplicaLive>,
     /// Prompt families of a routing phase: who owns each prefix, who served its requests.
     pub families: Vec<FamilyLive>,
+    /// A conversation cell's sessions and turns so far (None for other experiments).
+    pub conversation: Option<ConversationLive>,
     /// Gateway routing-counter changes since the attempt started.
     pub routing: Vec<crate::metrics::CounterDelta>,
     /// Worst client event-loop lag over the last second, ms.
@@ -220,6 +222,35 @@ pub struct ReplicaLive {
     pub tps_history: Vec<f64>,
     /// No fresh scrape: the numbers are old.
     pub stale: bool,
+}
+
+/// A conversation attempt as it runs: its sessions, and what each turn index did so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConversationLive {
+    /// Conversations the attempt runs.
+    pub sessions: u32,
+    /// Of those, the ones whose last turn ended (or that a failed turn ended).
+    pub sessions_done: u32,
+    /// Per turn index, in order.
+    pub turns: Vec<TurnLive>,
+}
+
+/// One turn index of a running conversation attempt.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnLive {
+    /// 1-based turn.
+    pub turn: u32,
+    /// Requests of the turn that completed.
+    pub done: u64,
+    /// Requests of the turn that failed.
+    pub failed: u64,
+    /// Mean prompt tokens (the history sent), from usage.
+    pub prompt_tokens_mean: Option<f64>,
+    /// Median TTFT of the completed requests, ms.
+    pub ttft_p50_ms: Option<f64>,
+    /// Share of prompt tokens the server served from its cache, where usage says
+    /// (`cached_tokens` on every completed request of the turn).
+    pub cached_ratio: Option<f64>,
 }
 
 /// One prompt family of a routing phase.

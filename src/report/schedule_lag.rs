@@ -1,9 +1,11 @@
 //! How late a serve attempt's requests were sent against their schedule (issue 24): each
 //! request's `schedule_lag_ms` (its send minus its arrival on the schedule: a trace's time, or
 //! the gamma arrivals of `--request-rate`), summed up with who held the late ones. A late
-//! request that arrived with every `--max-concurrency` slot taken was held by the cap, as
-//! `vllm bench serve` holds it; one that arrived with a slot free was late because the client
-//! fell behind, and the report says so.
+//! request that waited with every `--max-concurrency` slot taken was held by the cap, as
+//! `vllm bench serve` holds it; one that waited while a slot stayed free for longer than
+//! [`LATE_MS`] was late because the client fell behind, and the report says so. (Judging by
+//! the slots at its arrival alone filed every queued request of an `inf` cell as behind: all
+//! arrive at 0 ms, before any is in flight.)
 
 use serde::{Deserialize, Serialize};
 
@@ -35,8 +37,11 @@ pub struct ScheduleLag {
     pub late: u64,
     /// Of those, the ones that arrived with every `--max-concurrency` slot taken.
     pub held: u64,
-    /// Of those, the ones that arrived with a slot free: the client fell behind its schedule.
+    /// Of those, the ones that waited while a slot stayed free: the client fell behind.
     pub behind: u64,
+    /// The largest lag of the `behind` ones, ms (absent in reports that predate it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_max_ms: Option<f64>,
     /// The lateness threshold, ms ([`LATE_MS`]).
     pub late_ms: f64,
 }
@@ -49,21 +54,22 @@ impl ScheduleLag {
         }
         let mut lags = crate::stats::Samples::new();
         slots.iter().for_each(|s| lags.push((s.sent_ms - s.due_ms).max(0.0)));
-        let mut sent: Vec<f64> = slots.iter().map(|s| s.sent_ms).collect();
-        let mut ended: Vec<f64> = slots.iter().map(|s| s.end_ms).collect();
-        sent.sort_by(f64::total_cmp);
-        ended.sort_by(f64::total_cmp);
-        // In flight at `t`: sent at or before it and not yet ended.
-        let in_flight = |t: f64| sent.partition_point(|x| *x <= t) - ended.partition_point(|x| *x <= t);
+        let flight = InFlight::of(slots);
         let late: Vec<&Slot> = slots.iter().filter(|s| s.sent_ms - s.due_ms > LATE_MS).collect();
-        let held = late.iter().filter(|s| in_flight(s.due_ms) >= cap.max(1) as usize).count() as u64;
+        let behind: Vec<f64> = late
+            .iter()
+            .filter(|s| flight.free_while_waiting(s, cap.max(1) as usize))
+            .map(|s| s.sent_ms - s.due_ms)
+            .collect();
+        let held = (late.len() - behind.len()) as u64;
         Some(Self {
             p50_ms: lags.percentile(50.0).unwrap_or(0.0),
             p99_ms: lags.percentile(99.0).unwrap_or(0.0),
             max_ms: lags.percentile(100.0).unwrap_or(0.0),
             late: late.len() as u64,
             held,
-            behind: late.len() as u64 - held,
+            behind: behind.len() as u64,
+            behind_max_ms: behind.iter().copied().reduce(f64::max),
             late_ms: LATE_MS,
         })
     }
@@ -78,9 +84,38 @@ impl ScheduleLag {
                 self.behind,
                 if self.behind == 1 { "" } else { "s" },
                 self.late_ms,
-                self.max_ms
+                self.behind_max_ms.unwrap_or(self.max_ms)
             )
         })
+    }
+}
+
+/// The requests in flight over an attempt, as a step function of time.
+struct InFlight {
+    /// Every send (+1) and end (-1), in time order (an end before a send at the same instant).
+    events: Vec<(f64, i64)>,
+}
+
+impl InFlight {
+    fn of(slots: &[Slot]) -> Self {
+        let mut events: Vec<(f64, i64)> = slots.iter().flat_map(|s| [(s.sent_ms, 1), (s.end_ms, -1)]).collect();
+        events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        Self { events }
+    }
+
+    /// True when, between `s`'s arrival and its send, fewer than `cap` requests were in flight
+    /// for longer than [`LATE_MS`] at a stretch: a slot stayed free while it waited.
+    fn free_while_waiting(&self, s: &Slot, cap: usize) -> bool {
+        let before = self.events.partition_point(|e| e.0 <= s.due_ms);
+        let mut n: i64 = self.events[..before].iter().map(|e| e.1).sum();
+        let mut from = s.due_ms;
+        for &(t, d) in self.events[before..].iter().take_while(|e| e.0 < s.sent_ms) {
+            if n < cap as i64 && t - from > LATE_MS {
+                return true;
+            }
+            (n, from) = (n + d, t);
+        }
+        n < cap as i64 && s.sent_ms - from > LATE_MS
     }
 }
 
@@ -113,6 +148,23 @@ mod tests {
             behind.behind_note().unwrap(),
             "the client fell behind the schedule: 1 request sent over 10 ms late with a slot free (worst 90 ms)"
         );
+    }
+
+    #[test]
+    fn requests_queued_at_inf_take_slots_as_they_free_and_are_held_not_behind() {
+        // Cap 2, all due at 0: two run to 100 and 150 ms, the third goes at 100.1, the fourth
+        // at 150.2, each as a slot frees (the real llama.cpp run read `behind 11` here).
+        let s = [slot(0.0, 0.1, 100.0), slot(0.0, 0.2, 150.0), slot(0.0, 100.1, 300.0), slot(0.0, 150.2, 320.0)];
+        let l = ScheduleLag::of(&s, 2).unwrap();
+        assert_eq!((l.late, l.held, l.behind, l.behind_max_ms), (2, 2, 0, None));
+        // The fourth sent 60 ms after a slot freed at 150: the client was behind, by 210 ms.
+        let s = [slot(0.0, 0.1, 100.0), slot(0.0, 0.2, 150.0), slot(0.0, 100.1, 300.0), slot(0.0, 210.0, 320.0)];
+        let l = ScheduleLag::of(&s, 2).unwrap();
+        assert_eq!((l.held, l.behind, l.behind_max_ms), (1, 1, Some(210.0)));
+        // The worst lag of the note is the behind one's, not a held one's.
+        let s = [slot(0.0, 0.1, 900.0), slot(0.0, 900.1, 950.0), slot(1000.0, 1033.0, 1100.0)];
+        let note = ScheduleLag::of(&s, 1).unwrap().behind_note().unwrap();
+        assert!(note.contains("1 request sent over 10 ms late with a slot free (worst 33 ms)"), "{note}");
     }
 
     #[test]

@@ -46,6 +46,7 @@ screens! {
     limit_causes => fixtures::limit_causes();
     errored_detail => fixtures::errored_detail();
     finished_routing => fixtures::finished_routing();
+    conversation_running => fixtures::conversation_running();
 }
 
 #[test]

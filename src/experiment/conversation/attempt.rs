@@ -5,10 +5,11 @@
 //! built on the extension seam (`experiment::extension`).
 
 use super::counters::Trail;
+use super::live::TurnTally;
 use super::script::{Script, for_cell, seed_of};
 use super::session::{SessionShape, run_session};
 use super::turns;
-use crate::cell::attempt_loop::{AttemptLoop, PlainTally};
+use crate::cell::attempt_loop::AttemptLoop;
 use crate::cell::context::CellEnv;
 use crate::cell::control::Phase;
 use crate::cell::publisher::LivePublisher;
@@ -115,7 +116,10 @@ pub(crate) async fn run_attempt(
     ctx.queued_waits = true;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let publisher = LivePublisher::new(cell.cell, cell.label.clone(), cell.conc);
-    let mut lp = AttemptLoop::new(env, rx, live, publisher, PlainTally).ends_only();
+    let turns_of: Vec<u32> = scripts.iter().map(|s| s.users.len() as u32).collect();
+    let sessions = turns_of.len() as u32;
+    let mut lp = AttemptLoop::new(env, rx, live, publisher, TurnTally::new(turns_of)).ends_only();
+    lp.live_mut().conversation = Some(crate::cell::control::ConversationLive { sessions, ..Default::default() });
     lp.phase(Phase::Measuring, None);
     let before = env.metrics_now().await;
     let trail = Trail::start(env);

@@ -7,6 +7,7 @@
 
 pub(crate) mod attempt;
 pub(crate) mod counters;
+pub(crate) mod live;
 pub mod script;
 pub(crate) mod section;
 pub(crate) mod session;

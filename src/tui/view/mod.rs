@@ -14,6 +14,7 @@ pub(crate) mod owners;
 pub(crate) mod replicas;
 pub(crate) mod routing;
 pub(crate) mod serve_detail;
+pub(crate) mod turns;
 pub(crate) mod widgets;
 
 use super::app::{App, Mode};
@@ -36,6 +37,7 @@ struct Areas {
     replicas: Rect,
     owners: Option<Rect>,
     routing: Option<Rect>,
+    turns: Option<Rect>,
     log: Rect,
 }
 
@@ -76,6 +78,9 @@ fn compact(app: &App, body: Rect) -> Areas {
         let [m, o] = Layout::horizontal([Constraint::Min(40), Constraint::Length(owners::width(app))]).areas(top);
         let [r, l] = split(bottom, 50);
         (a.matrix, a.owners, a.routing, a.log) = (m, Some(o), Some(r), l);
+    } else if turns::live(app).is_some() {
+        let [m, t] = Layout::horizontal([Constraint::Min(40), Constraint::Length(turns::WIDTH)]).areas(top);
+        (a.matrix, a.turns) = (m, Some(t));
     }
     a
 }
@@ -89,6 +94,10 @@ fn wide(app: &App, body: Rect) -> Areas {
     if routing {
         mid_h = mid_h.max(owners::height(app));
     }
+    let conversation = !routing && turns::live(app).is_some();
+    if conversation {
+        mid_h = mid_h.max(turns::height(app));
+    }
     let mid_h = mid_h.min(body.height.saturating_sub(top_h + 4));
     let [top, mid, bottom] =
         Layout::vertical([Constraint::Length(top_h), Constraint::Length(mid_h), Constraint::Min(0)]).areas(body);
@@ -98,6 +107,9 @@ fn wide(app: &App, body: Rect) -> Areas {
         let [r, o] = split(mid, 55);
         let [rt, l] = split(bottom, 45);
         (a.replicas, a.owners, a.routing, a.log) = (r, Some(o), Some(rt), l);
+    } else if conversation {
+        let [r, t] = Layout::horizontal([Constraint::Min(40), Constraint::Length(turns::WIDTH)]).areas(mid);
+        (a.replicas, a.turns) = (r, Some(t));
     }
     a
 }
@@ -150,6 +162,9 @@ impl Widget for &App {
         }
         if let Some(r) = a.routing {
             routing::render(self, r, buf);
+        }
+        if let Some(t) = a.turns {
+            turns::render(self, t, buf);
         }
         log::render(self, a.log, buf);
         match self.mode {
