@@ -46,7 +46,7 @@ pub(crate) const NOTATION: [(&str, &str); 15] = [
 ];
 
 /// What each panel's short labels mean.
-pub(crate) const PANELS: [(&str, &[(&str, &str)]); 4] = [
+pub(crate) const PANELS: [(&str, &[(&str, &str)]); 5] = [
     (
         "Live panel (the running cell)",
         &[
@@ -79,6 +79,15 @@ pub(crate) const PANELS: [(&str, &[(&str, &str)]); 4] = [
             ("owner", "the replica holding the family's prompt prefix now"),
             ("★", "the hot family (the scenario sends it most)"),
             ("●", "the owner's column; counts are requests per replica"),
+        ],
+    ),
+    (
+        "Turns panel (conversation)",
+        &[
+            ("sessions 5/16", "conversations of the cell whose last turn ended (or that a failed turn ended)"),
+            ("done fail", "requests of the turn index that completed / failed"),
+            ("hist", "mean prompt tokens the turn sent: the history so far"),
+            ("TTFT50 cached", "median TTFT, ms; prompt tokens served from cache (usage; — unknown)"),
         ],
     ),
     (
