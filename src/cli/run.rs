@@ -143,7 +143,8 @@ pub struct RunArgs {
     /// which is also what happens behind such a router whatever is asked.
     #[arg(long, value_delimiter = ',', default_value = "random,least-request,prefix-cache")]
     pub routes: Vec<String>,
-    /// Cache scenarios: cold-uniform, warm-uniform, hotNN (NN% of requests to one family).
+    /// Cache scenarios: cold-uniform, warm-uniform, hotNN (NN% of requests to one family),
+    /// conversation (each family a conversation whose requests are its growing turns).
     #[arg(long, value_delimiter = ',', default_value = "cold-uniform,warm-uniform,hot50,hot90")]
     pub scenarios: Vec<Scenario>,
     /// Rounds of the routing experiment (each with its own seed and route order).

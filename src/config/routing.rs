@@ -13,6 +13,9 @@ pub struct Scenario {
     pub hot_fraction: f64,
     /// Prime the caches with candidate prefixes before the phase.
     pub primed: bool,
+    /// Each family is a conversation: its k-th request of the phase is turn k, holding the
+    /// earlier turns (`experiment::routing::conversation`).
+    pub conversation: bool,
 }
 
 impl FromStr for Scenario {
@@ -20,15 +23,19 @@ impl FromStr for Scenario {
 
     fn from_str(s: &str) -> Result<Self, String> {
         let name = s.trim().to_ascii_lowercase();
-        let scenario = |hot_fraction, primed| Ok(Scenario { name: name.clone(), hot_fraction, primed });
+        let scenario =
+            |hot_fraction, primed| Ok(Scenario { name: name.clone(), hot_fraction, primed, conversation: false });
         match name.as_str() {
+            "conversation" => Ok(Scenario { name: name.clone(), hot_fraction: 0.0, primed: false, conversation: true }),
             "cold-uniform" => scenario(0.0, false),
             "warm-uniform" => scenario(0.0, true),
             hot if hot.starts_with("hot") => match hot[3..].parse::<u32>() {
                 Ok(p) if (1..=100).contains(&p) => scenario(f64::from(p) / 100.0, true),
                 _ => Err(format!("`{s}`: hot scenarios are hotNN with NN a percentage, e.g. hot90")),
             },
-            _ => Err(format!("unknown scenario `{s}` (known: cold-uniform, warm-uniform, hot50, hot90, hotNN)")),
+            _ => Err(format!(
+                "unknown scenario `{s}` (known: cold-uniform, warm-uniform, hot50, hot90, hotNN, conversation)"
+            )),
         }
     }
 }

@@ -43,7 +43,7 @@ pub struct WorkerCtx {
 }
 
 impl WorkerCtx {
-    pub(super) fn spec(&self) -> StreamSpec<'_> {
+    pub(crate) fn spec(&self) -> StreamSpec<'_> {
         StreamSpec {
             url: &self.url,
             headers: &self.headers,

@@ -69,15 +69,7 @@ pub(crate) async fn run_session(
     cancel: &CancellationToken,
 ) {
     let headers = headers(ctx, shape, index);
-    let spec = StreamSpec {
-        url: &ctx.url,
-        headers: &headers,
-        served_by: &ctx.served_by,
-        first_token_timeout: ctx.first_token_timeout,
-        queued_waits: ctx.queued_waits,
-        idle_timeout: ctx.idle_timeout,
-        expected_chunks: ctx.expected_chunks,
-    };
+    let spec = StreamSpec { headers: &headers, ..ctx.spec() };
     let mut rng = rand::rngs::StdRng::seed_from_u64(shape.id_base ^ u64::from(index).rotate_left(32));
     let mut said: Vec<(&'static str, String)> = Vec::new();
     for (k, user) in script.users.iter().enumerate() {

@@ -3,6 +3,7 @@
 //! the replica that served it, every replica's counters joined to the client's view.
 
 pub(crate) mod attribution;
+pub(crate) mod conversation;
 pub(crate) mod early;
 pub(crate) mod env;
 pub(crate) mod family_map;
