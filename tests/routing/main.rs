@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod conversation;
 mod fleet;
 mod real;
 mod run;

@@ -103,16 +103,18 @@ pub(crate) async fn run_phase(
         max_tokens: r.cfg.output,
         ignore_eos: true,
     };
-    let plan: Vec<Planned> = traffic(r, spec)
+    let traffic = traffic(r, spec);
+    let turns = super::conversation::turns_of(&traffic.iter().map(|t| t.1).collect::<Vec<_>>());
+    let plan: Vec<Planned> = traffic
         .into_iter()
         .enumerate()
         .map(|(i, (offset, f))| {
             let c = fmap.get(f as usize).copied().unwrap_or(f as usize);
-            Planned {
-                offset,
-                body: BodyTemplate::new(&opts, &r.families.prompt(c, &salt, &spec.name, i, f)).render(""),
-                tag: f,
-            }
+            let prompt = match spec.scenario.conversation {
+                true => super::conversation::turn_prompt(&r.families, c, &salt, f, turns[i]),
+                false => r.families.prompt(c, &salt, &spec.name, i, f),
+            };
+            Planned { offset, body: BodyTemplate::new(&opts, &prompt).render(""), tag: f }
         })
         .collect();
     let span = plan.last().map(|p| p.offset);
