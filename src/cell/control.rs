@@ -187,6 +187,12 @@ pub struct LiveAttempt {
     pub families: Vec<FamilyLive>,
     /// A conversation cell's sessions and turns so far (None for other experiments).
     pub conversation: Option<ConversationLive>,
+    /// Requests the attempt plans to send, when it plans a number (a serve cell's prompts, a
+    /// conversation cell's turns): the live panel shows how far through them it is.
+    pub planned_requests: Option<u64>,
+    /// Where the attempt's prompts come from, when not the experiment's own (`sharegpt`, a
+    /// trace's name, `conversations from sharegpt`).
+    pub workload: Option<String>,
     /// Gateway routing-counter changes since the attempt started.
     pub routing: Vec<crate::metrics::CounterDelta>,
     /// Worst client event-loop lag over the last second, ms.

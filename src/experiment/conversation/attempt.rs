@@ -120,6 +120,11 @@ pub(crate) async fn run_attempt(
     let sessions = turns_of.len() as u32;
     let mut lp = AttemptLoop::new(env, rx, live, publisher, TurnTally::new(turns_of)).ends_only();
     lp.live_mut().conversation = Some(crate::cell::control::ConversationLive { sessions, ..Default::default() });
+    lp.live_mut().planned_requests = Some(planned_turns as u64);
+    lp.live_mut().workload = Some(match &cfg.dataset {
+        Some(d) => format!("conversations from {}", d.format.name()),
+        None => "generated conversations".into(),
+    });
     lp.phase(Phase::Measuring, None);
     let before = env.metrics_now().await;
     let trail = Trail::start(env);

@@ -119,6 +119,20 @@ fn expected_sharing(source: &PromptSource, n: u32) -> Option<f64> {
     }
 }
 
+/// What the live panel calls the attempt's prompts: vLLM's dataset name (a file's with its
+/// entries sampled).
+fn source_name(source: &PromptSource) -> String {
+    match source {
+        PromptSource::TokenIds(_) => "random".into(),
+        PromptSource::SharedPrefix { .. } => "prefix_repetition".into(),
+        PromptSource::Trace { trace, .. } => format!("{} x{}", trace.format.name(), trace.speed.get()),
+        PromptSource::Dataset { prompts, .. } => {
+            let r = &prompts.record;
+            format!("{} ({} of {} entries)", r.name, r.sampled, r.entries)
+        }
+    }
+}
+
 /// Runs one attempt of `spec` until every request ended (or `cancel`).
 pub async fn run_serve_attempt(
     env: &CellEnv,
@@ -138,6 +152,8 @@ pub async fn run_serve_attempt(
     let lengths = Arc::new(lengths);
     let (model, planned) = (env.facts.model.clone(), lengths.clone());
     let shared = SharedPrefixes::of(&source, n, seed);
+    let name = source_name(&source);
+    let span = matches!(source, PromptSource::Trace { .. }).then(|| offsets.last().copied()).flatten();
     let body = Arc::new(move |i: u32| {
         let (input, output) = (planned.input[i as usize], planned.output[i as usize]);
         match &source {
@@ -165,7 +181,9 @@ pub async fn run_serve_attempt(
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.max_concurrency);
     // Each request's gaps are folded in as it ends; only its first and last marks are kept.
     let mut lp = AttemptLoop::new(env, rx, live, publisher, GapTally::default()).ends_only();
-    lp.phase(Phase::Measuring, None);
+    // Progress through the cell's prompts (and a trace's clock) for the live panel.
+    (lp.live_mut().planned_requests, lp.live_mut().workload) = (Some(n as u64), Some(name));
+    lp.phase(Phase::Measuring, span);
     let before = env.metrics_now().await;
     let started = Instant::now();
     let due = offsets.clone();

@@ -103,10 +103,15 @@ fn latency_line(l: &LiveAttempt, width: usize) -> Line<'static> {
 
 fn totals_line(l: &LiveAttempt) -> Line<'static> {
     let t = &l.totals;
+    let sent = match l.planned_requests {
+        Some(n) => format!("{}/{n}", t.started),
+        None => t.started.to_string(),
+    };
+    let from = l.workload.as_deref().map(|w| format!(" · {w}")).unwrap_or_default();
     Line::styled(
         format!(
-            "{} sent · {} done · {} in flight · {} failed · {} tok",
-            t.started, t.completed, t.in_flight, t.failed, t.tokens
+            "{sent} sent · {} done · {} in flight · {} failed · {} tok{from}",
+            t.completed, t.in_flight, t.failed, t.tokens
         ),
         theme::dim(),
     )
