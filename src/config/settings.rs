@@ -66,7 +66,29 @@ impl RunConfig {
         if self.plans.contains(&PlanKind::Serve) {
             self.serve_settings(&mut put);
         }
+        if self.plans.contains(&PlanKind::Conversation) {
+            self.conversation_settings(&mut put);
+        }
         s
+    }
+
+    fn conversation_settings(&self, put: &mut impl FnMut(&str, String)) {
+        let c = &self.conversation;
+        put("conc", list(&self.conc));
+        put("output", self.serve.output_len.to_string());
+        put("seed", self.serve.seed.to_string());
+        put("num-conversations", c.conversations.to_string());
+        put("turns", c.turns.to_string());
+        put("turn-input-len", c.user_tokens.to_string());
+        put("history", c.history.as_str().into());
+        put("think-time", c.think.to_string());
+        if let Some(h) = &c.session_header {
+            put("session-header", h.clone());
+        }
+        if let Some(d) = &c.dataset {
+            put("dataset-name", d.format.name().to_string());
+            put("dataset-sha256", d.sampled.sha256.clone());
+        }
     }
 
     fn serve_settings(&self, put: &mut impl FnMut(&str, String)) {
