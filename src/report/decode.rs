@@ -157,4 +157,10 @@ pub struct DecodeAttempt {
     /// planned level's sub-window. Empty (absent) when the knob was not used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub levels: Vec<super::levels::LoadLevel>,
+    /// What the server's prefix cache served the attempt's requests (counters read before the
+    /// first and after the last), beside the most they share (their request form and nonce:
+    /// `experiment::decode::prefix`); `warm` when more. Absent without prefix-cache counters,
+    /// or when the attempt was stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<super::prefix_cache::PrefixCacheCheck>,
 }

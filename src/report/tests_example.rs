@@ -145,6 +145,8 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         rate: None,
         achieved_rate: None,
         levels: Vec::new(),
+        // A cold cache: the requests' heads, well within what they share.
+        prefix_cache: crate::report::prefix_cache::PrefixCacheCheck::judge(12.0, 24_000.0, Some(0.02)),
     }
 }
 
@@ -243,6 +245,8 @@ pub(crate) fn full_phase() -> RoutingPhase {
         cache_reset: [("L20-A".to_string(), "reset_prefix_cache".to_string())].into(),
         caches_reset: Some(true),
         prefix_set: Some("0a1b2c3d-5".into()),
+        // Primed: every request could be served its prefix.
+        prefix_cache: crate::report::prefix_cache::PrefixCacheCheck::judge(453_750.0, 484_000.0, Some(1.0)),
         early_cache_hit_ratio: Some(EarlyHitRatio { ratio: 0.125, requests: 24, source: "engine_counters".into() }),
         applied_policy: Some("cache_aware".into()),
         route_applied: Some(true),

@@ -316,6 +316,8 @@ pub async fn run_decode_attempt(
         return build_attempt(env, spec, AttemptEnd::new(started), none, Vec::new());
     };
     let stop = cancel.child_token();
+    // The prefix-cache counters before the first request (experiment::decode::prefix).
+    let before = env.metrics_now().await;
     let mut run = start(env, spec, &prompt, &stop, knob);
     let lag = crate::cell::lag::spawn(Duration::from_millis(10), stop.clone(), run.lp.live_arc());
     let mut end = AttemptEnd::new(run.started);
@@ -342,7 +344,11 @@ pub async fn run_decode_attempt(
     end.lag = lag.await.ok();
     end.finished = Instant::now();
     end.interrupted = cancel.is_cancelled();
-    finish(env, spec, run, end, sent, we)
+    let prefix = match end.interrupted {
+        true => None,
+        false => super::prefix::check(env, &spec.label, &prompt, before.as_deref()).await,
+    };
+    DecodeAttempt { prefix_cache: prefix, ..finish(env, spec, run, end, sent, we) }
 }
 
 /// The report entry: the planned level's figures, the rate, and the levels when turned.
