@@ -275,7 +275,7 @@ fn start<'a>(
     // In-flight streams are judged on their tokens so far: sustained streams outlast the
     // window, so the live goodput would otherwise stay `0/0` until the cell ends.
     let live = Arc::new(LiveCounters { slo: Some(env.cfg.slo), ..LiveCounters::default() });
-    let nonce_base = (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40);
+    let nonce_base = env.nonce ^ (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40);
     let first_token = env.cfg.first_token_limit(prompt.tokens);
     let mut ctx = env.worker_ctx(live.clone(), max_tokens, None, Some(first_token), nonce_base);
     // Streams beyond what the engine runs at once queue behind the running ones: they wait.
