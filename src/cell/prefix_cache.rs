@@ -4,8 +4,10 @@
 //! shares (`report::prefix_cache`, docs/reports.md §3).
 
 use super::context::CellEnv;
+use crate::metrics::EngineDialect;
 use crate::metrics::poller::MetricsSnapshot;
 use crate::report::prefix_cache::PrefixCacheCheck;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Rounds read after the last request while the lookups still move: llama.cpp counts a
@@ -14,6 +16,19 @@ use std::time::Duration;
 const SETTLE_READS: u32 = 5;
 /// Wait between those rounds.
 const SETTLE_WAIT: Duration = Duration::from_millis(100);
+
+/// A round to count an attempt's prefix-cache lookups from, read afresh, when a replica may
+/// count them: preflight read its engine, or the latest poll shows the counters. None (and no
+/// scrape spent past the poller's backoff) for pages that were never usable.
+pub(crate) async fn start_round(env: &CellEnv) -> Option<Arc<MetricsSnapshot>> {
+    let latest = env.metrics()?;
+    let polled = latest.replicas.iter().any(|r| r.sample.as_ref().is_some_and(|s| s.prefix_queries_tokens.is_some()));
+    let known = env.facts.replicas.iter().any(|r| r.dialect != EngineDialect::Unknown);
+    match polled || known {
+        true => env.metrics_now().await,
+        false => None,
+    }
+}
 
 /// Prefix-cache hits and lookups between two rounds, tokens, summed over the replicas that
 /// count both; None when none does, or one restarted.

@@ -317,7 +317,7 @@ pub async fn run_decode_attempt(
     };
     let stop = cancel.child_token();
     // The prefix-cache counters before the first request (experiment::decode::prefix).
-    let before = env.metrics_now().await;
+    let before = crate::cell::prefix_cache::start_round(env).await;
     let mut run = start(env, spec, &prompt, &stop, knob);
     let lag = crate::cell::lag::spawn(Duration::from_millis(10), stop.clone(), run.lp.live_arc());
     let mut end = AttemptEnd::new(run.started);

@@ -21,9 +21,14 @@ pub(crate) const NONCE_MAX_BYTES: u64 = 51;
 
 /// The most an attempt's requests share of their prompt tokens: the request form (`form`, the
 /// server's count of an empty text) and the nonce, over the prompt (`prompt_tokens`, counted
-/// with the form, the nonce left out: the share is overstated, never understated), at most 1.
-/// None when the form could not be counted: the head is then unknown.
+/// with the form, the nonce left out: the share is overstated, never understated), at most 1:
+/// all of an empty text's. None when the form of a text could not be counted: the head is then
+/// unknown.
 pub(crate) fn expected_sharing(prompt_tokens: u64, form: Option<u64>) -> Option<f64> {
+    if prompt_tokens == 0 {
+        // An empty text (the `0` row): the requests are nothing but the form and the nonce.
+        return Some(1.0);
+    }
     let form = form?;
     let head = (form + NONCE_MAX_BYTES) as f64;
     let prompt = prompt_tokens.max(form).max(1) as f64;
@@ -70,7 +75,7 @@ mod tests {
         let short = expected_sharing(128, Some(13)).unwrap();
         assert!((short - 0.5).abs() < 1e-12, "a short prompt is half head: {short}");
         assert_eq!(expected_sharing(0, Some(13)), Some(1.0), "ctx 0: the request is all head");
-        assert_eq!(expected_sharing(0, Some(0)), Some(1.0), "no form, no text: the nonce alone");
+        assert_eq!(expected_sharing(0, None), Some(1.0), "ctx 0 needs no form to be all head");
         assert_eq!(expected_sharing(16_384, None), None, "the form was not counted: unknown, not 0");
     }
 
