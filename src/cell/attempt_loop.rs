@@ -299,6 +299,7 @@ mod tests {
             notes: Default::default(),
             announced: Default::default(),
             halt: Default::default(),
+            nonce: 0,
         };
         (env, live_rx)
     }

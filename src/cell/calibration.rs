@@ -125,7 +125,15 @@ pub(crate) async fn calibrate_prompts(
         if !c.converged && !c.extrapolated {
             warnings.push(format!("prompt for ctx {target} reached {} tokens, not within 1%", c.tokens));
         }
-        prompts.push(Prompt { ctx: *target, text: c.text.into(), tokens: c.tokens, method: method.to_string() });
+        let (text, tokens, method) = (c.text.into(), c.tokens, method.to_string());
+        prompts.push(Prompt { ctx: *target, text, tokens, method, form_tokens: None });
+    }
+    // What every request has around its text: the most decode's requests share in a prefix
+    // cache besides their nonce (experiment::decode::prefix). Counted once a text was (the
+    // counter answers); an empty text needs no form (it is all form and nonce).
+    if prompts.iter().any(|p| !p.text.is_empty()) {
+        let form_tokens = counter.count("").await.ok();
+        prompts.iter_mut().for_each(|p| p.form_tokens = form_tokens);
     }
     Ok((prompts, warnings))
 }

@@ -55,6 +55,9 @@ pub struct CellEnv {
     pub announced: std::sync::Mutex<std::collections::BTreeSet<String>>,
     /// Raised to end the session at once (the runner stops after the running attempt).
     pub halt: super::halt::Halt,
+    /// Drawn once per session, whatever `--seed` says: every decode and burst request's nonce
+    /// carries it, so no two sessions send the same prompt (a prefix cache would serve it).
+    pub nonce: u64,
 }
 
 impl CellEnv {

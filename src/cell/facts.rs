@@ -39,6 +39,9 @@ pub struct Prompt {
     pub tokens: u64,
     /// `tokenize`, `usage` or `extrapolated`.
     pub method: String,
+    /// Tokens the request form adds around any text (chat template, BOS): the server's count
+    /// of an empty text; None when it could not be counted.
+    pub form_tokens: Option<u64>,
 }
 
 /// Everything preflight found.

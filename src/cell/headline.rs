@@ -36,10 +36,10 @@ pub struct Headline {
     pub good: Option<(u64, u64)>,
     /// Requests per replica (routing phases).
     pub replica_split: BTreeMap<String, u64>,
-    /// Prefix-cache hit ratio (routing phases, serve cells).
+    /// Prefix-cache hit ratio (routing phases, serve and decode cells).
     pub hit_ratio: Option<f64>,
-    /// The prefix cache served more than the attempt's own prompts share (serve cells): the
-    /// matrices' `W`.
+    /// The prefix cache served more than the attempt's own prompts share (serve and decode
+    /// cells, routing phases): the matrices' `W`.
     pub warm_cache: bool,
     /// How the attempt ended.
     pub status: AttemptStatus,

@@ -11,6 +11,7 @@ pub(crate) mod goodput;
 pub(crate) mod halt;
 pub(crate) mod headline;
 pub mod lag;
+pub(crate) mod prefix_cache;
 pub mod publisher;
 pub(crate) mod replicas_live;
 pub(crate) mod sample_window;

@@ -13,14 +13,14 @@
 
 use super::json::{BurstAttempt, BurstCellReport, DecodeAttempt, DecodeCell, RequestRecord, SessionReport};
 use super::kind::ExperimentKind;
-use super::phase::{PhaseLatency, RoutingPhase};
+use super::phase::PhaseLatency;
 use super::status::{AttemptStatus, CellOutcome};
 use crate::stats::Summary;
 
-/// Serve and extension rows (a child module: it shares this one's private helpers).
+/// Routing, serve and extension rows (a child module: it shares this one's private helpers).
 #[path = "csv_rows.rs"]
 mod rows;
-use rows::{extension_row, serve_row};
+use rows::{extension_row, routing_rows, serve_row};
 
 /// The columns of the per-cell CSV, in order.
 pub const CELL_COLUMNS: [&str; 48] = [
@@ -291,6 +291,7 @@ fn decode_figures(row: &mut Row, a: &DecodeAttempt) {
     summary(row, TPOT, a.tpot_ms.as_ref());
     summary(row, E2E, a.latency_ms.as_ref());
     goodput(row, a.goodput.as_ref());
+    rows::prefix_cache(row, a.prefix_cache.as_ref());
 }
 
 /// `good`, `judged` and `goodput_rps` of a decode or burst attempt (docs/reports.md §6).
@@ -325,48 +326,6 @@ fn burst_figures(row: &mut Row, a: &BurstAttempt) {
     summary(row, TPOT, a.tpot_ms.as_ref());
     summary(row, E2E, a.e2e_ms.as_ref());
     goodput(row, a.goodput.as_ref());
-}
-
-/// The report's phases, then phases only the history has (stopped or paused ones), each with
-/// its number of attempts in the history.
-fn routing_rows(report: &SessionReport) -> Vec<Row> {
-    let attempts = |name: &str| report.phase_history.iter().filter(|p| p.phase == name).count();
-    let mut phases: Vec<&RoutingPhase> = report.phases.iter().collect();
-    for p in report.phase_history.iter().rev() {
-        if !phases.iter().any(|q| q.phase == p.phase) {
-            phases.push(p);
-        }
-    }
-    phases.iter().map(|p| phase_row(p, attempts(&p.phase).max(1))).collect()
-}
-
-fn phase_row(p: &RoutingPhase, attempts: usize) -> Row {
-    let mut row = vec![
-        ("kind", ExperimentKind::Routing.to_string()),
-        ("label", p.phase.clone()),
-        ("scenario", p.scenario.clone()),
-        ("route", p.route.clone()),
-        ("round", p.round().to_string()),
-        ("status", p.status.to_string()),
-        ("attempts", attempts.to_string()),
-        ("last_attempt_status", p.status.to_string()),
-    ];
-    if shown(p.status) {
-        row.extend([
-            ("requests", p.requests.to_string()),
-            ("success", p.success.to_string()),
-            ("errors", p.errors.to_string()),
-            ("good", p.good.to_string()),
-            ("duration_s", num(p.elapsed)),
-            ("output_tps", num(p.output_tokens_per_second)),
-            ("cache_hit_ratio", opt(p.cache_hit_ratio)),
-        ]);
-        latency(&mut row, TTFT, &p.ttft);
-        latency(&mut row, ITL, &p.itl);
-        latency(&mut row, TPOT, &p.tpot);
-        latency(&mut row, E2E, &p.e2e);
-    }
-    row
 }
 
 /// The columns every per-request row of one attempt starts with.

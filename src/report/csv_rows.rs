@@ -1,9 +1,14 @@
-//! The CSV rows of serve cells and of extension cells (`report::extension`): an extension's
-//! own figures go in one `figures` field, `name=value` pairs joined by `;` in its order.
+//! The CSV rows of routing phases, serve cells and extension cells (`report::extension`): an
+//! extension's own figures go in one `figures` field, `name=value` pairs joined by `;` in its
+//! order. A decode, serve or routing row's `cache_hit_ratio` and `warm_cache` are its prefix-cache
+//! check's (`report::prefix_cache`).
 
-use super::{E2E, ITL, Percentiles, Row, TPOT, TTFT, grid_head, num, opt, shown, with_rate};
+use super::{E2E, ITL, Percentiles, Row, TPOT, TTFT, grid_head, latency, num, opt, shown, with_rate};
 use crate::report::extension::{ExtensionAttempt, ExtensionCell};
+use crate::report::json::SessionReport;
 use crate::report::kind::ExperimentKind;
+use crate::report::phase::RoutingPhase;
+use crate::report::prefix_cache::PrefixCacheCheck;
 use crate::report::serve::{ServeCellReport, ServeMetrics};
 
 pub(super) fn serve_row(cell: &ServeCellReport) -> Row {
@@ -14,9 +19,7 @@ pub(super) fn serve_row(cell: &ServeCellReport) -> Row {
     row.push(("last_attempt_status", a.status.to_string()));
     if shown(a.status) {
         serve_figures(&mut row, &a.metrics, a.num_prompts);
-        if let Some(p) = a.prefix_cache {
-            row.extend([("cache_hit_ratio", num(p.hit_ratio)), ("warm_cache", p.warm.to_string())]);
-        }
+        prefix_cache(&mut row, a.prefix_cache.as_ref());
         if let Some(l) = a.schedule_lag {
             row.extend([("schedule_lag_p99_ms", num(l.p99_ms)), ("sent_late_behind", l.behind.to_string())]);
         }
@@ -41,6 +44,58 @@ fn serve_figures(row: &mut Row, m: &ServeMetrics, planned: u32) {
     pair(ITL, m.median_itl_token_ms, m.p99_itl_token_ms);
     pair(TPOT, m.median_tpot_ms, m.p99_tpot_ms);
     pair(E2E, m.median_e2el_ms, m.p99_e2el_ms);
+}
+
+/// `cache_hit_ratio` and `warm_cache` of an attempt's prefix-cache check, when it has one.
+pub(super) fn prefix_cache(row: &mut Row, p: Option<&PrefixCacheCheck>) {
+    if let Some(p) = p {
+        row.extend([("cache_hit_ratio", num(p.hit_ratio)), ("warm_cache", p.warm.to_string())]);
+    }
+}
+
+/// The report's phases, then phases only the history has (stopped or paused ones), each with
+/// its number of attempts in the history.
+pub(super) fn routing_rows(report: &SessionReport) -> Vec<Row> {
+    let attempts = |name: &str| report.phase_history.iter().filter(|p| p.phase == name).count();
+    let mut phases: Vec<&RoutingPhase> = report.phases.iter().collect();
+    for p in report.phase_history.iter().rev() {
+        if !phases.iter().any(|q| q.phase == p.phase) {
+            phases.push(p);
+        }
+    }
+    phases.iter().map(|p| phase_row(p, attempts(&p.phase).max(1))).collect()
+}
+
+fn phase_row(p: &RoutingPhase, attempts: usize) -> Row {
+    let mut row = vec![
+        ("kind", ExperimentKind::Routing.to_string()),
+        ("label", p.phase.clone()),
+        ("scenario", p.scenario.clone()),
+        ("route", p.route.clone()),
+        ("round", p.round().to_string()),
+        ("status", p.status.to_string()),
+        ("attempts", attempts.to_string()),
+        ("last_attempt_status", p.status.to_string()),
+    ];
+    if shown(p.status) {
+        row.extend([
+            ("requests", p.requests.to_string()),
+            ("success", p.success.to_string()),
+            ("errors", p.errors.to_string()),
+            ("good", p.good.to_string()),
+            ("duration_s", num(p.elapsed)),
+            ("output_tps", num(p.output_tokens_per_second)),
+            ("cache_hit_ratio", opt(p.cache_hit_ratio)),
+        ]);
+        if let Some(c) = p.prefix_cache {
+            row.push(("warm_cache", c.warm.to_string()));
+        }
+        latency(&mut row, TTFT, &p.ttft);
+        latency(&mut row, ITL, &p.itl);
+        latency(&mut row, TPOT, &p.tpot);
+        latency(&mut row, E2E, &p.e2e);
+    }
+    row
 }
 
 /// One extension cell of the section of kind `kind`.

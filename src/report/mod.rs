@@ -10,6 +10,7 @@ pub(crate) mod clobber;
 pub mod compare;
 pub mod csv;
 pub mod dataset;
+pub mod decode;
 pub(crate) mod dist;
 pub mod error_notes;
 pub mod extension;

@@ -97,6 +97,11 @@ pub struct RoutingPhase {
     /// The phase's prefix set: prompts of no other phase of the session share its prefixes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_set: Option<String>,
+    /// What the replicas' prefix caches served the phase's requests, beside the scenario's
+    /// designed sharing (`experiment::routing::prefix`); `warm` when more. Absent without
+    /// prefix-cache counters (and in reports that predate it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<super::prefix_cache::PrefixCacheCheck>,
     /// Prefix-cache hit ratio over the phase's first requests (what the phase started on),
     /// 0..1; a cold phase should start near 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]

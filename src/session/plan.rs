@@ -270,6 +270,7 @@ pub async fn start_session(
         notes: std::sync::Mutex::new(Vec::new()),
         announced: Default::default(),
         halt: Default::default(),
+        nonce: rand::random(),
     };
     let prior = Arc::new(prior);
     let snap = super::assemble::snapshot(&env, &prior, &state, &writer);

@@ -1,6 +1,7 @@
 //! The `routing` suite (`cargo test --test routing`): routing sessions through the simulated
 //! gateway ([`run`]), family-map balancing on larger fleets ([`fleet`]) and the router modes that
-//! reproduce real vllm-router and sglang-router ([`real`]).
+//! reproduce real vllm-router and sglang-router ([`real`]), and the prefix cache of phases run
+//! again ([`warm`]).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -9,3 +10,4 @@ mod conversation;
 mod fleet;
 mod real;
 mod run;
+mod warm;

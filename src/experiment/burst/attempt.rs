@@ -66,7 +66,7 @@ pub(crate) async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cance
     // Requests of a burst queue behind each other; only a burst that gets no token fails.
     ctx.queued_waits = true;
     let ctx = Arc::new(ctx);
-    let nonce = (env.since_start(started) * 1e6) as u64;
+    let nonce = env.nonce ^ (env.since_start(started) * 1e6) as u64;
     let plan = (0..spec.conc)
         .map(|i| Planned { offset: Duration::ZERO, body: body.render(&format!("[b{nonce:x}.{i}] ")), tag: i })
         .collect();

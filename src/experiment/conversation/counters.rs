@@ -4,7 +4,7 @@
 
 use super::turns::Interval;
 use crate::cell::context::CellEnv;
-use crate::experiment::serve::server_check::prefix_between;
+use crate::cell::prefix_cache::prefix_between;
 use crate::metrics::poller::MetricsSnapshot;
 use std::sync::Arc;
 use tokio::task::JoinHandle;

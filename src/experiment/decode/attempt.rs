@@ -275,7 +275,7 @@ fn start<'a>(
     // In-flight streams are judged on their tokens so far: sustained streams outlast the
     // window, so the live goodput would otherwise stay `0/0` until the cell ends.
     let live = Arc::new(LiveCounters { slo: Some(env.cfg.slo), ..LiveCounters::default() });
-    let nonce_base = (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40);
+    let nonce_base = env.nonce ^ (env.since_start(started) * 1e6) as u64 ^ ((spec.cell as u64) << 40);
     let first_token = env.cfg.first_token_limit(prompt.tokens);
     let mut ctx = env.worker_ctx(live.clone(), max_tokens, None, Some(first_token), nonce_base);
     // Streams beyond what the engine runs at once queue behind the running ones: they wait.
@@ -316,6 +316,8 @@ pub async fn run_decode_attempt(
         return build_attempt(env, spec, AttemptEnd::new(started), none, Vec::new());
     };
     let stop = cancel.child_token();
+    // The prefix-cache counters before the first request (experiment::decode::prefix).
+    let before = crate::cell::prefix_cache::start_round(env).await;
     let mut run = start(env, spec, &prompt, &stop, knob);
     let lag = crate::cell::lag::spawn(Duration::from_millis(10), stop.clone(), run.lp.live_arc());
     let mut end = AttemptEnd::new(run.started);
@@ -342,7 +344,11 @@ pub async fn run_decode_attempt(
     end.lag = lag.await.ok();
     end.finished = Instant::now();
     end.interrupted = cancel.is_cancelled();
-    finish(env, spec, run, end, sent, we)
+    let prefix = match end.interrupted {
+        true => None,
+        false => super::prefix::check(env, &spec.label, &prompt, before.as_deref()).await,
+    };
+    DecodeAttempt { prefix_cache: prefix, ..finish(env, spec, run, end, sent, we) }
 }
 
 /// The report entry: the planned level's figures, the rate, and the levels when turned.

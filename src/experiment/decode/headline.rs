@@ -19,6 +19,8 @@ pub(crate) fn headline(d: &DecodeAttempt) -> Headline {
         tpot_p50_ms: d.itl_ms.or(d.tpot_ms).map(|s| s.p50),
         status: d.status,
         good: d.goodput.map(|g| (g.good, g.judged)),
+        hit_ratio: d.prefix_cache.map(|p| p.hit_ratio),
+        warm_cache: d.prefix_cache.is_some_and(|p| p.warm),
         ..Headline::default()
     }
 }

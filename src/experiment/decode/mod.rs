@@ -1,5 +1,6 @@
 //! The sustained-decode experiment: a ctx x conc matrix of closed-loop cells, each warmed up
-//! until the engine has admitted its streams, then measured over a window.
+//! until the engine has admitted its streams, then measured over a window, and its requests'
+//! prefix-cache hits judged against what they share ([`prefix`]).
 
 pub(crate) mod admission;
 pub(crate) mod attempt;
@@ -9,6 +10,7 @@ pub(crate) mod headline;
 pub(crate) mod knee;
 pub(crate) mod levels;
 pub(crate) mod load;
+pub(crate) mod prefix;
 pub(crate) mod prepare;
 pub(crate) mod report;
 pub(crate) mod section;

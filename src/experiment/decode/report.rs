@@ -200,5 +200,6 @@ pub(crate) fn build_attempt(
         rate: None,
         achieved_rate: None,
         levels: Vec::new(),
+        prefix_cache: None,
     }
 }

@@ -17,6 +17,7 @@ pub(crate) fn headline(p: &RoutingPhase) -> Headline {
         good: Some((p.good, p.requests)),
         replica_split: p.replicas.iter().map(|(k, r)| (k.clone(), r.requests.unwrap_or(0))).collect(),
         hit_ratio: p.cache_hit_ratio,
+        warm_cache: p.prefix_cache.is_some_and(|c| c.warm),
         status: p.status,
         ..Headline::default()
     }

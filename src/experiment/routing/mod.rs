@@ -12,6 +12,7 @@ pub(crate) mod measured;
 pub(crate) mod phase;
 pub(crate) mod plan;
 pub(crate) mod policy;
+pub(crate) mod prefix;
 pub(crate) mod preflight;
 pub(crate) mod priming;
 pub(crate) mod prompts;

@@ -137,6 +137,7 @@ pub(crate) async fn run_phase(
     let mut entry = finish(measured, spec, setup, before, after, (start, end, started_at), cache_reset);
     entry.prefix_set = Some(salt);
     check_route(env, &mut entry);
+    super::prefix::warn_if_warm(env, &entry);
     entry
 }
 

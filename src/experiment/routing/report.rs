@@ -117,6 +117,7 @@ pub(crate) fn phase_entry(d: &PhaseData<'_>) -> RoutingPhase {
     let by_header = verified > 0;
     p.replicas = super::report_replicas::replicas(d, &owners, by_header);
     p.cache_hit_ratio = super::report_replicas::phase_hit_ratio(d);
+    p.prefix_cache = super::prefix::check(d);
     p.input_tokens_range = input_range(d.samples);
     p.initial_prefix_owners = initial_prefix_owners(d);
     p.routing_counter_deltas = d.routing_deltas.clone();

@@ -195,7 +195,7 @@ pub async fn run_serve_attempt(
     }
     if !cancel.is_cancelled() {
         attempt.server_tokens = super::server_check::check(env, before.clone(), &samples).await;
-        attempt.prefix_cache = super::server_check::prefix_cache(env, before.as_deref(), expected).await;
+        attempt.prefix_cache = crate::cell::prefix_cache::prefix_cache(env, before.as_deref(), expected).await;
         if let Some(p) = attempt.prefix_cache.filter(|p| p.warm) {
             env.warn(format!(
                 "{}: {} (prompts an earlier run left there: a repeated --seed?)",

@@ -2,7 +2,8 @@
 //! counters read before the first request and after the last one ended, against the tokens
 //! the client counted. Every request of a cell ends inside it, so the request-end counters of
 //! SGLang and llama.cpp serve here as well as vLLM's (docs/reports.md §5). The same two
-//! rounds give the attempt's prefix-cache hits, judged warm or not (docs/reports.md §3).
+//! rounds give the attempt's prefix-cache hits, judged warm or not (`cell::prefix_cache`,
+//! docs/reports.md §3).
 
 use crate::cell::context::CellEnv;
 use crate::load::sample::RequestSample;
@@ -30,33 +31,6 @@ pub(crate) fn generated_between(start: &MetricsSnapshot, end: &MetricsSnapshot) 
         }
     }
     total
-}
-
-/// Prefix-cache hits and lookups between two rounds, tokens, summed over the replicas that
-/// count both; None when none does, or one restarted.
-pub(crate) fn prefix_between(start: &MetricsSnapshot, end: &MetricsSnapshot) -> Option<(f64, f64)> {
-    let mut total: Option<(f64, f64)> = None;
-    for d in end.deltas_since(start) {
-        if d.reset {
-            return None;
-        }
-        if let (Some(h), Some(q)) = (d.prefix_hits_tokens, d.prefix_queries_tokens) {
-            let (th, tq) = total.unwrap_or((0.0, 0.0));
-            total = Some((th + h, tq + q));
-        }
-    }
-    total
-}
-
-/// The attempt's prefix-cache check from the `start` round and a fresh one, when the
-/// replicas count prefix-cache lookups; `expected` is the most its workload shares.
-pub(crate) async fn prefix_cache(
-    env: &CellEnv,
-    start: Option<&MetricsSnapshot>,
-    expected: Option<f64>,
-) -> Option<crate::report::prefix_cache::PrefixCacheCheck> {
-    let (hits, queries) = prefix_between(start?, &*env.metrics_now().await?)?;
-    crate::report::prefix_cache::PrefixCacheCheck::judge(hits, queries, expected)
 }
 
 /// Reads the end round (re-reading a few times while the server is short) and compares.

@@ -56,6 +56,9 @@ fn row(cell: &DecodeCell) -> Vec<String> {
         row.push(reason);
         return row;
     };
+    if let Some(p) = a.prefix_cache.filter(|p| p.warm) {
+        row[2] = format!("{}, {}", row[2], escape(&p.warm_note()));
+    }
     let running = a.running_avg.map_or_else(|| "—".to_string(), |r| format!("{r:.1}"));
     // The matrices' mark (`*kv`, `*seq`, `*?`, `!`), as the text tables print it.
     let mark = crate::report::text::format::LimitMark::of(a);
@@ -142,6 +145,10 @@ mod tests {
         assert_eq!(clip(&"é".repeat(130)), format!("{}…", "é".repeat(120)));
         assert!(!out.contains("<html>"), "{out}");
         assert_eq!(cell_table(&minimal_report()), "");
+        let a = report.decode.as_mut().unwrap().cells[1].attempts.last_mut().unwrap();
+        a.prefix_cache = crate::report::prefix_cache::PrefixCacheCheck::judge(900.0, 1000.0, Some(0.01));
+        let warm = "<td>measured, warm cache: 90.0% of prompt tokens came from the prefix cache, the workload shares at most 1.0%</td>";
+        assert!(cell_table(&report).contains(warm), "a warm cell says so in its status");
     }
 
     /// A `--goodput` session shows the decode goodput per cell; a session without one has no

@@ -136,9 +136,13 @@ fn phase_table(phases: &[RoutingPhase]) -> String {
             let note = p.error.clone().unwrap_or_else(|| {
                 p.errors_by_kind.iter().map(|(k, n)| format!("{n} {}", k.as_str())).collect::<Vec<_>>().join(", ")
             });
+            let status = match p.prefix_cache.filter(|c| c.warm) {
+                Some(c) => format!("{}, {}", p.status.as_str(), c.warm_note()),
+                None => p.status.as_str().to_string(),
+            };
             vec![
                 escape(&p.phase),
-                escape(p.status.as_str()),
+                escape(&status),
                 format!("{}/{}/{}", p.good, p.success, p.requests),
                 format!("{:.1}", p.output_tokens_per_second),
                 pair(&p.ttft),
@@ -167,7 +171,12 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("L20-A") && out.contains("1 overloaded"), "{out}");
+        assert!(!out.contains("warm cache"), "a primed phase's hits are its design: {out}");
         assert_eq!(routing(&minimal_report()), "");
+        let mut report = full_report();
+        report.phases[0].prefix_cache = crate::report::prefix_cache::PrefixCacheCheck::judge(99.0, 100.0, Some(0.5));
+        let warm = "<td>measured, warm cache: 99.0% of prompt tokens came from the prefix cache, the workload shares at most 50.0%</td>";
+        assert!(routing(&report).contains(warm), "a warm phase says so in its status");
     }
 
     #[test]

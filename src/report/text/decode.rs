@@ -97,6 +97,10 @@ pub struct MeasuredCell {
     pub latency_p50_ms: Option<f64>,
     /// Client request latency p90 over completed requests, ms.
     pub latency_p90_ms: Option<f64>,
+    /// The prefix cache's warm note when it served more than the cell's requests share
+    /// (shown `W`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm: Option<String>,
 }
 
 const SUSTAINED_HEAD: &str = "Sustained Decode";
@@ -136,6 +140,11 @@ const BURST_NOT_RUN: &str = "Not run. Re-run with --run-burst to append a finite
 const SUMMARY_BODY: &str = "Primary matrices repeated last so the important numbers are visible \
     without scrolling back through diagnostics.";
 const SUMMARY_TITLE: &str = "Aggregate decode tok/s";
+/// What `W` means in a decode cell (docs/reports.md §3).
+const WARM_LEGEND: &str = "W = warm cache: the server's prefix cache served more of the cell's \
+    prompt tokens than its requests share (each request's nonce comes first, so they share only \
+    their request form: other traffic on the replicas, or a cache that reuses more than \
+    prefixes); its figures are not the cell's own.";
 
 /// Stand-in for cells missing from a ragged `cells` matrix.
 static MISSING_CELL: CellView = CellView::NotRun;
@@ -243,7 +252,8 @@ fn running_suffix(m: &MeasuredCell) -> String {
 fn aggregate_cell(cell: &CellView) -> (String, Option<String>) {
     match cell {
         CellView::Measured(m) => {
-            let main = format!("{}{}{}", fmt_tps(m.aggregate_tps), fmt_error_suffix(m.errors), running_suffix(m));
+            let warm = if m.warm.is_some() { " W" } else { "" };
+            let main = format!("{}{}{}{warm}", fmt_tps(m.aggregate_tps), fmt_error_suffix(m.errors), running_suffix(m));
             (main, Some(fmt_ttft_itl(m.ttft_ms, m.itl_ms)))
         }
         CellView::Errored { errors } => (fmt_errored(*errors), None),
@@ -312,5 +322,26 @@ fn aggregate_legend(view: &DecodeView) -> Vec<String> {
         paragraphs.push(legend.join("; "));
     }
     paragraphs.extend(view.knees.iter().map(|k| format!("{KNEE_MARK}: {}", k.note)));
+    paragraphs.extend(warm_notes(view));
     paragraphs
+}
+
+/// The `W` legend and one line per warm cell (`W 16k 4: warm cache: …`); none without one.
+fn warm_notes(view: &DecodeView) -> Vec<String> {
+    let column = |c: usize| match view.column_labels.get(c) {
+        Some(label) => label.clone(),
+        None => view.conc.get(c).map_or_else(String::new, u32::to_string),
+    };
+    let mut notes = Vec::new();
+    for (r, ctx) in view.ctx_labels.iter().enumerate() {
+        for c in 0..view.conc.len() {
+            if let CellView::Measured(MeasuredCell { warm: Some(note), .. }) = cell_at(view, r, c) {
+                notes.push(format!("W {ctx} {}: {note}.", column(c)));
+            }
+        }
+    }
+    if !notes.is_empty() {
+        notes.insert(0, WARM_LEGEND.to_string());
+    }
+    notes
 }

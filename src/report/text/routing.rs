@@ -19,6 +19,12 @@ const TPS_LEGEND: &str = "Columns lead with what routing changes: good/req, TTFT
     split and the hit ratio. tok/s is output tokens over the phase: every route is sent the same \
     requests on the same open-loop schedule, so it moves little between routes.";
 
+/// What `W` means in a routing phase (docs/reports.md §3).
+const WARM_LEGEND: &str = "W = warm cache: the replicas' prefix caches served more of the phase's \
+    prompt tokens than its scenario shares (requests repeating a family, or all of them when \
+    primed): they held its prefixes before it began (a phase run again on a server whose cache \
+    could not be reset, docs/protocol.md §8); its figures are not the scenario's.";
+
 /// A latency in seconds as ms, the way every other table prints latency (`310`, `2.1k`).
 fn ms(x: Option<f64>) -> String {
     crate::report::text::format::fmt_latency_ms(x.map(|s| s * 1e3))
@@ -43,7 +49,10 @@ fn row(phase: &RoutingPhase, rounds: bool) -> Row {
     let good = format!("{}/{}", phase.good, phase.requests);
     let ttft = format!("{}/{}", ms(phase.ttft.p50), ms(phase.ttft.p99));
     let tps = format!("{:.1}", phase.output_tokens_per_second);
-    let hit = phase.cache_hit_ratio.map_or("—".into(), |h| format!("{h:.3}"));
+    let mut hit = phase.cache_hit_ratio.map_or("—".into(), |h| format!("{h:.3}"));
+    if phase.prefix_cache.is_some_and(|p| p.warm) {
+        hit.push_str(" W");
+    }
     let status = phase.status;
     let name = if status == AttemptStatus::Measured { name } else { format!("{name} ({status})") };
     Row::new(vec![name, good, ttft, split(phase), hit, tps])
@@ -74,8 +83,21 @@ pub(crate) fn routing_blocks(phases: &[RoutingPhase]) -> Vec<Block> {
         t.rows = phases.iter().filter(|p| p.scenario == sc).map(|p| row(p, rounds)).collect();
         blocks.push(Block::Table(t));
     }
-    blocks.push(Block::legend(&[TPS_LEGEND]));
+    let mut legend = vec![TPS_LEGEND.to_string()];
+    legend.extend(warm_notes(phases));
+    let legend: Vec<&str> = legend.iter().map(String::as_str).collect();
+    blocks.push(Block::legend(&legend));
     blocks
+}
+
+/// The `W` legend and one line per warm phase (`W r1-cold-uniform-random: warm cache: …`).
+fn warm_notes(phases: &[RoutingPhase]) -> Vec<String> {
+    let warm = phases.iter().filter_map(|p| Some((p, p.prefix_cache.filter(|c| c.warm)?)));
+    let mut notes: Vec<String> = warm.map(|(p, c)| format!("W {}: {}.", p.phase, c.warm_note())).collect();
+    if !notes.is_empty() {
+        notes.insert(0, WARM_LEGEND.to_string());
+    }
+    notes
 }
 
 #[cfg(test)]
@@ -114,7 +136,7 @@ mod tests {
         assert!(text.contains("38/96"));
         assert!(text.contains("2.1k/12.0k"), "TTFT p50/p99 in ms: {text}");
         assert!(text.contains("tok/s moves little") || text.contains("so it moves little"), "{text}");
-        assert!(text.contains("0.933"));
+        assert!(text.contains("0.933") && !text.contains("0.933 W") && !text.contains("W = warm"), "{text}");
         assert!(!text.contains(" r1 "), "a single round needs no round suffix");
         assert!(render_routing(&[], RenderOptions::default()).is_empty());
     }
@@ -133,5 +155,18 @@ mod tests {
         assert!(text.contains("random r2 (paused)"), "{text}");
         assert!(text.contains("L20-A 3 · L20-B —"), "{text}");
         assert!(text.contains("—/—"), "no TTFT: {text}");
+    }
+
+    #[test]
+    fn a_warm_phase_is_marked_and_its_note_says_how_warm() {
+        let mut warm = phase("r1-cold-uniform-random", "cold-uniform", "random", 45, 51);
+        warm.prefix_cache = crate::report::prefix_cache::PrefixCacheCheck::judge(990.0, 1000.0, Some(0.75));
+        let cold = phase("r1-cold-uniform-least-request", "cold-uniform", "least-request", 48, 48);
+        let text = render_routing(&[warm, cold], RenderOptions::default());
+        assert_eq!(text.matches("0.933 W").count(), 1, "{text}");
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let note = "W r1-cold-uniform-random: warm cache: 99.0% of prompt tokens came from the prefix cache, \
+                    the workload shares at most 75.0%.";
+        assert!(flat.contains("W = warm cache: the replicas' prefix caches") && flat.contains(note), "{text}");
     }
 }

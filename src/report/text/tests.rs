@@ -51,6 +51,7 @@ fn m(n: Numbers, req: u32, lat: Option<(f64, f64)>) -> CellView {
         errors: 0,
         latency_p50_ms: lat.map(|l| l.0),
         latency_p90_ms: lat.map(|l| l.1),
+        warm: None,
     })
 }
 

@@ -127,6 +127,7 @@ fn decode(d: &DecodeAttempt) -> Lines {
             pct(p.kv_usage_peak)
         )));
     }
+    out.extend(d.prefix_cache.as_ref().map(super::serve_detail::prefix_line));
     let split = served_by(&d.request_samples);
     if !split.is_empty() {
         let parts: Vec<String> = split.iter().map(|(k, n)| format!("{k} {n}")).collect();
@@ -170,6 +171,7 @@ fn routing(v: &RoutingPhase) -> Lines {
     // ITL per token and TPOT per request, as `vllm bench serve` names them.
     let rows = [("ttft", &v.ttft), ("itl", &v.itl), ("tpot", &v.tpot), ("e2e", &v.e2e)];
     out.extend(rows.map(|(k, l)| Line::from(secs_ms(k, l))));
+    out.extend(v.prefix_cache.as_ref().map(super::serve_detail::prefix_line));
     let head =
         format!("{:<12}{:>6}{:>6}{:>6}{:>6}{:>7}{:>6}  families", "replica", "reqs", "hit", "wait", "run", "KV", "pre");
     out.push(Line::styled(head, theme::dim()));

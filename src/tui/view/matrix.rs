@@ -40,7 +40,9 @@ pub(crate) fn phase_state(phase: Phase) -> CellState {
 /// The headline text of a finished attempt: `146.7 (7/8)*kv`, `143.1 (2e)`, `68/96 184.9`.
 pub(crate) fn headline_text(spec: &CellSpec, h: &Headline) -> String {
     match (spec, h.good) {
-        (spec, Some((good, n))) if spec.is_phase() => format!("{good}/{n} {}", fmt_tps(h.tps)),
+        (spec, Some((good, n))) if spec.is_phase() => {
+            format!("{good}/{n} {}{}", fmt_tps(h.tps), if h.warm_cache { " W" } else { "" })
+        }
         _ => format!(
             "{}{}{}{}",
             fmt_tps(h.tps),
@@ -347,5 +349,25 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let top = inner.bottom().saturating_sub(f.legend.len() as u16);
     for (i, line) in f.legend.iter().enumerate() {
         buf.set_stringn(inner.x, top + i as u16, line.trim_end(), usize::from(inner.width), theme::dim());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::kind::ExperimentKind;
+
+    #[test]
+    fn a_warm_cell_or_phase_is_marked_w() {
+        let cell = CellSpec::grid(ExperimentKind::Decode, 16_384, 4);
+        let phase = CellSpec::phase(ExperimentKind::Routing, 1, "cold-uniform", "random");
+        let cold = Headline { tps: 146.7, requested: 4, ..Headline::default() };
+        let warm = Headline { warm_cache: true, ..cold.clone() };
+        assert_eq!((headline_text(&cell, &cold), headline_text(&cell, &warm)), ("146.7".into(), "146.7 W".into()));
+        let (cold, warm) = (Headline { good: Some((68, 96)), ..cold }, Headline { good: Some((68, 96)), ..warm });
+        assert_eq!(
+            (headline_text(&phase, &cold), headline_text(&phase, &warm)),
+            ("68/96 146.7".into(), "68/96 146.7 W".into())
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! The detail popup's lines for a serve attempt (vLLM's figures, as `vllm bench serve`
-//! prints them: mean, median, std, p99 per latency) and for an extension attempt.
+//! prints them: mean, median, std, p99 per latency) and for an extension attempt, and the
+//! prefix-cache line serve, decode and routing details share.
 
 use crate::report::extension::ExtensionAttempt;
+use crate::report::prefix_cache::PrefixCacheCheck;
 use crate::report::serve::ServeAttempt;
 use crate::report::text::format::{fmt_latency_ms, fmt_tps};
 use ratatui::text::Line;
@@ -37,13 +39,7 @@ pub(crate) fn serve(a: &ServeAttempt) -> Vec<Line<'static>> {
         stat_line("ITL/token", [m.mean_itl_token_ms, m.median_itl_token_ms, m.std_itl_token_ms, m.p99_itl_token_ms]),
         stat_line("E2EL", [m.mean_e2el_ms, m.median_e2el_ms, m.std_e2el_ms, m.p99_e2el_ms]),
     ];
-    out.extend(a.prefix_cache.map(|p| match p.warm {
-        true => Line::from(format!("W {}", p.warm_note())),
-        false => Line::from(format!(
-            "prefix cache {:.1}% of prompt tokens (the workload's own sharing)",
-            p.hit_ratio * 100.0
-        )),
-    }));
+    out.extend(a.prefix_cache.as_ref().map(prefix_line));
     out.extend(a.schedule_lag.map(|l| Line::from(lag_line(&l))));
     out
 }
@@ -57,6 +53,18 @@ fn lag_line(l: &crate::report::schedule_lag::ScheduleLag) -> String {
         (0, _) => format!("{head}; on schedule"),
         (_, Some(note)) => format!("{head}; L {note}"),
         (n, None) => format!("{head}; {n} held by --max-concurrency"),
+    }
+}
+
+/// An attempt's prefix-cache check: `W warm cache: …`, or its hit ratio within what its
+/// workload shares (serve, decode and routing details).
+pub(crate) fn prefix_line(p: &PrefixCacheCheck) -> Line<'static> {
+    match p.warm {
+        true => Line::from(format!("W {}", p.warm_note())),
+        false => Line::from(format!(
+            "prefix cache {:.1}% of prompt tokens (the workload's own sharing)",
+            p.hit_ratio * 100.0
+        )),
     }
 }
 
