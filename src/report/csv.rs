@@ -10,6 +10,8 @@
 //! are empty and `last_attempt_status` says why. `itl_*` is per stream for decode cells, per
 //! token for bursts, routing phases and serve cells. Serve cells have vLLM's median (in the
 //! `_p50_` columns) and p99 only, and `requests` is the attempt's planned `num_prompts`.
+//! An extension's cells (the conversation experiment's) carry their own figures in `figures`
+//! (`name=value;...`) and their breakdown tables in `tables` (`turns.2.ttft_p50_ms=45.2;...`).
 
 use super::json::{BurstAttempt, BurstCellReport, DecodeAttempt, DecodeCell, RequestRecord, SessionReport};
 use super::kind::ExperimentKind;
@@ -23,7 +25,7 @@ mod rows;
 use rows::{extension_row, routing_rows, serve_row};
 
 /// The columns of the per-cell CSV, in order.
-pub const CELL_COLUMNS: [&str; 48] = [
+pub const CELL_COLUMNS: [&str; 49] = [
     "kind",
     "label",
     "ctx",
@@ -72,6 +74,7 @@ pub const CELL_COLUMNS: [&str; 48] = [
     "goodput_rps",
     "rate",
     "figures",
+    "tables",
 ];
 
 /// The columns of the per-request CSV, in order.

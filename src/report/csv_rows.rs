@@ -131,5 +131,19 @@ fn extension_figures(row: &mut Row, a: &ExtensionAttempt) {
         ("output_tps", num(a.output_tps)),
         (TTFT[0], opt(a.ttft_p50_ms)),
         ("figures", own.join(";")),
+        ("tables", tables(a)),
     ]);
+}
+
+/// An attempt's own breakdown tables as `table.key.column=value` pairs (`turns.2.ttft_p50_ms=45.2`).
+fn tables(a: &ExtensionAttempt) -> String {
+    let mut out = Vec::new();
+    for (name, t) in &a.tables {
+        for r in &t.rows {
+            for (c, v) in t.columns.iter().zip(&r.values) {
+                out.push(format!("{name}.{}.{}={}", r.key, c.name, opt(*v)));
+            }
+        }
+    }
+    out.join(";")
 }

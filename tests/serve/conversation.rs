@@ -87,6 +87,9 @@ async fn histories_grow_turn_by_turn_hit_the_cache_within_their_own_sharing_and_
         assert!(text.contains("turns of conversation conc=2 rate=inf"), "the per-turn table: {text}");
     }
 
+    let csv = ReportFormat::Csv.render(&report, RenderSettings { ascii: true, dim_ansi: false, width: None });
+    assert!(csv.contains("turns.2.prefix_hit_ratio=") && csv.contains("warm_cache=0"), "{csv}");
+
     let again = session(&c, generated(3), 11).await;
     assert_eq!(figure(attempt(&again), "warm_cache"), Some(1.0), "the same seed finds its conversations cached");
     let other = session(&c, generated(3), 12).await;
