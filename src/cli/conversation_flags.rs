@@ -73,8 +73,19 @@ impl ConversationFlags {
             session_header: self.session_header.clone(),
             dataset: None,
         };
-        if cfg.conversations == 0 || cfg.turns == 0 || cfg.user_tokens == 0 {
-            return Err("--num-conversations, --turns and --turn-input-len must be at least 1".into());
+        for (n, flag) in [
+            (cfg.conversations.into(), "--num-conversations"),
+            (cfg.turns.into(), "--turns"),
+            (cfg.user_tokens, "--turn-input-len"),
+        ] {
+            if n == 0 {
+                return Err(format!("{flag} 0: a conversation needs at least 1"));
+            }
+        }
+        if dataset.is_some() && self.turn_input_len.is_some() {
+            return Err(
+                "--turn-input-len sizes generated conversations: a --dataset-path file has its own messages".into()
+            );
         }
         Ok(cfg)
     }
@@ -95,8 +106,12 @@ mod tests {
         assert_eq!(f.config(true, None).unwrap().turns, 3);
         let e = ConversationFlags::default().config(true, Some(FileFormat::Custom)).unwrap_err();
         assert!(e.contains("a conversation needs sharegpt"), "{e}");
-        let zero = ConversationFlags { num_conversations: Some(0), ..Default::default() };
-        assert!(zero.config(true, None).is_err());
+        let zero = ConversationFlags { turns: Some(0), ..Default::default() };
+        assert_eq!(zero.config(true, None).unwrap_err(), "--turns 0: a conversation needs at least 1");
+        let sized = ConversationFlags { turn_input_len: Some(64), ..Default::default() };
+        assert!(
+            sized.config(true, Some(FileFormat::ShareGpt)).unwrap_err().starts_with("--turn-input-len sizes generated")
+        );
         let d = ConversationFlags::default().config(false, None).unwrap();
         assert_eq!((d.conversations, d.turns, d.user_tokens, d.history), (16, 4, 128, History::Dataset));
         let think =

@@ -160,6 +160,11 @@ impl VllmFlags {
             (None, None) if self.dataset_name.as_deref() == Some("prefix_repetition") => "prefix_repetition",
             (None, None) => return Ok(()),
         };
+        if conversation && !serve && name != "sharegpt" {
+            return Err(format!(
+                "--dataset-name {name}: the conversation experiment reads sharegpt files; {name} feeds --plan serve"
+            ));
+        }
         let conversations = conversation && name == "sharegpt";
         if !serve && !conversations {
             let also = if name == "sharegpt" { " (or --plan conversation)" } else { "" };

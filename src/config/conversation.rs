@@ -45,7 +45,11 @@ pub enum ThinkTime {
 impl ThinkTime {
     /// Parses `0`, `2s`, `exp:2s` or `uniform:1s..3s` (durations as `humantime` reads them).
     pub fn parse(s: &str) -> Result<Self, String> {
-        let d = |v: &str| humantime::parse_duration(v.trim()).map_err(|e| format!("--think-time {s}: {v}: {e}"));
+        const FORMS: &str =
+            "a think time is 0, a duration (2s), exp:MEAN (exp:2s) or uniform:LOW..HIGH (uniform:1s..3s)";
+        let d = |v: &str| {
+            humantime::parse_duration(v.trim()).map_err(|_| format!("`{}` is not a duration: {FORMS}", v.trim()))
+        };
         let s = s.trim();
         if s == "0" {
             return Ok(Self::None);
@@ -53,14 +57,14 @@ impl ThinkTime {
         let t = match s.split_once(':') {
             Some(("exp", mean)) => Self::Exponential(d(mean)?),
             Some(("uniform", range)) => {
-                let (a, b) = range.split_once("..").ok_or_else(|| format!("--think-time {s}: uniform:A..B"))?;
+                let (a, b) = range.split_once("..").ok_or_else(|| format!("`{s}`: {FORMS}"))?;
                 let (a, b) = (d(a)?, d(b)?);
                 if a > b {
-                    return Err(format!("--think-time {s}: the low end is above the high end"));
+                    return Err(format!("`{s}`: the low end is above the high end"));
                 }
                 Self::Uniform(a, b)
             }
-            Some((kind, _)) => return Err(format!("--think-time {s}: `{kind}` is not exp or uniform")),
+            Some((kind, _)) => return Err(format!("`{kind}` is not exp or uniform: {FORMS}")),
             None => Self::Fixed(d(s)?),
         };
         Ok(match t {
@@ -163,7 +167,9 @@ mod tests {
         assert!(u.iter().all(|d| (Duration::from_secs(1)..=Duration::from_secs(3)).contains(d)));
         assert_eq!(uni.mean(), Duration::from_secs(2));
         for bad in ["uniform:3s..1s", "uniform:1s", "gamma:1s", "fast", "exp:x"] {
-            assert!(ThinkTime::parse(bad).unwrap_err().starts_with("--think-time"), "{bad}");
+            let e = ThinkTime::parse(bad).unwrap_err();
+            assert!(e.starts_with('`') && !e.contains("--think-time") && !e.contains('\n'), "{bad}: {e}");
         }
+        assert!(ThinkTime::parse("fast").unwrap_err().contains("exp:MEAN (exp:2s)"));
     }
 }

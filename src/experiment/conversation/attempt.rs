@@ -136,7 +136,7 @@ pub(crate) async fn run_attempt(
     let intervals = trail.stop(after.clone()).await;
     let at_end = env.facts.dialect() == EngineDialect::LlamaCpp;
     let share = turns::shareable(&samples, shape.history);
-    let (counters, unattributed) = turns::apportion(&samples, &share, &intervals, at_end);
+    let (counters, moved) = turns::apportion(&samples, &share, &intervals, at_end);
     let table = turns::table(&samples, shape.history, &counters, &env.cfg.slo);
     let check = match (before.as_deref(), after.as_deref()) {
         (Some(b), Some(a)) if !cancel.is_cancelled() => prefix_between(b, a),
@@ -147,12 +147,12 @@ pub(crate) async fn run_attempt(
     let check = check.and_then(|(h, q)| PrefixCacheCheck::judge(h, q, expected));
     if let Some(c) = check.filter(|c| c.warm) {
         env.warn(format!(
-            "{}: {} (conversations an earlier run left there: a repeated --seed?)",
+            "{}: {} (conversations an earlier run left there: a repeated --seed, or the same dataset entries drawn again)",
             cell.label,
             c.warm_note()
         ));
     }
-    let figures = figures(&samples, planned_turns, check, expected, unattributed, &env.cfg.slo);
+    let figures = figures(&samples, planned_turns, check, expected, moved, &env.cfg.slo);
     let mut attempt = summarize(cell.attempt, started, env.since_start(started), &samples, figures);
     attempt.tables.insert("turns".into(), table);
     attempt
@@ -164,7 +164,7 @@ fn figures(
     planned_turns: usize,
     check: Option<PrefixCacheCheck>,
     expected: Option<f64>,
-    unattributed: f64,
+    moved: f64,
     slo: &crate::load::slo::Slo,
 ) -> Vec<ExtensionFigure> {
     let f = |name: &str, unit: &str, better: Better, value: Option<f64>| ExtensionFigure {
@@ -196,6 +196,6 @@ fn figures(
         f("prefix_hit_ratio", "fraction", Better::Higher, check.map(|c| c.hit_ratio)),
         f("expected_prefix_hit_ratio", "fraction", Better::Higher, expected),
         f("warm_cache", "0/1", Better::Lower, check.map(|c| f64::from(u8::from(c.warm)))),
-        f("prefix_queries_unattributed", "tokens", Better::Lower, check.map(|_| unattributed)),
+        f("prefix_hits_moved", "tokens", Better::Lower, check.map(|_| moved)),
     ]
 }

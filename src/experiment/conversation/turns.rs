@@ -35,43 +35,58 @@ pub fn counted_at(s: &RequestSample, at_end: bool) -> Instant {
     }
 }
 
-/// Hits and lookups apportioned to each request (by index into `samples`): each interval's
-/// lookups go to the requests counted in it in proportion to their prompt tokens; its hits
-/// first to their `shareable` tokens (the only ones a cache of this run's own prompts can
-/// serve), in proportion, and any beyond those (a cache warm from before) by prompt tokens.
-/// The lookups of an interval in which no request was counted are returned apart
-/// (unattributed).
+/// Hits and lookups apportioned to each request (by index into `samples`). A request's
+/// lookups are its prompt tokens (what the engines count as queried). The hits of each scrape
+/// interval go to the requests counted in it, up to what each can share with its own earlier
+/// turn (`shareable`: a cache of this run's own prompts can serve no more), in proportion.
+/// Hits an interval cannot place (the server counted a request in a neighbouring interval of
+/// the client's clock, or no request was counted in it) go to the requests with room left, in
+/// proportion to it; only hits beyond every request's room (a cache warm from before) are
+/// spread by prompt tokens. Returns the hits placed outside their own interval: how far the
+/// split by turn leans on that second pass.
 pub fn apportion(
     samples: &[RequestSample],
     shareable: &[u64],
     intervals: &[Interval],
     at_end: bool,
 ) -> (Vec<(f64, f64)>, f64) {
-    let mut out = vec![(0.0, 0.0); samples.len()];
-    let mut unattributed = 0.0;
-    for iv in intervals.iter().filter(|iv| iv.queries > 0.0) {
+    let prompt = |i: usize| samples[i].prompt_tokens.unwrap_or(0) as f64;
+    let mut out: Vec<(f64, f64)> = (0..samples.len()).map(|i| (0.0, prompt(i))).collect();
+    let mut room: Vec<f64> = (0..samples.len()).map(|i| shareable.get(i).copied().unwrap_or(0) as f64).collect();
+    let mut pool = 0.0;
+    for iv in intervals.iter().filter(|iv| iv.hits > 0.0) {
         let inside: Vec<usize> = (0..samples.len())
             .filter(|&i| {
                 let t = counted_at(&samples[i], at_end);
                 t > iv.from && t <= iv.to && samples[i].prompt_tokens.is_some()
             })
             .collect();
-        let weight: f64 = inside.iter().map(|&i| samples[i].prompt_tokens.unwrap_or(0) as f64).sum();
-        if weight <= 0.0 {
-            unattributed += iv.queries;
-            continue;
-        }
-        let share = |i: usize| shareable.get(i).copied().unwrap_or(0) as f64;
-        let shared: f64 = inside.iter().map(|&i| share(i)).sum();
-        let own = iv.hits.min(shared);
-        for i in inside {
-            let w = samples[i].prompt_tokens.unwrap_or(0) as f64 / weight;
-            let from_own = if shared > 0.0 { own * share(i) / shared } else { 0.0 };
-            out[i].0 += from_own + (iv.hits - own) * w;
-            out[i].1 += iv.queries * w;
-        }
+        pool += iv.hits - place(iv.hits, &inside, &mut room, &mut out);
     }
-    (out, unattributed)
+    let moved = pool;
+    let all: Vec<usize> = (0..samples.len()).collect();
+    pool -= place(pool, &all, &mut room, &mut out);
+    let weight: f64 = all.iter().map(|&i| prompt(i)).sum();
+    if pool > 0.0 && weight > 0.0 {
+        all.iter().for_each(|&i| out[i].0 += pool * prompt(i) / weight);
+    }
+    (out, moved)
+}
+
+/// Gives up to `hits` to the requests `to`, each at most its `room` left, in proportion to
+/// it; returns how many were placed.
+fn place(hits: f64, to: &[usize], room: &mut [f64], out: &mut [(f64, f64)]) -> f64 {
+    let free: f64 = to.iter().map(|&i| room[i]).sum();
+    let placed = hits.min(free);
+    if placed <= 0.0 {
+        return 0.0;
+    }
+    for &i in to {
+        let share = placed * room[i] / free;
+        out[i].0 += share;
+        room[i] -= share;
+    }
+    placed
 }
 
 /// The most of each request's prompt a prefix cache can hold from its own conversation's

@@ -30,36 +30,37 @@ fn each_turn_may_share_its_previous_turn_and_the_answer_only_when_sent_back() {
 }
 
 #[test]
-fn counters_go_to_the_requests_counted_in_each_interval_by_prompt_tokens() {
+fn counters_go_to_the_requests_that_can_share_in_their_interval_and_the_rest_where_room_is_left() {
     let t0 = Instant::now();
-    // First tokens at 100 ms (a, b) and 1100 ms (c).
+    // First tokens at 100 ms (a, b: first turns) and 1100 ms (c: a second turn sharing 100).
     let s = vec![turn(t0, 0, 0, 0, 100), turn(t0, 1, 0, 0, 300), turn(t0, 0, 1, 1000, 400)];
-    let at = |ms: u64| t0 + Duration::from_millis(ms);
-    let iv = [
-        Interval { from: at(0), to: at(500), hits: 40.0, queries: 400.0 },
-        Interval { from: at(500), to: at(900), hits: 0.0, queries: 50.0 },
-        Interval { from: at(900), to: at(1500), hits: 100.0, queries: 400.0 },
-    ];
     let share = shareable(&s, History::Dataset);
-    let (each, lost) = apportion(&s, &share, &iv, false);
-    assert_eq!(each, vec![(10.0, 100.0), (30.0, 300.0), (100.0, 400.0)]);
-    assert_eq!(lost, 50.0, "an interval with nobody counted in it is not spread over others");
+    assert_eq!(share, [0, 0, 100]);
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let iv = |from, to, hits| Interval { from: at(from), to: at(to), hits, queries: 0.0 };
+    // c's 90 hits were counted by the server before the client saw its first token: they fall
+    // in the first turns' interval, where nobody can share; they still land on c.
+    let (each, moved) = apportion(&s, &share, &[iv(0, 1050, 90.0), iv(1050, 1500, 0.0)], false);
+    assert_eq!(each, vec![(0.0, 100.0), (0.0, 300.0), (90.0, 400.0)]);
+    assert_eq!(moved, 90.0, "placed outside their interval");
+    // In its own interval: not moved. Lookups are each request's prompt tokens.
+    let (each, moved) = apportion(&s, &share, &[iv(0, 500, 0.0), iv(900, 1500, 100.0)], false);
+    assert_eq!((each[2], moved), ((100.0, 400.0), 0.0));
+    // Hits beyond every request's room (a warm cache) are spread by prompt tokens: 80 of 800.
+    let (each, _) = apportion(&s, &share, &[iv(900, 1500, 180.0)], false);
+    assert_eq!((each[0].0, each[1].0, each[2].0), (10.0, 30.0, 140.0));
     // Counted at the end (llama.cpp): every request ends 200 ms after its send.
-    let (end, _) = apportion(&s, &share, &iv, true);
-    assert_eq!(end[2], (100.0, 400.0));
-    // A first and a second turn counted together: the hits go to the one that can share.
-    let mixed = [Interval { from: at(0), to: at(1500), hits: 120.0, queries: 800.0 }];
-    let (m, _) = apportion(&s, &share, &mixed, false);
-    assert_eq!((m[0].0, m[1].0, m[2].0), (2.5, 7.5, 110.0), "100 to the second turn's own, 20 more by prompt");
-    assert_eq!((m[0].1, m[1].1, m[2].1), (100.0, 300.0, 400.0));
+    let (end, moved) = apportion(&s, &share, &[iv(1150, 1250, 60.0)], true);
+    assert_eq!((end[2].0, moved), (60.0, 0.0));
+    let (each, _) = apportion(&s, &share, &[iv(0, 1050, 90.0)], false);
     let table = table(&s, History::Dataset, &each, &Slo { ttft: Some(Duration::from_secs(1)), tpot: None, e2e: None });
     assert_eq!(table.key, "turn");
     assert_eq!(table.rows.iter().map(|r| r.key).collect::<Vec<_>>(), [1, 2]);
     assert_eq!(col(&table, 0, "requests"), Some(2.0));
     assert_eq!(col(&table, 0, "prompt_tokens_mean"), Some(200.0));
-    assert_eq!(col(&table, 0, "prefix_hit_ratio"), Some(0.1));
+    assert_eq!(col(&table, 0, "prefix_hit_ratio"), Some(0.0), "a cold first turn stays cold");
     assert_eq!(col(&table, 0, "expected_prefix_hit_ratio"), Some(0.0));
-    assert_eq!(col(&table, 1, "prefix_hit_ratio"), Some(0.25));
+    assert_eq!(col(&table, 1, "prefix_hit_ratio"), Some(0.225));
     assert_eq!(col(&table, 1, "expected_prefix_hit_ratio"), Some(0.25), "100 of turn 2's 400 tokens were turn 1's");
     assert_eq!(col(&table, 0, "ttft_p50_ms"), Some(100.0));
     assert_eq!(col(&table, 0, "tpot_p50_ms"), Some(10.0));
