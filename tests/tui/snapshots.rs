@@ -50,6 +50,11 @@ screens! {
 }
 
 #[test]
+fn a_finished_conversation_keeps_its_final_turns() {
+    assert_snapshot!(draw(&fixtures::conversation_done(), 160, 48).backend());
+}
+
+#[test]
 fn knob_walk_curve_in_the_live_panel() {
     assert_snapshot!(draw(&fixtures::knob_walk(), 160, 48).backend());
 }

@@ -22,9 +22,18 @@ fn head() -> String {
     row(["turn", "done", "fail", "hist", "TTFT50", "cached"])
 }
 
-/// The running cell's conversation view, if it has one.
+/// The running cell's conversation view, if it has one; after the session, the last one's.
 pub(crate) fn live(app: &App) -> Option<&ConversationLive> {
-    app.live.conversation.as_ref()
+    app.shown_live().0.conversation.as_ref()
+}
+
+/// The panel's title: `Turns (final)` once the session ended (the Replicas panel beside it
+/// names the cell).
+fn title(app: &App) -> &'static str {
+    match app.shown_live() {
+        (_, true) => "Turns (final)",
+        _ => "Turns",
+    }
 }
 
 /// Rows the panel would like, borders included.
@@ -62,7 +71,7 @@ pub(crate) fn lines(c: &ConversationLive, rows: usize, width: usize) -> Vec<Line
 
 /// Draws the panel.
 pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let inner = framed(panel("Turns"), area, buf);
+    let inner = framed(panel(title(app)), area, buf);
     let Some(c) = live(app) else {
         let msg = "no conversation running";
         buf.set_line(inner.x, inner.y, &Line::styled(msg, theme::dim()), inner.width);
