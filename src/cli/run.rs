@@ -199,7 +199,8 @@ pub struct RunArgs {
     #[arg(long, num_args = 1.., value_name = "KEY:MS")]
     pub goodput: Vec<String>,
     /// Base seed of the routing experiment (round r uses seed + r), of the serve experiment's
-    /// prompts and arrival gaps, and of a dataset's sample (default: a new one every session,
+    /// prompts and arrival gaps, of the conversation experiment's conversations and think
+    /// times, and of a dataset's sample (default: a new one every session,
     /// recorded in the report, so two sessions never share prompts in a prefix cache unless
     /// given the same).
     #[arg(long)]
