@@ -96,4 +96,9 @@ pub struct BurstAttempt {
     /// makespan (docs/reports.md §6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Goodput>,
+    /// What the server's prefix cache served the burst's requests beside what they share (the
+    /// request form and the nonce ahead of the text, `experiment::decode::prefix`), warm when
+    /// more (absent in reports that predate it, or without prefix-cache counters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<super::prefix_cache::PrefixCacheCheck>,
 }

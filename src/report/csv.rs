@@ -329,6 +329,7 @@ fn burst_figures(row: &mut Row, a: &BurstAttempt) {
     summary(row, TPOT, a.tpot_ms.as_ref());
     summary(row, E2E, a.e2e_ms.as_ref());
     goodput(row, a.goodput.as_ref());
+    rows::prefix_cache(row, a.prefix_cache.as_ref());
 }
 
 /// The columns every per-request row of one attempt starts with.

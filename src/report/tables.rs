@@ -96,6 +96,7 @@ pub fn burst_view(report: &SessionReport) -> Option<BurstView> {
                 e2e_p50_ms: a.e2e_ms.map(|s| s.p50),
                 e2e_p90_ms: a.e2e_ms.map(|s| s.p90),
                 output_tps: Some(a.output_tps),
+                warm: a.prefix_cache.is_some_and(|p| p.warm),
             }),
             (CellOutcome::Skipped, _) => BurstCellView::Skipped,
             _ => BurstCellView::NotRun,

@@ -1,7 +1,7 @@
 //! The prefix cache in decode cells against the simulator as stock vLLM's CPU build runs it
 //! (128-token blocks named by chained hashes, docs/protocol.md §8): every request carries its
 //! own nonce ahead of the cell's text, so the streams sending that text again and again, and a
-//! second session with the same `--seed`, find none of it in the cache; hits the cell's own
+//! second session with the same `--seed`, find none of it in the cache (nor its burst's); hits the cell's own
 //! requests cannot share (here another client's repeated prompt) flag the cell warm.
 
 use crate::common;
@@ -30,6 +30,8 @@ async fn session(c: &InProcCluster, out: &Path, seed: u64) -> SessionReport {
     let mut cfg = config(&r.url, &r.metrics_url, out, vec![CTX], vec![2]);
     (cfg.routing.seed, cfg.window) = (seed, Duration::from_secs(2));
     (cfg.decode.max_tokens, cfg.decode.min_stream_tokens) = (Some(16), 16);
+    // A burst after the cell: its requests carry nonces of their own too.
+    (cfg.decode.run_burst, cfg.decode.burst_tokens) = (true, 8);
     run_inproc(cfg, c).await
 }
 
@@ -68,6 +70,10 @@ async fn a_decode_session_run_again_with_its_seed_finds_nothing_behind_the_nonce
         assert!(!p.warm, "{p:?}");
         assert!(!text(report).contains("W = warm cache"), "{}", text(report));
         assert!(!report.warnings.iter().any(|w| w.contains("warm cache")), "{:?}", report.warnings);
+        let burst = &report.burst.as_ref().expect("a burst section").cells[0];
+        let b = burst.attempts.last().and_then(|a| a.prefix_cache).expect("the burst's check");
+        assert_eq!((b.hits_tokens, b.warm), (0.0, false), "a burst's nonces come first too: {b:?}");
+        assert!(b.queries_tokens >= 2.0 * CTX as f64 && b.expected_max_ratio.is_some(), "{b:?}");
     }
 }
 

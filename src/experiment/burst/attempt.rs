@@ -75,9 +75,15 @@ pub(crate) async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cance
     let tally = GoodputLive { slo: env.cfg.slo, tally: GoodputTally::default() };
     let mut lp = AttemptLoop::new(env, rx, live, publisher, tally);
     lp.phase(Phase::Measuring, None);
+    // The prefix-cache counters before the first request (experiment::decode::prefix).
+    let before = crate::cell::prefix_cache::start_round(env).await;
     lp.run_until(run_open_loop(ctx, started, plan, tx, cancel.clone())).await;
     let (samples, _) = lp.finish();
-    summarize_burst(env, spec, started, samples)
+    let mut attempt = summarize_burst(env, spec, started, samples);
+    if let (Some(p), false) = (prompt, cancel.is_cancelled()) {
+        attempt.prefix_cache = crate::experiment::decode::prefix::check(env, &spec.label, p, before.as_deref()).await;
+    }
+    attempt
 }
 
 fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, samples: Vec<RequestSample>) -> BurstAttempt {
@@ -111,5 +117,6 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
         target_lost: Vec::new(),
         request_samples: st.records,
         goodput: st.goodput.map(|g| g.finish(makespan)),
+        prefix_cache: None,
     }
 }

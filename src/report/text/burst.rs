@@ -46,6 +46,9 @@ pub struct BurstCell {
     pub e2e_p90_ms: Option<f64>,
     /// Output tokens of the whole burst divided by its wall time, tok/s.
     pub output_tps: Option<f64>,
+    /// The prefix cache served more than the burst's requests share (`W`).
+    #[serde(default)]
+    pub warm: bool,
 }
 
 const BURST_HEAD: &str = "Burst / E2E Decode";
@@ -60,6 +63,11 @@ const BURST_LEGEND: &str = "Burst cells show output tok/s over the whole burst, 
 /// Stand-in for cells missing from a ragged `cells` matrix.
 static MISSING_CELL: BurstCellView = BurstCellView::NotRun;
 
+/// What a burst cell's `W` means.
+const WARM_LEGEND: &str = "W = warm cache: the server's prefix cache served more of the burst's \
+    prompt tokens than its requests share (each request's nonce comes first): other traffic on \
+    the replicas, or a cache that reuses more than prefixes; the log names the cell.";
+
 /// The Phase 3 panel followed by the burst table and its legend.
 pub(crate) fn burst_blocks(burst: &BurstView) -> Vec<Block> {
     let panel = Panel::new("Phase 3", &[BURST_HEAD, BURST_BODY]);
@@ -70,6 +78,9 @@ pub(crate) fn burst_blocks(burst: &BurstView) -> Vec<Block> {
     }
     if cells().any(|c| matches!(c, BurstCellView::NotRun)) {
         legend.push(NOT_RUN_LEGEND);
+    }
+    if cells().any(|c| matches!(c, BurstCellView::Measured(b) if b.warm)) {
+        legend.push(WARM_LEGEND);
     }
     vec![Block::Panel(panel), Block::Table(burst_table(burst)), Block::legend(&legend)]
 }
@@ -90,7 +101,8 @@ fn burst_cell(cell: &BurstCellView) -> (String, Option<String>) {
         BurstCellView::Measured(b) => {
             let tps = b.output_tps.map_or_else(|| MISSING.to_string(), fmt_tps);
             let failed = b.requests.saturating_sub(b.success);
-            let main = format!("{tps}{}", fmt_error_suffix(failed));
+            let warm = if b.warm { " W" } else { "" };
+            let main = format!("{tps}{}{warm}", fmt_error_suffix(failed));
             (main, Some(fmt_latency_pair(b.e2e_p50_ms, b.e2e_p90_ms)))
         }
         BurstCellView::Skipped => (SKIPPED.to_string(), None),

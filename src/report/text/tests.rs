@@ -242,6 +242,7 @@ fn burst_table_after_phase3_panel() {
         e2e_p50_ms: Some(12_300.0),
         e2e_p90_ms: Some(12_600.0),
         output_tps: Some(812.44),
+        warm: false,
     };
     view.burst = Some(BurstView {
         ctx_labels: vec!["0".into()],
@@ -273,6 +274,14 @@ kept in JSON timeout_reason
 ╭────────────────────────────── Primary Summary";
     assert!(out.contains(phase3), "{out}");
     assert!(!out.contains("Not run. Re-run"));
+    assert!(!out.contains("W = warm cache"), "no warm burst: no legend");
+    let warm = BurstCell { warm: true, requests: 8, success: 8, output_tps: Some(100.0), ..Default::default() };
+    view.burst.as_mut().unwrap().cells[0][0] = BurstCellView::Measured(warm);
+    let out = render_decode(&view, RenderOptions::default());
+    assert!(
+        out.contains("100.0 W") && out.contains("W = warm cache: the server's prefix cache served more of the burst's"),
+        "{out}"
+    );
     assert_widths(&out, BoxStyle::Unicode);
 }
 
