@@ -67,5 +67,5 @@ async fn decode_goodput_matches_the_request_records() {
         assert!(text.contains(needle), "{needle} missing from:\n{text}");
     }
     let csv = llm_decode_bench::report::csv::render(&report);
-    assert!(csv.lines().next().unwrap().ends_with(",judged,goodput_rps,rate,figures"), "{csv}");
+    assert!(csv.lines().next().unwrap().ends_with(",judged,goodput_rps,rate,figures,tables"), "{csv}");
 }
