@@ -4,7 +4,6 @@
 //! be told per turn (`turns::apportion`), and the attempt's figures and `turns` table are
 //! built on the extension seam (`experiment::extension`).
 
-use super::counters::Trail;
 use super::live::TurnTally;
 use super::script::{Script, for_cell, seed_of};
 use super::session::{SessionShape, run_session};
@@ -16,6 +15,7 @@ use crate::cell::prefix_cache::prefix_between;
 use crate::cell::publisher::LivePublisher;
 use crate::config::Rate;
 use crate::experiment::extension::summarize;
+use crate::experiment::serve::dispatch::each_capped;
 use crate::load::live::LiveCounters;
 use crate::load::request::Endpoint;
 use crate::load::sample::RequestSample;
@@ -26,9 +26,7 @@ use crate::report::extension::{ExtensionAttempt, ExtensionFigure};
 use crate::report::prefix_cache::PrefixCacheCheck;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
 use tokio::sync::mpsc::UnboundedSender;
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -60,24 +58,12 @@ async fn dispatch(
     tx: UnboundedSender<RequestSample>,
     cancel: CancellationToken,
 ) {
-    let slots = Arc::new(Semaphore::new(conc.max(1) as usize));
-    let mut set = JoinSet::new();
-    for (i, offset) in offsets.into_iter().enumerate() {
-        tokio::select! {
-            _ = cancel.cancelled() => break,
-            _ = tokio::time::sleep_until(start + offset) => {}
-        }
-        let (ctx, shape, scripts, tx, cancel, slots) =
-            (ctx.clone(), shape.clone(), scripts.clone(), tx.clone(), cancel.clone(), slots.clone());
-        set.spawn(async move {
-            let _slot = tokio::select! {
-                _ = cancel.cancelled() => return,
-                s = slots.acquire_owned() => s,
-            };
-            run_session(&ctx, &shape, i as u32, &scripts[i], &tx, &cancel).await;
-        });
-    }
-    while set.join_next().await.is_some() {}
+    let job = |i: usize| {
+        let (ctx, shape, scripts, tx, cancel) =
+            (ctx.clone(), shape.clone(), scripts.clone(), tx.clone(), cancel.clone());
+        async move { run_session(&ctx, &shape, i as u32, &scripts[i], &tx, &cancel).await }
+    };
+    each_capped(start, offsets, conc, cancel.clone(), job).await;
 }
 
 /// The shape every session of the attempt shares.
@@ -127,13 +113,13 @@ pub(crate) async fn run_attempt(
     });
     lp.phase(Phase::Measuring, None);
     let before = env.metrics_now().await;
-    let trail = Trail::start(env);
     let started = Instant::now();
     let run = dispatch(Arc::new(ctx), shape.clone(), scripts, (started, offsets), cell.conc, tx, cancel.clone());
     lp.run_until(run).await;
     let (samples, _) = lp.finish();
     let after = env.metrics_now().await;
-    let intervals = trail.stop(after.clone()).await;
+    let history = env.poller.as_ref().map(|p| p.history());
+    let intervals = history.map_or_else(Vec::new, |h| super::counters::intervals(&h, started, Instant::now()));
     let at_end = env.facts.dialect() == EngineDialect::LlamaCpp;
     let share = turns::shareable(&samples, shape.history);
     let (counters, moved) = turns::apportion(&samples, &share, &intervals, at_end);

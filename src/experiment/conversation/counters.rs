@@ -1,67 +1,26 @@
-//! The replicas' scrapes over an attempt, kept as they are published, and the prefix-cache
-//! tokens each interval between two of them counted (summed over the replicas read in both;
-//! an interval across a replica's restart counts nothing).
+//! The prefix-cache tokens the replicas counted between consecutive polls over an attempt,
+//! read from the poller's own history (`metrics::snapshot::History`, each point stamped when
+//! its scrape was sent). A replica's interval across a restart (a counter that went down)
+//! counts nothing.
 
 use super::turns::Interval;
-use crate::cell::context::CellEnv;
-use crate::cell::prefix_cache::prefix_between;
-use crate::metrics::poller::MetricsSnapshot;
-use std::sync::Arc;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use crate::metrics::snapshot::{History, Point};
+use tokio::time::Instant;
 
-/// Keeps every snapshot the poller publishes until stopped.
-pub(crate) struct Trail {
-    task: Option<JoinHandle<Vec<Arc<MetricsSnapshot>>>>,
-    stop: CancellationToken,
-}
-
-impl Trail {
-    /// Starts keeping `env`'s snapshots (none without a poller).
-    pub(crate) fn start(env: &CellEnv) -> Self {
-        let stop = CancellationToken::new();
-        let task = env.poller.as_ref().map(|p| {
-            let mut rx = p.subscribe();
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                let mut kept = vec![rx.borrow_and_update().clone()];
-                loop {
-                    tokio::select! {
-                        _ = stop.cancelled() => break,
-                        changed = rx.changed() => match changed {
-                            Ok(()) => kept.push(rx.borrow_and_update().clone()),
-                            Err(_) => break,
-                        },
-                    }
-                }
-                kept
-            })
-        });
-        Self { task, stop }
+/// Every replica's intervals from its last poll at or before `from` to its first at or after
+/// `to`, each with the hits and lookups counted in it.
+pub(crate) fn intervals(history: &History, from: Instant, to: Instant) -> Vec<Interval> {
+    let mut out = Vec::new();
+    for r in &history.replicas {
+        let first = r.points.iter().rposition(|p| p.at <= from).unwrap_or(0);
+        let last = r.points.iter().position(|p| p.at >= to).unwrap_or(r.points.len().saturating_sub(1));
+        let kept: Vec<&Point> = r.points.iter().skip(first).take(last.saturating_sub(first) + 1).collect();
+        for w in kept.windows(2) {
+            let d = |f: fn(&Point) -> Option<f64>| Some(f(w[1])? - f(w[0])?).filter(|d| *d >= 0.0);
+            if let (Some(hits), Some(queries)) = (d(|p| p.prefix_hits_tokens), d(|p| p.prefix_queries_tokens)) {
+                out.push(Interval { from: w[0].at, to: w[1].at, hits, queries });
+            }
+        }
     }
-
-    /// Stops, adds `last` (a scrape taken after the last request ended) and returns the
-    /// intervals between consecutive snapshots, in time order.
-    pub(crate) async fn stop(self, last: Option<Arc<MetricsSnapshot>>) -> Vec<Interval> {
-        self.stop.cancel();
-        let mut kept = match self.task {
-            Some(t) => t.await.unwrap_or_default(),
-            None => Vec::new(),
-        };
-        kept.extend(last);
-        kept.sort_by_key(|s| s.at);
-        kept.dedup_by_key(|s| s.seq);
-        intervals(&kept)
-    }
-}
-
-/// The prefix-cache tokens counted between each two consecutive `snapshots`.
-pub(crate) fn intervals(snapshots: &[Arc<MetricsSnapshot>]) -> Vec<Interval> {
-    snapshots
-        .windows(2)
-        .filter_map(|w| {
-            let (hits, queries) = prefix_between(&w[0], &w[1])?;
-            Some(Interval { from: w[0].at, to: w[1].at, hits, queries })
-        })
-        .collect()
+    out
 }

@@ -4,7 +4,7 @@
 //! the send, so time spent waiting for a permit is not in its TTFT or e2el (as in vLLM).
 
 use crate::load::sample::RequestSample;
-use crate::load::stream::{StreamSpec, run_stream};
+use crate::load::stream::run_stream;
 use crate::load::worker::WorkerCtx;
 use bytes::Bytes;
 use std::sync::Arc;
@@ -14,6 +14,38 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+/// Runs job i at `start + offsets[i]` once one of `max_concurrency` permits is free (so at
+/// most that many run at once), until every job ended or `cancel`. A job's future does no
+/// work until it holds its permit. The conversation experiment runs its sessions on it too.
+pub(crate) async fn each_capped<F, Fut>(
+    start: Instant,
+    offsets: Vec<Duration>,
+    max_concurrency: u32,
+    cancel: CancellationToken,
+    job: F,
+) where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let permits = Arc::new(Semaphore::new(max_concurrency.max(1) as usize));
+    let mut set = JoinSet::new();
+    for (i, offset) in offsets.into_iter().enumerate() {
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = tokio::time::sleep_until(start + offset) => {}
+        }
+        let (cancel, permits, run) = (cancel.clone(), permits.clone(), job(i));
+        set.spawn(async move {
+            let _permit = tokio::select! {
+                _ = cancel.cancelled() => return,
+                p = permits.acquire_owned() => p,
+            };
+            run.await;
+        });
+    }
+    while set.join_next().await.is_some() {}
+}
 
 /// Sends request i (body `body(i)`, built once it holds a permit, so at most
 /// `max_concurrency` bodies exist at once) at `start + offsets[i]`, at most `max_concurrency`
@@ -27,34 +59,15 @@ pub(crate) async fn run_capped(
     tx: UnboundedSender<RequestSample>,
     cancel: CancellationToken,
 ) {
-    let permits = Arc::new(Semaphore::new(max_concurrency.max(1) as usize));
-    let mut set = JoinSet::new();
-    for (i, offset) in offsets.into_iter().enumerate() {
-        tokio::select! {
-            _ = cancel.cancelled() => break,
-            _ = tokio::time::sleep_until(start + offset) => {}
-        }
-        let (ctx, tx, cancel, permits, body) = (ctx.clone(), tx.clone(), cancel.clone(), permits.clone(), body.clone());
-        set.spawn(async move {
-            let _permit = tokio::select! {
-                _ = cancel.cancelled() => return,
-                p = permits.acquire_owned() => p,
-            };
+    let job = |i: usize| {
+        let (ctx, tx, cancel, body) = (ctx.clone(), tx.clone(), cancel.clone(), body.clone());
+        async move {
             let i = i as u32;
             let mut sample = RequestSample::new(i, Instant::now());
             sample.tag = i;
-            let spec = StreamSpec {
-                url: &ctx.url,
-                headers: &ctx.headers,
-                served_by: &ctx.served_by,
-                first_token_timeout: ctx.first_token_timeout,
-                queued_waits: ctx.queued_waits,
-                idle_timeout: ctx.idle_timeout,
-                expected_chunks: ctx.expected_chunks,
-            };
-            let sample = run_stream(&*ctx.backend, &spec, body(i), sample, &cancel, &ctx.live).await;
+            let sample = run_stream(&*ctx.backend, &ctx.spec(), body(i), sample, &cancel, &ctx.live).await;
             let _ = tx.send(sample);
-        });
-    }
-    while set.join_next().await.is_some() {}
+        }
+    };
+    each_capped(start, offsets, max_concurrency, cancel.clone(), job).await;
 }
