@@ -2,64 +2,17 @@
 //! mean history, median TTFT and (where usage says) cached share, and the sessions that ended,
 //! for the monitor's Turns panel.
 
+use super::turns::TurnCounts;
 use crate::cell::attempt_loop::Tally;
 use crate::cell::control::{ConversationLive, LiveAttempt, TurnLive};
 use crate::load::sample::RequestSample;
-use crate::stats::Samples;
-
-/// What one turn index gathered so far.
-#[derive(Debug, Default)]
-struct TurnSoFar {
-    done: u64,
-    failed: u64,
-    prompt_sum: f64,
-    prompts: u64,
-    ttft: Samples,
-    cached_sum: f64,
-    cached_missing: bool,
-}
-
-impl TurnSoFar {
-    fn add(&mut self, s: &RequestSample) {
-        if !s.completed() {
-            self.failed += 1;
-            return;
-        }
-        self.done += 1;
-        s.ttft().inspect(|d| self.ttft.push(d.as_secs_f64() * 1e3));
-        match s.prompt_tokens {
-            Some(p) => {
-                self.prompt_sum += p as f64;
-                self.prompts += 1;
-            }
-            None => self.cached_missing = true,
-        }
-        match s.cached_tokens {
-            Some(c) => self.cached_sum += c as f64,
-            None => self.cached_missing = true,
-        }
-    }
-
-    fn view(&mut self, turn: u32) -> TurnLive {
-        let mean = (self.prompts > 0).then(|| self.prompt_sum / self.prompts as f64);
-        let cached = (!self.cached_missing && self.prompt_sum > 0.0).then(|| self.cached_sum / self.prompt_sum);
-        TurnLive {
-            turn,
-            done: self.done,
-            failed: self.failed,
-            prompt_tokens_mean: mean,
-            ttft_p50_ms: self.ttft.percentile(50.0),
-            cached_ratio: cached,
-        }
-    }
-}
 
 /// Tallies a conversation attempt's requests by turn as they end.
 #[derive(Debug)]
 pub(crate) struct TurnTally {
     /// Turns each session sends (its script's user messages).
     turns_of: Vec<u32>,
-    turns: Vec<TurnSoFar>,
+    turns: Vec<TurnCounts>,
     sessions_done: u32,
 }
 
@@ -74,14 +27,26 @@ impl Tally for TurnTally {
     fn extra(&mut self, s: &RequestSample, _replica: Option<&str>, live: &mut LiveAttempt) {
         let k = s.tag as usize;
         if self.turns.len() <= k {
-            self.turns.resize_with(k + 1, TurnSoFar::default);
+            self.turns.resize_with(k + 1, TurnCounts::default);
         }
         self.turns[k].add(s);
         let last = self.turns_of.get(s.worker as usize).is_some_and(|n| s.tag + 1 >= *n);
         self.sessions_done += u32::from(last || !s.completed());
-        let turns = self.turns.iter_mut().enumerate().map(|(i, t)| t.view(i as u32 + 1)).collect();
+        let turns = self.turns.iter_mut().enumerate().map(|(i, t)| view(t, i as u32 + 1)).collect();
         let sessions = self.turns_of.len() as u32;
         live.conversation = Some(ConversationLive { sessions, sessions_done: self.sessions_done, turns });
+    }
+}
+
+/// The live row of turn `turn`.
+fn view(t: &mut TurnCounts, turn: u32) -> TurnLive {
+    TurnLive {
+        turn,
+        done: t.done,
+        failed: t.failed,
+        prompt_tokens_mean: t.prompt_mean(),
+        ttft_p50_ms: t.ttft.percentile(50.0),
+        cached_ratio: t.cached_ratio(),
     }
 }
 

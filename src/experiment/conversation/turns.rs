@@ -125,21 +125,63 @@ const COLUMNS: [(&str, &str); 11] = [
     ("cut_by_errors", "count"),
 ];
 
-/// What one turn index gathered.
+/// What the requests of one turn index ended with: the live view's counts and the table's
+/// common part.
+#[derive(Debug, Default)]
+pub(crate) struct TurnCounts {
+    /// Requests that completed.
+    pub done: u64,
+    /// Requests that failed.
+    pub failed: u64,
+    prompt_sum: f64,
+    prompts: u64,
+    /// TTFT of the completed requests, ms.
+    pub ttft: Samples,
+    cached_sum: f64,
+    /// A completed request without prompt tokens or `cached_tokens` in its usage.
+    cached_missing: bool,
+}
+
+impl TurnCounts {
+    /// Counts one request of the turn; true when it completed.
+    pub(crate) fn add(&mut self, s: &RequestSample) -> bool {
+        if !s.completed() {
+            self.failed += 1;
+            return false;
+        }
+        self.done += 1;
+        s.ttft().inspect(|d| self.ttft.push(d.as_secs_f64() * 1e3));
+        match (s.prompt_tokens, s.cached_tokens) {
+            (Some(p), cached) => {
+                (self.prompt_sum, self.prompts) = (self.prompt_sum + p as f64, self.prompts + 1);
+                match cached {
+                    Some(c) => self.cached_sum += c as f64,
+                    None => self.cached_missing = true,
+                }
+            }
+            (None, _) => self.cached_missing = true,
+        }
+        true
+    }
+
+    /// Mean prompt tokens of the completed requests that report them.
+    pub(crate) fn prompt_mean(&self) -> Option<f64> {
+        (self.prompts > 0).then(|| self.prompt_sum / self.prompts as f64)
+    }
+
+    /// Share of prompt tokens served from the cache, when every completed request's usage says.
+    pub(crate) fn cached_ratio(&self) -> Option<f64> {
+        (!self.cached_missing && self.prompt_sum > 0.0).then(|| (self.cached_sum / self.prompt_sum).min(1.0))
+    }
+}
+
+/// What one turn index gathered for the table.
 #[derive(Default)]
 struct Turn {
-    requests: u64,
-    completed: u64,
-    errors: u64,
-    prompt: Samples,
-    ttft: Samples,
+    counts: TurnCounts,
     tpot: Samples,
     good: u64,
     shareable: f64,
-    prompt_sum: f64,
-    cached_sum: f64,
-    /// A completed request of the turn without `cached_tokens` in its usage.
-    cached_missing: bool,
     hits: f64,
     queries: f64,
 }
@@ -151,27 +193,14 @@ pub fn table(samples: &[RequestSample], history: History, counters: &[(f64, f64)
     let mut turns: BTreeMap<u32, Turn> = BTreeMap::new();
     for (i, s) in samples.iter().enumerate() {
         let t = turns.entry(s.tag).or_default();
-        t.requests += 1;
-        if !s.completed() {
-            t.errors += 1;
+        if !t.counts.add(s) {
             continue;
         }
-        t.completed += 1;
-        let ttft = s.ttft();
         let tpot = s.itl();
-        ttft.inspect(|d| t.ttft.push(d.as_secs_f64() * 1e3));
         tpot.inspect(|d| t.tpot.push(d.as_secs_f64() * 1e3));
-        t.good += u64::from(slo.is_met(ttft, tpot, Some(s.e2e())));
-        if let Some(p) = s.prompt_tokens {
-            t.prompt.push(p as f64);
-            t.prompt_sum += p as f64;
+        t.good += u64::from(slo.is_met(s.ttft(), tpot, Some(s.e2e())));
+        if s.prompt_tokens.is_some() {
             t.shareable += share[i] as f64;
-            match s.cached_tokens {
-                Some(c) => t.cached_sum += c as f64,
-                None => t.cached_missing = true,
-            }
-        } else {
-            t.cached_missing = true;
         }
         let (h, q) = counters.get(i).copied().unwrap_or((0.0, 0.0));
         t.hits += h;
@@ -184,22 +213,24 @@ pub fn table(samples: &[RequestSample], history: History, counters: &[(f64, f64)
 
 fn row(turn: u32, t: &mut Turn) -> ExtensionRow {
     let ratio = |a: f64, b: f64| (b > 0.0).then(|| (a / b).min(1.0));
-    let (hits, from_usage) = match t.cached_missing || t.completed == 0 {
-        false => (ratio(t.cached_sum, t.prompt_sum), 1.0),
-        true => (ratio(t.hits, t.queries), 0.0),
+    let c = &mut t.counts;
+    let (hits, from_usage) = match c.cached_ratio() {
+        Some(r) => (Some(r), 1.0),
+        None => (ratio(t.hits, t.queries), 0.0),
     };
+    let requests = c.done + c.failed;
     let values = vec![
-        Some(t.requests as f64),
-        Some(t.completed as f64),
-        t.prompt.mean(),
-        t.ttft.percentile(50.0),
-        t.ttft.percentile(99.0),
+        Some(requests as f64),
+        Some(c.done as f64),
+        c.prompt_mean(),
+        c.ttft.percentile(50.0),
+        c.ttft.percentile(99.0),
         t.tpot.percentile(50.0),
-        (t.completed + t.errors > 0).then(|| t.good as f64 / (t.completed + t.errors) as f64),
-        ratio(t.shareable, t.prompt_sum),
+        (requests > 0).then(|| t.good as f64 / requests as f64),
+        ratio(t.shareable, c.prompt_sum),
         hits,
         Some(from_usage),
-        Some(t.errors as f64),
+        Some(c.failed as f64),
     ];
     ExtensionRow { key: u64::from(turn) + 1, values }
 }
