@@ -1,4 +1,4 @@
-//! `llm-decode-bench report`: flags of re-rendering a saved session report.
+//! `llm-decode-bench report`: flags of re-rendering saved session reports.
 
 use crate::report::formats::ReportFormat;
 use crate::stats::{PercentileList, percentile_list};
@@ -8,9 +8,11 @@ use std::path::PathBuf;
 /// Flags of `llm-decode-bench report`.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// The session report to render (the JSON a run wrote).
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// The session reports to render (the JSON a run wrote). Several: html makes one page
+    /// (each report's sections and one Pareto chart over all of them), text and markdown render
+    /// each in turn under a `==> FILE <==` line, csv and vllm take one.
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
     /// Output format: text (the tables the run printed), markdown (the same as GitHub tables),
     /// html (one self-contained page), csv (one row per cell or phase), vllm (`vllm bench
     /// serve`'s result fields per cell and phase, JSON).

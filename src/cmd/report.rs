@@ -1,16 +1,19 @@
-//! `llm-decode-bench report FILE`: render a saved session report again, in any format of
-//! `report::formats::ReportFormat`, to stdout or atomically to `--out`. A file that is not a
-//! readable report, or a flag that does not fit, is one line on stderr and exit 2 (README
-//! "Exit codes"); nothing is written then.
+//! `llm-decode-bench report FILE...`: render saved session reports again, in any format of
+//! `report::formats::ReportFormat`, to stdout or atomically to `--out`. Several files make one
+//! HTML page (each report's sections, one Pareto chart over all), or text and markdown each in
+//! turn; csv and vllm take one. A file that is not a readable report, or a flag that does not
+//! fit, is one line on stderr and exit 2 (README "Exit codes"); nothing is written then.
 
 use super::exit;
 use super::run::print_tables;
 use crate::cli::report::ReportArgs;
 use crate::report::atomic::write_atomic;
 use crate::report::formats::{RenderSettings, ReportFormat};
+use crate::report::html::render_many;
 use crate::report::json::SessionReport;
 use crate::report::load::{LoadError, load_report};
-use std::path::Path;
+use crate::report::pareto::Source;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Renders the report `args` name; exit 0, or 2 with one line on stderr.
@@ -21,25 +24,79 @@ pub(crate) fn run(args: &ReportArgs) -> ExitCode {
     }
 }
 
-/// Checks the flags, loads the report, renders it and writes it out.
+/// Checks the flags, loads the reports, renders them and writes them out.
 fn render(args: &ReportArgs) -> Result<(), String> {
     if args.per_request && args.format != ReportFormat::Csv {
         return Err(format!("--per-request needs --format csv (not {})", args.format.as_str()));
     }
-    if let Some(out) = &args.out {
-        check_out(out, &args.file, args.overwrite)?;
+    let n = args.files.len();
+    if n > 1 && matches!(args.format, ReportFormat::Csv | ReportFormat::Vllm) {
+        return Err(format!(
+            "--format {} takes one FILE ({n} given): render them one at a time, or use --format html for one page over all",
+            args.format.as_str()
+        ));
     }
-    let report = load_report(&args.file).map_err(|e| load_message(&args.file, &e))?;
-    notes(&args.file, &report, args.format);
+    if let Some(out) = &args.out {
+        check_out(out, &args.files, args.overwrite)?;
+    }
+    let mut reports = Vec::with_capacity(n);
+    for file in &args.files {
+        let report = load_report(file).map_err(|e| load_message(file, &e))?;
+        reports.push(report);
+    }
+    for (file, report) in args.files.iter().zip(&reports) {
+        notes(file, report, args.format);
+    }
     if args.format == ReportFormat::Text && args.out.is_none() {
         // The very code that printed the tables at the end of the run (its dim rules too).
-        return print_tables(&report, args.ascii).map_err(|e| format!("cannot write to stdout: {e}"));
+        return print_each(&args.files, &reports, args.ascii).map_err(|e| format!("cannot write to stdout: {e}"));
     }
-    let body = body(&report, args);
+    let body = match &reports[..] {
+        [one] => body(one, args),
+        _ => several(&args.files, &reports, args),
+    };
     match &args.out {
         Some(out) => write_atomic(out, body.as_bytes()).map_err(|e| format!("cannot write {}: {e}", out.display())),
         None => crate::stdio::write_out(body.as_bytes()).map_err(|e| format!("cannot write to stdout: {e}")),
     }
+}
+
+/// The line that heads each report's output when several are rendered in turn (as `head`
+/// heads each file).
+fn heading(file: &Path) -> String {
+    format!("==> {} <==", file.display())
+}
+
+/// Prints the tables of each report as a run prints them, each under its file's heading
+/// when there are several.
+fn print_each(files: &[PathBuf], reports: &[SessionReport], ascii: bool) -> std::io::Result<()> {
+    for (i, (file, report)) in files.iter().zip(reports).enumerate() {
+        if reports.len() > 1 {
+            let gap = if i > 0 { "\n" } else { "" };
+            crate::out_line!("{gap}{}\n", heading(file))?;
+        }
+        print_tables(report, ascii)?;
+    }
+    Ok(())
+}
+
+/// The output of several reports: html one page over all of them ([`render_many`], each
+/// labelled by its file stem, `report::pareto::labels`); text and markdown each report in
+/// turn under its file's heading.
+fn several(files: &[PathBuf], reports: &[SessionReport], args: &ReportArgs) -> String {
+    if args.format == ReportFormat::Html {
+        let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        let labels = crate::report::pareto::labels::file_labels(&paths);
+        let sources: Vec<Source<'_>> =
+            labels.iter().zip(reports).map(|(label, report)| Source { label, report }).collect();
+        return render_many(&sources);
+    }
+    let parts: Vec<String> = files
+        .iter()
+        .zip(reports)
+        .map(|(file, report)| format!("{}\n\n{}", heading(file), body(report, args)))
+        .collect();
+    parts.join("\n")
 }
 
 /// The bytes of the output: text gets the newline a run prints it with (nothing when it is
@@ -59,11 +116,11 @@ fn body(report: &SessionReport, args: &ReportArgs) -> String {
     }
 }
 
-/// `--out` must take a file, must not be the report being read, and replaces an existing
-/// file only with `overwrite` (src/report/clobber.rs).
-fn check_out(out: &Path, file: &Path, overwrite: bool) -> Result<(), String> {
+/// `--out` must take a file, must not be one of the reports being read, and replaces an
+/// existing file only with `overwrite` (src/report/clobber.rs).
+fn check_out(out: &Path, files: &[PathBuf], overwrite: bool) -> Result<(), String> {
     crate::report::fallback::check_writable(out, "--out")?;
-    if crate::report::clobber::same_file(out, file) {
+    if files.iter().any(|file| crate::report::clobber::same_file(out, file)) {
         return Err(format!("--out {} is the report being read; name another file", out.display()));
     }
     crate::report::clobber::check_output(out, "--out", overwrite, |_| false)

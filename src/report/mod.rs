@@ -26,6 +26,7 @@ pub(crate) mod levels;
 pub(crate) mod load;
 pub(crate) mod markdown;
 pub(crate) mod metrics_source;
+pub mod pareto;
 pub mod phase;
 pub mod prefix_cache;
 pub(crate) mod prom_validation;

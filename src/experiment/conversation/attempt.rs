@@ -144,6 +144,14 @@ pub(crate) async fn run_attempt(
     attempt
 }
 
+/// Median TPOT of the completed requests, ms: each one's (last token − first token) / (tokens −
+/// 1), as the `turns` table's `tpot_p50_ms` per turn; the Pareto view's tok/s per user.
+fn tpot_p50(samples: &[RequestSample]) -> Option<f64> {
+    let mut s = crate::stats::Samples::new();
+    samples.iter().filter(|x| x.completed()).filter_map(RequestSample::itl).for_each(|d| s.push(d.as_secs_f64() * 1e3));
+    s.percentile(50.0)
+}
+
 /// The attempt's own figures.
 fn figures(
     samples: &[RequestSample],
@@ -172,6 +180,7 @@ fn figures(
         f("turns_not_sent", "count", Better::Lower, Some(planned_turns.saturating_sub(sent) as f64)),
         f("ttft_p50_first_turn_ms", "ms", Better::Lower, ttft_of(&|s| s.tag == 0 && s.completed())),
         f("ttft_p50_last_turn_ms", "ms", Better::Lower, ttft_of(&|s| s.tag == last && last > 0 && s.completed())),
+        f(crate::report::pareto::TPOT_FIGURE, "ms", Better::Lower, tpot_p50(samples)),
         f(
             "prompt_tokens_mean",
             "tokens",

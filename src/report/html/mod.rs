@@ -1,14 +1,19 @@
 //! The `html` report format: one self-contained page (no network, no script, no external font or
 //! stylesheet): the decode and burst matrices as heatmaps, tok/s against concurrency, TTFT/TPOT
 //! distributions per cell and the knob's load levels, the routing phases' per-replica split, the
-//! serve cells, KV and queue timelines and the
-//! operator's actions. Charts are drawn with plotters' SVG backend and inlined as `<svg>`.
+//! serve cells, tok/s per user against aggregate tok/s with the Pareto frontier, KV and queue
+//! timelines and the operator's actions. Charts are drawn with plotters' SVG backend and
+//! inlined as `<svg>`. Several reports render as one page ([`render_many`]): each report's
+//! sections in turn and one Pareto chart over all of them.
 
 mod cells;
 mod charts;
 mod extension;
 mod heatmap;
+mod many;
 mod page;
+mod pareto;
+mod placement;
 mod routing;
 mod serve;
 mod svg;
@@ -17,7 +22,9 @@ mod timelines;
 #[cfg(test)]
 mod tests;
 
+pub use many::render_many;
 pub use page::escape;
+pub use pareto::pareto;
 
 use super::json::SessionReport;
 use super::kind::ExperimentKind;
@@ -77,11 +84,25 @@ fn experiment_part(report: &SessionReport, kind: ExperimentKind) -> Part {
     }
 }
 
-/// Every section the page can have, in page order: one per experiment, then the timelines and
-/// the actions.
-fn parts(report: &SessionReport) -> Vec<Part> {
+/// The Pareto section over `sources` (empty content when no cell gives a point).
+fn pareto_part(sources: &[crate::report::pareto::Source<'_>]) -> Part {
+    part(
+        "pareto",
+        "Throughput per user against aggregate throughput",
+        "Every measured cell at the output tok/s one user sees and the output tok/s of the whole cell, \
+         with the Pareto frontier: the cells no other cell beats on both.",
+        pareto::pareto(sources),
+    )
+}
+
+/// Every section the page can have, in page order: one per experiment, the Pareto view of its
+/// cells when `with_pareto`, then the timelines and the actions.
+fn parts(report: &SessionReport, with_pareto: bool) -> Vec<Part> {
     let kinds = ExperimentKind::BUILT_IN.into_iter().chain(crate::report::extension::kinds(report));
     let mut parts: Vec<Part> = kinds.map(|k| experiment_part(report, k)).collect();
+    if with_pareto {
+        parts.push(pareto_part(&[crate::report::pareto::Source { label: "", report }]));
+    }
     parts.push(part(
         "timelines",
         "Replica timelines",
@@ -99,13 +120,22 @@ fn parts(report: &SessionReport) -> Vec<Part> {
 
 /// Renders `report` as one self-contained HTML page.
 pub fn render(report: &SessionReport) -> String {
-    let parts = parts(report);
+    let mut body = report_body(report, "", true);
+    body.push_str(&footer(report));
+    page::document(&format!("{} · llm-decode-bench · {}", report.model, report.started_at), &body)
+}
+
+/// The header and sections of `report`, their anchors prefixed with `prefix` (several reports
+/// on one page), its Pareto section when `with_pareto`.
+fn report_body(report: &SessionReport, prefix: &str, with_pareto: bool) -> String {
+    let mut parts = parts(report, with_pareto);
+    parts.iter_mut().for_each(|p| p.0.insert_str(0, prefix));
     let present: Vec<&Part> = parts.iter().filter(|p| !p.3.is_empty()).collect();
     let toc: Vec<(&str, &str)> = present.iter().map(|p| (p.0.as_str(), p.1.as_str())).collect();
     let mut body = page::header(report, &toc);
     if present.is_empty() {
         body.push_str(&page::section(
-            "empty",
+            &format!("{prefix}empty"),
             "Nothing measured",
             "",
             "<p class=\"note\">This session has no measured cell, phase, series or action yet.</p>\n",
@@ -114,11 +144,15 @@ pub fn render(report: &SessionReport) -> String {
     for (id, title, intro, content) in present {
         body.push_str(&page::section(id, title, intro, content));
     }
-    body.push_str(&format!(
+    body
+}
+
+/// The line under a report: the tool and schema that wrote it.
+fn footer(report: &SessionReport) -> String {
+    format!(
         "<footer>Written by {} {} from a schema v{} session report.</footer>\n",
         escape(&report.tool.name),
         escape(&report.tool.version),
         report.schema_version
-    ));
-    page::document(&format!("{} · llm-decode-bench · {}", report.model, report.started_at), &body)
+    )
 }

@@ -40,6 +40,8 @@ h1{font-size:22px;margin:0 0 4px;font-weight:600}
 h1 .tool{color:var(--muted);font-weight:400;font-size:15px;margin-left:8px}
 h2{font-size:17px;margin:0 0 8px;font-weight:600}
 h3{font-size:14px;margin:18px 0 6px;font-weight:600}
+h2.source{font-size:20px;margin:34px 0 12px;padding-top:14px;border-top:3px solid var(--line)}
+h2.source .tool{color:var(--muted);font-weight:400;font-size:14px;margin-left:8px}
 section{background:#fff;border:1px solid var(--line);border-radius:8px;padding:16px 20px;margin-bottom:18px}
 dl.meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:6px 24px;margin:12px 0 0}
 dl.meta div{display:flex;gap:8px;min-width:0}

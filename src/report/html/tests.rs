@@ -147,3 +147,72 @@ fn terminal_escapes_from_the_server_are_visible_text() {
     assert!(raw.is_empty(), "raw control characters reach the page: {raw:?}");
     assert!(page.contains("evil\\x1b]0;pwned\\x07\\x1b[2J\\u{9b}31m\\u{202e}model"), "shown as escapes");
 }
+
+#[test]
+fn the_pareto_view_places_every_measured_cell() {
+    let page = page_of(full_report());
+    assert!(page.contains("<section id=\"pareto\">") && page.contains("<a href=\"#pareto\">"), "pareto section");
+    assert!(page.contains(&format!("aria-label=\"{}\"", super::pareto::LABEL)));
+    assert!(page.contains("1000 / the cell&#39;s median TPOT") || page.contains("1000 / the cell's median TPOT"));
+    // The measured decode cell (itl p50 19.5 ms) and the burst (TPOT p50 14.25 ms): neither
+    // beats the other on both, so both are on the frontier; the errored cell has no point.
+    let row = |n: u32, kind: &str, cell: &str, user: &str, agg: &str| {
+        format!(
+            "<tr><td class=\"num\">{n}</td><td>{kind}</td><td>{cell}</td><td class=\"num\">{user}</td>\
+             <td class=\"num\">{agg}</td><td>yes</td></tr>"
+        )
+    };
+    assert!(page.contains(&row(1, "decode", "ctx 16k · conc 8", "51.3", "564.8")), "{page}");
+    assert!(page.contains(&row(2, "burst", "ctx 16k · burst 4", "70.2", "307.2")), "{page}");
+    assert!(!page.contains("<th>source</th>"), "one source is not named");
+    assert!(!page.contains("ctx 16k · conc 4"), "the errored cell has no point");
+    let routing = SessionReport { decode: None, burst: None, ..full_report() };
+    assert!(!page_of(routing).contains("id=\"pareto\""), "routing phases give no point");
+}
+
+#[test]
+fn several_reports_make_one_page_with_one_pareto_chart() {
+    use crate::report::pareto::Source;
+    let (a, b) = (full_report(), crate::report::tests_shapes::with_serve());
+    let (a, b) = (without_urls(a), without_urls(b));
+    let evil = "b<i>\"";
+    let page = super::render_many(&[Source { label: "runs/a", report: &a }, Source { label: evil, report: &b }]);
+    assert_self_contained(&page);
+    assert_eq!(page.matches("<section id=\"pareto\">").count(), 1, "one chart over both");
+    assert_eq!(page.matches(&format!("aria-label=\"{}\"", super::pareto::LABEL)).count(), 1);
+    for want in [
+        "<h1>2 session reports",
+        "<h2 class=\"source\" id=\"s1\">runs/a ",
+        "<h2 class=\"source\" id=\"s2\">b&lt;i&gt;&quot; ",
+        "<section id=\"s1-decode\">",
+        "<section id=\"s1-burst\">",
+        "<section id=\"s2-serve\">",
+        "<a href=\"#s1-decode\">",
+        "<a href=\"#s2\">b&lt;i&gt;&quot;</a>",
+        "<th>source</th>",
+        "<td>runs/a</td><td>decode</td><td>ctx 16k · conc 8</td>",
+        "<td>b&lt;i&gt;&quot;</td><td>serve</td><td>in 1k · conc 2 · rate inf</td>",
+    ] {
+        assert!(page.contains(want), "no {want:?}");
+    }
+    assert!(!page.contains("<i>") && !page.contains("<section id=\"decode\">"), "escaped, and ids prefixed");
+    let mut ids: Vec<&str> = page.split("id=\"").skip(1).filter_map(|s| s.split('"').next()).collect();
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "every id once: {ids:?}");
+    for (i, _) in page.match_indices("href=\"#") {
+        let target = page[i + 7..].split('"').next().unwrap_or_default();
+        assert!(ids.contains(&target), "a link to #{target}, which is not on the page");
+    }
+}
+
+#[test]
+fn several_reports_without_points_have_no_pareto_section() {
+    use crate::report::pareto::Source;
+    let (a, b) = (minimal_report(), minimal_report());
+    let page = super::render_many(&[Source { label: "a", report: &a }, Source { label: "a (2)", report: &b }]);
+    assert_self_contained(&page);
+    assert!(!page.contains("pareto") && !page.contains("<svg"), "{page}");
+    assert!(page.contains("<section id=\"s2-empty\">") && page.contains("<a href=\"#s2\">a (2)</a>"), "{page}");
+}
