@@ -44,7 +44,7 @@ pub enum Command {
     Sim(Box<sim::SimArgs>),
     /// Run a benchmark session (decode matrix, routing experiment) against a server or gateway.
     Run(Box<run::RunArgs>),
-    /// Render a saved session report again: text, markdown, html, csv or the vllm bench serve fields.
+    /// Render saved session reports again: text, markdown, html (several as one page), csv or the vllm bench serve fields.
     Report(Box<report::ReportArgs>),
     /// Compare two session reports cell by cell; exit 1 when a headline figure regressed.
     Compare(Box<compare::CompareArgs>),

@@ -3,10 +3,12 @@
 //! in headless Chromium with every background connection disabled: it is screenshotted (a
 //! non-blank PNG), and its DOM, dumped after load by a probe script added to a copy of the page,
 //! shows every chart laid out, no error and nothing fetched; Chromium logs no console message.
+//! The same for several reports on one page (each report's charts and one Pareto chart).
 //! Needs `/usr/bin/chromium` (Debian's `chromium`; `.ci/run` installs it) and fails without it.
 
-use llm_decode_bench::report::html::render;
+use llm_decode_bench::report::html::{render, render_many};
 use llm_decode_bench::report::json::{ActionRecord, SeriesPoint, SessionReport};
+use llm_decode_bench::report::pareto::Source;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -158,7 +160,31 @@ fn the_page_draws_in_headless_chromium() {
     assert!(charts >= 10, "expected every chart of the example, found {charts}");
     let want = format!("data-probe=\"charts={charts} drawn={charts} fetched=0 errors=0\"");
     assert!(dom.contains(&want), "probe: want {want}, DOM starts:\n{}", &dom[..dom.len().min(400)]);
-    for id in ["decode", "burst", "routing", "timelines", "actions"] {
+    for id in ["decode", "burst", "pareto", "routing", "timelines", "actions"] {
+        assert!(dom.contains(&format!("<section id=\"{id}\">")), "no {id} section in the DOM");
+    }
+}
+
+/// Several reports on one page (`report --format html A.json B.json`): every chart of both
+/// reports and the one Pareto chart over both lay out, nothing is fetched, nothing errs.
+#[test]
+fn several_reports_draw_as_one_page_in_headless_chromium() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, mut b) = (report(), report());
+    b.model = "other-model".into();
+    let sources = [Source { label: "a", report: &a }, Source { label: "b", report: &b }];
+    let html = render_many(&sources);
+    assert_eq!(html.matches("<section id=\"pareto\">").count(), 1);
+    let probed = dir.path().join("probed.html");
+    std::fs::write(&probed, html.replacen("</head>", &format!("{PROBE}</head>"), 1)).expect("probed page written");
+    let (dom, stderr) = chromium(&probed, &dir.path().join("p"), &["--dump-dom".to_string()]);
+    assert!(console_lines(&stderr).is_empty(), "console messages:\n{stderr}");
+    let charts = html.matches("<svg class=\"chart\"").count();
+    let single = render(&a).matches("<svg class=\"chart\"").count();
+    assert_eq!(charts, 2 * single - 1, "each report's charts, and one Pareto chart instead of two");
+    let want = format!("data-probe=\"charts={charts} drawn={charts} fetched=0 errors=0\"");
+    assert!(dom.contains(&want), "probe: want {want}, DOM starts:\n{}", &dom[..dom.len().min(400)]);
+    for id in ["pareto", "s1-decode", "s1-routing", "s2-decode", "s2-actions"] {
         assert!(dom.contains(&format!("<section id=\"{id}\">")), "no {id} section in the DOM");
     }
 }

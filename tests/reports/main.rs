@@ -10,4 +10,5 @@ mod extension;
 mod html;
 mod prometheus;
 mod report_cmd;
+mod report_many;
 mod saves;

@@ -49,13 +49,13 @@ fn output(mut cmd: Command) -> Output {
 }
 
 /// `report` with `args`, to its end.
-fn report(args: &[&str]) -> Output {
+pub(crate) fn report(args: &[&str]) -> Output {
     let mut cmd = bin();
     cmd.arg("report").args(args);
     output(cmd)
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).expect("UTF-8 output")
 }
 

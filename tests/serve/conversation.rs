@@ -81,6 +81,18 @@ async fn histories_grow_turn_by_turn_hit_the_cache_within_their_own_sharing_and_
     assert_eq!(figure(a, "turns_not_sent"), Some(0.0));
     let expected = figure(a, "expected_prefix_hit_ratio").unwrap();
     assert!(expected > 0.3 && figure(a, "prefix_hit_ratio").unwrap() <= expected + 0.05);
+    // The attempt's median TPOT lies among its turns' medians, and places it in the Pareto view.
+    let tpot = figure(a, "tpot_p50_ms").expect("a median TPOT");
+    let turns: Vec<f64> = (0..3).map(|k| col(t, k, "tpot_p50_ms").unwrap()).collect();
+    let (lo, hi) = turns.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    assert!(tpot > 0.0 && tpot >= lo * 0.99 && tpot <= hi * 1.01, "{tpot} among {turns:?}");
+    let points = llm_decode_bench::report::pareto::points(&[llm_decode_bench::report::pareto::Source {
+        label: "",
+        report: &report,
+    }]);
+    assert_eq!(points.len(), 1, "{points:?}");
+    assert_eq!(points[0].kind.name(), "conversation");
+    assert!((points[0].per_user_tps - 1000.0 / tpot).abs() < 1e-9 && points[0].aggregate_tps == a.output_tps);
     for format in [ReportFormat::Text, ReportFormat::Markdown, ReportFormat::Html] {
         let text = format.render(&report, RenderSettings { ascii: true, dim_ansi: false, width: Some(220) });
         assert!(text.contains("conversation conc=2 rate=inf") && text.contains("prefix_hit_ratio"), "{text}");

@@ -3,7 +3,7 @@
 //! output tok/s one user sees, and the frontier of those points ([`frontier`]).
 //!
 //! Throughput per user is 1000 / the cell's median TPOT in ms, the "user tok/s = 1 / TPOT" of
-//! docs/reports.md §1.2, where a request's TPOT is its time per output token after the first:
+//! docs/reports.md §1.2 (the view is §7), where a request's TPOT is its time per output token after the first:
 //! - decode cells: the median per-stream TPOT over the window, `itl_ms.p50` ((last token −
 //!   first token) / (tokens − 1) of each stream, cut streams included; its `user_tps`);
 //! - serve cells: vLLM's `median_tpot_ms` ((e2el − ttft) / (tokens − 1), completed requests);
