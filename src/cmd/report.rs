@@ -64,7 +64,7 @@ fn render(args: &ReportArgs) -> Result<(), String> {
 /// The line that heads each report's output when several are rendered in turn (as `head`
 /// heads each file).
 fn heading(file: &Path) -> String {
-    format!("==> {} <==", file.display())
+    format!("==> {} <==", crate::text_safe::text(&file.display().to_string()))
 }
 
 /// Prints the tables of each report as a run prints them, each under its file's heading

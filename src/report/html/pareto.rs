@@ -104,13 +104,14 @@ impl Shape {
 
 impl View<'_> {
     /// The label a frontier point carries on the chart: `3 ctx 16k · conc 8`, its source after
-    /// it when there are several.
+    /// it when there are several (control characters as visible escapes, `crate::text_safe`).
     fn long_label(&self, i: usize) -> String {
         let p = &self.points[i];
-        match self.named {
+        let label = match self.named {
             true => format!("{} {} ({})", i + 1, p.cell, short(self.sources[p.source].label, 24)),
             false => format!("{} {}", i + 1, p.cell),
-        }
+        };
+        crate::text_safe::text(&label).into_owned()
     }
 
     fn draw(&self, area: &Area) -> Drawn {
@@ -196,7 +197,7 @@ impl View<'_> {
         lines.push((None, INK, "hollow: beaten on both".into()));
         if self.named {
             for (i, s) in self.sources.iter().enumerate() {
-                lines.push((Some(Shape::Square), svg::series(i), short(s.label, 30)));
+                lines.push((Some(Shape::Square), svg::series(i), short(&crate::text_safe::text(s.label), 30)));
             }
         }
         let (w, h) = (KEY_WIDTH - 12, lines.len() as i32 * 18 + 10);

@@ -175,7 +175,7 @@ fn several_reports_make_one_page_with_one_pareto_chart() {
     use crate::report::pareto::Source;
     let (a, b) = (full_report(), crate::report::tests_shapes::with_serve());
     let (a, b) = (without_urls(a), without_urls(b));
-    let evil = "b<i>\"";
+    let evil = "b<i>\"\u{1b}]0;x\u{7}";
     let page = super::render_many(&[Source { label: "runs/a", report: &a }, Source { label: evil, report: &b }]);
     assert_self_contained(&page);
     assert_eq!(page.matches("<section id=\"pareto\">").count(), 1, "one chart over both");
@@ -183,19 +183,21 @@ fn several_reports_make_one_page_with_one_pareto_chart() {
     for want in [
         "<h1>2 session reports",
         "<h2 class=\"source\" id=\"s1\">runs/a ",
-        "<h2 class=\"source\" id=\"s2\">b&lt;i&gt;&quot; ",
+        "<h2 class=\"source\" id=\"s2\">b&lt;i&gt;&quot;\\x1b]0;x\\x07 ",
         "<section id=\"s1-decode\">",
         "<section id=\"s1-burst\">",
         "<section id=\"s2-serve\">",
         "<a href=\"#s1-decode\">",
-        "<a href=\"#s2\">b&lt;i&gt;&quot;</a>",
+        "<a href=\"#s2\">b&lt;i&gt;&quot;\\x1b]0;x\\x07</a>",
         "<th>source</th>",
         "<td>runs/a</td><td>decode</td><td>ctx 16k · conc 8</td>",
-        "<td>b&lt;i&gt;&quot;</td><td>serve</td><td>in 1k · conc 2 · rate inf</td>",
+        "<td>b&lt;i&gt;&quot;\\x1b]0;x\\x07</td><td>serve</td><td>in 1k · conc 2 · rate inf</td>",
     ] {
         assert!(page.contains(want), "no {want:?}");
     }
     assert!(!page.contains("<i>") && !page.contains("<section id=\"decode\">"), "escaped, and ids prefixed");
+    let raw: Vec<char> = page.chars().filter(|c| crate::text_safe::is_unsafe(*c) && *c != '\n').collect();
+    assert!(raw.is_empty(), "raw control characters reach the page (the chart's key and labels too): {raw:?}");
     let mut ids: Vec<&str> = page.split("id=\"").skip(1).filter_map(|s| s.split('"').next()).collect();
     let n = ids.len();
     ids.sort_unstable();
