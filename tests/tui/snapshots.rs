@@ -47,6 +47,7 @@ screens! {
     errored_detail => fixtures::errored_detail();
     finished_routing => fixtures::finished_routing();
     conversation_running => fixtures::conversation_running();
+    slo_search_running => fixtures::slo_search_running();
 }
 
 #[test]

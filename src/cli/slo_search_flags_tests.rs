@@ -1,0 +1,63 @@
+use super::*;
+
+fn shape(plans: &[PlanKind]) -> RunShape<'_> {
+    RunShape { plans, slo: SloSource::Goodput, num_prompts: 96, rates_given: false, trace: None }
+}
+
+fn flags(mode: SearchMode) -> SloSearchFlags {
+    SloSearchFlags { slo_search: Some(mode), ..Default::default() }
+}
+
+const SERVE: &[PlanKind] = &[PlanKind::Serve];
+
+#[test]
+fn defaults_per_mode() {
+    let c = flags(SearchMode::Concurrency).config(shape(SERVE)).unwrap().unwrap();
+    assert_eq!((c.target, c.start, c.max, c.resolution, c.repeats), (0.99, 1.0, 96.0, Resolution::Absolute(1.0), 3));
+    let r = flags(SearchMode::Rate).config(shape(SERVE)).unwrap().unwrap();
+    assert_eq!((r.max, r.resolution), (256.0, Resolution::Relative(0.05)));
+    assert_eq!(SloSearchFlags::default().config(shape(SERVE)), Ok(None));
+}
+
+#[test]
+fn the_search_needs_an_slo_the_serve_plan_and_its_own_load() {
+    let f = flags(SearchMode::Concurrency);
+    for source in [SloSource::Default, SloSource::Demo] {
+        let e = f.config(RunShape { slo: source, ..shape(SERVE) }).unwrap_err();
+        assert_eq!(e, "--slo-search needs the SLO it searches under: add --goodput (e.g. --goodput ttft:500 tpot:50)");
+    }
+    assert!(f.config(RunShape { slo: SloSource::SloFlags, ..shape(SERVE) }).is_ok(), "--slo-ttft names an SLO too");
+    assert_eq!(
+        f.config(shape(&[PlanKind::Decode])).unwrap_err(),
+        "--slo-search probes the serve workload: add --plan serve"
+    );
+    let e = f.config(RunShape { rates_given: true, ..shape(SERVE) }).unwrap_err();
+    assert!(e.starts_with("--request-rate sets the serve plan's fixed cells"), "{e}");
+    let e = f.config(RunShape { trace: Some("mooncake_trace"), ..shape(SERVE) }).unwrap_err();
+    assert!(e.starts_with("--dataset-name mooncake_trace replays on its own schedule"), "{e}");
+    let stray = SloSearchFlags { slo_repeats: Some(2), ..Default::default() };
+    assert_eq!(stray.config(shape(SERVE)).unwrap_err(), "--slo-repeats shapes the SLO search: add --slo-search concurrency|rate");
+}
+
+#[test]
+fn out_of_range_settings_are_one_line_errors_naming_the_flag() {
+    let with = |f: SloSearchFlags| f.config(shape(SERVE)).unwrap_err();
+    let c = || flags(SearchMode::Concurrency);
+    for (f, flag) in [
+        (SloSearchFlags { slo_attainment: Some(0.0), ..c() }, "--slo-attainment"),
+        (SloSearchFlags { slo_attainment: Some(100.5), ..c() }, "--slo-attainment"),
+        (SloSearchFlags { slo_attainment: Some(f64::NAN), ..c() }, "--slo-attainment"),
+        (SloSearchFlags { slo_repeats: Some(0), ..c() }, "--slo-repeats"),
+        (SloSearchFlags { slo_start_load: Some(1.5), ..c() }, "--slo-start-load"),
+        (SloSearchFlags { slo_start_load: Some(0.0), ..c() }, "--slo-start-load"),
+        (SloSearchFlags { slo_max_load: Some(f64::INFINITY), ..c() }, "--slo-max-load"),
+        (SloSearchFlags { slo_start_load: Some(200.0), ..c() }, "--slo-max-load"),
+        (SloSearchFlags { slo_resolution: Some(Resolution::Absolute(0.5)), ..c() }, "--slo-resolution"),
+        (SloSearchFlags { slo_max_load: Some(2e6), ..flags(SearchMode::Rate) }, "--slo-max-load"),
+    ] {
+        let e = with(f);
+        assert!(e.starts_with(flag) && !e.contains('\n'), "{flag}: {e}");
+    }
+    let rate = SloSearchFlags { slo_start_load: Some(0.25), slo_resolution: Some(Resolution::Absolute(0.1)), ..flags(SearchMode::Rate) };
+    assert_eq!(rate.config(shape(SERVE)).unwrap().unwrap().start, 0.25, "a rate may be fractional");
+}
