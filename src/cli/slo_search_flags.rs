@@ -74,7 +74,9 @@ impl SloSearchFlags {
             };
         };
         if !run.slo.is_chosen() || run.slo == SloSource::Demo {
-            return Err("--slo-search needs the SLO it searches under: add --goodput (e.g. --goodput ttft:500 tpot:50)".into());
+            return Err(
+                "--slo-search needs the SLO it searches under: add --goodput (e.g. --goodput ttft:500 tpot:50)".into(),
+            );
         }
         if !run.plans.contains(&PlanKind::Serve) {
             return Err("--slo-search probes the serve workload: add --plan serve".into());
@@ -83,7 +85,9 @@ impl SloSearchFlags {
             return Err("--request-rate sets the serve plan's fixed cells: --slo-search sets each probe's load".into());
         }
         if let Some(name) = run.trace {
-            return Err(format!("--dataset-name {name} replays on its own schedule: --slo-search sets each probe's load"));
+            return Err(format!(
+                "--dataset-name {name} replays on its own schedule: --slo-search sets each probe's load"
+            ));
         }
         let cfg = self.settings(mode, run.num_prompts);
         check(&cfg)?;

@@ -36,7 +36,10 @@ fn the_search_needs_an_slo_the_serve_plan_and_its_own_load() {
     let e = f.config(RunShape { trace: Some("mooncake_trace"), ..shape(SERVE) }).unwrap_err();
     assert!(e.starts_with("--dataset-name mooncake_trace replays on its own schedule"), "{e}");
     let stray = SloSearchFlags { slo_repeats: Some(2), ..Default::default() };
-    assert_eq!(stray.config(shape(SERVE)).unwrap_err(), "--slo-repeats shapes the SLO search: add --slo-search concurrency|rate");
+    assert_eq!(
+        stray.config(shape(SERVE)).unwrap_err(),
+        "--slo-repeats shapes the SLO search: add --slo-search concurrency|rate"
+    );
 }
 
 #[test]
@@ -58,6 +61,53 @@ fn out_of_range_settings_are_one_line_errors_naming_the_flag() {
         let e = with(f);
         assert!(e.starts_with(flag) && !e.contains('\n'), "{flag}: {e}");
     }
-    let rate = SloSearchFlags { slo_start_load: Some(0.25), slo_resolution: Some(Resolution::Absolute(0.1)), ..flags(SearchMode::Rate) };
+    let rate = SloSearchFlags {
+        slo_start_load: Some(0.25),
+        slo_resolution: Some(Resolution::Absolute(0.1)),
+        ..flags(SearchMode::Rate)
+    };
     assert_eq!(rate.config(shape(SERVE)).unwrap().unwrap().start, 0.25, "a rate may be fractional");
+}
+
+proptest::proptest! {
+    /// Any values: a one-line error, or a search that ends within the probes it is sized for.
+    #[test]
+    fn any_settings_are_refused_in_one_line_or_search_to_an_end(
+        concurrency in proptest::bool::ANY,
+        attainment in proptest::option::of(proptest::num::f64::ANY),
+        start in proptest::option::of(proptest::num::f64::ANY),
+        max in proptest::option::of(proptest::num::f64::ANY),
+        step in proptest::option::of((proptest::bool::ANY, proptest::num::f64::POSITIVE)),
+        repeats in proptest::option::of(proptest::num::u32::ANY),
+        capacity in 0.0f64..1e7,
+    ) {
+        let mode = if concurrency { SearchMode::Concurrency } else { SearchMode::Rate };
+        let resolution = step.and_then(|(pct, v)| {
+            let text = if pct { format!("{}%", v.min(100.0)) } else { v.to_string() };
+            text.parse().ok()
+        });
+        let f = SloSearchFlags {
+            slo_search: Some(mode),
+            slo_attainment: attainment,
+            slo_start_load: start,
+            slo_max_load: max,
+            slo_resolution: resolution,
+            slo_repeats: repeats,
+        };
+        match f.config(shape(SERVE)) {
+            Err(e) => proptest::prop_assert!(!e.is_empty() && !e.contains('\n'), "{e:?}"),
+            Ok(c) => {
+                let c = c.unwrap();
+                let bound = crate::experiment::slo_search::search::most_probes(&c);
+                let mut s = crate::experiment::slo_search::search::Search::new(c);
+                let mut n = 0;
+                while let Some(step) = s.next() {
+                    let good = if step.load <= capacity { 100 } else { 0 };
+                    s.record(crate::stats::Proportion::new(good, 100));
+                    n += 1;
+                    proptest::prop_assert!(n <= bound, "{n} probes, sized for {bound}");
+                }
+            }
+        }
+    }
 }

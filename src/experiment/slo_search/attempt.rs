@@ -120,7 +120,12 @@ pub(crate) async fn run_search(
     let show = |v: Option<f64>| v.map_or_else(|| "—".to_string(), fmt_load);
     let said = live.ended.clone().unwrap_or_else(|| "stopped".into());
     env.emit(RunnerEvent::Log(format!("{}: {said}: bracket [{}, {}] {unit}", cell.label, show(pass), show(fail))));
-    let view = LiveAttempt { cell: Some(cell.cell), label: cell.label.clone(), slo_search: Some(live), ..LiveAttempt::default() };
+    let view = LiveAttempt {
+        cell: Some(cell.cell),
+        label: cell.label.clone(),
+        slo_search: Some(live),
+        ..LiveAttempt::default()
+    };
     env.live_tx.send_replace(view);
     let out = Outcome { cfg: cfg.clone(), slo, bracket: (pass, fail), ending: search.ending() };
     let span = (cell.attempt, env.since_start(started), started.elapsed().as_secs_f64());

@@ -112,6 +112,7 @@ pub fn labels(out: &Outcome) -> BTreeMap<String, String> {
         None => "stopped before the bracket closed".into(),
     };
     let resolution = match c.resolution {
+        crate::config::slo_search::Resolution::Absolute(1.0) if c.mode.unit() == "streams" => "1 stream".into(),
         crate::config::slo_search::Resolution::Absolute(a) => format!("{} {}", fmt_load(a), c.mode.unit()),
         r => r.to_string(),
     };

@@ -60,14 +60,15 @@ fn the_found_load_pools_its_probes_and_every_probe_is_a_row() {
     assert!(t.rows.iter().all(|r| r.values.len() == t.columns.len()));
     assert_eq!(a.labels["outcome"], "stopped before the bracket closed");
     assert_eq!(a.labels["mode"], "concurrency");
-    assert_eq!(a.labels["resolution"], "1 streams");
+    assert_eq!(a.labels["resolution"], "1 stream");
     assert_eq!(a.labels["target"], "99%");
     assert_eq!(a.labels["loads"], "1 to 16 streams");
 }
 
 #[test]
 fn an_everything_passes_search_has_no_first_fail_and_a_none_passes_one_no_load() {
-    let all = Outcome { cfg: cfg(), slo: "ttft:500".into(), bracket: (Some(16.0), None), ending: Some(Ending::AllPassed) };
+    let all =
+        Outcome { cfg: cfg(), slo: "ttft:500".into(), bracket: (Some(16.0), None), ending: Some(Ending::AllPassed) };
     let probes = vec![probe(16.0, 1, 100, Proportion::new(100, 100), Some(true))];
     let a = attempt((1, 0.0, 1.0), &probes, Default::default(), None, &all);
     assert_eq!((figure(&a, "found_load"), figure(&a, "first_fail")), (Some(16.0), None));

@@ -141,12 +141,14 @@ impl Search {
         if narrow {
             return None;
         }
-        match (self.cfg.mode, self.cfg.resolution) {
-            (SearchMode::Concurrency, _) => Some(((pass + fail) / 2.0).floor()).filter(|m| *m > pass && *m < fail),
+        let middle = match (self.cfg.mode, self.cfg.resolution) {
+            (SearchMode::Concurrency, _) => ((pass + fail) / 2.0).floor(),
             // Relative: the geometric middle halves the bracket's ratio, as the resolution measures it.
-            (SearchMode::Rate, Resolution::Relative(_)) => Some((pass * fail).sqrt()),
-            (SearchMode::Rate, Resolution::Absolute(_)) => Some((pass + fail) / 2.0),
-        }
+            (SearchMode::Rate, Resolution::Relative(_)) => (pass * fail).sqrt(),
+            (SearchMode::Rate, Resolution::Absolute(_)) => (pass + fail) / 2.0,
+        };
+        // Strictly inside, or the bracket is as narrow as the numbers go.
+        Some(middle).filter(|m| *m > pass && *m < fail)
     }
 }
 
