@@ -51,6 +51,11 @@ screens! {
 }
 
 #[test]
+fn a_finished_slo_search_shows_its_closed_bracket() {
+    assert_snapshot!(draw(&fixtures::slo_search_done(), 160, 48).backend());
+}
+
+#[test]
 fn a_finished_conversation_keeps_its_final_turns() {
     assert_snapshot!(draw(&fixtures::conversation_done(), 160, 48).backend());
 }

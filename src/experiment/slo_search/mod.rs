@@ -7,6 +7,7 @@
 //! its section is one of the report's `extensions` (kind `slo_search`), with a `probes` table.
 
 pub(crate) mod attempt;
+pub mod live;
 pub mod probe;
 pub mod report;
 pub mod search;

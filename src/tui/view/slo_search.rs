@@ -8,10 +8,13 @@ use super::super::app::App;
 use super::super::theme;
 use super::widgets::{fit, framed, panel};
 use crate::cell::search_live::{ProbeLive, SearchLive};
+use crate::experiment::Attempt;
+use crate::experiment::slo_search::live::from_attempt;
 use crate::experiment::slo_search::probe::fmt_load;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
+use std::borrow::Cow;
 
 /// Width the panel would like, borders included.
 pub(crate) const WIDTH: u16 = 46;
@@ -20,9 +23,18 @@ pub(crate) const WIDTH: u16 = 46;
 /// only one row fits).
 const HEAD_LINES: usize = 4;
 
-/// The running cell's search, if it is one; after the session, the last one's.
-pub(crate) fn live(app: &App) -> Option<&SearchLive> {
-    app.shown_live().0.slo_search.as_ref()
+/// The running cell's search, if it is one; after the session, the last one's as its attempt
+/// ended (read back from the attempt: the last live view a probe published cannot hold that
+/// probe's own verdict).
+pub(crate) fn live(app: &App) -> Option<Cow<'_, SearchLive>> {
+    let (live, done) = app.shown_live();
+    let shown = live.slo_search.as_ref()?;
+    let latest = live.cell.and_then(|c| app.session.cells.get(c)).and_then(|c| c.latest.as_deref());
+    let ended = match latest {
+        Some(Attempt::Extension(a)) if done => from_attempt(a),
+        _ => None,
+    };
+    Some(ended.map_or(Cow::Borrowed(shown), Cow::Owned))
 }
 
 /// Rows the panel would like, borders included.
@@ -87,7 +99,7 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let title = if app.shown_live().1 { "SLO search (final)" } else { "SLO search" };
     let inner = framed(panel(title), area, buf);
     let Some(s) = live(app) else { return };
-    for (i, line) in lines(s, usize::from(inner.height), usize::from(inner.width)).iter().enumerate() {
+    for (i, line) in lines(&s, usize::from(inner.height), usize::from(inner.width)).iter().enumerate() {
         buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
     }
 }
