@@ -111,3 +111,31 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn the_recorded_settings_read_back_as_the_same_flags() {
+    use clap::Parser;
+    let settings = |extra: &[String]| {
+        let base = ["x", "run", "--base-url", "http://127.0.0.1:9", "--plan", "serve", "--goodput", "ttft:500"];
+        let argv: Vec<String> = base.iter().map(|s| s.to_string()).chain(extra.iter().cloned()).collect();
+        let Ok(crate::cli::Cli { command: Some(crate::cli::Command::Run(run)), .. }) =
+            crate::cli::Cli::try_parse_from(argv)
+        else {
+            panic!("{extra:?}: refused")
+        };
+        run.to_config().expect("taken").settings()
+    };
+    let given =
+        ["--slo-search", "rate", "--slo-attainment", "97.3", "--slo-start-load", "0.7", "--slo-resolution", "7%"];
+    let first = settings(&given.map(String::from));
+    assert_eq!(first["slo-search"], "rate");
+    assert_eq!((first["slo-attainment"].as_str(), first["slo-resolution"].as_str()), ("97.3", "7%"));
+    // What `--resume` restores: every recorded slo-* setting as its flag.
+    let restored: Vec<String> =
+        first.iter().filter(|(k, _)| k.starts_with("slo-")).map(|(k, v)| format!("--{k}={v}")).collect();
+    assert_eq!(restored.len(), 6);
+    let slo = |s: std::collections::BTreeMap<String, String>| {
+        s.into_iter().filter(|(k, _)| k.starts_with("slo-")).collect::<Vec<_>>()
+    };
+    assert_eq!(slo(settings(&restored)), slo(first));
+}

@@ -64,10 +64,16 @@ impl FromStr for Resolution {
 impl fmt::Display for Resolution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Relative(r) => write!(f, "{}%", r * 100.0),
+            Self::Relative(r) => write!(f, "{}%", percent(*r)),
             Self::Absolute(a) => write!(f, "{a}"),
         }
     }
+}
+
+/// A share as a percentage, rounded to a millionth of a percent so that it reads back as
+/// written (0.07 is 7, not 7.000000000000001): `--resume` compares the settings as text.
+fn percent(share: f64) -> f64 {
+    (share * 1e8).round() / 1e6
 }
 
 /// What the search runs under, checked (`cli::slo_search_flags`).
@@ -104,7 +110,7 @@ impl SloSearchConfig {
     /// Its settings by flag name, for `plan.settings` (`--resume` restores and checks them).
     pub fn settings(&self, put: &mut impl FnMut(&str, String)) {
         put("slo-search", self.mode.as_str().into());
-        put("slo-attainment", (self.target * 100.0).to_string());
+        put("slo-attainment", percent(self.target).to_string());
         put("slo-start-load", self.start.to_string());
         put("slo-max-load", self.max.to_string());
         put("slo-resolution", self.resolution.to_string());
@@ -126,5 +132,11 @@ mod tests {
             assert!(bad.parse::<Resolution>().is_err(), "{bad}");
         }
         assert!("x".parse::<Resolution>().unwrap_err().contains("not a resolution"));
+        // Percentages read back as written, whatever the binary fractions do.
+        for p in ["7%", "0.1%", "33.3%", "12.5%"] {
+            assert_eq!(p.parse::<Resolution>().unwrap().to_string(), p);
+        }
+        assert_eq!(percent(0.07), 7.0);
+        assert_ne!(0.07 * 100.0, 7.0, "the rounding is needed");
     }
 }
