@@ -9,7 +9,7 @@ use super::report::{Outcome, attempt};
 use super::search::Search;
 use crate::cell::context::CellEnv;
 use crate::cell::control::{LiveAttempt, RunnerEvent};
-use crate::cell::search_live::{ProbeLive, SearchLive};
+use crate::cell::search_live::SearchLive;
 use crate::config::Rate;
 use crate::config::slo_search::{SearchMode, SloSearchConfig};
 use crate::experiment::serve::attempt::{PromptSource, ServeCell, run_serve_attempt};
@@ -103,14 +103,7 @@ pub(crate) async fn run_search(
         let t = tally(&a, &env.cfg.slo);
         let probe = Probe::of(step, &a, t, search.record(t));
         env.emit(RunnerEvent::Log(format!("{}: {}", cell.label, probe.line(index, mode, unit))));
-        live.done.push(ProbeLive {
-            load: step.load,
-            repeat: step.repeat,
-            requests: probe.judged.pooled.trials,
-            attainment: probe.judged.pooled.share(),
-            interval: probe.judged.interval,
-            verdict: probe.judged.verdict,
-        });
+        live.done.push(probe.live());
         (live.last_pass, live.first_fail) = search.bracket();
         got.probes.push(probe);
     }
@@ -126,6 +119,8 @@ pub(crate) async fn run_search(
         slo_search: Some(live),
         ..LiveAttempt::default()
     };
+    // The final view (the monitor may see the idle one first: after the session its panel reads
+    // the attempt back, `live::from_attempt`).
     env.live_tx.send_replace(view);
     let out = Outcome { cfg: cfg.clone(), slo, bracket: (pass, fail), ending: search.ending() };
     let span = (cell.attempt, env.since_start(started), started.elapsed().as_secs_f64());

@@ -72,6 +72,18 @@ impl Probe {
         }
     }
 
+    /// The probe as the live panel lists it (the load's requests pooled).
+    pub fn live(&self) -> crate::cell::search_live::ProbeLive {
+        crate::cell::search_live::ProbeLive {
+            load: self.step.load,
+            repeat: self.step.repeat,
+            requests: self.judged.pooled.trials,
+            attainment: self.judged.pooled.share(),
+            interval: self.judged.interval,
+            verdict: self.judged.verdict,
+        }
+    }
+
     /// The log line of the probe: `probe 3: concurrency 8 (repeat 2): 288/288 met the SLO,
     /// 100.0% [98.7%, 100.0%]: pass`.
     pub fn line(&self, index: usize, mode: &str, unit: &str) -> String {
