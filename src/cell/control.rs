@@ -187,6 +187,8 @@ pub struct LiveAttempt {
     pub families: Vec<FamilyLive>,
     /// A conversation cell's sessions and turns so far (None for other experiments).
     pub conversation: Option<ConversationLive>,
+    /// An SLO search's bracket and probes so far (None for other experiments).
+    pub slo_search: Option<super::search_live::SearchLive>,
     /// Requests the attempt plans to send, when it plans a number (a serve cell's prompts, a
     /// conversation cell's turns): the live panel shows how far through them it is.
     pub planned_requests: Option<u64>,

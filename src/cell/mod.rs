@@ -16,6 +16,7 @@ pub mod publisher;
 pub(crate) mod replicas_live;
 pub(crate) mod sample_window;
 pub(crate) mod scrapes;
+pub mod search_live;
 pub mod spec;
 pub(crate) mod summarize;
 pub(crate) mod tps_bins;

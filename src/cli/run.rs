@@ -40,6 +40,9 @@ pub struct RunArgs {
     /// The conversation experiment's flags (`--plan conversation`).
     #[command(flatten)]
     pub conversation: super::conversation_flags::ConversationFlags,
+    /// The SLO search's flags (`--plan serve --slo-search`).
+    #[command(flatten)]
+    pub slo_search: super::slo_search_flags::SloSearchFlags,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -341,6 +344,7 @@ impl RunArgs {
             slo_source: self.slo_source(),
             serve: self.serve_config()?,
             conversation: self.conversation.config(conversation, self.vllm.dataset_format()?)?,
+            slo_search: self.slo_search_config()?,
             hold_after_last: false,
         })
     }

@@ -103,7 +103,11 @@ impl RunArgs {
         }
         let tokenizer =
             self.vllm.tokenizer.as_deref().map(crate::dataset::tokenizer::TokenizerFile::load).transpose()?;
-        let cells = cfg.conc.len() * cfg.rates.len().max(1);
+        let cells = match &cfg.slo_search {
+            // Each probe of the search sends its own prompts.
+            Some(s) => crate::experiment::slo_search::search::most_probes(s),
+            None => cfg.conc.len() * cfg.rates.len().max(1),
+        };
         let n =
             (cfg.serve.num_prompts as usize).saturating_mul(cells).saturating_mul(crate::config::dataset::OVERSAMPLE);
         let output_len = self.vllm.sharegpt_output_len.or(self.vllm.custom_output_len);
@@ -127,6 +131,19 @@ impl RunArgs {
         let n = (cfg.conversation.conversations as usize).saturating_mul(cells);
         let seed = cfg.serve.seed;
         crate::config::dataset::DatasetSource::load(format, path, n, seed, self.vllm.sharegpt_output_len).map(Some)
+    }
+
+    /// The SLO search's settings (`--slo-search`), checked against the rest of the run.
+    pub(super) fn slo_search_config(&self) -> Result<Option<crate::config::slo_search::SloSearchConfig>, String> {
+        let name = self.vllm.dataset_name.as_deref();
+        let trace = name.filter(|_| crate::cli::vllm_trace::trace_format(name).is_some());
+        self.slo_search.config(crate::cli::slo_search_flags::RunShape {
+            plans: &self.plan,
+            slo: self.slo_source(),
+            num_prompts: self.count,
+            rates_given: !self.request_rate.is_empty(),
+            trace,
+        })
     }
 
     /// The trace of `--dataset-name mooncake_trace|azure_trace`, its first `--num-prompts`

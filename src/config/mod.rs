@@ -8,6 +8,7 @@ pub mod prefix_repetition;
 pub(crate) mod routing;
 pub mod serve;
 pub(crate) mod settings;
+pub mod slo_search;
 pub mod trace;
 
 /// The open-loop arrival rate lives in the load layer ([`crate::load::rate`]); re-exported here
@@ -110,6 +111,8 @@ pub struct RunConfig {
     pub serve: serve::ServeConfig,
     /// The conversation experiment, when planned.
     pub conversation: conversation::ConversationConfig,
+    /// The SLO search that replaces the serve plan's fixed cells (`--slo-search`), when asked.
+    pub slo_search: Option<slo_search::SloSearchConfig>,
     /// After the last cell, the runner waits for re-runs and saves until told to stop (the
     /// monitor's sessions: finished cells can be re-run until the operator quits); false ends
     /// the session with its last cell (headless).

@@ -66,6 +66,9 @@ impl RunConfig {
         if self.plans.contains(&PlanKind::Serve) {
             self.serve_settings(&mut put);
         }
+        if let Some(search) = &self.slo_search {
+            search.settings(&mut put);
+        }
         if self.plans.contains(&PlanKind::Conversation) {
             self.conversation_settings(&mut put);
         }

@@ -43,6 +43,7 @@ pub fn summarize(
         ttft_p50_ms: ttft.percentile(50.0),
         figures,
         tables: Default::default(),
+        labels: Default::default(),
     }
 }
 

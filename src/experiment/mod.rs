@@ -16,6 +16,7 @@ pub(crate) mod record;
 pub(crate) mod registry;
 pub mod routing;
 pub mod serve;
+pub mod slo_search;
 
 pub use interface::{CellRun, Experiment, Experiments, PlannedCell};
 pub use prepare::{PrepareEnv, Prepared, Setup};

@@ -2,7 +2,7 @@
 //! built-in set is handed to `session::plan::start_with_setups` instead.
 
 use super::prepare::Setup;
-use super::{conversation, decode, routing, serve};
+use super::{conversation, decode, routing, serve, slo_search};
 use std::sync::Arc;
 
 /// Every built-in kind, each preparing its `--plan` kind.
@@ -12,6 +12,7 @@ pub(crate) fn builtin() -> Vec<Arc<dyn Setup>> {
         Arc::new(routing::RoutingSetup),
         Arc::new(serve::ServeSetup),
         Arc::new(conversation::ConversationSetup),
+        Arc::new(slo_search::SloSearchSetup),
     ]
 }
 
@@ -30,6 +31,9 @@ pub(crate) fn offline(cfg: &crate::config::RunConfig, kv_capacity: Option<u64>) 
                 }
             }
             crate::config::PlanKind::Routing => {}
+            crate::config::PlanKind::Serve if cfg.slo_search.is_some() => {
+                out.push(Arc::new(slo_search::SloSearch::new(cfg, None)))
+            }
             crate::config::PlanKind::Serve => out.push(Arc::new(serve::Serve::new(cfg))),
             crate::config::PlanKind::Conversation => out.push(Arc::new(conversation::Conversations::new(cfg))),
         }

@@ -79,6 +79,10 @@ pub struct ExtensionAttempt {
     /// `turns`: one row per turn index); every format prints each below the section's table.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tables: BTreeMap<String, ExtensionTable>,
+    /// The experiment's own settings and outcome in words, by name (the SLO search's `mode`,
+    /// `slo`, `outcome`); every format prints them under the section's table.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
 }
 
 /// A breakdown of an attempt: rows keyed by a number (a turn index), named columns.

@@ -6,6 +6,7 @@
 pub(crate) mod gap_dist;
 pub(crate) mod knee;
 pub(crate) mod percentile_list;
+pub mod proportion;
 pub(crate) mod quantile;
 pub(crate) mod rate;
 pub(crate) mod reservoir;
@@ -17,6 +18,7 @@ pub(crate) mod timing;
 
 pub use gap_dist::GapDist;
 pub use percentile_list::{PercentileList, percentile_list};
+pub use proportion::Proportion;
 pub use quantile::{Percentiles, Samples, Summary};
 pub use rate::WindowCounter;
 pub use reservoir::Reservoir;

@@ -47,8 +47,15 @@ async fn each_request_has_its_own_length_and_the_server_counts_it() {
     let a = s.cells[0].attempts.last().expect("an attempt");
     assert_eq!((a.status, a.metrics.completed), (AttemptStatus::Measured, u64::from(N)));
 
-    let spec =
-        ServeCell { cell: 0, label: String::new(), input_len: INPUT, max_concurrency: 8, rate: Rate::Inf, attempt: 1 };
+    let spec = ServeCell {
+        cell: 0,
+        label: String::new(),
+        input_len: INPUT,
+        max_concurrency: 8,
+        rate: Rate::Inf,
+        attempt: 1,
+        search: None,
+    };
     let planned = Lengths::draw(N as usize, INPUT, OUTPUT, ratio, spec.seed(11));
     for rec in &a.request_samples {
         let i = rec.worker as usize;

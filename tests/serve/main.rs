@@ -11,5 +11,6 @@ mod goodput;
 mod lengths;
 mod plan;
 mod prefix;
+mod slo_search;
 mod tokenizer;
 mod trace;

@@ -47,6 +47,12 @@ screens! {
     errored_detail => fixtures::errored_detail();
     finished_routing => fixtures::finished_routing();
     conversation_running => fixtures::conversation_running();
+    slo_search_running => fixtures::slo_search_running();
+}
+
+#[test]
+fn a_finished_slo_search_shows_its_closed_bracket() {
+    assert_snapshot!(draw(&fixtures::slo_search_done(), 160, 48).backend());
 }
 
 #[test]

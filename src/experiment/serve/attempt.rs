@@ -47,6 +47,8 @@ pub struct ServeCell {
     pub rate: Rate,
     /// 1-based attempt number.
     pub attempt: u32,
+    /// The SLO search this attempt is a probe of, shown live beside it (`--slo-search`).
+    pub search: Option<crate::cell::search_live::SearchLive>,
 }
 
 impl ServeCell {
@@ -183,6 +185,7 @@ pub async fn run_serve_attempt(
     let mut lp = AttemptLoop::new(env, rx, live, publisher, GapTally::default()).ends_only();
     // Progress through the cell's prompts (and a trace's clock) for the live panel.
     (lp.live_mut().planned_requests, lp.live_mut().workload) = (Some(n as u64), Some(name));
+    lp.live_mut().slo_search = spec.search.clone();
     lp.phase(Phase::Measuring, span);
     let before = env.metrics_now().await;
     let started = Instant::now();

@@ -79,7 +79,8 @@ impl RequestFigures {
         (self.output_tokens > 1).then(|| (self.e2el_ms - ttft) / (self.output_tokens - 1) as f64)
     }
 
-    fn meets(&self, slo: &Slo) -> bool {
+    /// True when it met every bound of `slo` (a one-token request's TPOT counts as 0, as vLLM's goodput).
+    pub(crate) fn meets(&self, slo: &Slo) -> bool {
         let d = |v: f64| crate::units::secs(v / 1e3);
         slo.is_met(self.ttft_ms.map(d), Some(d(self.tpot_ms().unwrap_or(0.0))), Some(d(self.e2el_ms)))
     }

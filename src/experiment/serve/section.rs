@@ -184,6 +184,10 @@ impl Setup for ServeSetup {
 
     fn prepare<'a>(&'a self, env: PrepareEnv<'a>) -> BoxFuture<'a, anyhow::Result<Prepared>> {
         Box::pin(async move {
+            // `--slo-search` replaces the fixed cells with its search (`experiment::slo_search`).
+            if env.cfg.slo_search.is_some() {
+                return Ok(Prepared::default());
+            }
             let serve = match super::dataset_sizing::for_session(&env, Serve::per_row(env.cfg)).await? {
                 Some(d) => Serve::with_dataset(env.cfg, d),
                 None => Serve::new(env.cfg),
@@ -245,6 +249,7 @@ impl Experiment for Serve {
                 max_concurrency: conc,
                 rate: rate.unwrap_or(Rate::Inf),
                 attempt: cell.attempt,
+                search: None,
             };
             // A failed probe is not kept: a transient refusal (a 429) is tried again next cell.
             // Dataset prompts are text: no vocabulary to probe.

@@ -41,6 +41,10 @@ pub(super) fn extension_table(section: &ExtensionSection) -> String {
         .collect();
     let mut out = table(&head, &numeric, &rows);
     for c in section.cells.iter().filter(|c| matches!(c.status, CellOutcome::Measured | CellOutcome::Errored)) {
+        let line = c.attempts.last().and_then(|a| crate::report::text::extension::labels_line(&c.label, a));
+        if let Some(line) = line {
+            out.push_str(&format!("<p>{}</p>", escape(&line)));
+        }
         for (name, t) in c.attempts.last().map(|a| &a.tables).into_iter().flatten() {
             out.push_str(&format!("<h4>{}</h4>", escape(&format!("{name} of {}", c.label))));
             out.push_str(&breakdown(t));

@@ -34,6 +34,9 @@ pub(crate) fn extension_blocks(section: &ExtensionSection) -> Vec<Block> {
     }
     let mut out = vec![Block::Table(table), Block::legend(&[LEGEND])];
     for c in section.cells.iter().filter(|c| matches!(c.status, CellOutcome::Measured | CellOutcome::Errored)) {
+        if let Some(line) = c.attempts.last().and_then(|a| labels_line(&c.label, a)) {
+            out.push(Block::legend(&[&line]));
+        }
         for (name, t) in c.attempts.last().map(|a| &a.tables).into_iter().flatten() {
             out.push(Block::Table(breakdown(&format!("{name} of {}", c.label), t)));
         }
@@ -41,12 +44,19 @@ pub(crate) fn extension_blocks(section: &ExtensionSection) -> Vec<Block> {
     out
 }
 
+/// The attempt's own labels as one line under the cell's label (`slo_search in=128: mode
+/// concurrency; slo ttft:500`), None without labels.
+pub(crate) fn labels_line(label: &str, a: &crate::report::extension::ExtensionAttempt) -> Option<String> {
+    let pairs: Vec<String> = a.labels.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    (!pairs.is_empty()).then(|| format!("{label}: {}", pairs.join("; ")))
+}
+
 /// A value of a breakdown as its unit reads: counts and tokens whole, ms as the tables print
 /// latencies, anything else with three decimals.
 pub(crate) fn fmt_value(unit: &str, v: Option<f64>) -> String {
     match (unit, v) {
         (_, None) => MISSING.into(),
-        ("count" | "tokens", Some(v)) => format!("{v:.0}"),
+        ("count" | "tokens" | "streams", Some(v)) => format!("{v:.0}"),
         ("ms", v) => fmt_latency_ms(v),
         (_, Some(v)) => format!("{v:.3}"),
     }

@@ -46,7 +46,7 @@ pub(crate) const NOTATION: [(&str, &str); 15] = [
 ];
 
 /// What each panel's short labels mean.
-pub(crate) const PANELS: [(&str, &[(&str, &str)]); 5] = [
+pub(crate) const PANELS: [(&str, &[(&str, &str)]); 6] = [
     (
         "Live panel (the running cell)",
         &[
@@ -88,6 +88,15 @@ pub(crate) const PANELS: [(&str, &[(&str, &str)]); 5] = [
             ("done fail", "requests of the turn index that completed / failed"),
             ("hist", "mean prompt tokens the turn sent: the history so far"),
             ("TTFT50 cached", "median TTFT, ms; prompt tokens served from cache (usage; — unknown)"),
+        ],
+    ),
+    (
+        "SLO search panel (--slo-search)",
+        &[
+            ("bracket [8, 16]", "the highest load that passed and the lowest that failed so far"),
+            ("reqs met", "requests probed at the load (repeats pooled), the share meeting the SLO"),
+            ("interval", "that share's 95% interval; pass or fail is judged on the share"),
+            ("again", "the interval holds the target: the load is probed again"),
         ],
     ),
     (

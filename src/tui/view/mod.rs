@@ -14,6 +14,7 @@ pub(crate) mod owners;
 pub(crate) mod replicas;
 pub(crate) mod routing;
 pub(crate) mod serve_detail;
+pub(crate) mod slo_search;
 pub(crate) mod turns;
 pub(crate) mod widgets;
 
@@ -37,8 +38,18 @@ struct Areas {
     replicas: Rect,
     owners: Option<Rect>,
     routing: Option<Rect>,
-    turns: Option<Rect>,
+    /// The experiment's own panel (an SLO search's, or a conversation's Turns).
+    side: Option<Rect>,
     log: Rect,
+}
+
+/// The width and height of the experiment's own panel, when the shown attempt has one: an SLO
+/// search's, else a conversation's Turns.
+fn side(app: &App) -> Option<(u16, u16)> {
+    if slo_search::live(app).is_some() {
+        return Some((slo_search::WIDTH, slo_search::height(app)));
+    }
+    turns::live(app).is_some().then(|| (turns::WIDTH, turns::height(app)))
 }
 
 fn is_routing(app: &App, cell: Option<usize>) -> bool {
@@ -78,9 +89,9 @@ fn compact(app: &App, body: Rect) -> Areas {
         let [m, o] = Layout::horizontal([Constraint::Min(40), Constraint::Length(owners::width(app))]).areas(top);
         let [r, l] = split(bottom, 50);
         (a.matrix, a.owners, a.routing, a.log) = (m, Some(o), Some(r), l);
-    } else if turns::live(app).is_some() {
-        let [m, t] = Layout::horizontal([Constraint::Min(40), Constraint::Length(turns::WIDTH)]).areas(top);
-        (a.matrix, a.turns) = (m, Some(t));
+    } else if let Some((width, _)) = side(app) {
+        let [m, t] = Layout::horizontal([Constraint::Min(40), Constraint::Length(width)]).areas(top);
+        (a.matrix, a.side) = (m, Some(t));
     }
     a
 }
@@ -94,9 +105,9 @@ fn wide(app: &App, body: Rect) -> Areas {
     if routing {
         mid_h = mid_h.max(owners::height(app));
     }
-    let conversation = !routing && turns::live(app).is_some();
-    if conversation {
-        mid_h = mid_h.max(turns::height(app));
+    let own = side(app).filter(|_| !routing);
+    if let Some((_, h)) = own {
+        mid_h = mid_h.max(h);
     }
     let mid_h = mid_h.min(body.height.saturating_sub(top_h + 4));
     let [top, mid, bottom] =
@@ -107,9 +118,9 @@ fn wide(app: &App, body: Rect) -> Areas {
         let [r, o] = split(mid, 55);
         let [rt, l] = split(bottom, 45);
         (a.replicas, a.owners, a.routing, a.log) = (r, Some(o), Some(rt), l);
-    } else if conversation {
-        let [r, t] = Layout::horizontal([Constraint::Min(40), Constraint::Length(turns::WIDTH)]).areas(mid);
-        (a.replicas, a.turns) = (r, Some(t));
+    } else if let Some((width, _)) = own {
+        let [r, t] = Layout::horizontal([Constraint::Min(40), Constraint::Length(width)]).areas(mid);
+        (a.replicas, a.side) = (r, Some(t));
     }
     a
 }
@@ -163,8 +174,11 @@ impl Widget for &App {
         if let Some(r) = a.routing {
             routing::render(self, r, buf);
         }
-        if let Some(t) = a.turns {
-            turns::render(self, t, buf);
+        if let Some(t) = a.side {
+            match slo_search::live(self) {
+                Some(_) => slo_search::render(self, t, buf),
+                None => turns::render(self, t, buf),
+            }
         }
         log::render(self, a.log, buf);
         match self.mode {

@@ -78,6 +78,10 @@ pub(crate) fn extension(a: &ExtensionAttempt) -> Vec<Line<'static>> {
         a.duration_s,
         fmt_tps(a.output_tps)
     ))];
+    if !a.labels.is_empty() {
+        let labels: Vec<String> = a.labels.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        out.push(Line::from(labels.join(" · ")));
+    }
     for f in &a.figures {
         let v = f.value.map_or_else(|| "—".to_string(), |v| format!("{v:.3}"));
         out.push(Line::from(format!("{} {v} {}", f.name, f.unit)));
