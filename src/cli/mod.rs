@@ -12,6 +12,7 @@ pub mod resume_flags;
 pub(crate) mod run;
 pub(crate) mod run_bounds;
 pub(crate) mod sim;
+pub(crate) mod sweep_flags;
 pub(crate) mod vllm_compat;
 pub(crate) mod vllm_prefix;
 pub(crate) mod vllm_refused;

@@ -40,6 +40,9 @@ pub struct RunArgs {
     /// The conversation experiment's flags (`--plan conversation`).
     #[command(flatten)]
     pub conversation: super::conversation_flags::ConversationFlags,
+    /// The engine-config sweep's flags (`--server-cmd`, `--server-param`, ...).
+    #[command(flatten)]
+    pub sweep: super::sweep_flags::SweepFlags,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -342,6 +345,7 @@ impl RunArgs {
             serve: self.serve_config()?,
             conversation: self.conversation.config(conversation, self.vllm.dataset_format()?)?,
             hold_after_last: false,
+            report_frame: None,
         })
     }
 }

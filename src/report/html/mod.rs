@@ -12,12 +12,14 @@ mod page;
 mod routing;
 mod serve;
 mod svg;
+mod sweep;
 mod timelines;
 
 #[cfg(test)]
 mod tests;
 
 pub use page::escape;
+pub(crate) use sweep::render_sweep;
 
 use super::json::SessionReport;
 use super::kind::ExperimentKind;

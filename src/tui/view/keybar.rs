@@ -22,16 +22,19 @@ pub(crate) fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         Mode::Detail => vec![("Esc", "close"), ("←↓↑→", "select"), ("r", "re-run"), ("q", "quit"), ("?", "help")],
         Mode::Normal => {
             let pause = if app.paused() { "resume" } else { "pause" };
-            vec![
-                ("p", pause),
-                ("s", "skip"),
-                ("r", "re-run"),
-                ("←↓↑→", "move"),
-                ("⏎", "detail"),
-                ("w", "save"),
-                ("q", "quit"),
-                ("?", "help"),
-            ]
+            let set = app.set_line.as_ref().map(|_| ("x", "skip set"));
+            set.into_iter()
+                .chain([
+                    ("p", pause),
+                    ("s", "skip"),
+                    ("r", "re-run"),
+                    ("←↓↑→", "move"),
+                    ("⏎", "detail"),
+                    ("w", "save"),
+                    ("q", "quit"),
+                    ("?", "help"),
+                ])
+                .collect()
         }
     }
 }
