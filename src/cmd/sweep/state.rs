@@ -38,6 +38,7 @@ pub(crate) struct Shared(Arc<Mutex<SweepState>>);
 impl Shared {
     /// A sweep of `section`'s sets, all pending, planned as `cfg` and `prior` say.
     pub(crate) fn new(section: SweepSection, cfg: &RunConfig, prior: &Prior) -> Self {
+        let section_base = section.base_url.clone();
         let state = SweepState {
             section,
             actions: Vec::new(),
@@ -45,7 +46,7 @@ impl Shared {
             stopped: false,
             started: Instant::now(),
             started_at: now_rfc3339(),
-            plan: crate::session::assemble::plan_info_of(cfg, prior),
+            plan: plan_of(&section_base, cfg, prior),
             endpoint: cfg.endpoint.as_str().into(),
         };
         Self(Arc::new(Mutex::new(state)))
@@ -140,6 +141,16 @@ impl SweepState {
     pub(crate) fn halted(&self) -> bool {
         self.section.sets.iter().any(|s| s.report.as_ref().is_some_and(|r| r.halted.is_some()))
     }
+}
+
+/// The plan every set runs, the target named by its template (`http://127.0.0.1:{port}`), not
+/// by the first set's port.
+fn plan_of(base: &str, cfg: &RunConfig, prior: &Prior) -> crate::report::json::PlanInfo {
+    let mut plan = crate::session::assemble::plan_info_of(cfg, prior);
+    if let Some(b) = plan.settings.get_mut("base-url") {
+        *b = base.to_string();
+    }
+    plan
 }
 
 /// Writes the sweep report to `writer`'s file (its fallback file when that fails); the error,
