@@ -188,3 +188,6 @@ pub fn describe(names: &[String], set: &BTreeMap<String, String>) -> String {
         false => parts.join(", "),
     }
 }
+
+#[cfg(test)]
+mod tests;

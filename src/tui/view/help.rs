@@ -14,7 +14,7 @@ pub(crate) const KEYS: [(&str, &str); 16] = [
     ("r", "re-run the selected finished cell next (attempts are kept)"),
     ("w", "write the report now"),
     ("+ / -", "turn the running decode cell's load up / down (--knob-step)"),
-    ("x", "sweep (--server-cmd): skip the running parameter set, stop its server, go on"),
+    ("x", "skip the running parameter set of a sweep (--server-cmd)"),
     ("←↓↑→ hjkl", "select a cell"),
     ("f", "let the selection follow the running cell again"),
     ("PgDn PgUp", "next / previous page of replicas (many replicas)"),

@@ -23,18 +23,20 @@ pub(crate) fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         Mode::Normal => {
             let pause = if app.paused() { "resume" } else { "pause" };
             let set = app.set_line.as_ref().map(|_| ("x", "skip set"));
-            set.into_iter()
-                .chain([
-                    ("p", pause),
-                    ("s", "skip"),
-                    ("r", "re-run"),
-                    ("←↓↑→", "move"),
-                    ("⏎", "detail"),
-                    ("w", "save"),
-                    ("q", "quit"),
-                    ("?", "help"),
-                ])
-                .collect()
+            // The set line says `x` too: on a narrow bar it is the key left out.
+            [
+                ("p", pause),
+                ("s", "skip"),
+                ("r", "re-run"),
+                ("←↓↑→", "move"),
+                ("⏎", "detail"),
+                ("w", "save"),
+                ("q", "quit"),
+                ("?", "help"),
+            ]
+            .into_iter()
+            .chain(set)
+            .collect()
         }
     }
 }
