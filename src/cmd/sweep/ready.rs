@@ -181,6 +181,30 @@ async fn cache_config(client: &ApiClient, url: &str) -> BTreeMap<String, String>
     labels.into_iter().map(|(k, v)| (k, crate::text_safe::line(&v).into_owned())).collect()
 }
 
+/// SGLang's sequence cap in its `/get_server_info`: `max_running_requests`, else the first
+/// rank's `effective_max_running_requests_per_dp` (docs/protocol.md §2.6).
+pub(crate) fn sglang_cap_of(info: &serde_json::Value) -> Option<u64> {
+    let top = info.get("max_running_requests").and_then(serde_json::Value::as_u64);
+    top.or_else(|| info.pointer("/internal_states/0/effective_max_running_requests_per_dp")?.as_u64())
+}
+
+/// The sequence cap a server states over HTTP, and where: llama.cpp's `/props` slots, SGLang's
+/// `/get_server_info` (vLLM states it only in its log).
+async fn sequence_cap(client: &ApiClient) -> Option<(u64, &'static str)> {
+    let quick = client.with_timeout(ASK);
+    if let Some(limits) = quick.slot_limits().await {
+        return Some((limits.total_slots, "/props total_slots"));
+    }
+    let (url, headers) = (client.url("/get_server_info"), client.headers());
+    let resp = client.backend().send(Exchange::get(&url, &headers).with_timeout(ASK)).await.ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    let body = resp.bytes(crate::load::limits::JSON_ANSWER_MAX).await.ok()?;
+    let info: serde_json::Value = serde_json::from_slice(&body).ok()?;
+    sglang_cap_of(&info).map(|n| (n, "/get_server_info max_running_requests"))
+}
+
 /// What the server resolved: its cache configuration from `metrics_url` (when polled) and the
 /// settings its log names.
 pub(crate) async fn server_settings(
@@ -195,8 +219,13 @@ pub(crate) async fn server_settings(
     };
     let args = logged_args(log, key);
     let num = |m: &BTreeMap<String, String>, k: &str| m.get(k).and_then(|v| v.trim().parse::<u64>().ok());
+    let (max_num_seqs, max_num_seqs_from) = match num(&args, "max_num_seqs") {
+        Some(n) => (Some(n), Some("log: non-default args".to_string())),
+        None => sequence_cap(client).await.map_or((None, None), |(n, from)| (Some(n), Some(from.to_string()))),
+    };
     ServerSettings {
-        max_num_seqs: num(&args, "max_num_seqs"),
+        max_num_seqs,
+        max_num_seqs_from,
         num_gpu_blocks: num(&cache, "num_gpu_blocks"),
         block_size: num(&cache, "block_size"),
         cache_config: cache,
@@ -225,9 +254,45 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         assert_eq!(got, want, "lists and dicts left out, api_key with them");
+        assert_eq!(sglang_cap_of(&serde_json::json!({"max_running_requests": 48})), Some(48));
+        let ranks = serde_json::json!({"max_running_requests": null,
+            "internal_states": [{"effective_max_running_requests_per_dp": 32}]});
+        assert_eq!(sglang_cap_of(&ranks), Some(32));
+        assert_eq!(sglang_cap_of(&serde_json::json!({"version": "0.5"})), None);
         let secret = dict_scalars("{'hf_token': 'hf_abc', 'n': 1}");
         assert_eq!(secret.get("hf_token").map(String::as_str), Some("***"));
         assert!(dict_scalars("not a dict").is_empty());
+    }
+
+    /// The settings of one in-process simulated replica made by `tweak`, with an empty log.
+    async fn settings_of(tweak: impl FnOnce(&mut crate::sim::SimConfig)) -> ServerSettings {
+        let mut cfg = crate::sim::SimConfig { replicas: 1, ..Default::default() };
+        tweak(&mut cfg);
+        let c = crate::sim::inproc::InProcCluster::start(cfg).expect("cluster");
+        let r = &c.info().replicas[0];
+        let client = ApiClient::new(c.backend(), &r.url, None);
+        let dir = tempfile::tempdir().unwrap();
+        server_settings(&client, Some(&r.metrics_url), &dir.path().join("none.log"), None).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_sequence_cap_comes_from_the_page_the_engine_states_it_on() {
+        let vllm = settings_of(|c| c.engine.max_num_seqs = 12).await;
+        assert_eq!((vllm.max_num_seqs, vllm.num_gpu_blocks, vllm.block_size), (None, Some(22_528), Some(16)));
+        assert_eq!(vllm.cache_config.get("num_gpu_blocks").map(String::as_str), Some("22528"));
+        let sglang = settings_of(|c| {
+            c.engine.max_num_seqs = 12;
+            c.dialects = vec![crate::sim::expo::MetricsDialect::Sglang];
+        })
+        .await;
+        assert_eq!(sglang.max_num_seqs, Some(12));
+        assert_eq!(sglang.max_num_seqs_from.as_deref(), Some("/get_server_info max_running_requests"));
+        let llama = settings_of(|c| {
+            c.engine.max_num_seqs = 3;
+            c.engine_mode = crate::sim::EngineMode::Llamacpp;
+        })
+        .await;
+        assert_eq!((llama.max_num_seqs, llama.max_num_seqs_from.as_deref()), (Some(3), Some("/props total_slots")));
     }
 
     #[test]

@@ -79,9 +79,14 @@ impl SetStatus {
 /// What the server of a set said about its own settings once it was up.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ServerSettings {
-    /// The engine's sequence cap (vLLM `max_num_seqs`), from the log's `non-default args`.
+    /// The engine's sequence cap (vLLM `max_num_seqs`, llama.cpp's slots, SGLang's
+    /// `max_running_requests`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_num_seqs: Option<u64>,
+    /// Where it was read: `log: non-default args` (vLLM), `/props total_slots` (llama.cpp),
+    /// `/get_server_info max_running_requests` (SGLang).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_num_seqs_from: Option<String>,
     /// KV-cache blocks (`num_gpu_blocks` of `vllm:cache_config_info`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_gpu_blocks: Option<u64>,
