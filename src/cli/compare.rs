@@ -1,4 +1,5 @@
-//! `llm-decode-bench compare BASE NEW`: flags of comparing two session reports.
+//! `llm-decode-bench compare BASE [NEW]`: flags of comparing two session reports (or the sets
+//! of sweep reports).
 
 use crate::report::compare::render::CompareFormat;
 use crate::stats::{PercentileList, percentile_list};

@@ -47,7 +47,8 @@ pub enum Command {
     Run(Box<run::RunArgs>),
     /// Render a saved session report again: text, markdown, html, csv or the vllm bench serve fields.
     Report(Box<report::ReportArgs>),
-    /// Compare two session reports cell by cell; exit 1 when a headline figure regressed.
+    /// Compare two session reports cell by cell (two sweeps set by set, or one sweep's sets side
+    /// by side); exit 1 when a headline figure regressed.
     Compare(Box<compare::CompareArgs>),
     /// Print a `run --config` file (`--print-default`: every flag at its default, commented).
     Config(extras::ConfigArgs),

@@ -30,8 +30,8 @@ pub(crate) async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let mut signals = Signals::new()?;
     let no_gateway = cfg.no_gateway;
     let cluster = Cluster::start(cfg).await?;
-    // As vLLM logs it at start-up, for a sweep to read (`run --server-cmd`).
-    crate::err_line!("{}", args.non_default_args());
+    // As vLLM logs it at start-up (on stdout), for a sweep to read (`run --server-cmd`).
+    let _ = crate::out_line!("{}", args.non_default_args());
     print_endpoints(cluster.info(), no_gateway);
     if let Some(path) = &args.ready_file {
         let json = serde_json::to_vec_pretty(cluster.info())?;

@@ -50,8 +50,12 @@ fn session_of(set: &SweepSet) -> &SessionReport {
     set.report.as_deref().expect("the set's session report")
 }
 
+/// True while `pid` runs: it exists and is not a zombie waiting for init to reap it.
 fn alive(pid: i32) -> bool {
-    rustix::process::Pid::from_raw(pid).is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+    let exists = rustix::process::Pid::from_raw(pid).is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let zombie = stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+    exists && !zombie
 }
 
 /// The pid the server of set `n` wrote, once written.

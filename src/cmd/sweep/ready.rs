@@ -50,15 +50,12 @@ impl NotReady {
     pub(crate) fn describe(&self) -> String {
         match self {
             Self::Exited(how) => format!("the server exited before it was ready ({how})"),
-            Self::Timeout(t) => {
-                format!("the server did not answer /health and /v1/models within {} (--server-timeout)", secs(*t))
-            }
+            Self::Timeout(t) => format!(
+                "the server did not answer /health and /v1/models within {} s (--server-timeout)",
+                crate::report::sweep::seconds(t.as_secs_f64())
+            ),
         }
     }
-}
-
-fn secs(d: Duration) -> String {
-    crate::session::progress::short_duration(d)
 }
 
 /// `GET /health` answered 2xx.
@@ -80,6 +77,9 @@ pub(crate) async fn wait_ready(server: &mut Server, client: &ApiClient, limit: D
         }
         if healthy(client).await && models.models().await.is_ok_and(|m| !m.is_empty()) {
             return Ok(());
+        }
+        if let Some(how) = server.exited() {
+            return Err(NotReady::Exited(how));
         }
         if Instant::now() >= deadline {
             return Err(NotReady::Timeout(limit));

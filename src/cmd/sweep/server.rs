@@ -33,9 +33,35 @@ fn signal_group(pgid: i32, sig: Signal) {
     }
 }
 
-/// True while some process of group `pgid` exists (zombies included).
+/// True while some process of group `pgid` runs. A zombie does not count: an orphan the shell
+/// left is reaped by init, which may take its time (or, in some containers, never come).
 fn group_alive(pgid: i32) -> bool {
-    Pid::from_raw(pgid).is_some_and(|p| rustix::process::test_kill_process_group(p).is_ok())
+    let any = Pid::from_raw(pgid).is_some_and(|p| rustix::process::test_kill_process_group(p).is_ok());
+    any && live_member_of(pgid)
+}
+
+/// True when `/proc` lists a process of group `pgid` that is not a zombie (true when `/proc`
+/// cannot be read: the group is then taken as alive).
+#[cfg(target_os = "linux")]
+fn live_member_of(pgid: i32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return true };
+    let pids = dir.filter_map(Result::ok).filter(|e| e.file_name().to_str().is_some_and(|n| n.parse::<u32>().is_ok()));
+    pids.into_iter().any(|e| std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| runs_in(&s, pgid)))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn live_member_of(_pgid: i32) -> bool {
+    true
+}
+
+/// `/proc/PID/stat` (`pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses)
+/// of a process of group `pgid` that is not a zombie.
+pub(crate) fn runs_in(stat: &str, pgid: i32) -> bool {
+    let Some((_, rest)) = stat.rsplit_once(')') else { return false };
+    let mut fields = rest.split_whitespace();
+    let state = fields.next().unwrap_or("Z");
+    let pgrp = fields.nth(1).and_then(|p| p.parse::<i32>().ok());
+    !matches!(state, "Z" | "X" | "x") && pgrp == Some(pgid)
 }
 
 /// SIGKILLs the process group of every server still running: called before the process
@@ -178,8 +204,11 @@ impl Drop for Server {
 mod tests {
     use super::*;
 
+    /// True while `pid` runs (a zombie does not).
     fn alive(pid: i32) -> bool {
-        Pid::from_raw(pid).is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+        let exists = Pid::from_raw(pid).is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        exists && stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
     }
 
     /// The pid a command wrote to `file`, once written.
@@ -191,6 +220,15 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         panic!("no pid in {}", file.display());
+    }
+
+    #[test]
+    fn a_zombie_is_no_live_member_of_its_group() {
+        assert!(runs_in("12 (sh) S 1 12 12 0 -1", 12));
+        assert!(runs_in("13 (a) b (c)) R 12 12 12 0", 12), "a name with parentheses");
+        assert!(!runs_in("14 (sleep) Z 1 12 12 0", 12), "a zombie");
+        assert!(!runs_in("15 (sleep) S 1 15 15 0", 12), "another group");
+        assert!(!runs_in("garbage", 12));
     }
 
     #[tokio::test]

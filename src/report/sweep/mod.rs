@@ -178,6 +178,13 @@ impl SweepSection {
     pub fn describe(&self, s: &SweepSet) -> String {
         describe(&self.params, &s.params)
     }
+
+    /// Every set that has a session, as (label, report): `set 1 · max_num_seqs=4`, the label
+    /// a view over several sessions (the sets side by side, a chart of them) names it by.
+    pub fn sessions(&self) -> Vec<(String, &SessionReport)> {
+        let label = |s: &SweepSet| format!("set {} · {}", s.index, self.describe(s));
+        self.sets.iter().filter_map(|s| s.report.as_deref().map(|r| (label(s), r))).collect()
+    }
 }
 
 /// A start-up time as the tables say it: `0.04`, `83.2` (seconds).

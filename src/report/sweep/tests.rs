@@ -77,6 +77,9 @@ fn the_sets_side_by_side_read_every_set_at_each_cell() {
     assert_eq!(tps.values, [Some(564.8), Some(1129.6), None], "each set's own figure");
     assert!(side.rows.iter().any(|r| r.figure == "TTFT p50 ms"));
     assert!(!side.rows.iter().any(|r| r.figure == "block_size"), "a setting no set read is left out");
+    let sweep = sweep_report().sweep.expect("sweep");
+    let labels: Vec<String> = sweep.sessions().into_iter().map(|(l, _)| l).collect();
+    assert_eq!(labels, ["set 1 · n=4", "set 2 · n=8"], "the set without a session has no report to show");
 }
 
 #[test]
