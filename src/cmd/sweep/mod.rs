@@ -51,6 +51,8 @@ pub(crate) struct Sweep {
     errored_cells: usize,
     /// The last write of the report failed (what was said).
     lost: Option<String>,
+    /// The operator left the monitor at once (a second Ctrl-C): no grace for the server.
+    abandoned: bool,
 }
 
 impl Sweep {
@@ -114,6 +116,7 @@ pub(crate) async fn run(args: RunArgs, sweep: SweepConfig) -> anyhow::Result<Exi
         backend,
         errored_cells: 0,
         lost: None,
+        abandoned: false,
     };
     sw.save();
     let n = sw.sweep.sets.len();

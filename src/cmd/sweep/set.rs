@@ -147,7 +147,9 @@ impl Sweep {
                 (None, SetStatus::Errored, SetEnd::Next)
             }
         };
-        let (how, signal) = stop(&mut server, self.sweep.grace, &mut self.signals).await;
+        // A second Ctrl-C in the monitor leaves at once: the server gets no grace either.
+        let grace = if self.abandoned { Duration::ZERO } else { self.sweep.grace };
+        let (how, signal) = stop(&mut server, grace, &mut self.signals).await;
         if let (Some(s), SetEnd::Next) = (signal, &end) {
             end = SetEnd::Stop(Why::Signal(s));
         }
@@ -199,6 +201,7 @@ impl Sweep {
             }
         };
         self.errored_cells += crate::cmd::exit::errored_cells(&snapshot.borrow());
+        self.abandoned = ended.as_ref().err().is_some_and(|e| e.is::<crate::tui::Abandoned>());
         let (report, status, end) = outcome(ended);
         if let SetEnd::Stop(Why::Failure(e)) = &end {
             self.say(&format!("error: {e}"));
