@@ -87,6 +87,15 @@ fn outcome(ended: anyhow::Result<(SessionReport, Ending)>) -> (Option<SessionRep
     }
 }
 
+/// A set's server, up and answering.
+struct Up {
+    server: Server,
+    /// The flags the set's session runs with (its target expanded).
+    args: RunArgs,
+    /// What the monitor's set line says.
+    line: SetLine,
+}
+
 impl Sweep {
     /// Runs set `i` (from 0) to its end.
     pub(crate) async fn run_set(&mut self, i: usize) -> SetEnd {
@@ -94,55 +103,16 @@ impl Sweep {
             let st = self.shared.lock();
             st.section.title(&st.section.sets[i])
         };
-        let port = match free_port() {
-            Ok(p) => p,
-            Err(e) => return self.failed(i, &title, format!("no free loopback port: {e}"), None),
-        };
-        let (args, values) = (args_for(&self.args, &self.sweep, i, port), self.sweep.values(i, port));
-        let cmd = self.sweep.server_cmd.expand(&values);
-        let shown = mask(&cmd, self.key.as_ref());
-        let log = log_path(self.writer.path(), i + 1);
-        self.shared.set(i, |s| {
-            (s.port, s.command, s.log) = (Some(port), Some(shown.clone()), Some(log.display().to_string()));
-        });
-        mark(&self.shared, i, SetStatus::Starting);
-        self.save();
-        self.say(&format!("{title}: starting its server on port {port} (log {}): {shown}", log.display()));
-        let started = Instant::now();
-        let mut server = match Server::start(&cmd, &log) {
-            Ok(s) => s,
-            Err(e) => return self.failed(i, &title, format!("cannot start `sh -c`: {e}"), None),
-        };
-        let base = args.base_url.clone().unwrap_or_default();
-        let client = ApiClient::new(self.backend.clone(), &base, self.key.clone());
-        let ready = tokio::select! {
-            r = wait_ready(&mut server, &client, self.sweep.ready_timeout) => r,
-            s = self.signals.recv() => return self.stopped_starting(i, &title, &mut server, s).await,
-        };
-        if let Err(why) = ready {
-            let (how, _) = stop(&mut server, self.sweep.grace, &mut self.signals).await;
-            return self.failed(i, &title, why.describe(), Some(how));
-        }
-        let startup = started.elapsed();
-        let settings = server_settings(&client, settings_page(&args, &base).as_deref(), &log, self.key.as_ref()).await;
-        let up = crate::report::sweep::seconds(startup.as_secs_f64());
-        self.say(&format!("{title}: ready in {up} s{}", settings_line(&settings)));
-        self.shared.set(i, |s| (s.startup_s, s.server) = (Some(startup.as_secs_f64()), Some(settings)));
-        mark(&self.shared, i, SetStatus::Running);
-        self.save();
-        let line = SetLine {
-            index: i + 1,
-            total: self.sweep.sets.len(),
-            params: self.sweep.describe(i),
-            startup,
-            log: log.display().to_string(),
+        let Up { mut server, args, line } = match self.bring_up(i, &title).await {
+            Ok(up) => up,
+            Err(end) => return end,
         };
         let (report, status, mut end) = match self.session(i, args, line).await {
             Ok(done) => done,
             Err(error) => {
-                self.shared.set(i, |s| s.error = Some(error.clone()));
                 self.say(&format!("{title}: its session could not start: {error}"));
                 let warn = format!("{title}: its session could not start: {error}");
+                self.shared.set(i, |s| s.error = Some(error));
                 self.shared.lock().warnings.push(warn);
                 (None, SetStatus::Errored, SetEnd::Next)
             }
@@ -163,6 +133,45 @@ impl Sweep {
         self.save();
         self.say(&format!("{title}: {}; its server stopped ({how})", status.as_str()));
         end
+    }
+
+    /// Starts set `i`'s server on a free port and waits until it answers, then reads what it
+    /// resolved; the set's end instead when it did not come up (or a signal came).
+    async fn bring_up(&mut self, i: usize, title: &str) -> Result<Up, SetEnd> {
+        let port = free_port().map_err(|e| self.failed(i, title, format!("no free loopback port: {e}"), None))?;
+        let (args, values) = (args_for(&self.args, &self.sweep, i, port), self.sweep.values(i, port));
+        let cmd = self.sweep.server_cmd.expand(&values);
+        let shown = mask(&cmd, self.key.as_ref());
+        let log = log_path(self.writer.path(), i + 1);
+        self.shared.set(i, |s| {
+            (s.port, s.command, s.log) = (Some(port), Some(shown.clone()), Some(log.display().to_string()));
+        });
+        mark(&self.shared, i, SetStatus::Starting);
+        self.save();
+        self.say(&format!("{title}: starting its server on port {port} (log {}): {shown}", log.display()));
+        let started = Instant::now();
+        let mut server =
+            Server::start(&cmd, &log).map_err(|e| self.failed(i, title, format!("cannot start `sh -c`: {e}"), None))?;
+        let base = args.base_url.clone().unwrap_or_default();
+        let client = ApiClient::new(self.backend.clone(), &base, self.key.clone());
+        let ready = tokio::select! {
+            r = wait_ready(&mut server, &client, self.sweep.ready_timeout) => r,
+            s = self.signals.recv() => return Err(self.stopped_starting(i, title, &mut server, s).await),
+        };
+        if let Err(why) = ready {
+            let (how, _) = stop(&mut server, self.sweep.grace, &mut self.signals).await;
+            return Err(self.failed(i, title, why.describe(), Some(how)));
+        }
+        let startup = started.elapsed();
+        let settings = server_settings(&client, settings_page(&args, &base).as_deref(), &log, self.key.as_ref()).await;
+        let up = crate::report::sweep::seconds(startup.as_secs_f64());
+        self.say(&format!("{title}: ready in {up} s{}", settings_line(&settings)));
+        self.shared.set(i, |s| (s.startup_s, s.server) = (Some(startup.as_secs_f64()), Some(settings)));
+        mark(&self.shared, i, SetStatus::Running);
+        self.save();
+        let (index, total, params) = (i + 1, self.sweep.sets.len(), self.sweep.describe(i));
+        let line = SetLine { index, total, params, startup, log: log.display().to_string() };
+        Ok(Up { server, args, line })
     }
 
     /// Runs the session of set `i` against its server (`args`), in the monitor (with `line`)
