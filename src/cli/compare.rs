@@ -1,4 +1,5 @@
-//! `llm-decode-bench compare BASE NEW`: flags of comparing two session reports.
+//! `llm-decode-bench compare BASE [NEW]`: flags of comparing two session reports (or the sets
+//! of sweep reports).
 
 use crate::report::compare::render::CompareFormat;
 use crate::stats::{PercentileList, percentile_list};
@@ -22,10 +23,12 @@ pub(crate) fn threshold(s: &str) -> Result<f64, String> {
 /// Flags of `llm-decode-bench compare`.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// The reference session report (e.g. the last release's).
+    /// The reference session report (e.g. the last release's); alone, a sweep report
+    /// (`run --server-cmd`) whose sets are shown side by side.
     pub base: PathBuf,
-    /// The session report under test.
-    pub new: PathBuf,
+    /// The session report under test (two sweep reports are compared set by set, sets paired
+    /// by their parameters).
+    pub new: Option<PathBuf>,
     /// A headline figure (decode aggregate tok/s, burst output tok/s, routing output tok/s and
     /// goodput) worse by more than this fails the comparison with exit code 1.
     #[arg(long, value_parser = threshold, default_value = "5%")]

@@ -20,7 +20,7 @@ const RUN_NUMERIC: &str = "ctx conc window warmup-timeout settle kv-oversubscrib
     random-range-ratio sharegpt-output-len custom-output-len prefix-repetition-prefix-len \
     prefix-repetition-suffix-len prefix-repetition-num-prefixes prefix-repetition-output-len replay-speed \
     num-conversations turns turn-input-len think-time slo-attainment slo-start-load slo-max-load slo-resolution \
-    slo-repeats";
+    slo-repeats server-timeout server-grace";
 /// The flags of `run` that take no number.
 const RUN_OTHER: &str = "overwrite base-url model metrics-url prometheus replica-selector gateway-metrics no-metrics plan \
     endpoint api-key-env api-key run-burst stop-at-knee served-by-header out result-dir result-filename \
@@ -28,14 +28,14 @@ const RUN_OTHER: &str = "overwrite base-url model metrics-url prometheus replica
     tokenizer dataset-path config routes arrival ascii headless log-file resume baseline allow-errors help version \
     trust-remote-code num-warmups profile temperature top-p top-k min-p append-result random-prefix-len label \
     ready-check-timeout-sec save-detailed request-id-prefix metadata tokenizer-mode logprobs use-beam-search \
-    served-model-name disable-tqdm history session-header slo-search";
+    served-model-name disable-tqdm history session-header slo-search server-cmd server-param server-params";
 /// Numeric flags of `sim`.
 const SIM_NUMERIC: &str = "port replicas slot-ctx max-num-seqs max-num-batched-tokens kv-blocks block-size \
     max-model-len stream-interval speed step-base-ms step-per-seq-ms step-per-prefill-token-us \
     step-per-ctx-token-ns frontend-delay-ms faults metrics-slow-delay prefix-block-bytes imbalance-abs \
     stddev-factor seed";
 /// The flags of `sim` that take no number.
-const SIM_OTHER: &str = "overwrite host model engine metrics-dialect gateway-mode router-policy router-overcount dev-mode enable-prompt-tokens-details ready-file help version";
+const SIM_OTHER: &str = "overwrite host model engine metrics-dialect gateway-mode router-policy router-overcount dev-mode enable-prompt-tokens-details ready-file no-gateway help version";
 /// Numeric flags of `bench`, `bench-server`, `compare` and the demo, as `SUBCOMMAND:FLAG` (`:FLAG`: the demo's).
 const OTHER_NUMERIC: &str = "bench:streams bench:window bench:tokens bench:interval-us bench:long-tokens \
     bench:long-streams bench:long-rounds bench-server:port bench-server:interval-us bench-server:tokens \
@@ -59,7 +59,8 @@ fn values(flag: &str) -> Vec<String> {
         || flag.contains("settle")
         || flag.contains("delay")
         || flag.starts_with("slo-")
-        || flag == "poll-interval";
+        || flag == "poll-interval"
+        || flag == "server-grace";
     let shaped = |v: &str| match flag {
         "goodput" => format!("ttft:{v}"),
         "faults" => format!("reset={v}"),
@@ -102,7 +103,13 @@ fn clap(args: &[String]) -> Option<Cli> {
 fn run(args: &[String]) {
     let mut all = vec!["run".to_string(), "--base-url".into(), "http://127.0.0.1:9".into()];
     all.extend_from_slice(args);
-    let Some(Cli { command: Some(super::Command::Run(run)), .. }) = clap(&all) else { return };
+    let Some(Cli { command: Some(super::Command::Run(mut run)), .. }) = clap(&all) else { return };
+    // The same flags under a sweep: its own checks say one line too.
+    run.sweep.server_cmd = Some("sim --port {port}".into());
+    if let Err(e) = run.sweep.sweep(None, false, &run.metrics_url, false) {
+        assert!(!e.is_empty() && !e.contains('\n'), "{all:?} under --server-cmd: {e:?}");
+    }
+    run.sweep.server_cmd = None;
     match run.to_config() {
         Ok(cfg) => derived(&cfg),
         Err(e) => assert!(!e.is_empty() && !e.contains('\n'), "{all:?}: {e:?}"),

@@ -13,6 +13,7 @@ pub(crate) mod run;
 pub(crate) mod run_bounds;
 pub(crate) mod sim;
 pub(crate) mod slo_search_flags;
+pub(crate) mod sweep_flags;
 pub(crate) mod vllm_compat;
 pub(crate) mod vllm_prefix;
 pub(crate) mod vllm_refused;
@@ -47,7 +48,8 @@ pub enum Command {
     Run(Box<run::RunArgs>),
     /// Render saved session reports again: text, markdown, html (several as one page), csv or the vllm bench serve fields.
     Report(Box<report::ReportArgs>),
-    /// Compare two session reports cell by cell; exit 1 when a headline figure regressed.
+    /// Compare two session reports cell by cell (two sweeps set by set, or one sweep's sets side
+    /// by side); exit 1 when a headline figure regressed.
     Compare(Box<compare::CompareArgs>),
     /// Print a `run --config` file (`--print-default`: every flag at its default, commented).
     Config(extras::ConfigArgs),

@@ -43,6 +43,9 @@ pub struct RunArgs {
     /// The SLO search's flags (`--plan serve --slo-search`).
     #[command(flatten)]
     pub slo_search: super::slo_search_flags::SloSearchFlags,
+    /// The engine-config sweep's flags (`--server-cmd`, `--server-param`, ...).
+    #[command(flatten)]
+    pub sweep: super::sweep_flags::SweepFlags,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -346,6 +349,7 @@ impl RunArgs {
             conversation: self.conversation.config(conversation, self.vllm.dataset_format()?)?,
             slo_search: self.slo_search_config()?,
             hold_after_last: false,
+            report_frame: None,
         })
     }
 }

@@ -124,6 +124,10 @@ pub struct SimArgs {
     /// Let --ready-file replace any existing file.
     #[arg(long)]
     pub overwrite: bool,
+    /// No gateway: the one replica (--replicas 1) listens on --port itself, as a single
+    /// `vllm serve` does (e.g. as `run --server-cmd`).
+    #[arg(long)]
+    pub no_gateway: bool,
 }
 
 /// The largest step cost, front-end delay or `--stddev-factor` taken.
@@ -215,10 +219,41 @@ impl SimArgs {
             prompt_tokens_details: self.enable_prompt_tokens_details,
             engine_mode: self.engine_mode,
             slot_ctx: self.slot_ctx,
+            no_gateway: self.no_gateway,
         };
         crate::sim::check(&cfg)?;
         Ok(cfg)
     }
+}
+
+impl SimArgs {
+    /// The engine settings that differ from their defaults, as vLLM's start-up log line says
+    /// them (`non-default args: {'max_num_seqs': 4}`), under vLLM's names where it has them.
+    pub fn non_default_args(&self) -> String {
+        let Some(d) = <SimArgsOnly as clap::Parser>::try_parse_from(["sim"]).ok().map(|o| o.sim) else {
+            return "non-default args: {}".into();
+        };
+        let fields = [
+            ("max_num_seqs", self.max_num_seqs, d.max_num_seqs),
+            ("max_num_batched_tokens", self.max_num_batched_tokens, d.max_num_batched_tokens),
+            ("num_gpu_blocks_override", self.kv_blocks, d.kv_blocks),
+            ("block_size", self.block_size, d.block_size),
+            ("max_model_len", self.max_model_len, d.max_model_len),
+        ];
+        let mut parts: Vec<String> =
+            fields.iter().filter(|(_, v, d)| v != d).map(|(k, v, _)| format!("'{k}': {v}")).collect();
+        if self.model != d.model {
+            parts.insert(0, format!("'served_model_name': '{}'", self.model));
+        }
+        format!("non-default args: {{{}}}", parts.join(", "))
+    }
+}
+
+/// The sim's flags alone, to read their defaults.
+#[derive(clap::Parser)]
+struct SimArgsOnly {
+    #[command(flatten)]
+    sim: SimArgs,
 }
 
 #[cfg(test)]
@@ -241,5 +276,21 @@ mod tests {
         assert_eq!((c.engine_mode, c.slot_ctx, c.engine.max_num_seqs), (EngineMode::Llamacpp, Some(8192), 4));
         assert_eq!(config(&["--metrics-dialect", "vllm,sglang"]).dialects.len(), 2, "dialects still work");
         assert!(Cli::try_parse_from(["x", "sim", "--engine", "tgi"]).is_err());
+    }
+
+    #[test]
+    fn the_start_line_names_the_settings_off_their_defaults_as_vllm_does() {
+        let args = |a: &[&str]| match Cli::try_parse_from([&["x", "sim"], a].concat()).unwrap().command {
+            Some(Command::Sim(s)) => s,
+            _ => panic!("not sim"),
+        };
+        assert_eq!(args(&[]).non_default_args(), "non-default args: {}");
+        let line = args(&["--max-num-seqs", "4", "--kv-blocks", "4000", "--model", "m"]).non_default_args();
+        assert_eq!(
+            line,
+            "non-default args: {'served_model_name': 'm', 'max_num_seqs': 4, 'num_gpu_blocks_override': 4000}"
+        );
+        assert!(args(&["--no-gateway"]).to_config().unwrap_err().contains("--replicas 1"));
+        assert!(args(&["--no-gateway", "--replicas", "1"]).to_config().unwrap().no_gateway);
     }
 }

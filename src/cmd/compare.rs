@@ -4,10 +4,12 @@
 use super::exit;
 use super::session::usage;
 use crate::cli::compare::CompareArgs;
-use crate::report::compare::render::render;
+use crate::report::compare::render::{CompareFormat, render};
 use crate::report::compare::{Options, Verdict, compare};
 use crate::report::json::SessionReport;
 use crate::report::load::{LoadError, load_report};
+use crate::report::sweep::SweepSection;
+use crate::report::sweep::compare::{compare_sweeps, render_sweeps, side_by_side_in};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -19,14 +21,26 @@ fn load(side: &str, path: &Path) -> Result<SessionReport, String> {
 }
 
 /// Runs `compare`: 0 no regression, 1 a headline figure regressed beyond the threshold, 2 a
-/// report that cannot be read (README "Exit codes").
+/// report that cannot be read (README "Exit codes"). One sweep report alone prints its sets
+/// side by side; two sweeps are compared set by set (`src/report/sweep/compare.rs`).
 pub(crate) fn run(args: CompareArgs) -> ExitCode {
-    let (base, new) = match (load("base", &args.base), load("new", &args.new)) {
+    let Some(new_path) = args.new.clone() else { return one_sweep(&args) };
+    let (base, new) = match (load("base", &args.base), load("new", &new_path)) {
         (Ok(b), Ok(n)) => (b, n),
         (Err(e), _) | (_, Err(e)) => return usage(&e),
     };
     let opts = Options { threshold_pct: args.threshold, percentiles: args.percentiles.clone() };
-    let (bname, nname) = (args.base.display().to_string(), args.new.display().to_string());
+    let (bname, nname) = (args.base.display().to_string(), new_path.display().to_string());
+    match (&base.sweep, &new.sweep) {
+        (Some(b), Some(n)) => return sweeps((&bname, b), (&nname, n), &opts, args.format),
+        (Some(_), None) | (None, Some(_)) => {
+            let (sweep, plain) = if base.sweep.is_some() { (&bname, &nname) } else { (&nname, &bname) };
+            return usage(&format!(
+                "{sweep} is a sweep report (run --server-cmd) and {plain} is not: compare two sweeps, or give {sweep} alone for its sets side by side"
+            ));
+        }
+        (None, None) => {}
+    }
     let c = compare((&bname, &base), (&nname, &new), &opts);
     if c.cells.is_empty() {
         // A gate that compared nothing has not shown the absence of a regression.
@@ -35,8 +49,41 @@ pub(crate) fn run(args: CompareArgs) -> ExitCode {
     }
     // A closed stdout (`| head`) is not an error of the comparison.
     let _ = crate::stdio::write_out(render(&c, args.format).as_bytes());
-    match c.verdict {
+    verdict_code(c.verdict)
+}
+
+fn verdict_code(v: Verdict) -> ExitCode {
+    match v {
         Verdict::Regression => ExitCode::from(exit::REGRESSION),
         Verdict::NoChange | Verdict::NoRegression => ExitCode::from(exit::SUCCESS),
     }
+}
+
+/// `compare SWEEP.json`: the sets of one sweep side by side.
+fn one_sweep(args: &CompareArgs) -> ExitCode {
+    let report = match load("the", &args.base) {
+        Ok(r) => r,
+        Err(e) => return usage(&e),
+    };
+    let Some(sweep) = &report.sweep else {
+        return usage(&format!(
+            "{} is one session: compare needs a second report (BASE NEW), or one sweep report (run --server-cmd)",
+            args.base.display()
+        ));
+    };
+    let _ = crate::stdio::write_out(side_by_side_in(sweep, args.format).as_bytes());
+    ExitCode::from(exit::SUCCESS)
+}
+
+/// Two sweeps set by set; exit 2 when no pair has a cell in common.
+fn sweeps(base: (&str, &SweepSection), new: (&str, &SweepSection), opts: &Options, format: CompareFormat) -> ExitCode {
+    let c = match compare_sweeps(base, new, opts) {
+        Ok(c) => c,
+        Err(e) => return usage(&e),
+    };
+    let _ = crate::stdio::write_out(render_sweeps(&c, format).as_bytes());
+    if c.cells() == 0 {
+        return usage(&format!("{} and {} have no set with a cell in common: nothing was compared", base.0, new.0));
+    }
+    verdict_code(c.verdict())
 }

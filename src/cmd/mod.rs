@@ -10,6 +10,7 @@ pub(crate) mod report;
 pub mod run;
 pub(crate) mod session;
 pub(crate) mod sim;
+pub(crate) mod sweep;
 
 use crate::cli::{Cli, Command};
 use std::process::ExitCode;

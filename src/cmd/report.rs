@@ -103,7 +103,12 @@ fn several(files: &[PathBuf], reports: &[SessionReport], args: &ReportArgs) -> S
 /// empty), never ANSI dim (it is not going to a terminal).
 fn body(report: &SessionReport, args: &ReportArgs) -> String {
     if args.per_request {
-        return crate::report::csv::render_requests(report);
+        return match &report.sweep {
+            Some(sweep) => {
+                crate::report::sweep::render::per_set_csv(report, sweep, crate::report::csv::render_requests)
+            }
+            None => crate::report::csv::render_requests(report),
+        };
     }
     if args.format == ReportFormat::Vllm {
         return crate::report::formats::vllm_json(report, &args.percentiles);
@@ -139,7 +144,8 @@ fn notes(file: &Path, report: &SessionReport, format: ReportFormat) {
     if !report.complete {
         crate::err_line!("note: {} is an unfinished session (complete: false)", file.display());
     }
-    let tables = report.decode.is_some() || report.serve.is_some() || !report.phases.is_empty();
+    let tables =
+        report.decode.is_some() || report.serve.is_some() || !report.phases.is_empty() || report.sweep.is_some();
     if !tables && matches!(format, ReportFormat::Text | ReportFormat::Markdown) {
         crate::err_line!(
             "note: {} has no decode matrix, serve cell or routing phase: no tables to show",

@@ -17,6 +17,12 @@ use std::process::ExitCode;
 /// otherwise with progress on stderr (and `--log-file`); prints the final tables either way. Bad flags and an
 /// unwritable `--out` exit 2 and a failed preflight 3, before any load is sent.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let host_port = args.vllm.host.is_some() || args.vllm.port.is_some();
+    match args.sweep.sweep(args.base_url.as_deref(), host_port, &args.metrics_url, args.resume.is_some()) {
+        Err(e) => return Ok(session::usage(&e)),
+        Ok(Some(sweep)) => return super::sweep::run(args, sweep).await,
+        Ok(None) => {}
+    }
     let (mut cfg, prior) = match args.to_session() {
         Ok(both) => both,
         Err(e) => return Ok(session::usage(&e)),
@@ -72,7 +78,7 @@ pub fn print_tables(report: &SessionReport, ascii: bool) -> std::io::Result<()> 
 /// with the first one's code. Returns the report and whether it was interrupted.
 pub async fn drive(
     mut h: SessionHandles,
-    mut signals: Signals,
+    signals: &mut Signals,
     mut out: Printer,
 ) -> anyhow::Result<(SessionReport, bool)> {
     out.reset_clock();
@@ -93,6 +99,8 @@ pub async fn drive(
             s = signals.recv() => {
                 if let Some(f) = first {
                     crate::err_line!("{}: exiting now; the report holds every finished cell", s.name());
+                    // No destructor runs past here: a sweep's server is killed now.
+                    super::sweep::server::kill_all_now();
                     std::process::exit(i32::from(f.exit_code()));
                 }
                 first = Some(s);

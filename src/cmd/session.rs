@@ -102,7 +102,7 @@ pub(crate) async fn preflight(
 /// is not at its path or cells errored; returns the exit code.
 pub(crate) async fn finish(
     handles: SessionHandles,
-    signals: Signals,
+    mut signals: Signals,
     display: Display,
     printer: Option<Printer>,
     banner: String,
@@ -112,10 +112,10 @@ pub(crate) async fn finish(
     let path = handles.report_path.clone();
     let ended = if let Some(printer) = printer {
         crate::err_line!("{banner}");
-        drive(handles, signals, printer).await.map(|(r, interrupted)| (r, ending(interrupted)))
+        drive(handles, &mut signals, printer).await.map(|(r, interrupted)| (r, ending(interrupted)))
     } else {
         let opts = crate::tui::TuiOptions { log_file: display.log_file.clone(), ..crate::tui::TuiOptions::default() };
-        crate::tui::run_tui(handles, opts, signals).await
+        crate::tui::run_tui(handles, opts, &mut signals).await
     };
     let (report, ending) = match ended {
         Ok(done) => done,

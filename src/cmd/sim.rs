@@ -28,8 +28,11 @@ pub(crate) async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     }
     // Listening before the cluster starts: a signal from then on stops it the same way.
     let mut signals = Signals::new()?;
+    let no_gateway = cfg.no_gateway;
     let cluster = Cluster::start(cfg).await?;
-    print_endpoints(cluster.info());
+    // As vLLM logs it at start-up (on stdout), for a sweep to read (`run --server-cmd`).
+    let _ = crate::out_line!("{}", args.non_default_args());
+    print_endpoints(cluster.info(), no_gateway);
     if let Some(path) = &args.ready_file {
         let json = serde_json::to_vec_pretty(cluster.info())?;
         write_atomic(path, &json)?;
@@ -41,7 +44,13 @@ pub(crate) async fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints one line per endpoint.
-pub(crate) fn print_endpoints(info: &ClusterInfo) {
+pub(crate) fn print_endpoints(info: &ClusterInfo, no_gateway: bool) {
+    if no_gateway {
+        let r = &info.gateway;
+        let _ = crate::out_line!("server   {}  metrics {}", r.url, r.metrics_url);
+        let _ = crate::out_line!("model    {}  (max_model_len {})", info.model, info.max_model_len);
+        return;
+    }
     let _ = crate::out_line!(
         "gateway  {}  (routing-strategy: random | least-request | prefix-cache)  metrics {}",
         info.gateway.url,

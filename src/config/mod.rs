@@ -9,6 +9,7 @@ pub(crate) mod routing;
 pub mod serve;
 pub(crate) mod settings;
 pub mod slo_search;
+pub mod sweep;
 pub mod trace;
 
 /// The open-loop arrival rate lives in the load layer ([`crate::load::rate`]); re-exported here
@@ -117,6 +118,9 @@ pub struct RunConfig {
     /// monitor's sessions: finished cells can be re-run until the operator quits); false ends
     /// the session with its last cell (headless).
     pub hold_after_last: bool,
+    /// What the report file holds around the session's report (a sweep's file, with the set
+    /// that runs nested); None writes the report itself.
+    pub report_frame: Option<crate::report::frame::ReportFrame>,
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token

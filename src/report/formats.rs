@@ -60,6 +60,9 @@ impl ReportFormat {
     /// Text has no trailing newline (a run prints it with one); the others end in one. Only
     /// text reads `settings`.
     pub fn render(self, report: &SessionReport, settings: RenderSettings) -> String {
+        if let Some(sweep) = &report.sweep {
+            return super::sweep::render::render(self, report, sweep, settings);
+        }
         match self {
             Self::Text => super::tables::render_text_within(report, settings.ascii, settings.dim_ansi, settings.width),
             Self::Markdown => super::markdown::render(report),
@@ -72,6 +75,9 @@ impl ReportFormat {
 
 /// The `vllm` format with `percentiles` (`report --percentiles`): pretty JSON, one line end.
 pub fn vllm_json(report: &SessionReport, percentiles: &crate::stats::PercentileList) -> String {
+    if let Some(sweep) = &report.sweep {
+        return super::sweep::render::vllm(sweep, percentiles);
+    }
     let value = super::vllm::export(report, percentiles);
     format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_else(|_| "[]".into()))
 }

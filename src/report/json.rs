@@ -81,6 +81,10 @@ pub struct SessionReport {
     /// failed alike in consecutive cells (src/cell/halt.rs). Absent when it did not halt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub halted: Option<String>,
+    /// The engine-config sweep (`run --server-cmd`): every parameter set with its server's
+    /// start-up and settings and its own session report nested; absent for one server's session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<super::sweep::SweepSection>,
 }
 
 pub use super::metrics_source::{MetricsSource, ReplicaChange};

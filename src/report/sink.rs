@@ -6,6 +6,7 @@
 //! session would stop tokio's paused clock from advancing on its own in tests.
 
 use super::fallback::SaveLog;
+use super::frame::ReportFrame;
 use super::json::SessionReport;
 use super::writer::ReportWriter;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -82,14 +83,25 @@ pub(crate) struct ReportSink {
 impl ReportSink {
     /// Starts the writer thread for `writer`'s file; `on_write` hears of every submitted
     /// job's write (from that thread).
+    #[cfg(test)]
     pub(crate) fn spawn(
         writer: ReportWriter,
+        on_write: impl FnMut(&SaveOutcome) + Send + 'static,
+    ) -> std::io::Result<Self> {
+        Self::spawn_framed(writer, None, on_write)
+    }
+
+    /// [`ReportSink::spawn`], writing each report inside `frame` when given (the reports the
+    /// jobs build, and the final one returned, stay the session's own).
+    pub(crate) fn spawn_framed(
+        writer: ReportWriter,
+        frame: Option<ReportFrame>,
         on_write: impl FnMut(&SaveOutcome) + Send + 'static,
     ) -> std::io::Result<Self> {
         let shared =
             Arc::new(Shared { slot: Mutex::new(Slot { open: true, ..Slot::default() }), wake: Condvar::new() });
         let log = Arc::new(SaveLog::default());
-        let out = Output { writer: writer.clone(), log: Arc::clone(&log) };
+        let out = Output { writer: writer.clone(), log: Arc::clone(&log), frame };
         let thread_shared = Arc::clone(&shared);
         std::thread::Builder::new()
             .name("report-writer".into())
@@ -196,6 +208,7 @@ fn next(shared: &Shared) -> Next {
 struct Output {
     writer: ReportWriter,
     log: Arc<SaveLog>,
+    frame: Option<ReportFrame>,
 }
 
 fn writer_loop(shared: &Shared, out: &Output, mut on_write: OnWrite) {
@@ -230,7 +243,10 @@ fn writer_loop(shared: &Shared, out: &Output, mut on_write: OnWrite) {
 /// a panic of the job is caught.
 fn build_and_write(out: &Output, job: ReportJob) -> FinalResult {
     let report = catch_unwind(AssertUnwindSafe(job))?;
-    let (result, fallback) = out.writer.write_or_fallback(&report);
+    let (result, fallback) = match &out.frame {
+        Some(frame) => out.writer.write_or_fallback(&catch_unwind(AssertUnwindSafe(|| frame.apply(&report)))?),
+        None => out.writer.write_or_fallback(&report),
+    };
     let fell_back = fallback.as_ref().and_then(|f| f.as_ref().ok());
     out.log.note(result.as_ref().err(), fell_back.map(PathBuf::as_path));
     let path = out.writer.path().to_path_buf();

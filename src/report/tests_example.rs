@@ -333,5 +333,6 @@ pub(crate) fn minimal_report() -> SessionReport {
         warnings: Vec::new(),
         metrics_source: None,
         halted: None,
+        sweep: None,
     }
 }

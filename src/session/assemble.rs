@@ -47,6 +47,7 @@ pub(crate) fn assemble(env: &CellEnv, prior: &Prior, experiments: &Experiments, 
         warnings: env.warnings(),
         metrics_source: super::prom_source::metrics_source(env),
         halted: env.halt.reason(),
+        sweep: None,
     };
     for e in experiments {
         let cells: Vec<&CellEntry> = state.cells.iter().filter(|c| e.owns(&c.spec)).collect();
@@ -96,7 +97,11 @@ fn replica_info(env: &CellEnv, r: &ReplicaFacts) -> ReplicaInfo {
 }
 
 fn plan_info(env: &CellEnv, prior: &Prior) -> PlanInfo {
-    let cfg = &env.cfg;
+    plan_info_of(&env.cfg, prior)
+}
+
+/// What `cfg` asks to run, as the report's `plan` records it (`prior`'s baseline named).
+pub(crate) fn plan_info_of(cfg: &crate::config::RunConfig, prior: &Prior) -> PlanInfo {
     PlanInfo {
         kinds: cfg.plans.iter().map(|p| p.as_str().to_string()).collect(),
         ctx: cfg.ctx.clone(),

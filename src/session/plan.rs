@@ -281,7 +281,8 @@ pub async fn start_session(
     let unmatched = baseline_unmatched(&prior, &state);
     notes.into_iter().chain(origin_note).chain(unmatched).for_each(|n| env.warn(n));
     let events = env.events.clone();
-    let sink = ReportSink::spawn(writer, move |outcome| {
+    let frame = env.cfg.report_frame.clone();
+    let sink = ReportSink::spawn_framed(writer, frame, move |outcome| {
         let _ = events.send(saved_event(outcome));
     })?;
     let saves = sink.log();

@@ -20,6 +20,9 @@ use tokio::time::Instant;
 /// recorded; the error is one line.
 pub fn read(path: &Path) -> Result<SessionReport, String> {
     let report = load_report(path).map_err(|e| resume_error(path, &e.to_string()))?;
+    if report.sweep.is_some() {
+        return Err(resume_error(path, "a sweep report (run --server-cmd) cannot be continued: run the sweep again"));
+    }
     if report.plan.settings.is_empty() {
         let reason = "the report does not record its settings (written before --resume existed)";
         return Err(resume_error(path, reason));

@@ -79,6 +79,9 @@ pub struct SimConfig {
     /// llama.cpp mode: context of one slot, tokens; None shares the KV capacity out over the
     /// `max_num_seqs` slots ([`llamacpp::slot_ctx`]).
     pub slot_ctx: Option<usize>,
+    /// No gateway: the one replica listens on `port` itself, as a single `vllm serve` does (the
+    /// cluster's `gateway` endpoint is then that replica).
+    pub no_gateway: bool,
 }
 
 impl Default for SimConfig {
@@ -102,6 +105,7 @@ impl Default for SimConfig {
             prompt_tokens_details: false,
             engine_mode: EngineMode::Vllm,
             slot_ctx: None,
+            no_gateway: false,
         }
     }
 }
@@ -180,10 +184,14 @@ impl Cluster {
         let step = |i: usize| {
             if cfg.port == 0 { Ok(0) } else { u16::try_from(usize::from(cfg.port) + i).context("port out of range") }
         };
-        let gw_listener = bind(cfg.host, cfg.port).await?;
+        let gw_listener = match cfg.no_gateway {
+            true => None,
+            false => Some(bind(cfg.host, cfg.port).await?),
+        };
         let mut listeners = Vec::with_capacity(cfg.replicas);
         for i in 1..=cfg.replicas {
-            listeners.push(bind(cfg.host, step(i)?).await?);
+            let port = if cfg.no_gateway { cfg.port } else { step(i)? };
+            listeners.push(bind(cfg.host, port).await?);
         }
         let cancel = CancellationToken::new();
         let mut replicas = Vec::new();
@@ -202,6 +210,10 @@ impl Cluster {
             }
             replicas.push(endpoint(name, &addr.to_string()));
         }
+        let Some(gw_listener) = gw_listener else {
+            let info = cluster_info(&cfg, replicas[0].clone(), replicas);
+            return Ok(Self { info, cancel, engines, powers });
+        };
         let gw_addr = gw_listener.local_addr()?;
         let client = match cfg.engine_mode {
             EngineMode::Vllm => gateway::upstream_client(),
@@ -258,6 +270,9 @@ pub fn check(cfg: &SimConfig) -> Result<(), String> {
     llamacpp::validate(cfg)?;
     if !(1..=64).contains(&cfg.replicas) {
         return Err("--replicas must be within 1..64".into());
+    }
+    if cfg.no_gateway && cfg.replicas != 1 {
+        return Err("--no-gateway serves one replica on --port: give --replicas 1".into());
     }
     let top = usize::from(cfg.port) + cfg.replicas;
     if cfg.port != 0 && top > usize::from(u16::MAX) {

@@ -62,6 +62,8 @@ pub enum Action {
     KnobDown,
     /// PgDn / PgUp / `o`: scroll or reorder the replica rows.
     Fleet(super::fleet::FleetKey),
+    /// `x`: skip the running parameter set of a sweep (`run --server-cmd`).
+    SkipSet,
 }
 
 /// The session as the header names it.
@@ -134,6 +136,9 @@ pub struct App {
     pub help_scroll: usize,
     /// Help lines the last frame had room for (set while drawing, bounds the scroll).
     pub help_rows: std::cell::Cell<usize>,
+    /// The parameter set this session belongs to, in a sweep (`run --server-cmd`).
+    pub set_line: Option<super::view::sweep::SetLine>,
+    skip_set: bool,
     pause_intent: Option<bool>,
     stopping: bool,
     interrupted: bool,
@@ -164,6 +169,8 @@ impl App {
             fleet: Default::default(),
             help_scroll: 0,
             help_rows: std::cell::Cell::new(usize::MAX),
+            set_line: None,
+            skip_set: false,
             pause_intent: None,
             stopping: false,
             interrupted: false,
@@ -293,6 +300,11 @@ impl App {
         self.runner_done
     }
 
+    /// The operator skipped the sweep's running parameter set (`x`); the session is stopping.
+    pub fn skipping_set(&self) -> bool {
+        self.skip_set
+    }
+
     /// Applies an action; returns the command for the runner, if any.
     pub fn update(&mut self, action: Action) -> Option<Command> {
         self.notice = None;
@@ -334,6 +346,7 @@ impl App {
             Action::KnobUp => return self.knob(Knob::Up),
             Action::KnobDown => return self.knob(Knob::Down),
             Action::Fleet(key) => self.fleet.apply(key),
+            Action::SkipSet => return self.skip_set(),
             Action::Enter | Action::Yes | Action::No | Action::Interrupt => {}
         }
         None

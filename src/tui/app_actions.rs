@@ -147,6 +147,21 @@ impl App {
         Some(Command::Knob(k))
     }
 
+    /// `x`: stops the session of the sweep's running parameter set; the sweep records the set
+    /// skipped, stops its server and goes on with the next one.
+    pub(super) fn skip_set(&mut self) -> Option<Command> {
+        if self.set_line.is_none() {
+            self.notice = Some("x skips a parameter set of a sweep (run --server-cmd)".into());
+            return None;
+        }
+        if self.session_over() {
+            return None;
+        }
+        self.skip_set = true;
+        self.stopping = true;
+        Some(Command::Stop)
+    }
+
     pub(super) fn save(&mut self) -> Option<Command> {
         if self.runner_done {
             self.notice = Some(format!("report written: {}", self.session.report_path));

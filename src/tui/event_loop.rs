@@ -67,12 +67,15 @@ pub enum Ending {
     Interrupted,
     /// Stopped by the operator with `q`, `y` while cells were left.
     Quit,
+    /// The operator skipped the sweep's running parameter set (`x`, `run --server-cmd`).
+    SkippedSet,
 }
 
 impl Ending {
     fn of(app: &App) -> Ending {
         match (app.interrupted(), app.quit_mid_session()) {
             (true, _) => Ending::Interrupted,
+            (false, true) if app.skipping_set() => Ending::SkippedSet,
             (false, true) => Ending::Quit,
             (false, false) => Ending::Finished,
         }
@@ -219,8 +222,25 @@ impl Sources {
 pub async fn run_loop<B, S>(
     terminal: &mut Terminal<B>,
     handles: SessionHandles,
+    input: S,
+    opts: LoopOptions,
+) -> anyhow::Result<(SessionReport, Ending)>
+where
+    B: Backend,
+    S: Stream<Item = Event> + Unpin,
+{
+    run_set_loop(terminal, handles, input, opts, None).await
+}
+
+/// [`run_loop`] for the session of one parameter set of a sweep (`run --server-cmd`) when
+/// `set` is given: the set line under the header, `x` skips the set ([`Ending::SkippedSet`]),
+/// and the loop ends as soon as the runner has (the sweep goes on with the next set).
+pub async fn run_set_loop<B, S>(
+    terminal: &mut Terminal<B>,
+    handles: SessionHandles,
     mut input: S,
     opts: LoopOptions,
+    set: Option<super::view::sweep::SetLine>,
 ) -> anyhow::Result<(SessionReport, Ending)>
 where
     B: Backend,
@@ -229,6 +249,8 @@ where
     let SessionHandles { commands, events, live, mut snapshot, metrics, join, .. } = handles;
     let mut app = App::new(snapshot.borrow_and_update().clone(), Instant::now());
     app.log_widget = opts.log_widget.then(tui_logger::TuiWidgetState::new);
+    let leave_when_done = set.is_some();
+    app.set_line = set;
     let open = Open { input: true, events: true, live: true, snapshot: true, metrics: metrics.is_some() };
     let mut src = Sources { commands, events, live, snapshot, metrics, join, report: None, open };
     let mut ticker = tokio::time::interval(frame_period(opts.fps));
@@ -239,7 +261,7 @@ where
         if app.abandoned() {
             return Err(Abandoned.into());
         }
-        if (app.should_exit() || !src.open.input)
+        if (app.should_exit() || !src.open.input || (leave_when_done && app.runner_done()))
             && let Some(r) = src.report.take()
         {
             draw(terminal, &mut app)?;

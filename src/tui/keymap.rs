@@ -29,6 +29,7 @@ pub(crate) fn action(key: &KeyEvent) -> Option<Action> {
         KeyCode::PageDown => Action::Fleet(FleetKey::PageDown),
         KeyCode::PageUp => Action::Fleet(FleetKey::PageUp),
         KeyCode::Char('o' | 'O') => Action::Fleet(FleetKey::ToggleOrder),
+        KeyCode::Char('x' | 'X') => Action::SkipSet,
         KeyCode::Enter => Action::Enter,
         KeyCode::Esc => Action::Back,
         KeyCode::Up | KeyCode::Char('k') => Action::Move(Dir::Up),
@@ -55,7 +56,8 @@ mod tests {
         assert_eq!(action(&press(KeyCode::Char('j'))), Some(Action::Move(Dir::Down)));
         assert_eq!(action(&press(KeyCode::Left)), Some(Action::Move(Dir::Left)));
         assert_eq!(action(&press(KeyCode::Char('?'))), Some(Action::ToggleHelp));
-        assert_eq!(action(&press(KeyCode::Char('x'))), None);
+        assert_eq!(action(&press(KeyCode::Char('x'))), Some(Action::SkipSet));
+        assert_eq!(action(&press(KeyCode::Char('z'))), None);
         assert_eq!(action(&press(KeyCode::PageDown)), Some(Action::Fleet(FleetKey::PageDown)));
         assert_eq!(action(&press(KeyCode::PageUp)), Some(Action::Fleet(FleetKey::PageUp)));
         assert_eq!(action(&press(KeyCode::Char('o'))), Some(Action::Fleet(FleetKey::ToggleOrder)));

@@ -21,9 +21,10 @@ pub(crate) mod view;
 mod tests_escapes;
 
 pub use app::{Action, App, Mode, RunState};
-pub use event_loop::{Abandoned, ChannelInput, Ending, LoopOptions, run_loop};
+pub use event_loop::{Abandoned, ChannelInput, Ending, LoopOptions, run_loop, run_set_loop};
 pub use grid::Dir;
 pub use terminal::{CrosstermTerminal, TerminalControl, TerminalGuard};
+pub use view::sweep::SetLine;
 
 use crate::cell::control::Command;
 use crate::report::json::SessionReport;
@@ -40,20 +41,23 @@ pub struct TuiOptions {
     pub log_file: Option<PathBuf>,
     /// Most frames per second for data updates (default 20, at most 30).
     pub fps: u16,
+    /// The parameter set of a sweep the session belongs to (`run --server-cmd`): shown under
+    /// the header, `x` skips it, and the monitor leaves once the set's session ends.
+    pub set_line: Option<SetLine>,
 }
 
 impl Default for TuiOptions {
     fn default() -> Self {
-        Self { log_file: None, fps: 20 }
+        Self { log_file: None, fps: 20, set_line: None }
     }
 }
 
 /// Key events from the terminal, with SIGINT, SIGTERM and SIGHUP delivered as Ctrl-C (raw mode
 /// turns a typed Ctrl-C into a key; a signal from elsewhere must stop the session the same way,
 /// and `crate::signal::first_received` keeps which one it was for the exit code).
-fn terminal_input(signals: Signals) -> impl Stream<Item = Event> + Unpin {
+fn terminal_input(signals: &mut Signals) -> impl Stream<Item = Event> + Unpin + '_ {
     let keys = EventStream::new().filter_map(|r| std::future::ready(r.ok()));
-    let signalled = stream::unfold(signals, |mut signals| async {
+    let signalled = stream::unfold(signals, |signals| async {
         signals.recv().await;
         Some((Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), signals))
     });
@@ -69,7 +73,7 @@ fn terminal_input(signals: Signals) -> impl Stream<Item = Event> + Unpin {
 pub async fn run_tui(
     handles: SessionHandles,
     opts: TuiOptions,
-    signals: Signals,
+    signals: &mut Signals,
 ) -> anyhow::Result<(SessionReport, Ending)> {
     let commands = handles.commands.clone();
     let logs = logging::install(opts.log_file.as_deref())?;
@@ -78,7 +82,7 @@ pub async fn run_tui(
     let result = match ratatui::Terminal::new(backend) {
         Ok(mut terminal) => {
             let lopts = LoopOptions { fps: opts.fps, log_widget: true };
-            run_loop(&mut terminal, handles, terminal_input(signals), lopts).await
+            run_set_loop(&mut terminal, handles, terminal_input(signals), lopts, opts.set_line).await
         }
         Err(e) => Err(e.into()),
     };

@@ -220,7 +220,8 @@ async fn headless_prints_warnings_progress_and_a_heartbeat_every_10s() {
     let h = start_with(cfg, cluster.backend()).await.expect("preflight passes");
     let capture = Capture::default();
     let printer = Printer::new(Box::new(capture.clone()), Some(&log)).expect("log file opens");
-    let run = tokio::time::timeout(Duration::from_secs(600), drive(h, Signals::new().expect("signals"), printer));
+    let mut signals = Signals::new().expect("signals");
+    let run = tokio::time::timeout(Duration::from_secs(600), drive(h, &mut signals, printer));
     let (report, interrupted) = run.await.expect("the session ends").expect("runs");
     assert!(!interrupted && report.complete);
     let text = String::from_utf8(capture.0.lock().expect("capture").clone()).expect("utf-8");

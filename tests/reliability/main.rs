@@ -4,8 +4,8 @@
 //! `--resume` ([`resume`]), files never replaced silently ([`clobber`]), servers that close
 //! their connections after streams ([`connections`]), servers that misbehave on purpose
 //! ([`hostile`]), a closed stdout or stderr ([`pipes`]), a target that lists its model and never
-//! answers a POST ([`wedged`]), extreme numbers ([`extremes`]) and terminal escapes from the
-//! server ([`escapes`]),
+//! answers a POST ([`wedged`]), extreme numbers ([`extremes`]), terminal escapes from the
+//! server ([`escapes`]) and the servers a sweep starts and stops ([`sweep`]),
 //! against the simulator and small servers of the tests' own, all on loopback or in process.
 
 #[path = "../common/mod.rs"]
@@ -21,5 +21,6 @@ mod hostile;
 mod pipes;
 mod replica;
 mod resume;
+mod sweep;
 mod targets;
 mod wedged;

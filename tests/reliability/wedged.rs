@@ -241,7 +241,8 @@ async fn in_process_the_session_halts_and_the_eta_counts_the_wait() {
     let h = start_with(cfg, Arc::new(backend)).await.expect("preflight passes: no count is needed for ctx 0");
     let capture = Capture::default();
     let printer = Printer::new(Box::new(capture.clone()), None).unwrap();
-    let run = tokio::time::timeout(Duration::from_secs(1200), drive(h, Signals::new().unwrap(), printer));
+    let mut signals = Signals::new().unwrap();
+    let run = tokio::time::timeout(Duration::from_secs(1200), drive(h, &mut signals, printer));
     let (report, interrupted) = run.await.expect("the session ends").expect("runs");
     // Two cells of the default first-token timeout (120 s for an empty prompt), not four.
     let took = t0.elapsed();

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A pseudo-terminal of 120x40: its master and its slave.
-fn pty() -> (File, File) {
+pub(crate) fn pty() -> (File, File) {
     use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pty");
     grantpt(&master).expect("grantpt");

@@ -147,6 +147,12 @@ impl Baseline {
     /// Reads the report at `path`; the error is one line naming the flag and the file.
     pub fn open(path: &Path) -> Result<Self, String> {
         let report = load_report(path).map_err(|e| format!("--baseline {}: {e}", path.display()))?;
+        if report.sweep.is_some() {
+            let p = path.display();
+            return Err(format!(
+                "--baseline {p}: a sweep report has no cells of its own (compare two sweeps with compare)"
+            ));
+        }
         Ok(Self::of(&path.display().to_string(), report))
     }
 

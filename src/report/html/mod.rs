@@ -17,6 +17,7 @@ mod placement;
 mod routing;
 mod serve;
 mod svg;
+mod sweep;
 mod timelines;
 
 #[cfg(test)]
@@ -25,6 +26,7 @@ mod tests;
 pub use many::render_many;
 pub use page::escape;
 pub use pareto::pareto;
+pub(crate) use sweep::render_sweep;
 
 use super::json::SessionReport;
 use super::kind::ExperimentKind;

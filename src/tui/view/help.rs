@@ -8,12 +8,13 @@ use ratatui::layout::{Margin, Rect};
 use ratatui::text::{Line, Span};
 
 /// Keys and what they do.
-pub(crate) const KEYS: [(&str, &str); 15] = [
+pub(crate) const KEYS: [(&str, &str); 16] = [
     ("p", "pause the load now (the attempt is kept as paused) / resume"),
     ("s", "skip the running cell, or the selected pending cell"),
     ("r", "re-run the selected finished cell next (attempts are kept)"),
     ("w", "write the report now"),
     ("+ / -", "turn the running decode cell's load up / down (--knob-step)"),
+    ("x", "skip the running parameter set of a sweep (--server-cmd)"),
     ("←↓↑→ hjkl", "select a cell"),
     ("f", "let the selection follow the running cell again"),
     ("PgDn PgUp", "next / previous page of replicas (many replicas)"),

@@ -22,7 +22,9 @@ pub(crate) fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         Mode::Detail => vec![("Esc", "close"), ("←↓↑→", "select"), ("r", "re-run"), ("q", "quit"), ("?", "help")],
         Mode::Normal => {
             let pause = if app.paused() { "resume" } else { "pause" };
-            vec![
+            let set = app.set_line.as_ref().map(|_| ("x", "skip set"));
+            // The set line says `x` too: on a narrow bar it is the key left out.
+            [
                 ("p", pause),
                 ("s", "skip"),
                 ("r", "re-run"),
@@ -32,6 +34,9 @@ pub(crate) fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
                 ("q", "quit"),
                 ("?", "help"),
             ]
+            .into_iter()
+            .chain(set)
+            .collect()
         }
     }
 }

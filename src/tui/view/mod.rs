@@ -15,6 +15,7 @@ pub(crate) mod replicas;
 pub(crate) mod routing;
 pub(crate) mod serve_detail;
 pub(crate) mod slo_search;
+pub(crate) mod sweep;
 pub(crate) mod turns;
 pub(crate) mod widgets;
 
@@ -160,9 +161,13 @@ impl Widget for &App {
             too_small(area, buf);
             return;
         }
+        let head_h = if self.set_line.is_some() { 3 } else { 2 };
         let [head, body, keys] =
-            Layout::vertical([Constraint::Length(2), Constraint::Min(0), Constraint::Length(1)]).areas(area);
+            Layout::vertical([Constraint::Length(head_h), Constraint::Min(0), Constraint::Length(1)]).areas(area);
         header::render(self, head, buf);
+        if head.height > 2 {
+            sweep::render(self, Rect { y: head.y + 2, height: 1, ..head }, buf);
+        }
         keybar::render(self, keys, buf);
         let a = if area.width >= 120 && area.height >= 36 { wide(self, body) } else { compact(self, body) };
         matrix::render(self, a.matrix, buf);
