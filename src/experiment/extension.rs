@@ -80,6 +80,7 @@ fn cell(c: &CellEntry) -> Option<ExtensionCell> {
         skip,
         attempts: attempts.collect(),
         baseline: Vec::new(),
+        runs: None,
     })
 }
 

@@ -29,6 +29,7 @@ pub(crate) mod metrics_source;
 pub mod phase;
 pub mod prefix_cache;
 pub(crate) mod prom_validation;
+pub mod runs;
 pub mod schedule_lag;
 pub mod serve;
 pub(crate) mod sink;

@@ -165,6 +165,7 @@ fn full_burst() -> BurstSection {
             timeout_reason: None,
             skip: None,
             baseline: Vec::new(),
+            runs: None,
             attempts: vec![BurstAttempt {
                 attempt: 1,
                 status: AttemptStatus::Measured,
@@ -203,6 +204,7 @@ pub(crate) fn full_report() -> SessionReport {
         attempts,
         rate: None,
         baseline: Vec::new(),
+        runs: None,
     };
     let point = SeriesPoint {
         t_s: 62.0,

@@ -41,8 +41,8 @@ impl RunStats {
         // (and an sd of exactly 0) and large values lose no precision to their common part.
         let first = values[0];
         let mean = first + values.iter().map(|v| v - first).sum::<f64>() / n;
-        let sd = (values.len() > 1)
-            .then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+        let sd =
+            (values.len() > 1).then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
         let cv = sd.filter(|_| mean != 0.0).map(|sd| sd / mean.abs());
         let half = sd.and_then(|sd| Some(two_sided(level, n - 1.0)? * sd / n.sqrt()));
         Some(Self {

@@ -103,7 +103,11 @@ pub fn t_quantile(p: f64, df: f64) -> Option<f64> {
     let mut lo = 0.0;
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        if t_cdf(mid, df) < p { lo = mid } else { hi = mid }
+        if t_cdf(mid, df) < p {
+            lo = mid
+        } else {
+            hi = mid
+        }
         if hi - lo <= 1e-12 * hi.max(1.0) {
             break;
         }

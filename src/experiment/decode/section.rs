@@ -141,6 +141,7 @@ impl Experiment for Decode {
                 skip,
                 attempts,
                 baseline: Vec::new(),
+                runs: None,
                 rate,
             });
         }

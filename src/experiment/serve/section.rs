@@ -283,6 +283,7 @@ impl Experiment for Serve {
                 skip,
                 attempts,
                 baseline: Vec::new(),
+                runs: None,
             });
         }
         if !out.is_empty() {
