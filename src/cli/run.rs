@@ -40,6 +40,9 @@ pub struct RunArgs {
     /// The conversation experiment's flags (`--plan conversation`).
     #[command(flatten)]
     pub conversation: super::conversation_flags::ConversationFlags,
+    /// Repetitions: `--num-runs N` runs of every cell.
+    #[command(flatten)]
+    pub runs: super::runs_flags::RunsFlags,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -342,6 +345,7 @@ impl RunArgs {
             serve: self.serve_config()?,
             conversation: self.conversation.config(conversation, self.vllm.dataset_format()?)?,
             hold_after_last: false,
+            num_runs: self.runs.runs()?,
         })
     }
 }

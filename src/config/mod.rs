@@ -114,6 +114,9 @@ pub struct RunConfig {
     /// monitor's sessions: finished cells can be re-run until the operator quits); false ends
     /// the session with its last cell (headless).
     pub hold_after_last: bool,
+    /// Runs of every cell, back to back (`--num-runs`, at least 1): each run is an attempt,
+    /// and a cell's figures are the mean of its runs (`report::runs`).
+    pub num_runs: u32,
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token
