@@ -5,7 +5,7 @@
 use clap::Args;
 
 /// The most runs a cell may be asked for: more is a typo, not a plan.
-pub const MAX_RUNS: u32 = 1000;
+pub(crate) const MAX_RUNS: u32 = 1000;
 
 /// `--num-runs`.
 #[derive(Debug, Clone, Default, Args)]

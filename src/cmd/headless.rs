@@ -55,7 +55,8 @@ impl Printer {
     pub fn event(&mut self, ev: &RunnerEvent, snap: &SessionSnapshot) {
         let label = |cell: &usize| snap.cells.get(*cell).map_or_else(|| format!("cell {cell}"), |c| c.label.clone());
         let line = match ev {
-            RunnerEvent::CellStarted { cell, attempt } if *attempt > 1 => {
+            RunnerEvent::CellStarted { cell, run: Some(run), .. } => format!("{} ({}): start", label(cell), run.text()),
+            RunnerEvent::CellStarted { cell, attempt, .. } if *attempt > 1 => {
                 format!("{} (attempt {attempt}): start", label(cell))
             }
             RunnerEvent::CellStarted { cell, .. } => format!("{}: start", label(cell)),

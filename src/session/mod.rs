@@ -15,6 +15,7 @@ pub(crate) mod progress;
 pub(crate) mod prom_source;
 pub mod resume;
 pub(crate) mod runner;
+pub(crate) mod runs_log;
 pub(crate) mod series;
 pub(crate) mod server_info;
 pub mod snapshot;

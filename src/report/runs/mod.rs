@@ -111,6 +111,17 @@ pub(crate) fn mean_of<T: Repeated>(attempts: &[T], block: &RunsBlock) -> Option<
     Some(shown)
 }
 
+/// The mean of `runs` (measured runs, oldest first): the last of them with every figure set
+/// to its mean, and each figure's statistics; None without a run.
+pub(crate) fn mean_run<T: Repeated>(runs: &[&T]) -> Option<(T, BTreeMap<String, RunStats>)> {
+    let mut shown = (*runs.last()?).clone();
+    let stats = figure_stats(runs);
+    for (name, s) in &stats {
+        shown.set(name, s.mean);
+    }
+    Some((shown, stats))
+}
+
 /// The attempt a cell's tables show: the mean of its runs when it has a `runs` block with a
 /// measured run, else its last attempt (as before repetitions).
 pub(crate) fn shown<'a, T: Repeated>(attempts: &'a [T], block: Option<&RunsBlock>) -> Option<std::borrow::Cow<'a, T>> {

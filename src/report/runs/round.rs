@@ -33,6 +33,32 @@ impl Round {
     }
 }
 
+/// How far a cell is through its round of runs (the monitor's `run k/N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunProgress {
+    /// Runs of the round that finished (measured or errored).
+    pub done: u32,
+    /// Runs a round plans.
+    pub planned: u32,
+}
+
+impl RunProgress {
+    /// The run under way or next: `k` of `run k/N`.
+    pub fn current(self) -> u32 {
+        (self.done + 1).min(self.planned)
+    }
+
+    /// Runs still to come, the current one included.
+    pub fn left(self) -> u32 {
+        self.planned.saturating_sub(self.done)
+    }
+
+    /// `run 2/3`.
+    pub fn text(self) -> String {
+        format!("run {}/{}", self.current(), self.planned)
+    }
+}
+
 /// Every round of attempts with `statuses` (oldest first) under `planned` runs per round
 /// (0 reads as 1); a trailing round with no attempt is left out.
 pub fn rounds(statuses: &[AttemptStatus], planned: u32) -> Vec<Round> {
