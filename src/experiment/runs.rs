@@ -96,9 +96,15 @@ impl CellEntry {
     /// The attempt its headline reads: the mean of its runs ([`CellEntry::mean`]), else its
     /// latest attempt.
     pub fn shown(&self) -> Option<Arc<Attempt>> {
+        self.shown_with_stats().0
+    }
+
+    /// [`CellEntry::shown`], with each figure's statistics over the runs (empty without
+    /// repetitions): what the monitor and the knee read.
+    pub fn shown_with_stats(&self) -> (Option<Arc<Attempt>>, FigureStats) {
         match self.mean() {
-            Some((mean, _)) => Some(Arc::new(mean)),
-            None => self.attempts.last().cloned(),
+            Some((mean, stats)) => (Some(Arc::new(mean)), stats),
+            None => (self.attempts.last().cloned(), FigureStats::new()),
         }
     }
 

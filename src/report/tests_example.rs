@@ -73,6 +73,8 @@ pub(crate) fn full_knee() -> RowKnee {
         tps_after: 564.8,
         tps_gain: 4.8 / 560.0,
         tps_noise: Some(0.02),
+        within_noise: false,
+        noise_interval: None,
         rising: vec![Rise { metric: "waiting".into(), before: 0.0, after: 1.1 }],
         test: "example".into(),
     };

@@ -84,10 +84,7 @@ impl SessionSnapshot {
 impl CellSummary {
     /// Summary of one cell entry.
     pub fn of(entry: &super::state::CellEntry) -> Self {
-        let (shown, run_stats) = match entry.mean() {
-            Some((mean, stats)) => (Some(std::sync::Arc::new(mean)), stats),
-            None => (entry.attempts.last().cloned(), Default::default()),
-        };
+        let (shown, run_stats) = entry.shown_with_stats();
         Self {
             label: entry.label.clone(),
             spec: entry.spec.clone(),
