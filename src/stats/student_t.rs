@@ -73,7 +73,7 @@ fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
 
 /// P(T ≤ t) for Student's t with `df` > 0 degrees of freedom.
 pub fn t_cdf(t: f64, df: f64) -> f64 {
-    if t.is_nan() || !(df > 0.0) {
+    if t.is_nan() || df.is_nan() || df <= 0.0 {
         return f64::NAN;
     }
     if t.is_infinite() {

@@ -10,6 +10,7 @@ mod extension;
 mod heatmap;
 mod page;
 mod routing;
+mod runs;
 mod serve;
 mod svg;
 mod timelines;
@@ -82,6 +83,12 @@ fn experiment_part(report: &SessionReport, kind: ExperimentKind) -> Part {
 fn parts(report: &SessionReport) -> Vec<Part> {
     let kinds = ExperimentKind::BUILT_IN.into_iter().chain(crate::report::extension::kinds(report));
     let mut parts: Vec<Part> = kinds.map(|k| experiment_part(report, k)).collect();
+    parts.push(part(
+        "runs",
+        "Repetitions",
+        "Every cell ran several times back to back (--num-runs): its figures on this page are the mean of its runs.",
+        runs::runs_table(report),
+    ));
     parts.push(part(
         "timelines",
         "Replica timelines",

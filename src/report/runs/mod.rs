@@ -131,6 +131,21 @@ pub(crate) fn shown<'a, T: Repeated>(attempts: &'a [T], block: Option<&RunsBlock
     }
 }
 
+/// The routing phases as the tables show them: with repetitions each phase's mean over its
+/// runs (from `phase_history`), else the report's `phases` as they are.
+pub(crate) fn shown_phases(report: &SessionReport) -> std::borrow::Cow<'_, [super::phase::RoutingPhase]> {
+    if report.phases.iter().all(|p| p.runs.is_none()) {
+        return std::borrow::Cow::Borrowed(&report.phases);
+    }
+    let shown = |p: &super::phase::RoutingPhase| {
+        let own: Vec<_> = report.phase_history.iter().filter(|h| h.phase == p.phase).cloned().collect();
+        let mean = p.runs.as_ref().and_then(|b| mean_of(&own, b));
+        mean.map(|m| super::phase::RoutingPhase { runs: p.runs.clone(), baseline: p.baseline.clone(), ..m })
+            .unwrap_or_else(|| p.clone())
+    };
+    std::borrow::Cow::Owned(report.phases.iter().map(shown).collect())
+}
+
 /// Fills the `runs` block of every cell and routing phase of `report` under `planned` runs
 /// per round; leaves a report of one run per cell (`planned` ≤ 1) as it is.
 pub fn annotate(report: &mut SessionReport, planned: u32) {
@@ -165,5 +180,7 @@ pub fn any(report: &SessionReport) -> bool {
     decode || burst || serve || ext || report.phases.iter().any(|p| p.runs.is_some())
 }
 
+#[cfg(test)]
+mod formats_tests;
 #[cfg(test)]
 mod tests;

@@ -12,13 +12,14 @@ use crate::stats::RunStats;
 pub const TITLE: &str = "Repetitions: mean ±95% CI (CV)";
 
 /// The table's figure columns: a title and the figure names that fill it, first found wins.
-pub const COLUMNS: [(&str, &[&str]); 7] = [
+pub const COLUMNS: [(&str, &[&str]); 8] = [
     ("tok/s", &["aggregate_tok_s", "output_tok_s"]),
     ("TTFT p50 ms", &["p50_ttft_ms"]),
     ("TTFT p99 ms", &["p99_ttft_ms"]),
     ("TPOT p50 ms", &["p50_tpot_ms"]),
     ("ITL p50 ms", &["p50_itl_ms"]),
-    ("goodput", &["goodput_ratio", "request_goodput_rps", "goodput_rps"]),
+    ("good", &["goodput_ratio"]),
+    ("goodput req/s", &["request_goodput_rps", "goodput_rps"]),
     ("cache hit", &["cache_hit_ratio"]),
 ];
 
@@ -99,6 +100,27 @@ pub fn legend(planned: u32) -> String {
     )
 }
 
+/// The CSV columns a report with repetitions adds after the others.
+pub const CSV_COLUMNS: [&str; 2] = ["runs", "runs_figures"];
+
+/// A cell's CSV fields of [`CSV_COLUMNS`]: `3/3` and every figure's statistics as
+/// `name.mean=…;name.sd=…;name.cv=…;name.ci_low=…;name.ci_high=…` (empty for a single run's
+/// sd, CV and interval); none without a block.
+pub fn csv_fields(block: Option<&RunsBlock>) -> Vec<(&'static str, String)> {
+    let Some(b) = block else { return Vec::new() };
+    let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let figures: Vec<String> = b
+        .figures
+        .iter()
+        .map(|(n, s)| {
+            let parts =
+                [("mean", Some(s.mean)), ("sd", s.sd), ("cv", s.cv), ("ci_low", s.ci_low), ("ci_high", s.ci_high)];
+            parts.iter().map(|(k, v)| format!("{n}.{k}={}", opt(*v))).collect::<Vec<_>>().join(";")
+        })
+        .collect();
+    vec![(CSV_COLUMNS[0], runs_text(b)), (CSV_COLUMNS[1], figures.join(";"))]
+}
+
 /// The repetitions table and its legend; nothing when no cell has repetitions.
 pub fn blocks(report: &SessionReport) -> Vec<Block> {
     let rows = rows(report);
@@ -115,7 +137,8 @@ pub fn blocks(report: &SessionReport) -> Vec<Block> {
             main.push(found.map_or_else(|| "—".into(), |(n, s)| mean_pm(n, s)));
             dim.push(found.map(|(_, s)| cv_text(s)).unwrap_or_default());
         }
-        table.rows.push(Row::with_dim(main, dim));
+        let any_cv = dim.iter().any(|d| !d.is_empty());
+        table.rows.push(if any_cv { Row::with_dim(main, dim) } else { Row::new(main) });
     }
     vec![Block::Table(table), Block::Legend(vec![legend(planned)])]
 }
