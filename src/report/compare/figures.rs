@@ -164,13 +164,16 @@ fn phase_attempt(p: &RoutingPhase, pcts: &PercentileList) -> Vec<(Spec, Option<f
     out
 }
 
+/// One attempt's figures, each with its value.
+type AttemptFigures = Vec<(Spec, Option<f64>)>;
+
 /// Each figure of every measured run of a cell's latest round (its `runs` block); None
 /// without a block.
 fn round_of<T: crate::report::runs::Repeated>(
     attempts: &[T],
     block: Option<&RunsBlock>,
     figures: impl Fn(&T) -> Vec<(Spec, Option<f64>)>,
-) -> Option<Vec<Vec<(Spec, Option<f64>)>>> {
+) -> Option<Vec<AttemptFigures>> {
     block.map(|b| measured_runs(attempts, b).into_iter().map(figures).collect())
 }
 
@@ -180,7 +183,7 @@ fn round_of<T: crate::report::runs::Repeated>(
 fn assemble(
     result: Vec<(Spec, Option<f64>)>,
     measured: &[Vec<(Spec, Option<f64>)>],
-    round: Option<Vec<Vec<(Spec, Option<f64>)>>>,
+    round: Option<Vec<AttemptFigures>>,
 ) -> Vec<Figure> {
     let round = round.filter(|r| !r.is_empty());
     result
@@ -250,7 +253,7 @@ fn entry(
     status: &str,
     result: Option<Vec<(Spec, Option<f64>)>>,
     measured: &[Vec<(Spec, Option<f64>)>],
-    round: Option<Vec<Vec<(Spec, Option<f64>)>>>,
+    round: Option<Vec<AttemptFigures>>,
 ) -> CellFigures {
     let mut label = format!("{} ctx={ctx_label} conc={}", key.kind, key.conc.unwrap_or(0));
     if let Some(rate) = &key.rate {
