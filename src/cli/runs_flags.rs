@@ -15,7 +15,7 @@ pub struct RunsFlags {
     /// mean, standard deviation, CV and 95% confidence interval over them; its tables show the
     /// means. `compare` and `--baseline` call a change inside the interval `within noise`
     /// [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub num_runs: Option<String>,
 }
 
