@@ -166,7 +166,14 @@ fn a_repeated_baseline_calls_a_delta_inside_its_interval_within_noise() {
         })
         .collect();
     crate::report::runs::annotate(&mut saved, 3);
-    let b = Baseline::of("base.json", saved);
+    let b = Baseline::of("base.json", saved.clone());
+    // A repeated session against it: its final tables mark the delta within noise.
+    let mut this = saved;
+    this.decode.as_mut().unwrap().cells[1].attempts.iter_mut().for_each(|a| a.aggregate_tps -= 20.0);
+    crate::report::runs::annotate(&mut this, 3);
+    annotate(&mut this, &b);
+    let text = crate::report::tables::render_text(&this, true, false);
+    assert!(text.contains("-3.6% ~") && text.contains("~ = within noise"), "{text}");
     let key = CellKey::cell(ExperimentKind::Decode, 16_384, 8);
     assert_eq!(Baseline::value(b.cell(&key).unwrap(), Pick::Throughput).map(|v| v.0), Some(550.0), "the mean");
     // One run of 530: −3.6%, inside the interval the baseline's spread gives.
