@@ -20,6 +20,7 @@ pub(crate) mod series;
 pub(crate) mod server_info;
 pub mod snapshot;
 pub mod state;
+pub(crate) mod streak;
 
 pub use handles::SessionHandles;
 pub use plan::{start, start_continuing, start_session, start_with, start_with_setups};

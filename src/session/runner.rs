@@ -115,7 +115,7 @@ impl Control {
             }
             let Some(id) = self.state.next_cell() else { return };
             if let Some(attempt) = run_cell(env, ex, self, id).await {
-                halt_on_streak(env, streak, &attempt);
+                super::streak::halt_on_streak(env, streak, &attempt, &self.state.cells[id]);
             }
             if env.halt.is_raised() && !self.state.stopped {
                 self.state.stopped = true;
@@ -301,20 +301,6 @@ impl Control {
         round_line.into_iter().for_each(|l| env.emit(RunnerEvent::Log(l)));
         self.publish(env);
         result
-    }
-}
-
-/// Counts a finished attempt in the streak of cells failing alike and halts the session once
-/// it is long enough ([`FailureStreak`]), with the line said as a warning. An attempt the
-/// operator cut short says nothing about the server either way.
-fn halt_on_streak(env: &CellEnv, streak: &mut FailureStreak, attempt: &Attempt) {
-    if !matches!(attempt.status(), AttemptStatus::Measured | AttemptStatus::Errored) {
-        return;
-    }
-    if let Some(line) = streak.observe(attempt.sole_failure())
-        && env.halt.raise(line.clone())
-    {
-        env.warn(line);
     }
 }
 
