@@ -71,6 +71,9 @@ impl Repeated for DecodeAttempt {
     fn set(&mut self, name: &str, value: f64) {
         write(DECODE, self, name, value);
     }
+    fn blend(&mut self, runs: &[&Self]) {
+        super::blend::decode(self, runs);
+    }
 }
 
 const BURST: &[Field<BurstAttempt>] = &[
@@ -103,6 +106,9 @@ impl Repeated for BurstAttempt {
     }
     fn set(&mut self, name: &str, value: f64) {
         write(BURST, self, name, value);
+    }
+    fn blend(&mut self, runs: &[&Self]) {
+        super::blend::burst(self, runs);
     }
 }
 
@@ -143,6 +149,9 @@ impl Repeated for ServeAttempt {
     fn set(&mut self, name: &str, value: f64) {
         write(SERVE, self, name, value);
     }
+    fn blend(&mut self, runs: &[&Self]) {
+        super::blend::serve(self, runs);
+    }
 }
 
 /// A latency of a phase (kept in seconds) read and written in ms.
@@ -181,6 +190,9 @@ impl Repeated for RoutingPhase {
     }
     fn set(&mut self, name: &str, value: f64) {
         write(ROUTING, self, name, value);
+    }
+    fn blend(&mut self, runs: &[&Self]) {
+        super::blend::routing(self, runs);
     }
 }
 

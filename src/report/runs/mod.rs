@@ -4,6 +4,7 @@
 //! ([`crate::stats::RunStats`]); with N > 1 the tables show the mean ([`mean_of`]) and say
 //! so. Absent with N = 1, so such reports are what they were before repetitions existed.
 
+mod blend;
 pub(crate) mod kinds;
 pub mod render;
 pub mod round;
@@ -51,6 +52,9 @@ pub(crate) trait Repeated: Clone {
     fn figures(&self) -> Vec<(String, Option<f64>)>;
     /// Sets figure `name` to `value` (a mean over runs); a figure it has no place for is left.
     fn set(&mut self, name: &str, value: f64);
+    /// Averages its latency distributions over `runs` (`blend`), so the percentiles of the mean
+    /// stay in order; nothing by default.
+    fn blend(&mut self, _runs: &[&Self]) {}
 }
 
 /// The latest round of `attempts` (oldest first) under `planned` runs per round.
@@ -104,7 +108,9 @@ pub(crate) fn measured_runs<'a, T: Repeated>(attempts: &'a [T], block: &RunsBloc
 /// What the tables show of a cell with `attempts` and `block`: its last measured run with
 /// every figure of the block set to its mean; None when no run of the round measured.
 pub(crate) fn mean_of<T: Repeated>(attempts: &[T], block: &RunsBlock) -> Option<T> {
-    let mut shown = (*measured_runs(attempts, block).last()?).clone();
+    let runs = measured_runs(attempts, block);
+    let mut shown = (*runs.last()?).clone();
+    shown.blend(&runs);
     for (name, stats) in &block.figures {
         shown.set(name, stats.mean);
     }
@@ -115,6 +121,7 @@ pub(crate) fn mean_of<T: Repeated>(attempts: &[T], block: &RunsBlock) -> Option<
 /// to its mean, and each figure's statistics; None without a run.
 pub(crate) fn mean_run<T: Repeated>(runs: &[&T]) -> Option<(T, BTreeMap<String, RunStats>)> {
     let mut shown = (*runs.last()?).clone();
+    shown.blend(runs);
     let stats = figure_stats(runs);
     for (name, s) in &stats {
         shown.set(name, s.mean);
