@@ -92,6 +92,8 @@ pub enum RunnerEvent {
         cell: CellId,
         /// 1-based attempt number.
         attempt: u32,
+        /// With repetitions (`--num-runs`), which run of the cell's round this attempt is.
+        run: Option<crate::report::runs::round::RunProgress>,
     },
     /// The running cell moved to another phase.
     Phase {

@@ -51,11 +51,29 @@ impl Headline {
     /// Its deltas against the baseline's cell matched by `key` (throughput, TTFT p50, goodput
     /// where both sides have them); none unless the attempt measured.
     pub fn baseline_deltas(&self, key: &CellKey, b: &Baseline) -> Vec<(Pick, Delta)> {
+        self.baseline_deltas_with_runs(key, b, &BTreeMap::new())
+    }
+
+    /// [`Headline::baseline_deltas`] of a cell that repeated its runs (`--num-runs`): `runs`
+    /// holds its figures over them (`experiment::runs`), so a delta inside the interval of the
+    /// difference of the means reads `within_noise`.
+    pub fn baseline_deltas_with_runs(
+        &self,
+        key: &CellKey,
+        b: &Baseline,
+        runs: &BTreeMap<String, crate::stats::RunStats>,
+    ) -> Vec<(Pick, Delta)> {
         if self.status != AttemptStatus::Measured {
             return Vec::new();
         }
         let good = self.good.filter(|(_, n)| *n > 0).map(|(g, n)| g as f64 / n as f64);
-        b.deltas(key, &[(Pick::Throughput, Some(self.tps)), (Pick::TtftP50, self.ttft_p50_ms), (Pick::Goodput, good)])
+        let of = |names: &[&str]| names.iter().find_map(|n| runs.get(*n)).copied();
+        let now = [
+            (Pick::Throughput, Some(self.tps), of(&["aggregate_tok_s", "output_tok_s"])),
+            (Pick::TtftP50, self.ttft_p50_ms, of(&["p50_ttft_ms"])),
+            (Pick::Goodput, good, of(&["goodput_ratio"])),
+        ];
+        b.deltas_with_runs(key, &now)
     }
 }
 

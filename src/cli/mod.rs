@@ -11,6 +11,7 @@ pub(crate) mod report;
 pub mod resume_flags;
 pub(crate) mod run;
 pub(crate) mod run_bounds;
+pub(crate) mod runs_flags;
 pub(crate) mod sim;
 pub(crate) mod slo_search_flags;
 pub(crate) mod sweep_flags;

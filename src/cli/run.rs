@@ -46,6 +46,9 @@ pub struct RunArgs {
     /// The engine-config sweep's flags (`--server-cmd`, `--server-param`, ...).
     #[command(flatten)]
     pub sweep: super::sweep_flags::SweepFlags,
+    /// Repetitions: `--num-runs N` runs of every cell.
+    #[command(flatten)]
+    pub runs: super::runs_flags::RunsFlags,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -350,6 +353,7 @@ impl RunArgs {
             slo_search: self.slo_search_config()?,
             hold_after_last: false,
             report_frame: None,
+            num_runs: self.runs.runs()?,
         })
     }
 }

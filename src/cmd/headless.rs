@@ -55,7 +55,8 @@ impl Printer {
     pub fn event(&mut self, ev: &RunnerEvent, snap: &SessionSnapshot) {
         let label = |cell: &usize| snap.cells.get(*cell).map_or_else(|| format!("cell {cell}"), |c| c.label.clone());
         let line = match ev {
-            RunnerEvent::CellStarted { cell, attempt } if *attempt > 1 => {
+            RunnerEvent::CellStarted { cell, run: Some(run), .. } => format!("{} ({}): start", label(cell), run.text()),
+            RunnerEvent::CellStarted { cell, attempt, .. } if *attempt > 1 => {
                 format!("{} (attempt {attempt}): start", label(cell))
             }
             RunnerEvent::CellStarted { cell, .. } => format!("{}: start", label(cell)),
@@ -67,7 +68,8 @@ impl Printer {
         self.line(&line);
     }
 
-    /// Prints the heartbeat: `progress: cell 3/12, ETA 4m10s; elapsed 1m20s; <cell> <phase>: …`.
+    /// Prints the heartbeat: `progress: cell 3/12, ETA 4m10s; elapsed 1m20s; <cell> <phase>: …`
+    /// (`<cell> (run 2/3) <phase>` with repetitions).
     pub fn heartbeat(&mut self, snap: &SessionSnapshot, live: &LiveAttempt) {
         let now = Instant::now();
         let elapsed = short_duration(now.saturating_duration_since(snap.started));
@@ -76,8 +78,11 @@ impl Printer {
             line.push_str("; paused");
         } else if live.cell.is_some() && live.phase != Phase::Idle {
             let t = &live.totals;
+            // With repetitions, which run of the cell this is: `ctx=0 conc=4 (run 2/3)`.
+            let run = live.cell.and_then(|id| snap.cells.get(id)).and_then(|c| c.run);
+            let run = run.map(|r| format!(" ({})", r.text())).unwrap_or_default();
             line.push_str(&format!(
-                "; {} {}: {} in flight, {} done, {} failed{}, {} tokens",
+                "; {}{run} {}: {} in flight, {} done, {} failed{}, {} tokens",
                 live.label,
                 live.phase.as_str(),
                 t.in_flight,

@@ -87,8 +87,17 @@ fn several(files: &[PathBuf], reports: &[SessionReport], args: &ReportArgs) -> S
     if args.format == ReportFormat::Html {
         let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
         let labels = crate::report::pareto::labels::file_labels(&paths);
+        // A sweep's file is one source per set that ran (`stem · set 1 · max_num_seqs=8`).
+        let expanded: Vec<(String, &SessionReport)> = labels
+            .iter()
+            .zip(reports)
+            .flat_map(|(label, report)| match &report.sweep {
+                Some(sweep) => sweep.sessions().into_iter().map(|(set, r)| (format!("{label} · {set}"), r)).collect(),
+                None => vec![(label.clone(), report)],
+            })
+            .collect();
         let sources: Vec<Source<'_>> =
-            labels.iter().zip(reports).map(|(label, report)| Source { label, report }).collect();
+            expanded.iter().map(|(label, report)| Source { label: label.as_str(), report }).collect();
         return render_many(&sources);
     }
     let parts: Vec<String> = files

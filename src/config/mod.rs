@@ -121,6 +121,9 @@ pub struct RunConfig {
     /// What the report file holds around the session's report (a sweep's file, with the set
     /// that runs nested); None writes the report itself.
     pub report_frame: Option<crate::report::frame::ReportFrame>,
+    /// Runs of every cell, back to back (`--num-runs`, at least 1): each run is an attempt,
+    /// and a cell's figures are the mean of its runs (`report::runs`).
+    pub num_runs: u32,
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token

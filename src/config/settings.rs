@@ -72,6 +72,11 @@ impl RunConfig {
         if self.plans.contains(&PlanKind::Conversation) {
             self.conversation_settings(&mut put);
         }
+        // Only when repeated, so sessions of one run per cell (and those saved before the flag)
+        // still resume.
+        if self.num_runs != 1 {
+            put("num-runs", self.num_runs.to_string());
+        }
         s
     }
 
@@ -191,6 +196,16 @@ mod tests {
         let d = first_difference(&before, &a.settings()).unwrap();
         assert_eq!(d, "it was run with --rps 1.6, this run has --rps 3.2");
         assert_eq!(before["rps"], "1.6");
+    }
+
+    #[test]
+    fn repetitions_are_a_setting_only_when_repeated() {
+        let one = config();
+        assert!(!one.settings().contains_key("num-runs"), "one run per cell records nothing");
+        let three = RunConfig { num_runs: 3, ..config() };
+        assert_eq!(three.settings()["num-runs"], "3");
+        let d = first_difference(&three.settings(), &one.settings()).unwrap();
+        assert_eq!(d, "it was run with --num-runs 3, this run has --num-runs (not set)");
     }
 
     #[test]

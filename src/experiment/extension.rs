@@ -81,6 +81,7 @@ fn cell(c: &CellEntry) -> Option<ExtensionCell> {
         skip,
         attempts: attempts.collect(),
         baseline: Vec::new(),
+        runs: None,
     })
 }
 

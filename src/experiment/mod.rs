@@ -15,6 +15,7 @@ pub(crate) mod prepare;
 pub(crate) mod record;
 pub(crate) mod registry;
 pub mod routing;
+pub mod runs;
 pub mod serve;
 pub mod slo_search;
 

@@ -121,4 +121,7 @@ pub struct CellEntry {
     pub status: CellStatus,
     /// Every attempt, oldest first (shared with the monitor's snapshots).
     pub attempts: Vec<std::sync::Arc<Attempt>>,
+    /// Runs a round of the cell plans (`--num-runs`; 1: no repetitions). Each run is an
+    /// attempt; `experiment::runs` reads the rounds.
+    pub runs: u32,
 }

@@ -12,6 +12,9 @@
 //! `_p50_` columns) and p99 only, and `requests` is the attempt's planned `num_prompts`.
 //! An extension's cells (the conversation experiment's) carry their own figures in `figures`
 //! (`name=value;...`) and their breakdown tables in `tables` (`turns.2.ttft_p50_ms=45.2;...`).
+//! With repetitions (`run --num-runs`) a row's figures are the mean of its cell's runs, and two
+//! more columns follow, only then: `runs` (measured/planned) and `runs_figures`
+//! (`aggregate_tok_s.mean=...;aggregate_tok_s.sd=...;...`, `report::runs::render::csv_fields`).
 
 use super::json::{BurstAttempt, BurstCellReport, DecodeAttempt, DecodeCell, RequestRecord, SessionReport};
 use super::kind::ExperimentKind;
@@ -118,7 +121,11 @@ pub fn render(report: &SessionReport) -> String {
     for section in &report.extensions {
         rows.extend(section.cells.iter().map(|c| extension_row(&section.kind, c)));
     }
-    table(&CELL_COLUMNS, &rows)
+    if !super::runs::any(report) {
+        return table(&CELL_COLUMNS, &rows);
+    }
+    let columns: Vec<&str> = CELL_COLUMNS.iter().chain(&super::runs::render::CSV_COLUMNS).copied().collect();
+    table(&columns, &rows)
 }
 
 /// One row per request of every decode, burst and serve attempt, after a header line.
@@ -270,8 +277,10 @@ fn decode_row(cell: &DecodeCell) -> Row {
     let Some(a) = cell.attempts.last() else { return row };
     row.push(("last_attempt_status", a.status.to_string()));
     if shown(a.status) {
-        decode_figures(&mut row, a);
+        let mean = super::runs::shown(&cell.attempts, cell.runs.as_ref());
+        decode_figures(&mut row, mean.as_deref().unwrap_or(a));
     }
+    row.extend(super::runs::render::csv_fields(cell.runs.as_ref()));
     row
 }
 
@@ -310,8 +319,10 @@ fn burst_row(cell: &BurstCellReport) -> Row {
     let Some(a) = cell.attempts.last() else { return row };
     row.push(("last_attempt_status", a.status.to_string()));
     if shown(a.status) {
-        burst_figures(&mut row, a);
+        let mean = super::runs::shown(&cell.attempts, cell.runs.as_ref());
+        burst_figures(&mut row, mean.as_deref().unwrap_or(a));
     }
+    row.extend(super::runs::render::csv_fields(cell.runs.as_ref()));
     row
 }
 

@@ -15,9 +15,12 @@ pub(super) fn serve_row(cell: &ServeCellReport) -> Row {
     let (ctx, conc) = (cell.input_len, cell.max_concurrency);
     let mut row = grid_head(ExperimentKind::Serve, ctx, &cell.ctx_label, conc, cell.status, cell.attempts.len());
     with_rate(&mut row, cell.request_rate.clone());
-    let Some(a) = cell.attempts.last() else { return row };
-    row.push(("last_attempt_status", a.status.to_string()));
-    if shown(a.status) {
+    let Some(last) = cell.attempts.last() else { return row };
+    row.push(("last_attempt_status", last.status.to_string()));
+    row.extend(crate::report::runs::render::csv_fields(cell.runs.as_ref()));
+    if shown(last.status) {
+        let mean = crate::report::runs::shown(&cell.attempts, cell.runs.as_ref());
+        let a = mean.as_deref().unwrap_or(last);
         serve_figures(&mut row, &a.metrics, a.num_prompts);
         prefix_cache(&mut row, a.prefix_cache.as_ref());
         if let Some(l) = a.schedule_lag {
@@ -57,7 +60,9 @@ pub(super) fn prefix_cache(row: &mut Row, p: Option<&PrefixCacheCheck>) {
 /// its number of attempts in the history.
 pub(super) fn routing_rows(report: &SessionReport) -> Vec<Row> {
     let attempts = |name: &str| report.phase_history.iter().filter(|p| p.phase == name).count();
-    let mut phases: Vec<&RoutingPhase> = report.phases.iter().collect();
+    // With repetitions a phase's figures are the mean of its runs.
+    let means = crate::report::runs::shown_phases(report);
+    let mut phases: Vec<&RoutingPhase> = means.iter().collect();
     for p in report.phase_history.iter().rev() {
         if !phases.iter().any(|q| q.phase == p.phase) {
             phases.push(p);
@@ -95,6 +100,7 @@ fn phase_row(p: &RoutingPhase, attempts: usize) -> Row {
         latency(&mut row, TPOT, &p.tpot);
         latency(&mut row, E2E, &p.e2e);
     }
+    row.extend(crate::report::runs::render::csv_fields(p.runs.as_ref()));
     row
 }
 
@@ -115,8 +121,10 @@ pub(super) fn extension_row(kind: &str, cell: &ExtensionCell) -> Row {
     let Some(a) = cell.attempts.last() else { return row };
     row.push(("last_attempt_status", a.status.to_string()));
     if shown(a.status) {
-        extension_figures(&mut row, a);
+        let mean = crate::report::runs::shown(&cell.attempts, cell.runs.as_ref());
+        extension_figures(&mut row, mean.as_deref().unwrap_or(a));
     }
+    row.extend(crate::report::runs::render::csv_fields(cell.runs.as_ref()));
     row
 }
 

@@ -47,6 +47,11 @@ pub struct ExtensionCell {
     /// This cell's figures against the `--baseline` session's same cell.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baseline: Vec<super::baseline::BaselineFigure>,
+    /// Its repeated runs (`run --num-runs N`, N > 1): the latest round's attempts and every
+    /// headline figure's mean, sd, CV and confidence interval; the tables show the means.
+    /// Absent with one run per cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<crate::report::runs::RunsBlock>,
 }
 
 /// One attempt of an extension cell.

@@ -62,7 +62,8 @@ pub(crate) fn goodput_blocks(report: &SessionReport) -> Vec<Block> {
     if let Some(d) = &report.decode {
         let many = d.conc.len() > 1;
         let cell = |c: &super::json::DecodeCell| {
-            let shown = result_attempt(c.status, c.attempts.last());
+            let mean = super::runs::shown(&c.attempts, c.runs.as_ref());
+            let shown = result_attempt(c.status, mean.as_deref());
             (c.ctx_label.clone(), column(c.conc, c.rate, many), shown.and_then(|a| a.goodput))
         };
         let cells: Cells = d.cells.iter().map(cell).collect();
@@ -72,7 +73,8 @@ pub(crate) fn goodput_blocks(report: &SessionReport) -> Vec<Block> {
     }
     if let Some(b) = &report.burst {
         let cell = |c: &super::json::BurstCellReport| {
-            let shown = result_attempt(c.status, c.attempts.last());
+            let mean = super::runs::shown(&c.attempts, c.runs.as_ref());
+            let shown = result_attempt(c.status, mean.as_deref());
             (c.ctx_label.clone(), c.conc.to_string(), shown.and_then(|a| a.goodput))
         };
         let cells: Cells = b.cells.iter().map(cell).collect();

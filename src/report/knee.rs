@@ -66,7 +66,9 @@ mod tests {
         let open = full_knee();
         let mut closed = open.clone();
         (closed.axis, closed.at_rate, closed.ctx_label) = ("conc".into(), None, "0".into());
-        decode.knees = vec![open, closed];
+        let mut repeated = closed.clone();
+        (repeated.knee.within_noise, repeated.knee.noise_interval) = (true, Some("95% CI of 3 runs each".into()));
+        decode.knees = vec![open, closed, repeated];
         assert!(decode.cells[0].attempts[0].saturation.is_some(), "the example has a saturation test");
         assert_eq!(schema_errors(&report), Vec::<String>::new());
         let back: SessionReport = serde_json::from_value(serde_json::to_value(&report).unwrap()).unwrap();
@@ -74,6 +76,9 @@ mod tests {
         let k = &report.decode.as_ref().unwrap().knees;
         assert_eq!(k[0].footnote(), "knee at rate inf (ctx 16k, conc 8): tok/s +0.9% (noise ±2.0%), queue 0.0→1.1");
         assert_eq!(k[1].place(), "knee at conc 8 (ctx 0)");
+        assert_eq!(k[2].knee.evidence(), "tok/s +0.9% (within noise ±2.0%, 95% CI of 3 runs each), queue 0.0→1.1");
+        let json = serde_json::to_value(&k[1]).unwrap();
+        assert!(json["knee"].get("within_noise").is_none() && json["knee"].get("noise_interval").is_none(), "{json}");
     }
 
     #[test]

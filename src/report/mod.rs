@@ -31,6 +31,7 @@ pub mod pareto;
 pub mod phase;
 pub mod prefix_cache;
 pub(crate) mod prom_validation;
+pub mod runs;
 pub mod schedule_lag;
 pub mod serve;
 pub(crate) mod sink;

@@ -119,6 +119,11 @@ pub struct ServeCellReport {
     /// one, or when the baseline has no result for the cell).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baseline: Vec<crate::report::baseline::BaselineFigure>,
+    /// Its repeated runs (`run --num-runs N`, N > 1): the latest round's attempts and every
+    /// headline figure's mean, sd, CV and confidence interval; the tables show the means.
+    /// Absent with one run per cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<crate::report::runs::RunsBlock>,
 }
 
 /// One run of a serve cell: `num_prompts` requests on the cell's arrival schedule.

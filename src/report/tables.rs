@@ -82,14 +82,15 @@ fn columns(section: &DecodeSection) -> Vec<(u32, Option<Rate>)> {
 }
 
 /// Phase 3 of `report` as the text renderer's view, or `None` without a burst section.
-/// `measured` and `errored` cells show their last attempt, `skipped` is `∅`, the rest not run.
+/// `measured` and `errored` cells show their last attempt (with repetitions the mean of their
+/// runs), `skipped` is `∅`, the rest not run.
 pub fn burst_view(report: &SessionReport) -> Option<BurstView> {
     let section = report.burst.as_ref()?;
     let mut cells = vec![vec![BurstCellView::NotRun; section.conc.len()]; section.ctx_labels.len()];
     for cell in &section.cells {
         let row = section.ctx_labels.iter().position(|label| *label == cell.ctx_label);
         let col = section.conc.iter().position(|&conc| conc == cell.conc);
-        let view = match (cell.status, cell.attempts.last()) {
+        let view = match (cell.status, super::runs::shown(&cell.attempts, cell.runs.as_ref())) {
             (CellOutcome::Measured | CellOutcome::Errored, Some(a)) => BurstCellView::Measured(BurstCell {
                 requests: a.requests,
                 success: a.success,
@@ -134,7 +135,7 @@ pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
         blocks.extend(super::goodput_tables::goodput_blocks(report));
     }
     blocks.extend(super::baseline::text::decode_blocks(report));
-    let mut routing = routing_blocks(&report.phases);
+    let mut routing = routing_blocks(&super::runs::shown_phases(report));
     routing.extend(super::baseline::text::routing_blocks(report));
     if !blocks.is_empty() && !routing.is_empty() {
         blocks.push(Block::Blank);
@@ -153,6 +154,11 @@ pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
         }
         blocks.extend(table);
     }
+    let runs = super::runs::render::blocks(report);
+    if !blocks.is_empty() && !runs.is_empty() {
+        blocks.push(Block::Blank);
+    }
+    blocks.extend(runs);
     blocks.extend(super::error_notes::error_blocks(report));
     blocks
 }
@@ -172,7 +178,7 @@ pub fn serve_view(report: &SessionReport) -> Option<super::text::ServeView> {
     for c in &s.cells {
         let row = s.ctx_labels.iter().position(|l| *l == c.ctx_label);
         let col = columns.iter().position(|l| *l == column(c.max_concurrency, &c.request_rate));
-        let view = match (c.status, c.attempts.last()) {
+        let view = match (c.status, super::runs::shown(&c.attempts, c.runs.as_ref())) {
             (CellOutcome::Measured | CellOutcome::Errored, Some(a)) => ServeCellView::Measured {
                 output_tps: a.metrics.output_throughput,
                 failed: a.metrics.failed,
@@ -238,11 +244,12 @@ fn cell_grid(section: &DecodeSection, columns: &[(u32, Option<Rate>)]) -> Vec<Ve
     grid
 }
 
-/// How one cell shows in the matrices, from its status and its last attempt.
+/// How one cell shows in the matrices, from its status and its last attempt (with
+/// repetitions: the mean of its runs, `report::runs`).
 pub fn cell_view(cell: &DecodeCell) -> CellView {
     let last = cell.attempts.last();
-    match (cell.status, last) {
-        (CellOutcome::Measured, Some(attempt)) => CellView::Measured(measured_cell(attempt)),
+    match (cell.status, super::runs::shown(&cell.attempts, cell.runs.as_ref())) {
+        (CellOutcome::Measured, Some(attempt)) => CellView::Measured(measured_cell(&attempt)),
         (CellOutcome::Errored, _) => CellView::Errored { errors: last.map_or(0, error_total) },
         (CellOutcome::Skipped, _) => match super::skip::kind_of(cell.skip, cell.timeout_reason.as_deref()) {
             Some(SkipKind::PastKnee) => CellView::PastKnee,

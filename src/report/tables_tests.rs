@@ -20,6 +20,7 @@ fn cell(conc: u32, status: C, attempts: &[A]) -> DecodeCell {
         attempts,
         rate: None,
         baseline: Vec::new(),
+        runs: None,
     }
 }
 

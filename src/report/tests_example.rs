@@ -73,6 +73,8 @@ pub(crate) fn full_knee() -> RowKnee {
         tps_after: 564.8,
         tps_gain: 4.8 / 560.0,
         tps_noise: Some(0.02),
+        within_noise: false,
+        noise_interval: None,
         rising: vec![Rise { metric: "waiting".into(), before: 0.0, after: 1.1 }],
         test: "example".into(),
     };
@@ -165,6 +167,7 @@ fn full_burst() -> BurstSection {
             timeout_reason: None,
             skip: None,
             baseline: Vec::new(),
+            runs: None,
             attempts: vec![BurstAttempt {
                 attempt: 1,
                 status: AttemptStatus::Measured,
@@ -203,6 +206,7 @@ pub(crate) fn full_report() -> SessionReport {
         attempts,
         rate: None,
         baseline: Vec::new(),
+        runs: None,
     };
     let point = SeriesPoint {
         t_s: 62.0,

@@ -109,5 +109,6 @@ pub(crate) fn full_phase() -> RoutingPhase {
         route_applied: Some(true),
         error: None,
         baseline: Vec::new(),
+        runs: None,
     }
 }

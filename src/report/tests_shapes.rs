@@ -22,6 +22,7 @@ fn cell(conc: u32, status: C, attempts: &[A]) -> DecodeCell {
         attempts,
         rate: None,
         baseline,
+        runs: None,
     }
 }
 
@@ -155,6 +156,7 @@ pub(crate) fn with_serve() -> SessionReport {
         status,
         attempts,
         baseline: Vec::new(),
+        runs: None,
     };
     let serve = ServeSection {
         ctx_labels: vec!["1k".into()],

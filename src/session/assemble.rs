@@ -54,6 +54,7 @@ pub(crate) fn assemble(env: &CellEnv, prior: &Prior, experiments: &Experiments, 
         e.report(env, &cells, &mut report);
     }
     super::series::add_poll_facts(env, &mut report);
+    crate::report::runs::annotate(&mut report, env.cfg.num_runs);
     if let Some(r) = &prior.resume {
         super::resume::merge_history(&r.report, &mut report);
     }

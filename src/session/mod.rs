@@ -15,10 +15,12 @@ pub(crate) mod progress;
 pub(crate) mod prom_source;
 pub mod resume;
 pub(crate) mod runner;
+pub(crate) mod runs_log;
 pub(crate) mod series;
 pub(crate) mod server_info;
 pub mod snapshot;
 pub mod state;
+pub(crate) mod streak;
 
 pub use handles::SessionHandles;
 pub use plan::{start, start_continuing, start_session, start_with, start_with_setups};

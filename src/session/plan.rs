@@ -124,7 +124,7 @@ fn spawn_poller(
 }
 
 /// Every cell of the plan, in the order of the experiments.
-fn build_state(experiments: &Experiments, started: Instant) -> SessionState {
+fn build_state(experiments: &Experiments, started: Instant, runs: u32) -> SessionState {
     let mut state = SessionState::new(Vec::new(), started);
     for cell in experiments.iter().flat_map(|e| e.cells()) {
         let id = state.cells.len();
@@ -132,7 +132,7 @@ fn build_state(experiments: &Experiments, started: Instant) -> SessionState {
         if status == CellStatus::Pending {
             state.queue.push_back(id);
         }
-        state.cells.push(CellEntry { spec: cell.spec, label: cell.label, status, attempts: Vec::new() });
+        state.cells.push(CellEntry { spec: cell.spec, label: cell.label, status, attempts: Vec::new(), runs });
     }
     state
 }
@@ -149,7 +149,7 @@ fn planned_lengths(experiments: &Experiments, cfg: &RunConfig, state: &SessionSt
 #[cfg(test)]
 pub(crate) fn dry_plan(cfg: &RunConfig, kv_capacity: Option<u64>) -> (Vec<(String, Option<f64>)>, Option<Duration>) {
     let experiments = crate::experiment::registry::offline(cfg, kv_capacity);
-    let mut state = build_state(&experiments, Instant::now());
+    let mut state = build_state(&experiments, Instant::now(), cfg.num_runs);
     state.timing = Timing::new(planned_lengths(&experiments, cfg, &state));
     let views: Vec<_> = state
         .cells
@@ -158,6 +158,7 @@ pub(crate) fn dry_plan(cfg: &RunConfig, kv_capacity: Option<u64>) -> (Vec<(Strin
             kind: c.spec.kind,
             done: c.status.is_final(),
             skipped: c.status.is_skipped(),
+            runs_left: c.run_progress().map_or(1, |r| r.left().max(1)),
         })
         .collect();
     let eta = state.timing.progress(&views, Instant::now(), None).eta;
@@ -243,7 +244,7 @@ pub async fn start_session(
     };
     let report_path = writer.path().to_path_buf();
     let experiments = prepared.experiments;
-    let mut state = build_state(&experiments, started);
+    let mut state = build_state(&experiments, started, cfg.num_runs);
     if let Some(r) = &prior.resume {
         let kept = super::resume::apply(&r.report, &experiments, &mut state);
         state.act(&super::resume::action(r, kept), None);

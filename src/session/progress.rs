@@ -84,6 +84,9 @@ pub struct CellView {
     /// Skipped without running (no KV or context fit): a finished step of `cell i/N`, said
     /// beside it (`2 skipped`).
     pub skipped: bool,
+    /// Runs of the cell still to come, the running one included (`--num-runs`; 1 without
+    /// repetitions): each is one planned length.
+    pub runs_left: u32,
 }
 
 impl Timing {
@@ -131,6 +134,8 @@ impl Timing {
                 unknown = true;
                 continue;
             };
+            // The runs after the next (or running) one, each a whole estimate.
+            let more = f64::from(c.runs_left.max(1) - 1) * est;
             if let Some((_, since)) = running.filter(|(r, _)| *r == id) {
                 est = (est - now.saturating_duration_since(since).as_secs_f64()).max(0.0);
                 if let Some(p) = phase.filter(|p| p.cell == id) {
@@ -139,6 +144,7 @@ impl Timing {
                     est = est.max(floor);
                 }
             }
+            est += more;
             (left, any) = (left + est, true);
         }
         let eta = (any || !unknown).then(|| crate::units::secs(left));
@@ -198,7 +204,11 @@ mod tests {
     use crate::report::kind::ExperimentKind::{Burst, Decode};
 
     fn views(kinds: &[ExperimentKind], done: usize) -> Vec<CellView> {
-        kinds.iter().enumerate().map(|(i, &kind)| CellView { kind, done: i < done, skipped: false }).collect()
+        kinds
+            .iter()
+            .enumerate()
+            .map(|(i, &kind)| CellView { kind, done: i < done, skipped: false, runs_left: 1 })
+            .collect()
     }
 
     #[test]
@@ -215,6 +225,20 @@ mod tests {
         let p = t.progress(&views(&[Decode; 4], 1), t0 + Duration::from_secs(20), None);
         assert_eq!((p.position, p.eta), (2, Some(Duration::from_secs(40))));
         assert_eq!(p.to_string(), "cell 2/4, ETA 40s");
+    }
+
+    #[test]
+    fn every_run_still_to_come_counts_one_planned_length() {
+        let t0 = Instant::now();
+        let mut t = Timing::new(vec![Some(10.0); 2]);
+        let mut cells = views(&[Decode; 2], 0);
+        (cells[0].runs_left, cells[1].runs_left) = (3, 3);
+        assert_eq!(t.progress(&cells, t0, None).eta, Some(Duration::from_secs(60)));
+        // Cell 0 is in its second run of three, 4 s in: 6 s of it and one more run to come.
+        cells[0].runs_left = 2;
+        t.start(0, t0);
+        let p = t.progress(&cells, t0 + Duration::from_secs(4), None);
+        assert_eq!(p.eta, Some(Duration::from_secs(46)));
     }
 
     #[test]
@@ -249,11 +273,11 @@ mod tests {
         let t0 = Instant::now();
         let mut t = Timing::new(vec![Some(30.0); 3]);
         let mut cells = views(&[Decode; 3], 0);
-        cells[0] = CellView { kind: Decode, done: true, skipped: true };
+        cells[0] = CellView { kind: Decode, done: true, skipped: true, runs_left: 1 };
         t.start(1, t0);
         assert_eq!(t.progress(&cells, t0, None).to_string(), "cell 2/3, 1 skipped, ETA 1m00s");
         // A context skip found late does not shrink the total.
-        cells[2] = CellView { kind: Decode, done: true, skipped: true };
+        cells[2] = CellView { kind: Decode, done: true, skipped: true, runs_left: 1 };
         assert_eq!(t.progress(&cells, t0, None).to_string(), "cell 3/3, 2 skipped, ETA 30s");
     }
 

@@ -3,13 +3,12 @@
 //! are kept with their attempts, the rest run, and the report goes on on one timeline.
 
 use super::prior::ResumeFrom;
-use super::state::{Attempt, CellStatus, SessionState};
+use super::state::{CellEntry, CellStatus, SessionState};
 use crate::config::RunConfig;
 use crate::config::settings::first_difference;
 use crate::experiment::Experiments;
 use crate::report::json::SessionReport;
 use crate::report::load::load_report;
-use crate::report::status::AttemptStatus;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -77,15 +76,15 @@ pub struct Kept {
     pub to_run: usize,
 }
 
-/// The cell status a saved cell continues with: its outcome when its last attempt finished,
-/// pending (to run again) when it was interrupted or never ran.
-fn continued(last: Option<&Attempt>) -> CellStatus {
-    match last.map(Attempt::status) {
-        Some(AttemptStatus::Measured) => CellStatus::Measured,
-        Some(AttemptStatus::Errored) => CellStatus::Errored,
-        Some(AttemptStatus::SkippedByOperator) => CellStatus::SkippedByOperator,
-        Some(AttemptStatus::Paused | AttemptStatus::Stopped) | None => CellStatus::Pending,
+/// The cell status a saved cell continues with: its outcome when its latest round of runs
+/// finished (with one run per cell: its last attempt finished), pending (to run again) when
+/// it was interrupted, lacks runs (`--num-runs`: it continues the runs it lacks) or never ran.
+fn continued(cell: &CellEntry) -> CellStatus {
+    let round = cell.round();
+    if !round.complete {
+        return CellStatus::Pending;
     }
+    cell.round_status()
 }
 
 /// Gives every planned cell the attempts `report` holds for it; finished cells leave the
@@ -95,8 +94,8 @@ pub fn apply(report: &SessionReport, experiments: &Experiments, state: &mut Sess
     for (id, cell) in state.cells.iter_mut().enumerate() {
         let Some(e) = experiments.iter().find(|e| e.owns(&cell.spec)) else { continue };
         let attempts = e.recover(report, &cell.spec, &cell.label);
-        let status = continued(attempts.last());
         cell.attempts = attempts.into_iter().map(Arc::new).collect();
+        let status = continued(cell);
         if cell.status != CellStatus::Pending {
             continue; // skipped by the plan (KV fit) as before
         }
@@ -151,7 +150,9 @@ fn age(report: &SessionReport) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::Attempt;
     use crate::report::json::{SeriesPoint, StaleInterval};
+    use crate::report::status::AttemptStatus;
 
     fn point(t_s: f64) -> SeriesPoint {
         SeriesPoint {
@@ -165,15 +166,35 @@ mod tests {
         }
     }
 
+    fn cell(runs: u32, statuses: &[AttemptStatus]) -> CellEntry {
+        let decode = |i: usize, s| {
+            Arc::new(Attempt::Decode(Box::new(crate::report::tests_schema::full_attempt(i as u32 + 1, s))))
+        };
+        let spec = crate::cell::spec::CellSpec::grid(crate::report::kind::ExperimentKind::Decode, 0, 1);
+        let attempts = statuses.iter().enumerate().map(|(i, s)| decode(i, *s)).collect();
+        CellEntry { spec, label: "c".into(), status: CellStatus::Pending, attempts, runs }
+    }
+
     #[test]
     fn interrupted_cells_run_again_and_finished_ones_keep_their_outcome() {
-        let decode = |s| Attempt::Decode(Box::new(crate::report::tests_schema::full_attempt(1, s)));
-        assert_eq!(continued(None), CellStatus::Pending);
-        assert_eq!(continued(Some(&decode(AttemptStatus::Measured))), CellStatus::Measured);
-        assert_eq!(continued(Some(&decode(AttemptStatus::Errored))), CellStatus::Errored);
-        assert_eq!(continued(Some(&decode(AttemptStatus::SkippedByOperator))), CellStatus::SkippedByOperator);
-        assert_eq!(continued(Some(&decode(AttemptStatus::Paused))), CellStatus::Pending);
-        assert_eq!(continued(Some(&decode(AttemptStatus::Stopped))), CellStatus::Pending);
+        use AttemptStatus::*;
+        assert_eq!(continued(&cell(1, &[])), CellStatus::Pending);
+        assert_eq!(continued(&cell(1, &[Measured])), CellStatus::Measured);
+        assert_eq!(continued(&cell(1, &[Errored])), CellStatus::Errored);
+        assert_eq!(continued(&cell(1, &[SkippedByOperator])), CellStatus::SkippedByOperator);
+        assert_eq!(continued(&cell(1, &[Paused])), CellStatus::Pending);
+        assert_eq!(continued(&cell(1, &[Stopped])), CellStatus::Pending);
+    }
+
+    #[test]
+    fn a_cell_that_lacks_runs_continues_them() {
+        use AttemptStatus::*;
+        assert_eq!(continued(&cell(3, &[Measured, Measured])), CellStatus::Pending, "one run to go");
+        assert_eq!(continued(&cell(3, &[Measured, Stopped])), CellStatus::Pending);
+        assert_eq!(continued(&cell(3, &[Measured, Errored, Measured])), CellStatus::Measured);
+        assert_eq!(continued(&cell(3, &[Errored, Errored, Errored])), CellStatus::Errored);
+        assert_eq!(continued(&cell(3, &[Measured, SkippedByOperator])), CellStatus::Measured, "the skip ended it");
+        assert_eq!(continued(&cell(2, &[Measured, Measured, Measured])), CellStatus::Pending, "a re-run's round");
     }
 
     #[test]

@@ -115,7 +115,7 @@ impl Control {
             }
             let Some(id) = self.state.next_cell() else { return };
             if let Some(attempt) = run_cell(env, ex, self, id).await {
-                halt_on_streak(env, streak, &attempt);
+                super::streak::halt_on_streak(env, streak, &attempt, &self.state.cells[id]);
             }
             if env.halt.is_raised() && !self.state.stopped {
                 self.state.stopped = true;
@@ -253,7 +253,9 @@ impl Control {
         self.publish(env);
     }
 
-    /// Records the attempt's outcome; returns it as the cell keeps it.
+    /// Records the attempt's outcome; returns it as the cell keeps it. With repetitions a run
+    /// that finished while its round lacks runs queues the cell first again (its runs go back
+    /// to back), unless the session halted.
     fn finish_cell(
         &mut self,
         env: &CellEnv,
@@ -261,48 +263,44 @@ impl Control {
         mut result: Attempt,
         interrupt: Option<Interrupt>,
     ) -> Arc<Attempt> {
-        let status = match interrupt {
-            None => attempt_status(&result),
-            Some(i) => {
-                result.set_status(i.status());
-                match i {
-                    Interrupt::Pause => {
-                        self.state.paused = true;
-                        CellStatus::Pending
-                    }
-                    Interrupt::Skip => CellStatus::SkippedByOperator,
-                    Interrupt::Stop => CellStatus::Pending,
-                }
-            }
-        };
+        if let Some(i) = interrupt {
+            result.set_status(i.status());
+        }
         let cell = &mut self.state.cells[id];
         let key = cell.spec.compare_key();
         let summary = attempt_line_against(&result.headline(), &key, self.prior.baseline.as_deref());
         let result = Arc::new(result);
         cell.attempts.push(result.clone());
-        cell.status = status;
+        let again = interrupt.is_none() && cell.wants_runs() && !env.halt.is_raised();
+        cell.status = match interrupt {
+            None if again => CellStatus::Pending,
+            None => cell.round_status(),
+            Some(Interrupt::Pause | Interrupt::Stop) => CellStatus::Pending,
+            // With repetitions the runs the round has keep their figures.
+            Some(Interrupt::Skip) if cell.runs > 1 => match cell.round_status() {
+                CellStatus::Measured => CellStatus::Measured,
+                _ => CellStatus::SkippedByOperator,
+            },
+            Some(Interrupt::Skip) => CellStatus::SkippedByOperator,
+        };
+        let run = cell.run_progress().filter(|_| interrupt.is_none());
+        let summary = match run {
+            Some(p) => format!("{summary} (run {}/{})", p.done.min(p.planned), p.planned),
+            None => summary,
+        };
+        let round_line = run.filter(|_| !again).and_then(|_| super::runs_log::round_line(cell));
         if interrupt == Some(Interrupt::Pause) {
+            self.state.paused = true;
+        }
+        if interrupt == Some(Interrupt::Pause) || again {
             self.state.requeue_front(id);
         }
         self.state.current = None;
         self.state.timing.finish(tokio::time::Instant::now(), interrupt.is_none());
         env.emit(RunnerEvent::CellFinished { cell: id, summary });
+        round_line.into_iter().for_each(|l| env.emit(RunnerEvent::Log(l)));
         self.publish(env);
         result
-    }
-}
-
-/// Counts a finished attempt in the streak of cells failing alike and halts the session once
-/// it is long enough ([`FailureStreak`]), with the line said as a warning. An attempt the
-/// operator cut short says nothing about the server either way.
-fn halt_on_streak(env: &CellEnv, streak: &mut FailureStreak, attempt: &Attempt) {
-    if !matches!(attempt.status(), AttemptStatus::Measured | AttemptStatus::Errored) {
-        return;
-    }
-    if let Some(line) = streak.observe(attempt.sole_failure())
-        && env.halt.raise(line.clone())
-    {
-        env.warn(line);
     }
 }
 
@@ -344,7 +342,8 @@ async fn run_cell(
     ctl.state.cells[id].status = CellStatus::Running;
     ctl.state.current = Some(id);
     ctl.state.timing.start(id, tokio::time::Instant::now());
-    env.emit(RunnerEvent::CellStarted { cell: id, attempt });
+    let run = ctl.state.cells[id].run_progress();
+    env.emit(RunnerEvent::CellStarted { cell: id, attempt, run });
     ctl.publish(env);
     let Some(experiment) = experiment else {
         // Every planned cell comes from an experiment of the plan (session/plan.rs).
@@ -383,8 +382,4 @@ async fn run_cell(
         result.set_status(AttemptStatus::Errored);
     }
     Some(ctl.finish_cell(env, id, result, interrupt))
-}
-
-fn attempt_status(a: &Attempt) -> CellStatus {
-    if a.status() == AttemptStatus::Measured { CellStatus::Measured } else { CellStatus::Errored }
 }

@@ -18,10 +18,17 @@ pub struct CellSummary {
     pub status: CellStatus,
     /// Attempts so far.
     pub attempts: usize,
-    /// Figures of the latest attempt.
+    /// Figures of the latest attempt; with repetitions, the mean of its latest round's runs.
     pub headline: Option<Headline>,
     /// The latest attempt itself (distributions, per-replica data), shared, not copied.
     pub latest: Option<std::sync::Arc<Attempt>>,
+    /// The attempt the headline reads: with repetitions the mean of the round's measured runs
+    /// (`experiment::runs`), else the latest attempt.
+    pub shown: Option<std::sync::Arc<Attempt>>,
+    /// With repetitions (`--num-runs`), how far the cell is through its round (`run k/N`).
+    pub run: Option<crate::report::runs::round::RunProgress>,
+    /// With repetitions, each headline figure over the round's measured runs (empty without).
+    pub run_stats: crate::experiment::runs::FigureStats,
 }
 
 /// The whole session at one moment.
@@ -63,7 +70,12 @@ impl SessionSnapshot {
         let views: Vec<CellView> = self
             .cells
             .iter()
-            .map(|c| CellView { kind: c.spec.kind, done: c.status.is_final(), skipped: c.status.is_skipped() })
+            .map(|c| CellView {
+                kind: c.spec.kind,
+                done: c.status.is_final(),
+                skipped: c.status.is_skipped(),
+                runs_left: c.run.map_or(1, |r| r.left().max(1)),
+            })
             .collect();
         self.timing.progress(&views, now, PhaseNow::of(live))
     }
@@ -72,13 +84,17 @@ impl SessionSnapshot {
 impl CellSummary {
     /// Summary of one cell entry.
     pub fn of(entry: &super::state::CellEntry) -> Self {
+        let (shown, run_stats) = entry.shown_with_stats();
         Self {
             label: entry.label.clone(),
             spec: entry.spec.clone(),
             status: entry.status.clone(),
             attempts: entry.attempts.len(),
-            headline: entry.attempts.last().map(|a| a.headline()),
+            headline: shown.as_ref().map(|a| a.headline()),
             latest: entry.attempts.last().cloned(),
+            shown,
+            run: entry.run_progress(),
+            run_stats,
         }
     }
 }

@@ -33,7 +33,7 @@ impl SessionState {
     pub fn new(cells: Vec<(CellSpec, String)>, started: Instant) -> Self {
         let cells: Vec<CellEntry> = cells
             .into_iter()
-            .map(|(spec, label)| CellEntry { spec, label, status: CellStatus::Pending, attempts: Vec::new() })
+            .map(|(spec, label)| CellEntry { spec, label, status: CellStatus::Pending, attempts: Vec::new(), runs: 1 })
             .collect();
         let queue = (0..cells.len()).collect();
         let timing = super::progress::Timing::new(vec![None; cells.len()]);
@@ -62,11 +62,14 @@ impl SessionState {
         self.actions.push(ActionRecord { at_s, action: action.to_string(), cell: label });
     }
 
-    /// Marks a pending cell skipped by the operator; false if it is not pending.
+    /// Marks a pending cell skipped by the operator; false if it is not pending. With
+    /// repetitions the skip ends the cell's round, and a cell with a measured run of it keeps
+    /// its figures (measured).
     pub fn skip(&mut self, id: CellId) -> bool {
         match self.cells.get_mut(id) {
             Some(c) if c.status == CellStatus::Pending => {
-                c.status = CellStatus::SkippedByOperator;
+                let kept = c.end_round_by_skip();
+                c.status = if kept { CellStatus::Measured } else { CellStatus::SkippedByOperator };
                 self.queue.retain(|q| *q != id);
                 true
             }
@@ -144,5 +147,23 @@ mod tests {
         assert_eq!(s.actions[0].cell.as_deref(), Some("c0"));
         s.requeue_front(0);
         assert_eq!(s.next_cell(), Some(0));
+    }
+
+    #[test]
+    fn skipping_a_cell_paused_mid_round_keeps_its_measured_runs() {
+        use crate::report::status::AttemptStatus;
+        let attempt = |n: u32, st| {
+            std::sync::Arc::new(Attempt::Decode(Box::new(crate::report::tests_schema::full_attempt(n, st))))
+        };
+        let mut s = state(2);
+        s.cells[0].runs = 3;
+        s.cells[0].attempts = vec![attempt(1, AttemptStatus::Measured), attempt(2, AttemptStatus::Paused)];
+        assert!(s.skip(0));
+        assert_eq!(s.cells[0].status, CellStatus::Measured, "its first run stands");
+        assert_eq!(s.cells[0].attempts[1].status(), AttemptStatus::SkippedByOperator);
+        s.cells[1].runs = 3;
+        s.cells[1].attempts = vec![attempt(1, AttemptStatus::Paused)];
+        assert!(s.skip(1));
+        assert_eq!(s.cells[1].status, CellStatus::SkippedByOperator, "no run: skipped");
     }
 }

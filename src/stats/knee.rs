@@ -15,6 +15,9 @@ pub(crate) struct LoadPoint {
     pub tps: f64,
     /// Standard error of `tps`, tok/s (None: not known).
     pub tps_se: Option<f64>,
+    /// With repeated runs (`--num-runs`), `tps` over them (`tps` is then their mean): the
+    /// knee judges a step against the interval of the difference of two cells' means.
+    pub tps_runs: Option<super::RunStats>,
     /// TTFT p50, ms.
     pub ttft_p50_ms: Option<f64>,
     /// TTFT p90, ms.
@@ -85,8 +88,17 @@ pub struct Knee {
     pub tps_after: f64,
     /// Relative throughput gain, (after - before) / before.
     pub tps_gain: f64,
-    /// Noise of the difference (z standard errors), relative to `tps_before`; None: unknown.
+    /// Noise of the difference (z standard errors, or with repeated runs the half-width of the
+    /// interval of the difference of the means), relative to `tps_before`; None: unknown.
     pub tps_noise: Option<f64>,
+    /// With repeated runs: the throughput step lay inside the interval of the difference of
+    /// the two cells' run means, so it counted as no gain (absent otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub within_noise: bool,
+    /// With repeated runs: the interval the noise is, e.g. `95% CI of the difference of the
+    /// means of 3 and 3 runs (Welch)` (absent without repetitions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_interval: Option<String>,
     /// What kept rising.
     pub rising: Vec<Rise>,
     /// The test used, in words.
@@ -94,9 +106,12 @@ pub struct Knee {
 }
 
 impl Knee {
-    /// `tok/s +1.8% (noise ±3%), TTFT p50 +240%`.
+    /// `tok/s +1.8% (noise ±3%), TTFT p50 +240%`; with repeated runs `tok/s +6.0% (within
+    /// noise ±8.1%, 95% CI of 3 runs each)`.
     pub fn evidence(&self) -> String {
-        let noise = self.tps_noise.map_or("noise n/a".to_string(), |n| format!("noise ±{}", pct(n)));
+        let word = if self.within_noise { "within noise" } else { "noise" };
+        let of = self.noise_interval.as_deref().map(|i| format!(", {i}")).unwrap_or_default();
+        let noise = self.tps_noise.map_or("noise n/a".to_string(), |n| format!("{word} ±{}{of}", pct(n)));
         let mut parts = vec![format!("tok/s {} ({noise})", signed_pct(self.tps_gain))];
         parts.extend(self.rising.iter().map(Rise::describe));
         parts.join(", ")
@@ -119,9 +134,9 @@ fn signed_pct(x: f64) -> String {
     if x >= 0.0 { format!("+{}", pct(x)) } else { format!("-{}", pct(-x)) }
 }
 
-/// The test's description, as the report records it.
-pub(crate) fn describe_rules(r: &KneeRules) -> String {
-    format!(
+/// The test's description, as the report records it; `runs` adds the rule of repeated runs.
+pub(crate) fn describe_rules(r: &KneeRules, runs: bool) -> String {
+    let base = format!(
         "tok/s gain over the previous cell below {}, with its {}x standard-error band below it too \
          (when known), while TTFT p50 or p90 rose by over {} (and {} ms) or the queue by {} request(s) and over {}",
         pct(r.flat_gain),
@@ -130,20 +145,62 @@ pub(crate) fn describe_rules(r: &KneeRules) -> String {
         r.ttft_min_ms,
         r.queue_min,
         pct(r.queue_rise)
-    )
+    );
+    match runs {
+        true => format!(
+            "{base}; with repeated runs the band is the 95% interval of the difference of the two cells' run means (Welch), and a step inside it is no gain whatever its size"
+        ),
+        false => base,
+    }
 }
 
-/// Whether throughput stopped rising from `a` to `b`; the relative noise when known.
-fn flat(a: &LoadPoint, b: &LoadPoint, r: &KneeRules) -> (bool, Option<f64>) {
+/// Whether throughput stopped rising from `a` to `b`.
+#[derive(Debug, Clone, PartialEq)]
+struct Flatness {
+    /// It did.
+    flat: bool,
+    /// The noise of the difference relative to `a.tps`, when known.
+    noise: Option<f64>,
+    /// The step lay inside the interval of the runs' means (repetitions only).
+    within_noise: bool,
+    /// The interval used, in words (repetitions only).
+    interval: Option<String>,
+}
+
+/// Whether throughput stopped rising from `a` to `b`.
+///
+/// Without repetitions: the gain is under `flat_gain` and so is its upper noise band (the
+/// within-window standard errors, when known). With repeated runs on both cells (`tps_runs`):
+/// the band is the 95% interval of the difference of their means (`stats::repeats::difference`),
+/// and a step that lies inside it is **no gain**, flat whatever its size: the runs cannot tell
+/// it from noise. A step outside the interval is flat only when it and its band stay under
+/// `flat_gain`, as without repetitions.
+fn flat(a: &LoadPoint, b: &LoadPoint, r: &KneeRules) -> Flatness {
     let gain = relative(a.tps, b.tps);
+    let step = b.tps - a.tps;
+    let runs = a.tps_runs.zip(b.tps_runs).and_then(|(x, y)| {
+        let d = super::repeats::difference(&x, &y, x.level)?;
+        let words = match x.n == y.n {
+            true => format!("{:.0}% CI of {} runs each", d.level * 100.0, x.n),
+            false => format!("{:.0}% CI of {} and {} runs", d.level * 100.0, x.n, y.n),
+        };
+        Some((d, words))
+    });
+    if let Some((d, words)) = runs {
+        let within = d.contains(step);
+        let flat = a.tps > 0.0 && (within || (gain < r.flat_gain && step + d.half < r.flat_gain * a.tps));
+        let noise = (a.tps > 0.0).then(|| d.half / a.tps);
+        return Flatness { flat, noise, within_noise: within, interval: Some(words) };
+    }
     let noise = match (a.tps_se, b.tps_se) {
         (Some(x), Some(y)) => Some(r.z * (x * x + y * y).sqrt()),
         _ => None,
     };
     // Flat: a gain confidently under the threshold. A precise +1% is flat (more load bought
     // almost nothing); -3% with a noise band of ±20% is not (the gain may well be large).
-    let within = noise.is_none_or(|n| b.tps - a.tps + n < r.flat_gain * a.tps);
-    (a.tps > 0.0 && gain < r.flat_gain && within, noise.map(|n| n / a.tps))
+    let within = noise.is_none_or(|n| step + n < r.flat_gain * a.tps);
+    let flat = a.tps > 0.0 && gain < r.flat_gain && within;
+    Flatness { flat, noise: noise.map(|n| n / a.tps), within_noise: false, interval: None }
 }
 
 /// What rose significantly from `a` to `b`.
@@ -169,20 +226,23 @@ fn rises(a: &LoadPoint, b: &LoadPoint, r: &KneeRules) -> Vec<Rise> {
 
 /// The knee of `row` (ordered by load), if it has one.
 pub(crate) fn find_knee(row: &[LoadPoint], rules: &KneeRules) -> Option<Knee> {
+    let runs = row.iter().any(|p| p.tps_runs.is_some());
     row.windows(2).enumerate().find_map(|(i, w)| {
         let (a, b) = (&w[0], &w[1]);
-        let (is_flat, noise) = flat(a, b, rules);
+        let f = flat(a, b, rules);
         let rising = rises(a, b, rules);
-        (is_flat && !rising.is_empty()).then(|| Knee {
+        (f.flat && !rising.is_empty()).then(|| Knee {
             at: b.label.clone(),
             index: i + 1,
             previous: a.label.clone(),
             tps_before: a.tps,
             tps_after: b.tps,
             tps_gain: relative(a.tps, b.tps),
-            tps_noise: noise,
+            tps_noise: f.noise,
+            within_noise: f.within_noise,
+            noise_interval: f.interval,
             rising,
-            test: describe_rules(rules),
+            test: describe_rules(rules, runs),
         })
     })
 }

@@ -8,6 +8,7 @@ fn point(label: &str, tps: f64, ttft: f64, waiting: f64) -> LoadPoint {
         label: label.into(),
         tps,
         tps_se: Some(tps * 0.01),
+        tps_runs: None,
         ttft_p50_ms: Some(ttft),
         ttft_p90_ms: Some(ttft * 1.5),
         waiting: Some(waiting),
@@ -46,6 +47,42 @@ fn flat_throughput_alone_or_noisy_gains_are_no_knee() {
     assert!(find_knee(&unsure, &KneeRules::default()).is_some(), "a precise small gain is flat");
     unsure[0].tps_se = None;
     assert!(find_knee(&unsure, &KneeRules::default()).is_some(), "noise unknown: the threshold decides");
+}
+
+/// Runs of a cell: `mean` ± `sd` over `n` runs.
+fn runs(mean: f64, sd: f64, n: u32) -> Option<crate::stats::RunStats> {
+    let values: Vec<f64> = (0..n).map(|i| mean + if i % 2 == 0 { sd } else { -sd }).collect();
+    let mut s = crate::stats::RunStats::of(&values, 0.95)?;
+    s.mean = mean;
+    Some(s)
+}
+
+#[test]
+fn with_repeated_runs_a_step_within_noise_is_no_gain() {
+    // +8%: a gain by the 5% rule, but the runs spread ±10% (sd 10 of 3): inside the interval
+    // of the difference, so no gain; TTFT rose: the knee, marked within noise.
+    let mut row = [point("4", 100.0, 20.0, 0.0), point("8", 108.0, 80.0, 0.0)];
+    (row[0].tps_runs, row[1].tps_runs) = (runs(100.0, 10.0, 3), runs(108.0, 10.0, 3));
+    let k = find_knee(&row, &KneeRules::default()).expect("a step within noise is flat");
+    assert!(k.within_noise, "{k:?}");
+    assert!(k.evidence().starts_with("tok/s +8.0% (within noise ±"), "{}", k.evidence());
+    assert!(k.evidence().contains("95% CI of 3 runs each"), "{}", k.evidence());
+    assert!(k.test.contains("a step inside it is no gain"), "{}", k.test);
+    // The same +8% measured tightly (sd 0.5): outside the interval and over 5%: a gain.
+    (row[0].tps_runs, row[1].tps_runs) = (runs(100.0, 0.5, 3), runs(108.0, 0.5, 3));
+    assert!(find_knee(&row, &KneeRules::default()).is_none(), "a real gain is no knee");
+    // Without runs the 5% rule alone: +8% is a gain.
+    (row[0].tps_runs, row[1].tps_runs) = (None, None);
+    assert!(find_knee(&row, &KneeRules::default()).is_none());
+}
+
+#[test]
+fn with_repeated_runs_a_small_precise_gain_is_still_flat() {
+    // +2% outside a ±1% interval: a real gain, but under 5% with its band: flat, not "noise".
+    let mut row = [point("4", 100.0, 20.0, 0.0), point("8", 102.0, 80.0, 0.0)];
+    (row[0].tps_runs, row[1].tps_runs) = (runs(100.0, 0.3, 5), runs(102.0, 0.3, 5));
+    let k = find_knee(&row, &KneeRules::default()).expect("flat by the threshold");
+    assert!(!k.within_noise && k.tps_noise.is_some_and(|n| n < 0.02), "{k:?}");
 }
 
 #[test]

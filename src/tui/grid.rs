@@ -259,6 +259,9 @@ mod tests {
             attempts: 0,
             headline: None,
             latest: None,
+            shown: None,
+            run: None,
+            run_stats: Default::default(),
         }
     }
 

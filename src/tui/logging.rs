@@ -97,7 +97,10 @@ pub fn event_line(ev: &RunnerEvent, session: &SessionSnapshot) -> Option<String>
 
 fn raw_line(ev: &RunnerEvent, session: &SessionSnapshot) -> Option<String> {
     Some(match ev {
-        RunnerEvent::CellStarted { cell, attempt } if *attempt > 1 => {
+        RunnerEvent::CellStarted { cell, run: Some(run), .. } => {
+            format!("{}: start ({})", label(session, *cell), run.text())
+        }
+        RunnerEvent::CellStarted { cell, attempt, .. } if *attempt > 1 => {
             format!("{}: start (attempt {attempt})", label(session, *cell))
         }
         RunnerEvent::CellStarted { cell, .. } => format!("{}: start", label(session, *cell)),

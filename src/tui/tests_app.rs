@@ -264,10 +264,13 @@ fn the_selection_follows_the_running_cell_until_moved_and_f_restores_it() {
 fn runner_events_become_log_lines() {
     let mut app = running();
     let n = app.logs.len();
-    let line = app.on_runner_event(&RunnerEvent::CellStarted { cell: 6, attempt: 2 });
+    let line = app.on_runner_event(&RunnerEvent::CellStarted { cell: 6, attempt: 2, run: None });
     assert_eq!(line.as_deref(), Some("ctx=16k conc=4: start (attempt 2)"));
+    let run = Some(crate::report::runs::round::RunProgress { done: 1, planned: 3 });
+    let line = app.on_runner_event(&RunnerEvent::CellStarted { cell: 6, attempt: 2, run });
+    assert_eq!(line.as_deref(), Some("ctx=16k conc=4: start (run 2/3)"));
     app.on_runner_event(&RunnerEvent::Log("metrics of sim-a unavailable at start".into()));
-    assert_eq!(app.logs.len(), n + 2);
+    assert_eq!(app.logs.len(), n + 3);
     assert!(app.logs.back().unwrap().warn);
     for i in 0..LOG_LINES {
         app.log(format!("{i}"), false);

@@ -94,7 +94,7 @@ impl Session {
     /// (cell, attempt) of every attempt started, in order.
     fn started(&self) -> Vec<(usize, u32)> {
         let started = self.events.iter().filter_map(|e| match e {
-            RunnerEvent::CellStarted { cell, attempt } => Some((*cell, *attempt)),
+            RunnerEvent::CellStarted { cell, attempt, .. } => Some((*cell, *attempt)),
             _ => None,
         });
         started.collect()
@@ -175,7 +175,7 @@ async fn pause_keeps_the_attempt_and_resume_runs_the_cell_again_from_warmup() {
     let idle_events = s.pending_events();
     assert!(!idle_events.iter().any(|e| matches!(e, RunnerEvent::CellStarted { .. })), "{idle_events:?}");
     s.send(Command::Resume);
-    s.until("cell 1 attempt 2", |e| *e == RunnerEvent::CellStarted { cell: 1, attempt: 2 }).await;
+    s.until("cell 1 attempt 2", |e| *e == RunnerEvent::CellStarted { cell: 1, attempt: 2, run: None }).await;
     s.until_phase(1, Phase::Warming).await;
     let (report, s) = s.report().await;
     assert!(report.complete);

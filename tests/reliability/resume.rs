@@ -55,7 +55,7 @@ async fn a_stopped_session_resumes_with_its_finished_cells_kept() {
     let mut started = Vec::new();
     let join = async {
         while let Some(ev) = h.events.recv().await {
-            if let RunnerEvent::CellStarted { cell, attempt } = ev {
+            if let RunnerEvent::CellStarted { cell, attempt, .. } = ev {
                 started.push((cell, attempt));
             }
         }

@@ -61,6 +61,16 @@ fn a_finished_conversation_keeps_its_final_turns() {
 }
 
 #[test]
+fn a_repeated_cell_shows_which_run_is_running() {
+    let app = fixtures::repeated_runs();
+    let terminal = draw(&app, 160, 48);
+    let screen = format!("{:?}", terminal.backend());
+    assert!(screen.contains("Live: ctx=16k conc=4 · run 2/3"), "{screen}");
+    assert_snapshot!(terminal.backend());
+    assert_snapshot!("a_repeated_cell_shows_which_run_is_running_at_80x24", draw(&app, 80, 24).backend());
+}
+
+#[test]
 fn knob_walk_curve_in_the_live_panel() {
     assert_snapshot!(draw(&fixtures::knob_walk(), 160, 48).backend());
 }

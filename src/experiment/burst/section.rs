@@ -82,6 +82,7 @@ impl Experiment for Burst {
                 skip,
                 attempts,
                 baseline: Vec::new(),
+                runs: None,
             });
         }
         if !out.is_empty() {

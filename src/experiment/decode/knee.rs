@@ -9,6 +9,7 @@ use crate::metrics::window::{History, Point};
 use crate::report::json::{DecodeAttempt, RequestRecord, RowKnee};
 use crate::report::skip::{Skip, SkipKind};
 use crate::report::status::AttemptStatus;
+use crate::stats::RunStats;
 use crate::stats::knee::{Knee, KneeRules, LoadPoint, find_knee};
 use crate::stats::saturation::{Saturation, TpsNoise, WindowSeries, per_second_noise, saturation, stream_spread_noise};
 use crate::units::format_size;
@@ -95,12 +96,14 @@ pub(crate) fn attempt_saturation(
     Some(saturation(&s, noise))
 }
 
-/// The knee test's view of a measured attempt, labelled `label`.
-pub(crate) fn load_point(label: String, a: &DecodeAttempt) -> LoadPoint {
+/// The knee test's view of a measured attempt, labelled `label` (with repetitions: the mean
+/// of its runs, and `runs` its aggregate tok/s over them).
+pub(crate) fn load_point(label: String, a: &DecodeAttempt, runs: Option<&RunStats>) -> LoadPoint {
     LoadPoint {
         label,
         tps: a.aggregate_tps,
         tps_se: a.saturation.as_ref().and_then(|s| s.tps_noise.as_ref()).map(|n| n.se_tps),
+        tps_runs: runs.copied(),
         ttft_p50_ms: a.ttft_ms.map(|s| s.p50),
         ttft_p90_ms: a.ttft_ms.map(|s| s.p90),
         waiting: a.waiting_avg,
@@ -128,19 +131,21 @@ fn load_of(key: &CellKey) -> Option<(RowKey, f64)> {
     }
 }
 
-/// The knee of every row of `cells` (caller's index, spec, latest attempt) that has one;
-/// cells whose latest attempt is not measured are left out of their row.
+/// The knee of every row of `cells` that has one: each the caller's index, its spec, the
+/// attempt its headline reads (its latest; with repetitions the mean of its runs) and, with
+/// repetitions, its aggregate tok/s over its runs. Cells whose attempt is not measured are
+/// left out of their row.
 pub(crate) fn row_knees<'a>(
-    cells: impl IntoIterator<Item = (usize, &'a CellSpec, Option<&'a DecodeAttempt>)>,
+    cells: impl IntoIterator<Item = (usize, &'a CellSpec, Option<&'a DecodeAttempt>, Option<&'a RunStats>)>,
 ) -> Vec<GridKnee> {
     let mut points = Vec::new();
-    for (id, spec, a) in cells {
+    for (id, spec, a, runs) in cells {
         let (Some((row, load)), Some(a)) = (load_of(&spec.key), a.filter(|a| a.status == AttemptStatus::Measured))
         else {
             continue;
         };
         let label = spec.load_label(false).unwrap_or_default();
-        points.push(RowPoint { id, row, load, point: load_point(label, a) });
+        points.push(RowPoint { id, row, load, point: load_point(label, a, runs) });
     }
     knees_of(points)
 }

@@ -39,7 +39,7 @@ fn matrix() -> (Vec<CellSpec>, Vec<Option<DecodeAttempt>>) {
 #[test]
 fn a_closed_loop_row_has_its_knee_at_the_flat_cell() {
     let (specs, attempts) = matrix();
-    let knees = row_knees(specs.iter().zip(&attempts).enumerate().map(|(i, (s, a))| (i, s, a.as_ref())));
+    let knees = row_knees(specs.iter().zip(&attempts).enumerate().map(|(i, (s, a))| (i, s, a.as_ref(), None)));
     assert_eq!(knees.len(), 1, "{knees:?}");
     let k = &knees[0];
     assert_eq!((k.id, k.row.ctx, k.row.axis.as_str(), k.row.at_conc), (3, 0, "conc", Some(8)));
@@ -62,10 +62,49 @@ fn open_loop_rows_go_by_rate_with_inf_last() {
     let specs: Vec<CellSpec> =
         rates.iter().map(|r| CellSpec::grid_at(ExperimentKind::Decode, 0, 8, Some(*r))).collect();
     let attempts: Vec<DecodeAttempt> = figures.iter().map(|(tps, t, w)| attempt(*tps, *t, *w)).collect();
-    let knees = row_knees(specs.iter().zip(&attempts).enumerate().map(|(i, (s, a))| (i, s, Some(a))));
+    let knees = row_knees(specs.iter().zip(&attempts).enumerate().map(|(i, (s, a))| (i, s, Some(a), None)));
     assert_eq!(knees.len(), 1);
     assert_eq!((knees[0].id, knees[0].row.at_rate.as_deref(), knees[0].row.axis.as_str()), (0, Some("inf"), "rate"));
     assert!(knees[0].row.footnote().starts_with("knee at rate inf (ctx 0, conc 8): tok/s +1.3%"));
+}
+
+/// A row of two cells of 3 runs each: conc 4 at 100 ± `spread` tok/s, conc 8 at 108 with TTFT
+/// five times higher; the cells as the session holds them.
+fn repeated_row(spread: f64) -> Vec<crate::experiment::CellEntry> {
+    use crate::experiment::record::Attempt;
+    use std::sync::Arc;
+    let cell = |conc: u32, tps: f64, ttft_ms: f64| {
+        let runs = [tps - spread, tps, tps + spread].into_iter().enumerate().map(|(i, t)| {
+            let a = DecodeAttempt { attempt: i as u32 + 1, ..attempt(t, ttft_ms, 0.0) };
+            Arc::new(Attempt::Decode(Box::new(a)))
+        });
+        crate::experiment::CellEntry {
+            spec: CellSpec::grid(ExperimentKind::Decode, 0, conc),
+            label: format!("conc={conc}"),
+            status: crate::cell::spec::CellStatus::Measured,
+            attempts: runs.collect(),
+            runs: 3,
+        }
+    };
+    vec![cell(4, 100.0, 20.0), cell(8, 108.0, 100.0)]
+}
+
+#[test]
+fn with_repetitions_the_knee_reads_the_means_and_a_step_within_noise_is_no_gain() {
+    let knees_of = |cells: &[crate::experiment::CellEntry]| {
+        let views: Vec<_> = cells.iter().map(|c| c.shown_with_stats()).collect();
+        let rows = cells.iter().zip(&views).enumerate().map(|(i, (c, (a, st)))| {
+            (i, &c.spec, a.as_deref().and_then(crate::experiment::Attempt::as_decode), st.get("aggregate_tok_s"))
+        });
+        row_knees(rows)
+    };
+    // ±10 tok/s between runs: +8% is inside the interval of the difference, no gain: a knee.
+    let noisy = knees_of(&repeated_row(10.0));
+    assert_eq!(noisy.len(), 1, "{noisy:?}");
+    assert!(noisy[0].row.knee.within_noise && noisy[0].row.knee.tps_gain > 0.079, "{noisy:?}");
+    assert!(noisy[0].row.footnote().contains("within noise ±"), "{}", noisy[0].row.footnote());
+    // ±0.2 tok/s: +8% is a real gain, and no knee.
+    assert!(knees_of(&repeated_row(0.2)).is_empty());
 }
 
 #[test]

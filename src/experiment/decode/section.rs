@@ -60,12 +60,14 @@ pub(crate) fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<Str
     }
 }
 
-/// The latest attempt of a decode cell, when it has one.
-pub(crate) fn latest(c: &CellEntry) -> Option<&crate::report::json::DecodeAttempt> {
-    match c.attempts.last().map(|a| &**a) {
-        Some(Attempt::Decode(d)) => Some(d),
-        _ => None,
-    }
+/// The knees of the decode rows of `cells`: each cell read as its headline reads it (with
+/// repetitions the mean of its runs, with its aggregate tok/s over them).
+fn knees_of(cells: &[&CellEntry]) -> Vec<super::knee::GridKnee> {
+    let views: Vec<_> = cells.iter().map(|c| c.shown_with_stats()).collect();
+    let rows = cells.iter().zip(&views).enumerate().map(|(i, (c, (shown, stats)))| {
+        (i, &c.spec, shown.as_deref().and_then(Attempt::as_decode), stats.get("aggregate_tok_s"))
+    });
+    super::knee::row_knees(rows)
 }
 
 impl Experiment for Decode {
@@ -89,7 +91,7 @@ impl Experiment for Decode {
         if !env.cfg.decode.stop_at_knee {
             return None;
         }
-        let knees = super::knee::row_knees(cells.iter().enumerate().map(|(i, c)| (i, &c.spec, latest(c))));
+        let knees = knees_of(cells);
         super::knee::past_knee(&knees, |i| cells.get(i).map(|c| c.spec.clone()), spec)
     }
 
@@ -141,6 +143,7 @@ impl Experiment for Decode {
                 skip,
                 attempts,
                 baseline: Vec::new(),
+                runs: None,
                 rate,
             });
         }
@@ -150,7 +153,7 @@ impl Experiment for Decode {
         // Listed by name, as the report always has.
         let mut sources: Vec<_> = sources.into_iter().collect();
         sources.sort_by_key(|s| s.as_str());
-        let knees = super::knee::row_knees(cells.iter().enumerate().map(|(i, c)| (i, &c.spec, latest(c))));
+        let knees = knees_of(cells);
         report.decode = Some(DecodeSection {
             ctx_labels: self.grid.ctx_labels(),
             conc: self.grid.conc.clone(),

@@ -160,14 +160,6 @@ fn trace_record(t: &crate::config::trace::TraceSource) -> crate::report::dataset
     }
 }
 
-/// The latest attempt of a serve cell.
-fn last_serve(c: &CellEntry) -> Option<&crate::report::serve::ServeAttempt> {
-    match c.attempts.last().map(|a| &**a) {
-        Some(Attempt::Serve(s)) => Some(&**s),
-        _ => None,
-    }
-}
-
 /// Why a serve cell of `input_len` tokens cannot run before it starts, if it cannot.
 fn plan_skip(input_len: u64) -> Option<Skip> {
     (input_len == 0).then(|| Skip::new(SkipKind::Plan, "an empty prompt: serve needs --random-input-len of at least 1"))
@@ -288,12 +280,17 @@ impl Experiment for Serve {
                 skip,
                 attempts,
                 baseline: Vec::new(),
+                runs: None,
             });
         }
         if !out.is_empty() {
             let mut section = self.section(out);
-            let latest = cells.iter().enumerate().map(|(i, c)| (i, &c.spec, last_serve(c)));
-            section.knees = super::knee::serve_knees(latest).into_iter().map(|k| k.row).collect();
+            // Each cell as its headline reads it: with repetitions the mean of its runs.
+            let views: Vec<_> = cells.iter().map(|c| c.shown_with_stats()).collect();
+            let shown = cells.iter().zip(&views).enumerate().map(|(i, (c, (a, stats)))| {
+                (i, &c.spec, a.as_deref().and_then(Attempt::as_serve), stats.get("output_tok_s"))
+            });
+            section.knees = super::knee::serve_knees(shown).into_iter().map(|k| k.row).collect();
             report.serve = Some(section);
         }
     }

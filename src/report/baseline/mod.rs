@@ -12,7 +12,8 @@ use super::compare::figures::{self, CellFigures};
 use super::compare::{Better, CellKey, Change, delta_pct};
 use super::json::SessionReport;
 use super::load::load_report;
-use crate::stats::PercentileList;
+use crate::stats::repeats::{DEFAULT_LEVEL, difference};
+use crate::stats::{PercentileList, RunStats};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
@@ -83,10 +84,14 @@ impl Pick {
     }
 }
 
-/// `tok/s -80% TTFT +33%`: each delta after its figure's short name.
+/// `tok/s -80% TTFT +33%`: each delta after its figure's short name (`tok/s -3.0% (within
+/// noise)` for one inside the interval of repeated runs).
 pub fn deltas_text(deltas: &[(Pick, Delta)]) -> String {
-    let parts: Vec<String> = deltas.iter().map(|(p, d)| format!("{} {}", p.name(), d.text())).collect();
-    parts.join(" ")
+    let one = |(p, d): &(Pick, Delta)| match d.change {
+        Change::WithinNoise => format!("{} {} (within noise)", p.name(), d.text()),
+        _ => format!("{} {}", p.name(), d.text()),
+    };
+    deltas.iter().map(one).collect::<Vec<_>>().join(" ")
 }
 
 /// A delta and which way it went.
@@ -172,26 +177,57 @@ impl Baseline {
         self.cells.iter().find(|c| c.key == *key && !c.figures.is_empty())
     }
 
-    /// The baseline's value of `pick` in `cell`, and which way it is better.
-    pub fn value(cell: &CellFigures, pick: Pick) -> Option<(f64, Better)> {
-        let f = cell.figures.iter().find(|f| match pick {
+    /// The baseline's figure `pick` of `cell`.
+    fn figure(cell: &CellFigures, pick: Pick) -> Option<&super::compare::figures::Figure> {
+        cell.figures.iter().find(|f| match pick {
             Pick::Throughput => f.spec.headline && f.spec.unit == "tok/s",
             Pick::TtftP50 => f.spec.name == TTFT_P50,
             Pick::Goodput => f.spec.name == GOODPUT,
-        })?;
+        })
+    }
+
+    /// The baseline's value of `pick` in `cell` (with repetitions the mean of its runs), and
+    /// which way it is better.
+    pub fn value(cell: &CellFigures, pick: Pick) -> Option<(f64, Better)> {
+        let f = Self::figure(cell, pick)?;
         f.value.map(|v| (v, f.spec.better))
     }
 
     /// The deltas of a cell of this session against the baseline's same cell: for each of
     /// `now` (`pick`, this session's value) that both sides have.
     pub fn deltas(&self, key: &CellKey, now: &[(Pick, Option<f64>)]) -> Vec<(Pick, Delta)> {
+        let with: Vec<(Pick, Option<f64>, Option<RunStats>)> = now.iter().map(|(p, v)| (*p, *v, None)).collect();
+        self.deltas_with_runs(key, &with)
+    }
+
+    /// [`Baseline::deltas`], each value of this session with its statistics over its runs when
+    /// it repeated the cell (`--num-runs`). When either side repeated it, a delta inside the 95%
+    /// interval of the difference of the two means (`stats::repeats::difference`; a side of
+    /// one run is given the other's spread) is `within_noise`, as `compare` says it.
+    pub fn deltas_with_runs(&self, key: &CellKey, now: &[(Pick, Option<f64>, Option<RunStats>)]) -> Vec<(Pick, Delta)> {
         let Some(cell) = self.cell(key) else { return Vec::new() };
         now.iter()
-            .filter_map(|(pick, value)| {
+            .filter_map(|(pick, value, runs)| {
                 let (base, better) = Self::value(cell, *pick)?;
-                delta(Some(base), *value, better).map(|d| (*pick, d))
+                let mut d = delta(Some(base), *value, better)?;
+                let base_runs = Self::runs(cell, *pick);
+                if d.change != Change::Same && (base_runs.is_some() || runs.is_some()) {
+                    let one = |v: f64| RunStats::of(&[v], DEFAULT_LEVEL);
+                    let (b, n) = (base_runs.or_else(|| one(base)), runs.or_else(|| value.and_then(one)));
+                    let inside =
+                        b.zip(n).and_then(|(b, n)| difference(&b, &n, DEFAULT_LEVEL).map(|i| (i, n.mean - b.mean)));
+                    if inside.is_some_and(|(i, diff)| i.contains(diff)) {
+                        d.change = Change::WithinNoise;
+                    }
+                }
+                Some((*pick, d))
             })
             .collect()
+    }
+
+    /// The baseline's statistics of `pick` over the runs of `cell`, when it repeated it.
+    pub fn runs(cell: &CellFigures, pick: Pick) -> Option<RunStats> {
+        Self::figure(cell, pick)?.runs
     }
 }
 

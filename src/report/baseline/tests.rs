@@ -152,3 +152,38 @@ fn serve_cells_get_the_deltas_of_their_own_rate() {
     assert!(delta(0).is_some_and(|d| (d + 50.0).abs() < 1e-9), "inf against inf: {:?}", cells[0].baseline);
     assert!(delta(1).is_some_and(|d| d.abs() < 1e-9), "4/s against 4/s: {:?}", cells[1].baseline);
 }
+
+#[test]
+fn a_repeated_baseline_calls_a_delta_inside_its_interval_within_noise() {
+    let mut saved = full_report();
+    let cell = &mut saved.decode.as_mut().unwrap().cells[1];
+    cell.attempts = [500.0, 550.0, 600.0]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| crate::report::decode::DecodeAttempt {
+            aggregate_tps: *t,
+            ..crate::report::tests_schema::full_attempt(i as u32 + 1, crate::report::status::AttemptStatus::Measured)
+        })
+        .collect();
+    crate::report::runs::annotate(&mut saved, 3);
+    let b = Baseline::of("base.json", saved.clone());
+    // A repeated session against it: its final tables mark the delta within noise.
+    let mut this = saved;
+    this.decode.as_mut().unwrap().cells[1].attempts.iter_mut().for_each(|a| a.aggregate_tps -= 20.0);
+    crate::report::runs::annotate(&mut this, 3);
+    annotate(&mut this, &b);
+    let text = crate::report::tables::render_text(&this, true, false);
+    assert!(text.contains("-3.6% ~") && text.contains("~ = within noise"), "{text}");
+    let key = CellKey::cell(ExperimentKind::Decode, 16_384, 8);
+    assert_eq!(Baseline::value(b.cell(&key).unwrap(), Pick::Throughput).map(|v| v.0), Some(550.0), "the mean");
+    // One run of 530: −3.6%, inside the interval the baseline's spread gives.
+    let d = b.deltas(&key, &[(Pick::Throughput, Some(530.0))]);
+    assert_eq!(d[0].1.change, Change::WithinNoise, "{d:?}");
+    assert_eq!(deltas_text(&d), "tok/s -3.6% (within noise)");
+    // 100 tok/s is far outside it: worse.
+    assert_eq!(b.deltas(&key, &[(Pick::Throughput, Some(100.0))])[0].1.change, Change::Worse);
+    // Without repetitions on either side the sign decides, as before.
+    let plain = Baseline::of("base.json", full_report());
+    let tps = Baseline::value(plain.cell(&key).unwrap(), Pick::Throughput).unwrap().0;
+    assert_eq!(plain.deltas(&key, &[(Pick::Throughput, Some(tps * 0.99))])[0].1.change, Change::Worse);
+}

@@ -1,6 +1,8 @@
 //! The figures `compare` reads from one report, cell by cell (docs/reports.md §4): for each
 //! decode cell, burst cell and routing phase, the figures of its result attempt and their
-//! values in every measured attempt (the repeats the noise band comes from).
+//! values in every measured attempt (the repeats the noise band comes from). A cell with a
+//! `runs` block (`run --num-runs`) reads as the mean of its latest round's measured runs, with
+//! each figure's statistics over them (the interval `compare` judges noise by).
 
 use super::{Better, CellKey};
 use crate::report::dist::{self, Dist};
@@ -8,11 +10,13 @@ use crate::report::extension::ExtensionAttempt;
 use crate::report::json::{BurstAttempt, DecodeAttempt, SessionReport};
 use crate::report::kind::ExperimentKind;
 use crate::report::phase::RoutingPhase;
+use crate::report::runs::{RunsBlock, measured_runs};
 use crate::report::serve::ServeAttempt;
 use crate::report::status::AttemptStatus;
 use crate::report::vllm::result_attempt;
-use crate::stats::PercentileList;
 use crate::stats::percentile_list::{percentile_key, percentile_word};
+use crate::stats::repeats::DEFAULT_LEVEL;
+use crate::stats::{PercentileList, RunStats};
 
 /// What a figure is; the same for every cell of a kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +42,9 @@ pub struct Figure {
     pub value: Option<f64>,
     /// Its value in every measured attempt of the cell, oldest first.
     pub repeats: Vec<f64>,
+    /// With repetitions: the figure over the measured runs of the cell's latest round (`value`
+    /// is then their mean); None without a `runs` block.
+    pub runs: Option<RunStats>,
 }
 
 /// One cell (or phase) of a report.
@@ -110,9 +117,10 @@ fn serve_cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFigures
             let ok = cell.attempts.iter().filter(|a| a.status == AttemptStatus::Measured);
             let measured: Vec<_> = ok.map(|a| serve_attempt(a, pcts)).collect();
             let result = result_attempt(cell.status, cell.attempts.last()).map(|a| serve_attempt(a, pcts));
+            let round = round_of(&cell.attempts, cell.runs.as_ref(), |a| serve_attempt(a, pcts));
             let rate = Some(cell.request_rate.clone());
             let key = CellKey::cell_at(ExperimentKind::Serve, cell.input_len, cell.max_concurrency, rate);
-            entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured)
+            entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured, round)
         })
         .collect()
 }
@@ -137,8 +145,9 @@ fn extension_cells(report: &SessionReport) -> Vec<CellFigures> {
             let ok = cell.attempts.iter().filter(|a| a.status == AttemptStatus::Measured);
             let measured: Vec<_> = ok.map(extension_attempt).collect();
             let result = result_attempt(cell.status, cell.attempts.last()).map(extension_attempt);
+            let round = round_of(&cell.attempts, cell.runs.as_ref(), extension_attempt);
             let key = CellKey::cell_at(kind, cell.ctx, cell.conc, cell.rate.clone());
-            out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
+            out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured, round));
         }
     }
     out
@@ -155,14 +164,41 @@ fn phase_attempt(p: &RoutingPhase, pcts: &PercentileList) -> Vec<(Spec, Option<f
     out
 }
 
-/// The result's figures with every measured attempt's values beside them.
-fn assemble(result: Vec<(Spec, Option<f64>)>, measured: &[Vec<(Spec, Option<f64>)>]) -> Vec<Figure> {
+/// One attempt's figures, each with its value.
+type AttemptFigures = Vec<(Spec, Option<f64>)>;
+
+/// Each figure of every measured run of a cell's latest round (its `runs` block); None
+/// without a block.
+fn round_of<T: crate::report::runs::Repeated>(
+    attempts: &[T],
+    block: Option<&RunsBlock>,
+    figures: impl Fn(&T) -> Vec<(Spec, Option<f64>)>,
+) -> Option<Vec<AttemptFigures>> {
+    block.map(|b| measured_runs(attempts, b).into_iter().map(figures).collect())
+}
+
+/// The result's figures with every measured attempt's values beside them; with a round of
+/// repeated runs (`round`, when it has a measured run) each value is their mean, with its
+/// statistics.
+fn assemble(
+    result: Vec<(Spec, Option<f64>)>,
+    measured: &[Vec<(Spec, Option<f64>)>],
+    round: Option<Vec<AttemptFigures>>,
+) -> Vec<Figure> {
+    let round = round.filter(|r| !r.is_empty());
     result
         .into_iter()
         .enumerate()
         .map(|(i, (spec, value))| {
             let repeats = measured.iter().filter_map(|a| a.get(i).and_then(|(_, v)| *v)).collect();
-            Figure { spec, value, repeats }
+            let runs = round.as_ref().and_then(|r| {
+                let of =
+                    |a: &Vec<(Spec, Option<f64>)>| a.iter().find(|(s, _)| s.name == spec.name).and_then(|(_, v)| *v);
+                let values: Vec<f64> = r.iter().filter_map(of).collect();
+                RunStats::of(&values, DEFAULT_LEVEL)
+            });
+            let value = runs.map(|r| r.mean).or(value);
+            Figure { spec, value, repeats, runs }
         })
         .collect()
 }
@@ -178,8 +214,9 @@ pub(crate) fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFi
             .map(|a| decode_attempt(a, pcts))
             .collect();
         let result = result_attempt(cell.status, cell.attempts.last()).map(|a| decode_attempt(a, pcts));
+        let round = round_of(&cell.attempts, cell.runs.as_ref(), |a| decode_attempt(a, pcts));
         let key = CellKey::cell_at(ExperimentKind::Decode, cell.ctx, cell.conc, cell.rate.map(|r| r.to_string()));
-        out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
+        out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured, round));
     }
     for cell in report.burst.iter().flat_map(|b| &b.cells) {
         let measured: Vec<_> = cell
@@ -189,8 +226,9 @@ pub(crate) fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFi
             .map(|a| burst_attempt(a, pcts))
             .collect();
         let result = result_attempt(cell.status, cell.attempts.last()).map(|a| burst_attempt(a, pcts));
+        let round = round_of(&cell.attempts, cell.runs.as_ref(), |a| burst_attempt(a, pcts));
         let key = CellKey::cell(ExperimentKind::Burst, cell.ctx, cell.conc);
-        out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured));
+        out.push(entry(key, &cell.ctx_label, cell.status.as_str(), result, &measured, round));
     }
     out.extend(serve_cells(report, pcts));
     out.extend(extension_cells(report));
@@ -200,7 +238,9 @@ pub(crate) fn cells(report: &SessionReport, pcts: &PercentileList) -> Vec<CellFi
         if measured.is_empty() && phase.status == AttemptStatus::Measured {
             measured.push(phase_attempt(phase, pcts));
         }
-        let figures = assemble(phase_attempt(phase, pcts), &measured);
+        let own: Vec<RoutingPhase> = report.phase_history.iter().filter(|p| p.phase == phase.phase).cloned().collect();
+        let round = round_of(&own, phase.runs.as_ref(), |p| phase_attempt(p, pcts));
+        let figures = assemble(phase_attempt(phase, pcts), &measured, round);
         let (key, label) = (CellKey::phase(&phase.phase), format!("routing {}", phase.phase));
         out.push(CellFigures { key, label, status: phase.status.as_str().into(), measured: measured.len(), figures });
     }
@@ -213,11 +253,12 @@ fn entry(
     status: &str,
     result: Option<Vec<(Spec, Option<f64>)>>,
     measured: &[Vec<(Spec, Option<f64>)>],
+    round: Option<Vec<AttemptFigures>>,
 ) -> CellFigures {
     let mut label = format!("{} ctx={ctx_label} conc={}", key.kind, key.conc.unwrap_or(0));
     if let Some(rate) = &key.rate {
         label.push_str(&format!(" rate={rate}"));
     }
-    let figures = result.map(|r| assemble(r, measured)).unwrap_or_default();
+    let figures = result.map(|r| assemble(r, measured, round)).unwrap_or_default();
     CellFigures { key, label, status: status.into(), measured: measured.len(), figures }
 }

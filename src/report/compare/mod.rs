@@ -1,6 +1,13 @@
 //! `compare BASE NEW` (docs/reports.md §4): two session reports cell by cell, matched by kind
 //! and ctx/conc (decode, burst) or phase name (routing), each figure with its signed change,
 //! which way is better, and whether the change is within the noise of repeated attempts.
+//!
+//! Noise: when either side repeated the cell (`run --num-runs`, its `runs` block), a side's
+//! value is the mean of its runs and a change inside the 95% Student-t interval of the
+//! difference of the two means (Welch's; a side of one run takes the other side's spread,
+//! `stats::repeats::difference`) is `within noise`: neither better nor worse, and never a
+//! regression whatever the threshold. Without repetitions the band is the spread (max − min
+//! over the median) of operator re-runs measured on both sides, as before.
 //! Pure: the caller loads the reports and prints what [`render`] makes of the result.
 
 pub(crate) mod figures;
@@ -8,7 +15,8 @@ pub(crate) mod render;
 
 use crate::report::json::SessionReport;
 use crate::report::kind::ExperimentKind;
-use crate::stats::PercentileList;
+use crate::stats::repeats::{DEFAULT_LEVEL, difference};
+use crate::stats::{PercentileList, RunStats};
 use figures::{CellFigures, Figure};
 use serde::{Deserialize, Serialize};
 
@@ -137,9 +145,15 @@ pub struct FigureDiff {
     pub new: Option<f64>,
     /// `(new − base) / |base|`, percent; null when a side has no value or base is 0.
     pub delta_pct: Option<f64>,
-    /// The larger relative spread (max − min over median, percent) of the two sides' measured
-    /// attempts; null unless both sides measured the cell at least twice.
+    /// The noise band, percent of |base|: with repetitions on either side the half-width of
+    /// the interval of the difference of the means ([`FigureDiff::noise_interval`]); else the
+    /// larger relative spread (max − min over median) of the two sides' measured attempts,
+    /// null unless both sides measured the cell at least twice.
     pub noise_pct: Option<f64>,
+    /// With repetitions on either side: the interval `noise_pct` is, in words (`95% CI of the
+    /// difference of the means, Welch t, 3 and 3 runs`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_interval: Option<String>,
     /// What the figure did.
     pub change: Change,
     /// A headline figure worse by more than the threshold, beyond the noise.
@@ -297,15 +311,44 @@ pub fn spread_pct(values: &[f64]) -> Option<f64> {
     (median > 0.0).then(|| (hi - lo) / median * 100.0)
 }
 
+/// The interval of the difference of two sides' values when either side was repeated: its
+/// half-width and its words; a side without runs counts as one run of its value.
+fn run_interval(b: &Figure, n: &Figure) -> Option<(f64, String)> {
+    if b.runs.is_none() && n.runs.is_none() {
+        return None;
+    }
+    let one = |f: &Figure| f.runs.or_else(|| RunStats::of(&[f.value?], DEFAULT_LEVEL));
+    let (x, y) = (one(b)?, one(n)?);
+    let d = difference(&x, &y, DEFAULT_LEVEL)?;
+    let borrowed = if d.borrowed { "; the single run given the other side's spread" } else { "" };
+    let words = format!(
+        "{:.0}% CI of the difference of the means (Welch t, {} and {} runs{borrowed})",
+        d.level * 100.0,
+        x.n,
+        y.n
+    );
+    Some((d.half, words))
+}
+
 fn diff_figure(b: &Figure, n: &Figure, opts: &Options) -> FigureDiff {
     let spec = &b.spec;
     let delta = b.value.zip(n.value).and_then(|(x, y)| delta_pct(x, y));
-    let noise = spread_pct(&b.repeats).zip(spread_pct(&n.repeats)).map(|(x, y)| x.max(y));
+    let interval = run_interval(b, n);
+    let spread = spread_pct(&b.repeats).zip(spread_pct(&n.repeats)).map(|(x, y)| x.max(y));
+    let noise = match &interval {
+        Some((half, _)) => b.value.filter(|v| *v != 0.0).map(|v| half / v.abs() * 100.0),
+        None => spread,
+    };
+    let inside = match (&interval, b.value.zip(n.value)) {
+        (Some((half, _)), Some((x, y))) => (y - x).abs() <= *half,
+        (Some(_), None) => false,
+        (None, _) => delta.zip(spread).is_some_and(|(d, w)| d.abs() <= w),
+    };
     let rose = b.value.zip(n.value).map(|(x, y)| y > x);
     let change = match (b.value.zip(n.value), delta) {
         (None, _) => Change::Unavailable,
         (Some(_), Some(d)) if d.abs() < SAME_PCT => Change::Same,
-        (Some(_), Some(d)) if noise.is_some_and(|w| d.abs() <= w) => Change::WithinNoise,
+        _ if inside => Change::WithinNoise,
         _ if rose == Some(spec.better == Better::Higher) => Change::Better,
         _ => Change::Worse,
     };
@@ -320,10 +363,13 @@ fn diff_figure(b: &Figure, n: &Figure, opts: &Options) -> FigureDiff {
         new: n.value,
         delta_pct: delta,
         noise_pct: noise,
+        noise_interval: interval.map(|(_, words)| words),
         change,
         regression: spec.headline && change == Change::Worse && beyond,
     }
 }
 
+#[cfg(test)]
+mod runs_tests;
 #[cfg(test)]
 mod tests;

@@ -59,6 +59,9 @@ fn change(f: &FigureDiff) -> String {
         Change::Same => "same".to_string(),
         Change::Better => "better".into(),
         Change::Worse => "worse".into(),
+        Change::WithinNoise if f.noise_interval.is_some() => {
+            format!("within noise (±{:.1}%, 95% CI)", f.noise_pct.unwrap_or(0.0))
+        }
         Change::WithinNoise => format!("within noise (±{:.1}%)", f.noise_pct.unwrap_or(0.0)),
         Change::Unavailable => "—".into(),
     };
@@ -99,9 +102,15 @@ pub(crate) fn summary_line(c: &Comparison) -> String {
     }
 }
 
+/// The line that says which interval the noise is, when a side repeated its cells.
+pub(crate) const RUNS_NOISE_LINE: &str = "noise: a repeated cell (--num-runs) reads as the mean of its runs, and a change \
+    inside the 95% Student-t interval of the difference of the two means (Welch; a side of one run is given the \
+    other side's spread) is within noise: neither better nor worse, and no regression whatever the threshold";
+
 fn header(c: &Comparison) -> Vec<String> {
     let pct: Vec<String> = c.percentiles.iter().map(|&q| crate::stats::percentile_list::percentile_word(q)).collect();
-    vec![
+    let runs = c.cells.iter().flat_map(|d| &d.figures).any(|f| f.noise_interval.is_some());
+    let mut lines = vec![
         format!("base  {}  (started {}, model {})", c.base.file, c.base.started_at, c.base.model),
         format!("new   {}  (started {}, model {})", c.new.file, c.new.started_at, c.new.model),
         format!(
@@ -109,7 +118,11 @@ fn header(c: &Comparison) -> Vec<String> {
             c.threshold_pct,
             pct.join(",")
         ),
-    ]
+    ];
+    if runs {
+        lines.push(RUNS_NOISE_LINE.to_string());
+    }
+    lines
 }
 
 fn rows(d: &CellDiff) -> Vec<[String; 6]> {

@@ -40,16 +40,18 @@ pub(super) fn cell_table(report: &SessionReport) -> String {
 /// figures of a cell whose window did not run.
 fn goodput(cell: &DecodeCell) -> String {
     let measured = cell.status == CellOutcome::Measured;
-    match cell.attempts.last().and_then(|a| a.goodput.as_ref()).filter(|_| measured) {
+    let shown = crate::report::runs::shown(&cell.attempts, cell.runs.as_ref());
+    match shown.as_ref().and_then(|a| a.goodput.as_ref()).filter(|_| measured) {
         Some(g) => escape(&format!("{}, {:.2}/s", g.describe(), g.rps)),
         None => "—".into(),
     }
 }
 
-/// The row of one cell (its last attempt's figures; `—` for a cell with no attempt).
+/// The row of one cell (its last attempt's figures, with repetitions the mean of its runs; `—`
+/// for a cell with no attempt).
 fn row(cell: &DecodeCell) -> Vec<String> {
     let mut row = vec![escape(&cell.ctx_label), cell.conc.to_string(), escape(cell.status.as_str())];
-    let Some(a) = cell.attempts.last() else {
+    let Some(a) = crate::report::runs::shown(&cell.attempts, cell.runs.as_ref()) else {
         row.push("0".into());
         let reason = cell.timeout_reason.as_deref().map(escape).unwrap_or_default();
         row.extend(["—", "—", "—", "—", "—"].map(String::from));
@@ -61,7 +63,7 @@ fn row(cell: &DecodeCell) -> Vec<String> {
     }
     let running = a.running_avg.map_or_else(|| "—".to_string(), |r| format!("{r:.1}"));
     // The matrices' mark (`*kv`, `*seq`, `*?`, `!`), as the text tables print it.
-    let mark = crate::report::text::format::LimitMark::of(a);
+    let mark = crate::report::text::format::LimitMark::of(&a);
     let limit = if mark.any() { format!(" {}", mark.text()) } else { String::new() };
     let errors: Vec<String> = a
         .errors

@@ -22,13 +22,13 @@ pub(super) fn extension_table(section: &ExtensionSection) -> String {
         .map(|c| {
             let mut row = vec![escape(&c.label), escape(c.status.as_str()), c.attempts.len().to_string()];
             let shown = matches!(c.status, CellOutcome::Measured | CellOutcome::Errored);
-            match c.attempts.last().filter(|_| shown) {
+            match crate::report::runs::shown(&c.attempts, c.runs.as_ref()).filter(|_| shown) {
                 Some(a) => {
                     row.push(format!("{} / {}", a.requests, a.error_count()));
                     row.push(fmt_tps(a.output_tps));
                     row.push(fmt_latency_ms(a.ttft_p50_ms));
                     let value =
-                        |(n, unit): &(String, String)| crate::report::text::extension::fmt_value(unit, figure(a, n));
+                        |(n, unit): &(String, String)| crate::report::text::extension::fmt_value(unit, figure(&a, n));
                     row.extend(own.iter().map(value));
                 }
                 None => {

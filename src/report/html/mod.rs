@@ -15,6 +15,7 @@ mod page;
 mod pareto;
 mod placement;
 mod routing;
+mod runs;
 mod serve;
 mod svg;
 mod sweep;
@@ -105,6 +106,12 @@ fn parts(report: &SessionReport, with_pareto: bool) -> Vec<Part> {
     if with_pareto {
         parts.push(pareto_part(&[crate::report::pareto::Source { label: "", report }]));
     }
+    parts.push(part(
+        "runs",
+        "Repetitions",
+        "Every cell ran several times back to back (--num-runs): its figures on this page are the mean of its runs.",
+        runs::runs_table(report),
+    ));
     parts.push(part(
         "timelines",
         "Replica timelines",

@@ -46,7 +46,8 @@ pub(super) fn routing(report: &SessionReport) -> String {
         out.push_str(&format!("<p class=\"legend\">{} · counts from the response header, else the engines' finished counters (see the table).</p>\n", legend.join(" ")));
     }
     out.push_str("<h3>Phases</h3>\n");
-    out.push_str(&phase_table(&report.phases));
+    // With repetitions each phase's figures are the mean of its runs.
+    out.push_str(&phase_table(&crate::report::runs::shown_phases(report)));
     out
 }
 

@@ -53,8 +53,8 @@ fn serve_row(cell: &ServeCellReport) -> Vec<String> {
         escape(cell.status.as_str()),
         cell.attempts.len().to_string(),
     ];
-    let Some(a) = cell.attempts.last().filter(|_| matches!(cell.status, CellOutcome::Measured | CellOutcome::Errored))
-    else {
+    let shown = crate::report::runs::shown(&cell.attempts, cell.runs.as_ref());
+    let Some(a) = shown.filter(|_| matches!(cell.status, CellOutcome::Measured | CellOutcome::Errored)) else {
         let why = cell.timeout_reason.as_deref().map(escape).unwrap_or_else(|| "—".into());
         row.extend([why, "—".into(), "—".into(), "—".into(), "—".into(), "—".into()]);
         return row;

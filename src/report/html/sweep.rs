@@ -1,9 +1,10 @@
 //! The page of a sweep report (`run --server-cmd`): the sweep's header, the sets side by side,
-//! then every set's own sections under its heading (their anchors prefixed `setN-`, so the
+//! the Pareto view over every set's cells, then every set's own sections under its heading (their anchors prefixed `setN-`, so the
 //! links of one set lead into that set), or its error and log tail when it has no session.
 
 use super::page::{self, escape};
 use crate::report::json::SessionReport;
+use crate::report::pareto::Source;
 use crate::report::sweep::render::heading;
 use crate::report::sweep::side::side_by_side;
 use crate::report::sweep::{SweepSection, SweepSet};
@@ -18,7 +19,7 @@ fn side(sweep: &SweepSection) -> String {
 
 /// A set's own sections (its page without the document around it), anchors prefixed.
 fn set_body(set: &SweepSet, report: &SessionReport) -> String {
-    let parts = super::parts(report);
+    let parts = super::parts(report, false);
     let present: Vec<_> = parts.iter().filter(|p| !p.3.is_empty()).collect();
     let toc: Vec<(&str, &str)> = present.iter().map(|p| (p.0.as_str(), p.1.as_str())).collect();
     let mut body = page::header(report, &toc);
@@ -42,11 +43,23 @@ fn failure(set: &SweepSet) -> String {
     out
 }
 
+/// The Pareto view over every set that ran, each point labelled by its cell and set (empty
+/// content when no cell gives a point).
+fn pareto(sweep: &SweepSection) -> super::Part {
+    let sessions = sweep.sessions();
+    let sources: Vec<Source<'_>> =
+        sessions.iter().map(|(label, r)| Source { label: label.as_str(), report: r }).collect();
+    super::pareto_part(&sources)
+}
+
 /// Renders the sweep report `report` as one self-contained page.
 pub(crate) fn render_sweep(report: &SessionReport, sweep: &SweepSection) -> String {
-    let toc: Vec<(String, String)> = std::iter::once(("sets".to_string(), "Sets side by side".to_string()))
-        .chain(sweep.sets.iter().map(|s| (format!("set-{}", s.index), sweep.title(s))))
-        .collect();
+    let (pareto_id, pareto_title, pareto_intro, chart) = pareto(sweep);
+    let mut toc: Vec<(String, String)> = vec![("sets".into(), "Sets side by side".into())];
+    if !chart.is_empty() {
+        toc.push((pareto_id.clone(), pareto_title.clone()));
+    }
+    toc.extend(sweep.sets.iter().map(|s| (format!("set-{}", s.index), sweep.title(s))));
     let links: Vec<(&str, &str)> = toc.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let mut body = page::header(report, &links);
     let intro = format!(
@@ -54,6 +67,9 @@ pub(crate) fn render_sweep(report: &SessionReport, sweep: &SweepSection) -> Stri
         sweep.server_cmd
     );
     body.push_str(&page::section("sets", "Sets side by side", &intro, &side(sweep)));
+    if !chart.is_empty() {
+        body.push_str(&page::section(&pareto_id, &pareto_title, &pareto_intro, &chart));
+    }
     for set in &sweep.sets {
         let content = match set.report.as_deref() {
             Some(r) => set_body(set, r) + &failure(set),

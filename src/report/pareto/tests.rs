@@ -89,6 +89,7 @@ fn conversation(tpot: Option<f64>) -> ExtensionSection {
             value: tpot,
         }],
         tables: Default::default(),
+        labels: Default::default(),
     };
     let cell = ExtensionCell {
         ctx: 0,
@@ -101,6 +102,7 @@ fn conversation(tpot: Option<f64>) -> ExtensionSection {
         skip: None,
         attempts: vec![attempt],
         baseline: Vec::new(),
+        runs: None,
     };
     ExtensionSection { kind: "conversation".into(), title: "Conversations".into(), cells: vec![cell] }
 }

@@ -145,3 +145,17 @@ fn compare_shows_one_sweep_side_by_side_and_pairs_two_by_their_params() {
     let refused = compare_sweeps(("a.json", sweep), ("b.json", &other), &opts()).unwrap_err();
     assert!(refused.contains("cannot be paired"), "{refused}");
 }
+
+#[test]
+fn the_sweep_page_draws_one_pareto_chart_over_its_sets_with_points_labelled_by_set() {
+    let r = sweep_report();
+    let settings = RenderSettings { ascii: true, dim_ansi: false, width: None };
+    let html = ReportFormat::Html.render(&r, settings);
+    let start = html.find("id=\"pareto\"").expect("a Pareto section on the sweep's page");
+    let end = html[start..].find("id=\"set-1\"").map(|e| start + e).expect("the sets after the chart");
+    let chart = &html[start..end];
+    assert!(chart.contains("set 1 · n=4") && chart.contains("set 2 · n=8"), "points labelled by set: {chart}");
+    assert!(!chart.contains("set 3 · n=16"), "the set that failed to start has no point");
+    assert!(html.contains("href=\"#pareto\""), "linked from the page's header");
+    assert_eq!(html.matches("id=\"pareto\"").count(), 1, "no per-set chart beside the sweep's one");
+}

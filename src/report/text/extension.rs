@@ -22,11 +22,12 @@ pub(crate) fn extension_blocks(section: &ExtensionSection) -> Vec<Block> {
     for c in &section.cells {
         let mut cells = vec![c.label.clone(), c.status.as_str().to_string()];
         let shown = matches!(c.status, CellOutcome::Measured | CellOutcome::Errored);
-        match c.attempts.last().filter(|_| shown) {
+        // With repetitions the mean of the cell's runs (`report::runs`).
+        match crate::report::runs::shown(&c.attempts, c.runs.as_ref()).filter(|_| shown) {
             Some(a) => {
                 cells.push(format!("{}{}", fmt_tps(a.output_tps), fmt_error_suffix(a.error_count())));
                 cells.push(fmt_latency_ms(a.ttft_p50_ms));
-                cells.extend(own.iter().map(|(n, unit)| fmt_value(unit, figure(a, n))));
+                cells.extend(own.iter().map(|(n, unit)| fmt_value(unit, figure(&a, n))));
             }
             None => cells.extend(std::iter::repeat_n(NOT_RUN.to_string(), 2 + own.len())),
         }

@@ -36,10 +36,12 @@ pub(crate) fn spans(deltas: &[(Pick, Delta)]) -> Vec<Span<'static>> {
     out
 }
 
-/// The deltas of a cell's latest finished attempt (none unless it measured).
+/// The deltas of a cell's latest finished attempt (none unless it measured); with
+/// repetitions, of the mean of its runs, within noise inside the interval of the means.
 pub(crate) fn finished(app: &App, c: &CellSummary) -> Vec<(Pick, Delta)> {
     let Some(b) = app.session.baseline.as_deref() else { return Vec::new() };
-    c.headline.as_ref().map(|h| h.baseline_deltas(&c.spec.compare_key(), b)).unwrap_or_default()
+    let key = c.spec.compare_key();
+    c.headline.as_ref().map(|h| h.baseline_deltas_with_runs(&key, b, &c.run_stats)).unwrap_or_default()
 }
 
 /// The deltas of the running attempt so far, once it measures (none while warming up).

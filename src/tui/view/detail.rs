@@ -239,9 +239,24 @@ fn baseline_line(app: &App, c: &CellSummary) -> Option<Line<'static>> {
     Some(Line::from(spans))
 }
 
+/// With repetitions: `runs 2/3 done · mean tok/s 180.6 ±13.9 (CV 3.1%)`, the headline the
+/// matrix shows; the attempt below is the latest run.
+fn runs_line(c: &CellSummary) -> Option<Line<'static>> {
+    use crate::report::runs::render::{COLUMNS, cv_text, mean_pm};
+    let run = c.run?;
+    let mut text = format!("runs {}/{} done", run.done.min(run.planned), run.planned);
+    if let Some((name, s)) = COLUMNS[0].1.iter().find_map(|n| c.run_stats.get(*n).map(|s| (*n, s))) {
+        let cv = cv_text(s);
+        let cv = if cv.is_empty() { String::new() } else { format!(" ({cv})") };
+        text.push_str(&format!(" · mean tok/s {}{cv}", mean_pm(name, s)));
+    }
+    Some(Line::styled(text, theme::label()))
+}
+
 fn body(app: &App, id: usize) -> Lines {
     let Some(c) = app.session.cells.get(id) else { return vec![] };
     let mut out = vec![status_line(c)];
+    out.extend(runs_line(c));
     out.extend(baseline_line(app, c));
     if let Some(a) = c.latest.as_deref() {
         let which = if c.status == CellStatus::Running { "previous" } else { "latest" };
@@ -297,5 +312,13 @@ mod tests {
             assert!(!lines.iter().any(|l| l.contains("running now") || l.contains("attempt(s)")), "{lines:?}");
         }
         assert_eq!(text(&running, 7).len(), 1, "a cell never run shows no attempt");
+    }
+
+    #[test]
+    fn a_repeated_cell_names_its_runs_and_their_mean() {
+        let app = fixtures::repeated_runs();
+        assert_eq!(text(&app, 5)[1], "runs 3/3 done · mean tok/s 180.6 ±13.9 (CV 3.1%)");
+        assert_eq!(text(&app, 6)[1], "runs 1/3 done");
+        assert!(!text(&fixtures::measuring(), 5).iter().any(|l| l.starts_with("runs ")), "no repetitions");
     }
 }

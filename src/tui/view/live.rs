@@ -194,9 +194,12 @@ fn tps_line(app: &App, tps: String, tall: bool, width: usize) -> Line<'static> {
 /// Draws the live panel.
 pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let l = &app.live;
-    let title = match l.cell {
-        Some(_) => format!("Live: {}", l.label),
-        None => "Live".into(),
+    // With repetitions (`--num-runs`): which run of the cell's round this is.
+    let run = l.cell.and_then(|id| app.session.cells.get(id)).and_then(|c| c.run);
+    let title = match (l.cell, run) {
+        (Some(_), Some(run)) => format!("Live: {} · {}", l.label, run.text()),
+        (Some(_), None) => format!("Live: {}", l.label),
+        (None, _) => "Live".into(),
     };
     let inner = framed(panel(title), area, buf);
     if l.cell.is_none() || l.phase == Phase::Idle {

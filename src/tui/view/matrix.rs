@@ -162,10 +162,15 @@ pub(crate) fn knees(app: &App) -> Vec<GridKnee> {
     use crate::report::kind::ExperimentKind;
     let (mut decode, mut serve) = (Vec::new(), Vec::new());
     for (id, c) in app.session.cells.iter().enumerate() {
-        let latest = c.latest.as_deref();
+        // As the headline reads the cell: with repetitions the mean of its runs.
+        let shown = c.shown.as_deref();
         match c.spec.kind {
-            ExperimentKind::Decode => decode.push((id, &c.spec, latest.and_then(Attempt::as_decode))),
-            ExperimentKind::Serve => serve.push((id, &c.spec, latest.and_then(Attempt::as_serve))),
+            ExperimentKind::Decode => {
+                decode.push((id, &c.spec, shown.and_then(Attempt::as_decode), c.run_stats.get("aggregate_tok_s")))
+            }
+            ExperimentKind::Serve => {
+                serve.push((id, &c.spec, shown.and_then(Attempt::as_serve), c.run_stats.get("output_tok_s")))
+            }
             // Bursts and routing phases are not swept along a load axis; an extension has no
             // knee rule: no knee.
             ExperimentKind::Burst | ExperimentKind::Routing | ExperimentKind::Extension(_) => {}
