@@ -38,9 +38,10 @@ pub struct SimArgs {
     /// out over the slots, at most --max-model-len.
     #[arg(long, value_parser = size_usize)]
     pub slot_ctx: Option<usize>,
-    /// Most requests running at once per replica (vLLM --max-num-seqs; llama.cpp's slots).
-    #[arg(long, default_value_t = 8)]
-    pub max_num_seqs: usize,
+    /// Most requests running at once per replica (vLLM --max-num-seqs; llama.cpp's slots);
+    /// default 8. Unset by default as in vLLM, so its start-up line names it whenever given.
+    #[arg(long)]
+    pub max_num_seqs: Option<usize>,
     /// Token budget of one engine step, tokens (chunked prefill; vLLM --max-num-batched-tokens).
     #[arg(long, default_value = "2048", value_parser = size_usize)]
     pub max_num_batched_tokens: usize,
@@ -136,6 +137,8 @@ const MAX_COST: f64 = 1e6;
 const MAX_REPLICAS: usize = 64;
 /// The most tokens of a size flag (`--max-model-len`, `--slot-ctx`, KV capacity, ...): 2^30.
 const MAX_SIM_TOKENS: usize = 1 << 30;
+/// The simulated engine's sequence cap when `--max-num-seqs` is not given.
+const DEFAULT_MAX_NUM_SEQS: usize = 8;
 
 impl SimArgs {
     /// Bounds the counts and sizes, so that the cluster's tables and KV arithmetic stay small.
@@ -146,7 +149,7 @@ impl SimArgs {
         }
         let kv = self.kv_blocks.saturating_mul(self.block_size);
         let sizes = [
-            ("--max-num-seqs", self.max_num_seqs),
+            ("--max-num-seqs", self.max_num_seqs()),
             ("--max-num-batched-tokens", self.max_num_batched_tokens),
             ("--max-model-len", self.max_model_len),
             ("--slot-ctx", self.slot_ctx.unwrap_or(0)),
@@ -179,7 +182,7 @@ impl SimArgs {
         }
         self.check_sizes()?;
         let engine = EngineParams {
-            max_num_seqs: self.max_num_seqs,
+            max_num_seqs: self.max_num_seqs(),
             max_num_batched_tokens: self.max_num_batched_tokens,
             kv_blocks: self.kv_blocks,
             block_size: self.block_size,
@@ -227,6 +230,11 @@ impl SimArgs {
 }
 
 impl SimArgs {
+    /// `--max-num-seqs`, or the simulated engine's own default.
+    pub fn max_num_seqs(&self) -> usize {
+        self.max_num_seqs.unwrap_or(DEFAULT_MAX_NUM_SEQS)
+    }
+
     /// The engine settings that differ from their defaults, as vLLM's start-up log line says
     /// them (`non-default args: {'max_num_seqs': 4}`), under vLLM's names where it has them.
     pub fn non_default_args(&self) -> String {
@@ -234,7 +242,6 @@ impl SimArgs {
             return "non-default args: {}".into();
         };
         let fields = [
-            ("max_num_seqs", self.max_num_seqs, d.max_num_seqs),
             ("max_num_batched_tokens", self.max_num_batched_tokens, d.max_num_batched_tokens),
             ("num_gpu_blocks_override", self.kv_blocks, d.kv_blocks),
             ("block_size", self.block_size, d.block_size),
@@ -242,6 +249,11 @@ impl SimArgs {
         ];
         let mut parts: Vec<String> =
             fields.iter().filter(|(_, v, d)| v != d).map(|(k, v, _)| format!("'{k}': {v}")).collect();
+        // vLLM's max_num_seqs has no default (the engine resolves one), so a given value is
+        // always in the line, even one equal to what the engine would pick.
+        if let Some(n) = self.max_num_seqs {
+            parts.insert(0, format!("'max_num_seqs': {n}"));
+        }
         if self.model != d.model {
             parts.insert(0, format!("'served_model_name': '{}'", self.model));
         }
@@ -290,6 +302,8 @@ mod tests {
             line,
             "non-default args: {'served_model_name': 'm', 'max_num_seqs': 4, 'num_gpu_blocks_override': 4000}"
         );
+        let eight = args(&["--max-num-seqs", "8"]).non_default_args();
+        assert_eq!(eight, "non-default args: {'max_num_seqs': 8}", "given, even at the engine's own default");
         assert!(args(&["--no-gateway"]).to_config().unwrap_err().contains("--replicas 1"));
         assert!(args(&["--no-gateway", "--replicas", "1"]).to_config().unwrap().no_gateway);
     }

@@ -97,8 +97,19 @@ impl SweepFlags {
         if host_port {
             return Err("--server-cmd picks the port: drop --host/--port (or give --base-url with {port})".into());
         }
+        let server_cmd = Template::parse(cmd);
+        let given = base_url.map(Template::parse);
+        // The server the tool starts listens on {port}: a fixed --base-url would measure
+        // whatever else listens there (and its health check would pass at once).
+        if server_cmd.names().contains(&"port") && given.as_ref().is_some_and(|b| !b.names().contains(&"port")) {
+            return Err(
+                "--base-url must contain {port} when --server-cmd does: the target is the server the tool starts \
+                        (e.g. --base-url http://127.0.0.1:{port})"
+                    .into(),
+            );
+        }
         let templates = Templates {
-            server_cmd: Template::parse(cmd),
+            server_cmd,
             base_url: Template::parse(base_url.unwrap_or(DEFAULT_BASE)),
             metrics: metrics.iter().map(|m| (Template::parse(&m.name), Template::parse(&m.url))).collect(),
         };
@@ -156,5 +167,10 @@ mod tests {
         assert!(err(&both, None, false, false).contains("drop --server-param"));
         assert!(err(&["--server-cmd", "s {a}"], None, false, false).contains("unknown placeholder {a}"));
         assert!(flags(&[]).sweep(Some("http://h:8000"), true, &[], false).unwrap().is_none());
+        let fixed = err(&["--server-cmd", "s --port {port}"], Some("http://127.0.0.1:8000"), false, false);
+        assert!(fixed.contains("--base-url must contain {port}"), "{fixed}");
+        let own_port =
+            flags(&["--server-cmd", "s --port 9000"]).sweep(Some("http://127.0.0.1:9000"), false, &[], false);
+        assert!(own_port.is_ok(), "a command with a fixed port of its own may name it: {own_port:?}");
     }
 }

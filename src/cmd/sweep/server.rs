@@ -164,17 +164,24 @@ impl Server {
 
     /// Stops the server: SIGTERM to its group, then SIGKILL once `grace` has passed or `hurry`
     /// resolves (a second signal), whichever comes first; waits for the group to be gone.
-    /// Returns how the shell ended (`…; SIGKILL after 10 s` when the grace ran out).
+    /// Returns how the shell ended (`…; SIGKILL after 10.0 s` when the grace ran out, `…; SIGKILL
+    /// after 0.2 s (a second signal)` when one cut it short: the time SIGTERM really had).
     pub(crate) async fn stop(&mut self, grace: Duration, hurry: impl Future<Output = ()>) -> String {
         signal_group(self.pgid, Signal::TERM);
-        let killed = tokio::select! {
-            gone = self.gone_within(grace) => !gone,
-            () = hurry => true,
+        let termed = Instant::now();
+        let (killed, hurried) = tokio::select! {
+            gone = self.gone_within(grace) => (!gone, false),
+            () = hurry => (true, true),
         };
         let mut note = String::new();
         if killed {
             signal_group(self.pgid, Signal::KILL);
-            note = format!("; SIGKILL after {:.1} s", grace.as_secs_f64());
+            // The time SIGTERM actually had: the grace, or less when a second signal cut it short.
+            let after = termed.elapsed().as_secs_f64();
+            note = match hurried {
+                true => format!("; SIGKILL after {after:.1} s (a second signal)"),
+                false => format!("; SIGKILL after {after:.1} s"),
+            };
             if !self.gone_within(AFTER_KILL).await {
                 note.push_str("; some of its processes were still there");
             }
@@ -244,10 +251,20 @@ mod tests {
         let child = pid_in(&pidfile).await;
         assert!(alive(child) && live().contains(&s.pgid()));
         let how = s.stop(Duration::from_millis(300), std::future::pending()).await;
-        assert!(how.contains("SIGKILL after 0.3 s"), "{how}");
+        assert!(how.contains("; SIGKILL after 0.") && !how.contains("second signal"), "{how}");
         assert!(!alive(child) && !group_alive(s.pgid()), "the group is gone");
         assert!(!live().contains(&s.pgid()));
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "started\n");
+    }
+
+    #[tokio::test]
+    async fn a_second_signal_says_how_long_sigterm_really_had() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = "trap '' TERM; while :; do sleep 0.05; done";
+        let mut s = Server::start(cmd, &dir.path().join("h.log")).unwrap();
+        let how = s.stop(Duration::from_secs(30), std::future::ready(())).await;
+        assert!(how.contains("; SIGKILL after 0.0 s (a second signal)"), "not the 30 s grace: {how}");
+        assert!(!group_alive(s.pgid()));
     }
 
     #[tokio::test]

@@ -86,8 +86,17 @@ fn decode_attempt(a: &DecodeAttempt, pcts: &PercentileList) -> Vec<(Spec, Option
         (throughput("per_request", "per-request", false), Some(a.per_request_tps)),
     ];
     out.extend(latency("ttft", "TTFT", &Dist::samples_or(dist::ttft_values(r), a.ttft_ms.as_ref()), pcts));
-    out.extend(latency("tpot", "TPOT", &Dist::samples_or(dist::itl_values(r), a.itl_ms.as_ref()), pcts));
+    out.extend(decode_tpot(a, pcts));
     out
+}
+
+/// A decode cell's TPOT: the window's per-stream summary `itl_ms` (the tables' figure, §1.2 of
+/// docs/reports.md) at the percentiles it stores; the samples, which span each whole stream
+/// warmup included, only for any other percentile (or when there is no summary).
+fn decode_tpot(a: &DecodeAttempt, pcts: &PercentileList) -> Vec<(Spec, Option<f64>)> {
+    let window = latency("tpot", "TPOT", &Dist::summary(a.itl_ms.as_ref()), pcts);
+    let whole = latency("tpot", "TPOT", &Dist::samples_or(dist::itl_values(&a.request_samples), None), pcts);
+    window.into_iter().zip(whole).map(|((spec, w), (_, s))| (spec, w.or(s))).collect()
 }
 
 fn burst_attempt(a: &BurstAttempt, pcts: &PercentileList) -> Vec<(Spec, Option<f64>)> {

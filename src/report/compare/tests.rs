@@ -201,3 +201,27 @@ fn open_loop_cells_match_only_their_own_rate() {
     assert_eq!(c.only_in_new.len(), 1, "rate 2 is not in the base");
     assert_eq!(c.cells.iter().filter(|d| d.label.starts_with("decode")).count(), 1, "rate 8 is compared");
 }
+
+#[test]
+fn a_decode_cells_tpot_is_the_windows_as_its_tables_show_it_not_the_whole_streams() {
+    let mut report = full_report();
+    let decode = report.decode.as_mut().expect("decode");
+    let cell = decode.cells.iter_mut().find(|c| c.status == CellOutcome::Measured).expect("a measured cell");
+    let (ctx, conc) = (cell.ctx, cell.conc);
+    let last = cell.attempts.iter_mut().rev().find(|a| a.status == AttemptStatus::Measured).expect("measured");
+    assert!(!last.request_samples.is_empty() && last.request_samples.iter().any(|r| r.itl_ms.is_some()));
+    let window = last.itl_ms.as_mut().expect("the window's per-stream summary");
+    window.p50 = 77.5;
+    let pcts = crate::stats::PercentileList::new(&[50.0, 75.0]).expect("percentiles");
+    let figs = figures::cells(&report, &pcts);
+    let tpot = |name: &str| {
+        let mine = figs.iter().find(|c| {
+            c.key.kind == crate::report::kind::ExperimentKind::Decode
+                && c.key.ctx == Some(ctx)
+                && c.key.conc == Some(conc)
+        });
+        mine.expect("the cell").figures.iter().find(|f| f.spec.name == name).and_then(|f| f.value)
+    };
+    assert_eq!(tpot("p50_tpot_ms"), Some(77.5), "the window's p50, which the tables print");
+    assert!(tpot("p75_tpot_ms").is_some(), "a percentile the summary lacks still comes from the samples");
+}

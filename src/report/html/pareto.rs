@@ -28,7 +28,7 @@ fn short(s: &str, n: usize) -> String {
 }
 
 /// How to read the chart: the definitions of both axes (`report::pareto`).
-const LEGEND: &str = "<p class=\"legend\">Each point is a measured cell (its latest attempt). Across: \
+const LEGEND: &str = "<p class=\"legend\">Each point is a measured cell as its tables show it (its latest attempt, or with --num-runs the mean of its runs). Across: \
     the cell's aggregate output tok/s (decode: window tokens / window; serve: <code>output_throughput</code>; \
     burst: tokens / makespan; conversation: tokens / attempt). Up: the output tok/s one user sees, \
     1000 / the cell's median TPOT in ms, a request's TPOT being (last token − first token) / (tokens − 1) \

@@ -13,7 +13,8 @@
 //!
 //! Aggregate throughput is the cell's output tok/s: decode `aggregate_tps` (window tokens /
 //! window), serve `output_throughput`, burst `output_tps` (tokens / makespan), extension
-//! `output_tps` (tokens / attempt). A point comes from a cell's latest attempt when the cell
+//! `output_tps` (tokens / attempt). A point comes from what a cell's tables show (its latest
+//! attempt; with `run --num-runs`, the mean of its latest round of runs) when the cell
 //! is measured and both figures are finite and above 0; errored, skipped, stopped and
 //! not-run cells, and routing phases (no TPOT), give none.
 
@@ -24,7 +25,9 @@ pub mod labels;
 mod tests;
 
 use super::json::SessionReport;
+use super::runs::{Repeated, RunsBlock};
 use super::status::{AttemptStatus, CellOutcome};
+use std::borrow::Cow;
 
 /// One report the view draws points from, under the label its points carry (a file stem, a
 /// session, or a sweep's parameter set such as `max_num_seqs=8`).
@@ -107,9 +110,16 @@ pub fn points(sources: &[Source<'_>]) -> Vec<Point> {
 /// What a kind's walk hands over per cell: kind, cell label, median TPOT ms, aggregate tok/s.
 type Add<'f> = dyn FnMut(PointKind, String, Option<f64>, f64) + 'f;
 
-/// The latest attempt of a measured cell, when it measured.
-fn measured<A>(status: CellOutcome, attempts: &[A], of: impl Fn(&A) -> AttemptStatus) -> Option<&A> {
-    attempts.last().filter(|a| status == CellOutcome::Measured && of(a) == AttemptStatus::Measured)
+/// What a measured cell's tables show, when it measured: the mean of its latest round of runs
+/// when it has a `runs` block (`run --num-runs`), else its latest attempt.
+fn measured<'a, A: Repeated>(
+    status: CellOutcome,
+    attempts: &'a [A],
+    runs: Option<&RunsBlock>,
+    of: impl Fn(&A) -> AttemptStatus,
+) -> Option<Cow<'a, A>> {
+    let shown = (status == CellOutcome::Measured).then(|| super::runs::shown(attempts, runs)).flatten()?;
+    (of(&shown) == AttemptStatus::Measured).then_some(shown)
 }
 
 /// `ctx L`, then `rate R` when open loop, then `what N`.
@@ -122,7 +132,7 @@ fn cell_label(ctx: &str, rate: Option<String>, what: &str, n: u32) -> String {
 
 fn decode(report: &SessionReport, add: &mut Add<'_>) {
     for cell in report.decode.iter().flat_map(|d| &d.cells) {
-        if let Some(a) = measured(cell.status, &cell.attempts, |a| a.status) {
+        if let Some(a) = measured(cell.status, &cell.attempts, cell.runs.as_ref(), |a| a.status) {
             let label = cell_label(&cell.ctx_label, cell.rate.map(|r| r.to_string()), "conc", cell.conc);
             add(PointKind::Decode, label, a.itl_ms.map(|s| s.p50), a.aggregate_tps);
         }
@@ -131,7 +141,7 @@ fn decode(report: &SessionReport, add: &mut Add<'_>) {
 
 fn serve(report: &SessionReport, add: &mut Add<'_>) {
     for cell in report.serve.iter().flat_map(|s| &s.cells) {
-        if let Some(a) = measured(cell.status, &cell.attempts, |a| a.status) {
+        if let Some(a) = measured(cell.status, &cell.attempts, cell.runs.as_ref(), |a| a.status) {
             let label = format!("in {} · conc {} · rate {}", cell.ctx_label, cell.max_concurrency, cell.request_rate);
             add(PointKind::Serve, label, a.metrics.median_tpot_ms, a.metrics.output_throughput);
         }
@@ -140,7 +150,7 @@ fn serve(report: &SessionReport, add: &mut Add<'_>) {
 
 fn burst(report: &SessionReport, add: &mut Add<'_>) {
     for cell in report.burst.iter().flat_map(|b| &b.cells) {
-        if let Some(a) = measured(cell.status, &cell.attempts, |a| a.status) {
+        if let Some(a) = measured(cell.status, &cell.attempts, cell.runs.as_ref(), |a| a.status) {
             add(
                 PointKind::Burst,
                 cell_label(&cell.ctx_label, None, "burst", cell.conc),
@@ -154,8 +164,8 @@ fn burst(report: &SessionReport, add: &mut Add<'_>) {
 fn extensions(report: &SessionReport, add: &mut Add<'_>) {
     for section in &report.extensions {
         for cell in &section.cells {
-            if let Some(a) = measured(cell.status, &cell.attempts, |a| a.status) {
-                let tpot = super::extension::figure(a, TPOT_FIGURE);
+            if let Some(a) = measured(cell.status, &cell.attempts, cell.runs.as_ref(), |a| a.status) {
+                let tpot = super::extension::figure(&a, TPOT_FIGURE);
                 let label = cell_label(&cell.ctx_label, cell.rate.clone(), "conc", cell.conc);
                 add(PointKind::Extension(section.kind.clone()), label, tpot, a.output_tps);
             }

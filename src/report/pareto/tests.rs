@@ -126,3 +126,19 @@ fn points_carry_their_source_in_order() {
     assert_eq!(got.iter().map(|p| p.source).collect::<Vec<_>>(), [0, 0, 1]);
     assert_eq!(got.iter().map(|p| p.kind.name()).collect::<Vec<_>>(), ["decode", "burst", "serve"]);
 }
+
+#[test]
+fn a_repeated_cell_is_placed_at_the_mean_of_its_runs_as_its_tables_show_it() {
+    let mut report = rerun();
+    crate::report::runs::annotate(&mut report, 3);
+    let decode = report.decode.as_ref().expect("decode");
+    let cell = decode.cells.iter().find(|c| c.runs.is_some()).expect("a repeated cell");
+    let measured: Vec<f64> =
+        cell.attempts.iter().filter(|a| a.status == AttemptStatus::Measured).map(|a| a.aggregate_tps).collect();
+    assert!(measured.len() > 1, "several runs: {measured:?}");
+    let mean = measured.iter().sum::<f64>() / measured.len() as f64;
+    let got = one(&report);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(close(got[0].aggregate_tps, mean), "the mean {mean}, not the last run: {got:?}");
+    assert!(!close(got[0].aggregate_tps, 600.25), "the last run alone is not the point");
+}

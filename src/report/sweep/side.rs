@@ -6,10 +6,14 @@
 use super::{SweepSection, SweepSet};
 use crate::report::compare::CellKey;
 use crate::report::compare::figures::{self, CellFigures};
+use crate::report::kind::ExperimentKind;
+use crate::report::status::AttemptStatus;
 use serde::Serialize;
 
-/// The latency figures shown beside each cell's throughput, by `compare`'s names.
-const LATENCIES: [&str; 4] = ["p50_ttft_ms", "p99_ttft_ms", "p50_tpot_ms", "p50_itl_ms"];
+/// The figures shown beside each cell's throughput, by `compare`'s names: the latencies, and
+/// an SLO search's result (`--slo-search`: the load it found and the bracket around it).
+const LATENCIES: [&str; 7] =
+    ["found_load", "last_pass", "first_fail", "p50_ttft_ms", "p99_ttft_ms", "p50_tpot_ms", "p50_itl_ms"];
 
 /// One set's column.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -105,8 +109,31 @@ fn cell_rows(sets: &[&SweepSet]) -> Vec<SideRow> {
                 values: found.iter().map(value).collect(),
             });
         }
+        if key.kind == ExperimentKind::Decode {
+            rows.push(running_row(sets, &key, &label));
+        }
     }
     rows
+}
+
+/// A decode cell's average running requests in each set (Prometheus, its measured attempt):
+/// where a set's server held the cell below its concurrency (`(4/8)*seq` in its tables), its
+/// latencies cover the requests that ran, so this row says how many did.
+fn running_row(sets: &[&SweepSet], key: &CellKey, label: &str) -> SideRow {
+    let running = |s: &&SweepSet| {
+        let decode = s.report.as_deref()?.decode.as_ref()?;
+        let cell = decode.cells.iter().find(|c| {
+            Some(c.ctx) == key.ctx && Some(c.conc) == key.conc && c.rate.map(|r| r.to_string()) == key.rate
+        })?;
+        let shown = crate::report::runs::shown(&cell.attempts, cell.runs.as_ref())?;
+        (shown.status == AttemptStatus::Measured).then_some(shown.running_avg).flatten()
+    };
+    SideRow {
+        cell: label.into(),
+        figure: "running (avg, Prometheus)".into(),
+        unit: "streams".into(),
+        values: sets.iter().map(running).collect(),
+    }
 }
 
 /// The sets of `sweep` side by side.

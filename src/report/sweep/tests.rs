@@ -76,6 +76,8 @@ fn the_sets_side_by_side_read_every_set_at_each_cell() {
     let tps = row("decode ctx=16k conc=8", "aggregate tok/s");
     assert_eq!(tps.values, [Some(564.8), Some(1129.6), None], "each set's own figure");
     assert!(side.rows.iter().any(|r| r.figure == "TTFT p50 ms"));
+    let running = row("decode ctx=16k conc=8", "running (avg, Prometheus)").values.clone();
+    assert!(running[0].is_some_and(|v| v > 0.0 && v <= 8.0) && running[2].is_none(), "{running:?}");
     assert!(!side.rows.iter().any(|r| r.figure == "block_size"), "a setting no set read is left out");
     let sweep = sweep_report().sweep.expect("sweep");
     let labels: Vec<String> = sweep.sessions().into_iter().map(|(l, _)| l).collect();
@@ -158,4 +160,30 @@ fn the_sweep_page_draws_one_pareto_chart_over_its_sets_with_points_labelled_by_s
     assert!(!chart.contains("set 3 · n=16"), "the set that failed to start has no point");
     assert!(html.contains("href=\"#pareto\""), "linked from the page's header");
     assert_eq!(html.matches("id=\"pareto\"").count(), 1, "no per-set chart beside the sweep's one");
+}
+
+/// An SLO search's section (`--slo-search`) whose search found `found` streams.
+fn slo_search(found: f64) -> crate::report::extension::ExtensionSection {
+    let figure = |name: &str, value: f64| serde_json::json!({"name": name, "unit": "streams", "better": "higher", "value": value});
+    serde_json::from_value(serde_json::json!({
+        "kind": "slo_search", "title": "SLO search",
+        "cells": [{"ctx": 64, "ctx_label": "64", "conc": 16, "label": "slo_search in=64", "status": "measured",
+            "attempts": [{"attempt": 1, "status": "measured", "started_s": 0.0, "duration_s": 9.0, "requests": 96,
+                "errors": {}, "error_examples": {}, "output_tokens": 960, "output_tps": 250.0, "ttft_p50_ms": 40.0,
+                "figures": [figure("found_load", found), figure("last_pass", found), figure("first_fail", found + 1.0)]}]}]
+    }))
+    .expect("an SLO search section")
+}
+
+#[test]
+fn the_sets_side_by_side_show_the_load_an_slo_search_found() {
+    let mut r = sweep_report();
+    let sweep = r.sweep.as_mut().expect("sweep");
+    for (set, found) in sweep.sets.iter_mut().zip([4.0, 9.0]) {
+        set.report.as_mut().expect("a session").extensions = vec![slo_search(found)];
+    }
+    let side = side_by_side(r.sweep.as_ref().expect("sweep"));
+    let found = side.rows.iter().find(|row| row.figure == "found_load").expect("the found load is a row");
+    assert_eq!(found.values, [Some(4.0), Some(9.0), None]);
+    assert!(side.rows.iter().any(|row| row.figure == "first_fail"), "and the bracket");
 }
