@@ -89,6 +89,7 @@ pub(crate) async fn run(args: RunArgs, sweep: SweepConfig) -> anyhow::Result<Exi
         Ok(both) => both,
         Err(e) => return Ok(session::usage(&e)),
     };
+    let drawn = cfg.settings().get("seed").filter(|_| args.seed.is_none()).cloned();
     let checked = session::check_out(cfg.out.as_deref(), cfg.out_dir.as_deref(), args.overwrite, None)
         .and_then(|()| session::check_log_file(args.log_file.as_deref(), cfg.out.as_deref()));
     if let Err(e) = checked {
@@ -120,8 +121,16 @@ pub(crate) async fn run(args: RunArgs, sweep: SweepConfig) -> anyhow::Result<Exi
     };
     sw.save();
     let n = sw.sweep.sets.len();
-    let names = if sw.sweep.names.is_empty() { "no parameter".into() } else { sw.sweep.names.join(", ") };
-    sw.say(&format!("{n} set(s) of {names}; report: {}", sw.writer.path().display()));
+    let names = match sw.sweep.names.is_empty() {
+        true => "without parameters".to_string(),
+        false => format!("of {}", sw.sweep.names.join(", ")),
+    };
+    let mut banner = format!("{n} set(s) {names}; report: {}", sw.writer.path().display());
+    // The seed every set's seeded plan uses, when it was drawn here (as a single run says it).
+    if let Some(seed) = drawn {
+        banner.push_str(&format!("; seed {seed} (drawn for this sweep: --seed {seed} sends its prompts again)"));
+    }
+    sw.say(&banner);
     let mut why = None;
     for i in 0..n {
         if let SetEnd::Stop(w) = sw.run_set(i).await {
