@@ -13,7 +13,7 @@
 //! Firehose mode writes pre-formatted events as fast as the client reads, one HTTP frame (one
 //! body chunk of the chunked response) at a time: a frame ends at `events_per_frame` events or
 //! at about `batch_bytes` bytes, whichever comes first, and holds at least one event; each is
-//! copied once and stamped. Paced mode sends token k of a stream at `start + (k - 1) * interval`
+//! copied once and stamped (vLLM's shape has no stamp: a shared slice instead). Paced mode sends token k of a stream at `start + (k - 1) * interval`
 //! (tokio's timer: 1 ms granularity), one event per frame: vLLM's role chunk goes with the first
 //! token, the last token with the final usage chunk and `[DONE]`.
 

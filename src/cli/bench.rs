@@ -49,7 +49,8 @@ pub struct BenchServerArgs {
     /// `max_model_len` listed by `/v1/models`, tokens.
     #[arg(long, default_value_t = 131_072)]
     pub max_model_len: u64,
-    /// Firehose mode: bytes per write (whole events, at least one), bytes (at most 64 MiB).
+    /// Firehose mode: bytes per HTTP frame (whole events, at least one; a frame also ends at
+    /// --events-per-frame), bytes (at most 64 MiB).
     #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=64 << 20))]
     pub batch_bytes: u64,
     /// Chunk shape of chat answers: `bench` (the bench's own, every event stamped with its send
