@@ -11,6 +11,7 @@ pub(crate) mod rowproc;
 pub(crate) mod run;
 pub(crate) mod screen;
 pub(crate) mod server;
+pub mod shape;
 pub mod sysinfo;
 pub mod template;
 pub(crate) mod tool;

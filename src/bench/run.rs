@@ -31,6 +31,28 @@ pub(crate) struct Plan {
     pub tool_runs: Vec<Client>,
     /// The long-context row's shape; None skips it.
     pub long: Option<super::long::LongShape>,
+    /// The chunk shape the mode rows' bench servers write.
+    pub shape: super::shape::ChunkShape,
+    /// Firehose rows: most events per HTTP frame (None: frames of about 64 KiB).
+    pub events_per_frame: Option<u32>,
+}
+
+/// The `bench-server` arguments of one mode's server under `plan`.
+pub(crate) fn server_args(plan: &Plan, mode: Mode) -> Vec<String> {
+    let mut args = vec![
+        "--mode".to_string(),
+        format!("{mode:?}").to_lowercase(),
+        "--interval-us".to_string(),
+        plan.interval.as_micros().to_string(),
+        "--tokens".to_string(),
+        plan.tokens.to_string(),
+        "--chunk-shape".to_string(),
+        plan.shape.name().to_string(),
+    ];
+    if let Some(n) = plan.events_per_frame {
+        args.extend(["--events-per-frame".to_string(), n.to_string()]);
+    }
+    args
 }
 
 /// Time the raw client runs before its window opens (connections set up, streams flowing).
@@ -162,19 +184,16 @@ pub(crate) async fn tool_row(
 
 /// Runs the plan with bench servers started from `exe`; prints each row as it is measured.
 pub(crate) async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
+    let frames = match plan.events_per_frame {
+        None => "about 64 KiB per frame".to_string(),
+        Some(1) => "1 event per frame".to_string(),
+        Some(n) => format!("{n} events per frame"),
+    };
+    crate::out_line!("server: {} chunks, firehose {frames}", plan.shape.name())?;
     crate::out_line!("{}", header())?;
     let mut rows = Vec::new();
     for &mode in &plan.modes {
-        let mode_arg = format!("{mode:?}").to_lowercase();
-        let args = [
-            "--mode",
-            &mode_arg,
-            "--interval-us",
-            &plan.interval.as_micros().to_string(),
-            "--tokens",
-            &plan.tokens.to_string(),
-        ];
-        let srv = ServerProcess::spawn(exe, &args.map(String::from))?;
+        let srv = ServerProcess::spawn(exe, &server_args(plan, mode))?;
         for &n in &plan.streams {
             let raw = super::rowproc::measure(exe, &srv.url, mode, n, Client::Raw, plan).await?;
             crate::out_line!("{}", line(&raw))?;
@@ -208,7 +227,7 @@ pub(crate) fn report(plan: &Plan, rows: Vec<Row>, long_context: Option<super::lo
         "tool_runs": plan.tool_runs, "open_file_limit": super::sysinfo::raise_nofile(),
         "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
         "row_process": "each client row in a child process of its own",
-        "long": plan.long,
+        "long": plan.long, "chunk_shape": plan.shape, "events_per_frame": plan.events_per_frame,
     });
     BenchReport { version: crate::version::VERSION, settings, rows, long_context }
 }

@@ -7,11 +7,17 @@
 //! `/tokenize` and a minimal vLLM-style `/metrics` let a `run` session start against it;
 //! `GET /bench/stats` reports the server's own CPU time and counts as JSON.
 //!
-//! Firehose mode writes pre-formatted events as fast as the client reads (batches of about
-//! `batch_bytes`, each copied once and stamped); paced mode sends event k of a stream at
-//! `start + k * interval` (tokio's timer: 1 ms granularity), the last token together with the
-//! final usage chunk and `[DONE]`.
+//! Chat answers take the bench's own chunk shape or vLLM's exact one (`--chunk-shape`,
+//! src/bench/shape.rs); completions always take the bench's.
+//!
+//! Firehose mode writes pre-formatted events as fast as the client reads, one HTTP frame (one
+//! body chunk of the chunked response) at a time: a frame ends at `events_per_frame` events or
+//! at about `batch_bytes` bytes, whichever comes first, and holds at least one event; each is
+//! copied once and stamped (vLLM's shape has no stamp: a shared slice instead). Paced mode sends token k of a stream at `start + (k - 1) * interval`
+//! (tokio's timer: 1 ms granularity), one event per frame: vLLM's role chunk goes with the first
+//! token, the last token with the final usage chunk and `[DONE]`.
 
+use super::shape::ChunkShape;
 use super::template::{Flavor, Template};
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -57,6 +63,10 @@ pub(crate) struct ServerOptions {
     pub max_model_len: u64,
     /// Firehose mode: bytes per write (whole events, at least one), bytes.
     pub batch_bytes: usize,
+    /// Firehose mode: most events per HTTP frame (usize::MAX: only `batch_bytes` limits it).
+    pub events_per_frame: usize,
+    /// The chunk shape of chat answers.
+    pub shape: ChunkShape,
 }
 
 /// Largest request body read, bytes: well above a 128k-token prompt (about 0.5 MB), where
@@ -86,8 +96,22 @@ impl ServerState {
     /// The template of one answer shape, laid out at its first request.
     fn template(&self, flavor: Flavor, prompt: u64, tokens: u64) -> Arc<Template> {
         let mut map = self.templates.lock().unwrap_or_else(|e| e.into_inner());
+        let n = map.len() as u64;
         let t = map.entry((flavor, prompt, tokens));
-        t.or_insert_with(|| Arc::new(Template::build(flavor, &self.opts.model, prompt, tokens))).clone()
+        t.or_insert_with(|| Arc::new(self.build(flavor, prompt, tokens, n))).clone()
+    }
+
+    /// The events of one answer shape; `n`: how many shapes were laid out before it.
+    fn build(&self, flavor: Flavor, prompt: u64, tokens: u64, n: u64) -> Template {
+        let model = &self.opts.model;
+        match (flavor, self.opts.shape) {
+            (Flavor::Chat, ChunkShape::Vllm) => {
+                let now = super::sysinfo::unix_ns();
+                let id = super::shape::request_id(now ^ n);
+                super::shape::vllm_chat(model, prompt, tokens, &id, now / 1_000_000_000)
+            }
+            _ => Template::build(flavor, model, prompt, tokens),
+        }
     }
 }
 
@@ -196,7 +220,10 @@ fn answer(st: Arc<ServerState>, flavor: Flavor, body: &[u8]) -> Response {
     let template = st.template(flavor, prompt, tokens);
     let active = Active::new(st.clone());
     let body = match st.opts.mode {
-        Mode::Firehose => Body::from_stream(firehose(template, active, st.opts.batch_bytes)),
+        Mode::Firehose => {
+            let frame = (st.opts.batch_bytes, st.opts.events_per_frame);
+            Body::from_stream(firehose(template, active, frame))
+        }
         Mode::Paced => Body::from_stream(paced(template, active, st.opts.interval)),
     };
     let mut resp = Response::new(body);
@@ -219,19 +246,15 @@ fn whole(model: &str, flavor: Flavor, prompt: u64, tokens: u64) -> Response {
     axum::Json(v).into_response()
 }
 
-/// Token events of a template: all but the final usage chunk and `[DONE]`.
-fn token_events(t: &Template) -> usize {
-    t.events().saturating_sub(2)
-}
-
-fn firehose(t: Arc<Template>, active: Active, batch: usize) -> impl Stream<Item = Result<Bytes, Infallible>> {
+/// The firehose body: frames of at most `frame.1` events and about `frame.0` bytes.
+fn firehose(t: Arc<Template>, active: Active, frame: (usize, usize)) -> impl Stream<Item = Result<Bytes, Infallible>> {
     stream::unfold((t, 0usize, active), move |(t, from, active)| async move {
         if from >= t.events() {
             return None;
         }
-        let to = t.batch_end(from, batch);
+        let to = t.batch_end(from, frame.0, frame.1);
         let bytes = t.stamped(from, to, super::sysinfo::unix_ns());
-        active.sent(to - from, to.min(token_events(&t)).saturating_sub(from));
+        active.sent(to - from, t.tokens_in(from, to));
         Some((Ok(bytes), (t, to, active)))
     })
 }
@@ -242,12 +265,14 @@ fn paced(t: Arc<Template>, active: Active, interval: Duration) -> impl Stream<It
         if from >= t.events() {
             return None;
         }
-        let due = start + interval.saturating_mul(from as u32);
+        let due = start + interval.saturating_mul(from.saturating_sub(t.lead) as u32);
         tokio::time::sleep_until(due).await;
-        // The last token goes out with the final usage chunk and `[DONE]`.
-        let to = if from + 1 >= token_events(&t) { t.events() } else { from + 1 };
+        // A role chunk goes out with the first token, the last token with the final usage
+        // chunk and `[DONE]`.
+        let last_token = t.events().saturating_sub(3);
+        let to = if from.max(t.lead) >= last_token { t.events() } else { from.max(t.lead) + 1 };
         let bytes = t.stamped(from, to, super::sysinfo::unix_ns());
-        active.sent(to - from, to.min(token_events(&t)).saturating_sub(from));
+        active.sent(to - from, t.tokens_in(from, to));
         Some((Ok(bytes), (t, to, active)))
     })
 }
@@ -277,6 +302,8 @@ fn stats_json(st: &ServerState) -> Value {
         "events": c.events.load(Ordering::Relaxed),
         "tokens": c.tokens.load(Ordering::Relaxed),
         "mode": st.opts.mode,
+        "shape": st.opts.shape,
+        "events_per_frame": (st.opts.events_per_frame != usize::MAX).then_some(st.opts.events_per_frame),
         "interval_us": st.opts.interval.as_micros() as u64,
     })
 }

@@ -33,8 +33,11 @@ pub struct Template {
     /// End offset of each event; the token events first (one per token), then the final usage
     /// chunk, then `[DONE]`.
     pub ends: Vec<usize>,
-    /// Offset of each event's stamp digits (`[DONE]` has none).
+    /// Offset of each event's stamp digits (`[DONE]` has none); empty when the events carry
+    /// no send time (vLLM's shape, src/bench/shape.rs).
     pub stamps: Vec<usize>,
+    /// Events before the first token's (vLLM's role chunk: 1; the bench's shape: 0).
+    pub lead: usize,
 }
 
 /// The text of every token.
@@ -84,7 +87,14 @@ impl Template {
         push(&mut out, format!("\"choices\":[],{}", usage(prompt, tokens)));
         out.push_str("data: [DONE]\n\n");
         ends.push(out.len());
-        Self { bytes: Bytes::from(out), ends, stamps }
+        Self { bytes: Bytes::from(out), ends, stamps, lead: 0 }
+    }
+
+    /// The token events among events `from..to` (not the role chunk, the final usage chunk or
+    /// `[DONE]`).
+    pub fn tokens_in(&self, from: usize, to: usize) -> usize {
+        let last = self.events().saturating_sub(2);
+        to.min(last).saturating_sub(from.max(self.lead))
     }
 
     /// Events in all, `[DONE]` included.
@@ -97,9 +107,13 @@ impl Template {
         if i == 0 { 0 } else { self.ends[i - 1] }
     }
 
-    /// A copy of events `from..to`, each stamped with `now_ns`.
+    /// A copy of events `from..to`, each stamped with `now_ns` (a shared slice when the events
+    /// carry no stamp).
     pub fn stamped(&self, from: usize, to: usize, now_ns: u64) -> Bytes {
         let (a, b) = (self.start(from), self.ends[to - 1]);
+        if self.stamps.is_empty() {
+            return self.bytes.slice(a..b);
+        }
         let mut buf = BytesMut::from(&self.bytes[a..b]);
         let digits = format!("{now_ns:019}");
         let digits = &digits.as_bytes()[digits.len() - STAMP_DIGITS..];
@@ -109,12 +123,13 @@ impl Template {
         buf.freeze()
     }
 
-    /// The end of the batch starting at event `from`: events up to about `bytes` bytes (at
-    /// least one).
-    pub fn batch_end(&self, from: usize, bytes: usize) -> usize {
+    /// The end of the frame starting at event `from`: at most `max_events` events and at most
+    /// `bytes` bytes, whichever limit comes first, but always at least one event.
+    pub fn batch_end(&self, from: usize, bytes: usize, max_events: usize) -> usize {
         let limit = self.start(from) + bytes;
+        let last = self.events().min(from.saturating_add(max_events.max(1)));
         let mut to = from + 1;
-        while to < self.events() && self.ends[to] <= limit {
+        while to < last && self.ends[to] <= limit {
             to += 1;
         }
         to
@@ -177,12 +192,17 @@ mod tests {
         let t = Template::build(Flavor::Chat, "m", 1, 50);
         let (mut from, mut n) = (0, 0);
         while from < t.events() {
-            let to = t.batch_end(from, 1000);
+            let to = t.batch_end(from, 1000, usize::MAX);
             assert!(to > from);
             n += to - from;
             from = to;
         }
         assert_eq!(n, t.events());
-        assert_eq!(t.batch_end(0, 1), 1, "at least one event");
+        assert_eq!(t.batch_end(0, 1, usize::MAX), 1, "at least one event");
+        assert_eq!(t.batch_end(0, 1, 16), 1, "the byte limit first");
+        assert_eq!(t.batch_end(0, 1 << 20, 16), 16, "the event limit first");
+        assert_eq!(t.batch_end(48, 1 << 20, 16), t.events(), "the last frame is short");
+        assert_eq!(t.batch_end(3, 1 << 20, 0), 4, "0 events reads as 1");
+        assert_eq!((t.tokens_in(0, t.events()), t.tokens_in(48, t.events()), t.tokens_in(50, 52)), (50, 2, 0));
     }
 }

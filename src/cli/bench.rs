@@ -1,6 +1,7 @@
 //! Flags of `bench-server` (hidden: the bench instrument's server, BENCHMARKS.md) and `bench`.
 
 use crate::bench::server::Mode;
+use crate::bench::shape::ChunkShape;
 use clap::Args;
 use std::net::IpAddr;
 
@@ -48,9 +49,18 @@ pub struct BenchServerArgs {
     /// `max_model_len` listed by `/v1/models`, tokens.
     #[arg(long, default_value_t = 131_072)]
     pub max_model_len: u64,
-    /// Firehose mode: bytes per write (whole events, at least one), bytes (at most 64 MiB).
+    /// Firehose mode: bytes per HTTP frame (whole events, at least one; a frame also ends at
+    /// --events-per-frame), bytes (at most 64 MiB).
     #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=64 << 20))]
     pub batch_bytes: u64,
+    /// Chunk shape of chat answers: `bench` (the bench's own, every event stamped with its send
+    /// time) or `vllm` (vLLM's exact chunks: role chunk, uuid ids, no send time).
+    #[arg(long, value_enum, default_value_t = ChunkShape::Bench)]
+    pub chunk_shape: ChunkShape,
+    /// Firehose mode: most SSE events per HTTP frame, events (1: as uvicorn writes; at most
+    /// 1000000); a frame also ends at --batch-bytes. Unset: --batch-bytes alone sizes frames.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub events_per_frame: Option<u32>,
     /// Exit when stdin reaches its end (a parent that spawned the server with a pipe and died).
     #[arg(long)]
     pub until_stdin_closes: bool,
@@ -89,6 +99,14 @@ pub struct BenchArgs {
     /// Run the tool with the monitor drawing into a 200x60 TestBackend at 20 frames/s (`on`), without (`off`), or both.
     #[arg(long, value_enum, default_value_t = MonitorRuns::Both)]
     pub monitor: MonitorRuns,
+    /// Chunk shape the bench server writes: `bench` (its own, stamped with send times) or `vllm`
+    /// (vLLM's exact chunks; paced rows then measure no lag).
+    #[arg(long, value_enum, default_value_t = ChunkShape::Bench)]
+    pub chunk_shape: ChunkShape,
+    /// Firehose rows: most SSE events per HTTP frame the bench server writes, events (1: as
+    /// uvicorn writes; at most 1000000). Unset: frames of about 64 KiB.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub events_per_frame: Option<u32>,
     /// Where to write the JSON figures (checked before the bench starts); an existing file is
     /// replaced only when it holds earlier figures of the bench, or with --overwrite.
     #[arg(long, default_value = "bench.json")]

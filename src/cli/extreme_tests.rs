@@ -39,7 +39,8 @@ const SIM_OTHER: &str = "overwrite host model engine metrics-dialect gateway-mod
 /// Numeric flags of `bench`, `bench-server`, `compare` and the demo, as `SUBCOMMAND:FLAG` (`:FLAG`: the demo's).
 const OTHER_NUMERIC: &str = "bench:streams bench:window bench:tokens bench:interval-us bench:long-tokens \
     bench:long-streams bench:long-rounds bench-server:port bench-server:interval-us bench-server:tokens \
-    bench-server:max-model-len bench-server:batch-bytes compare:threshold compare:percentiles :demo-speed :demo-window";
+    bench:events-per-frame bench-server:max-model-len bench-server:batch-bytes bench-server:events-per-frame \
+    compare:threshold compare:percentiles :demo-speed :demo-window";
 /// The extremes every numeric flag is given (durations get a unit, composite flags a key).
 const EXTREMES: &str = "0 -1 1e-300 1e300 NaN inf -inf 18446744073709551615 18446744073709551616 \
     9223372036854775807 4294967295 4294967296 65535 65536 0.0009 0.001 1000000 1000001 1e15 64m 65m 1073741824 \

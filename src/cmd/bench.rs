@@ -18,11 +18,15 @@ pub(crate) async fn bench_server(args: BenchServerArgs) -> anyhow::Result<ExitCo
         model: args.model,
         max_model_len: args.max_model_len,
         batch_bytes: args.batch_bytes as usize,
+        events_per_frame: args.events_per_frame.map_or(usize::MAX, |n| n as usize),
+        shape: args.chunk_shape,
     };
     let server = BenchServer::start(opts).await?;
     crate::out_line!("listening http://{}", server.addr)?;
     let limit = nofile.map_or_else(|| "unlimited".to_string(), |n| n.to_string());
-    crate::out_line!("mode {:?}, open-file limit {limit}", args.mode)?;
+    let frames = args.events_per_frame.map_or_else(String::new, |n| format!(", at most {n} events per frame"));
+    let shape = args.chunk_shape.name();
+    crate::out_line!("mode {:?}, chunk shape {shape}{frames}, open-file limit {limit}", args.mode)?;
     let stdin_closed = async {
         if args.until_stdin_closes {
             let _ = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink())).await;
@@ -70,6 +74,8 @@ pub(crate) async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<
         interval: Duration::from_micros(args.interval_us),
         tool_runs,
         long,
+        shape: args.chunk_shape,
+        events_per_frame: args.events_per_frame,
     };
     if let Some(url) = &args.server {
         return child_row(args.row, args.long_row, url, &plan).await;

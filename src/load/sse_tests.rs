@@ -362,3 +362,6 @@ fn a_stream_of_megabytes_without_an_event_is_cut() {
         dec.feed(&chunk, |_| {}).expect("events keep coming");
     }
 }
+
+#[path = "sse_frames_tests.rs"]
+mod frames;

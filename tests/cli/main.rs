@@ -1,11 +1,13 @@
 //! The `cli` suite (`cargo test --test cli`): the helper subcommands ([`extras`]), the example
-//! configs ([`example_configs`]), the bench instrument ([`bench`]), the runner's control paths
-//! ([`runner_control`]) and the README's set-up ([`setup`]).
+//! configs ([`example_configs`]), the bench instrument ([`bench`], its frames and chunk shapes
+//! [`bench_frames`]), the runner's control paths ([`runner_control`]) and the README's set-up
+//! ([`setup`]).
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod bench;
+mod bench_frames;
 mod example_configs;
 mod extras;
 mod runner_control;
