@@ -31,17 +31,27 @@ pub(crate) fn info_url(metrics_url: &str) -> String {
     format!("{}/get_server_info", base_of(metrics_url))
 }
 
-/// Reads an SGLang replica's KV pool from its server info; None when the page is missing or
-/// does not say.
-pub(crate) async fn sglang_kv_capacity(backend: &dyn Backend, metrics_url: &str) -> Option<u64> {
-    let url = info_url(metrics_url);
-    let headers = reqwest::header::HeaderMap::new();
-    let resp = backend.send(Exchange::get(&url, &headers).with_timeout(TIMEOUT)).await.ok()?;
+/// An SGLang server-info page at `url`, asked with `headers` for at most `timeout`; None when
+/// it is missing, fails or is not JSON.
+pub(crate) async fn sglang_info(
+    backend: &dyn Backend,
+    url: &str,
+    headers: &reqwest::header::HeaderMap,
+    timeout: Duration,
+) -> Option<Value> {
+    let resp = backend.send(Exchange::get(url, headers).with_timeout(timeout)).await.ok()?;
     if !resp.status().is_success() {
         return None;
     }
     let body = resp.bytes(crate::load::limits::JSON_ANSWER_MAX).await.ok()?;
-    sglang_kv_capacity_of(&serde_json::from_slice(&body).ok()?)
+    serde_json::from_slice(&body).ok()
+}
+
+/// Reads an SGLang replica's KV pool from its server info; None when the page is missing or
+/// does not say.
+pub(crate) async fn sglang_kv_capacity(backend: &dyn Backend, metrics_url: &str) -> Option<u64> {
+    let headers = reqwest::header::HeaderMap::new();
+    sglang_kv_capacity_of(&sglang_info(backend, &info_url(metrics_url), &headers, TIMEOUT).await?)
 }
 
 #[cfg(test)]

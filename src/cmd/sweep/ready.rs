@@ -196,12 +196,7 @@ async fn sequence_cap(client: &ApiClient) -> Option<(u64, &'static str)> {
         return Some((limits.total_slots, "/props total_slots"));
     }
     let (url, headers) = (client.url("/get_server_info"), client.headers());
-    let resp = client.backend().send(Exchange::get(&url, &headers).with_timeout(ASK)).await.ok()?;
-    if !resp.status().is_success() {
-        return None;
-    }
-    let body = resp.bytes(crate::load::limits::JSON_ANSWER_MAX).await.ok()?;
-    let info: serde_json::Value = serde_json::from_slice(&body).ok()?;
+    let info = crate::session::server_info::sglang_info(&**client.backend(), &url, &headers, ASK).await?;
     sglang_cap_of(&info).map(|n| (n, "/get_server_info max_running_requests"))
 }
 
