@@ -31,19 +31,41 @@ pub(crate) fn check(streams: u64, limit: u64) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "{streams} concurrent streams need about {need} open files but the hard limit is {limit} (ulimit -Hn); raise it or lower --conc"
+        "{streams} concurrent streams need about {need} open files but the hard limit is {limit} (ulimit -Hn) and this process may not raise it; raise it (as root, up to fs.nr_open) or lower --conc"
     ))
 }
 
-/// Raises the limit (saying so on stderr when it did) and checks it allows `streams`.
+/// Where Linux keeps the most a hard open-file limit may be raised to (`fs.nr_open`).
+const NR_OPEN: &str = "/proc/sys/fs/nr_open";
+
+/// The hard limit to ask for when `need` files are over `hard`: `need`, when `fs.nr_open`
+/// (`nr_open`) allows it; None when it does not (or `need` fits already).
+pub(crate) fn hard_to_ask(need: u64, hard: u64, nr_open: Option<u64>) -> Option<u64> {
+    (need > hard && nr_open.is_some_and(|n| need <= n)).then_some(need)
+}
+
+/// Raises both limits to `to` (a privileged process may raise its hard limit, up to
+/// `fs.nr_open`). Returns whether it could.
+fn raise_hard(to: u64) -> bool {
+    use rustix::process::{Resource, Rlimit, setrlimit};
+    setrlimit(Resource::Nofile, Rlimit { current: Some(to), maximum: Some(to) }).is_ok()
+}
+
+/// Raises the limit (saying so on stderr when it did) and checks it allows `streams`: the soft
+/// limit goes to the hard one, and, when the streams need more and the process may (root),
+/// the hard limit goes up to what they need, at most `fs.nr_open`.
 pub(crate) fn prepare(streams: u64) -> Result<(), String> {
     if let Some((from, to)) = raise_to_hard() {
         crate::err_line!("raised the open-file limit from {from} to {to} (one socket per stream)");
     }
-    match limits() {
-        Some((soft, _)) => check(streams, soft),
-        None => Ok(()),
+    let Some((soft, hard)) = limits() else { return Ok(()) };
+    if let Some(to) = hard_to_ask(streams + SPARE_FDS, hard, crate::oslimits::sysctl(NR_OPEN)) {
+        if raise_hard(to) {
+            crate::err_line!("raised the open-file hard limit from {hard} to {to} (one socket per stream; fs.nr_open allows it)");
+            return Ok(());
+        }
     }
+    check(streams, soft)
 }
 
 #[cfg(test)]
@@ -55,6 +77,14 @@ mod tests {
         assert_eq!(check(1000, 1024 + SPARE_FDS), Ok(()));
         let e = check(10_000, 4096).unwrap_err();
         assert!(e.contains("10000 concurrent streams") && e.contains("4096") && e.contains("--conc"), "{e}");
+    }
+
+    #[test]
+    fn the_hard_limit_is_asked_up_to_nr_open_only_when_needed() {
+        assert_eq!(hard_to_ask(32_832, 20_000, Some(1_048_576)), Some(32_832));
+        assert_eq!(hard_to_ask(20_000, 20_000, Some(1_048_576)), None, "fits already");
+        assert_eq!(hard_to_ask(2_000_000, 20_000, Some(1_048_576)), None, "over fs.nr_open");
+        assert_eq!(hard_to_ask(32_832, 20_000, None), None, "no /proc");
     }
 
     #[test]

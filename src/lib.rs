@@ -12,6 +12,7 @@ pub(crate) mod fdlimit;
 pub mod load;
 pub mod metrics;
 pub mod net;
+pub(crate) mod oslimits;
 pub mod report;
 pub mod session;
 pub mod signal;

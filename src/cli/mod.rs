@@ -14,6 +14,7 @@ pub(crate) mod run_bounds;
 pub(crate) mod runs_flags;
 pub(crate) mod sim;
 pub(crate) mod slo_search_flags;
+pub(crate) mod source_addrs;
 pub(crate) mod sweep_flags;
 pub(crate) mod vllm_compat;
 pub(crate) mod vllm_prefix;

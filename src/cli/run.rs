@@ -49,6 +49,9 @@ pub struct RunArgs {
     /// Repetitions: `--num-runs N` runs of every cell.
     #[command(flatten)]
     pub runs: super::runs_flags::RunsFlags,
+    /// `--source-addrs ADDR[,ADDR...]`: local addresses of the stream connections.
+    #[command(flatten)]
+    pub source: super::source_addrs::SourceAddrsFlag,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -325,6 +328,7 @@ impl RunArgs {
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());
         let routing = self.routing_config()?;
         Ok(RunConfig {
+            source_addrs: self.source.addrs(&base_url)?,
             routing,
             base_url,
             model: self.vllm.served_model_name.clone().or_else(|| self.model.clone()),

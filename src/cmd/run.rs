@@ -37,6 +37,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = crate::fdlimit::prepare(u64::from(streams)) {
         return Ok(session::usage(&e));
     }
+    if let Err(e) = crate::oslimits::check(u64::from(streams), &cfg.source_addrs) {
+        return Ok(session::usage(&e));
+    }
     // The log file is opened before preflight, so a bad path fails before any load is sent.
     let printer = session::printer(args.headless || args.vllm.disable_tqdm, args.log_file.as_deref())?;
     let drawn = cfg.settings().get("seed").filter(|_| args.seed.is_none()).cloned();

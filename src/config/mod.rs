@@ -124,6 +124,9 @@ pub struct RunConfig {
     /// Runs of every cell, back to back (`--num-runs`, at least 1): each run is an attempt,
     /// and a cell's figures are the mean of its runs (`report::runs`).
     pub num_runs: u32,
+    /// Local addresses the load's stream connections bind to, in turn (`--source-addrs`;
+    /// empty: the system picks).
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token

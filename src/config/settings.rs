@@ -77,6 +77,10 @@ impl RunConfig {
         if self.num_runs != 1 {
             put("num-runs", self.num_runs.to_string());
         }
+        // Only when given (sessions saved before the flag still resume).
+        if !self.source_addrs.is_empty() {
+            put("source-addrs", list(&self.source_addrs));
+        }
         s
     }
 

@@ -6,6 +6,7 @@ pub(crate) mod calibrate;
 pub mod chunk;
 pub(crate) mod classify;
 pub mod client;
+pub mod h1;
 pub(crate) mod counters;
 pub(crate) mod filler;
 pub(crate) mod limits;

@@ -183,6 +183,7 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
 /// compares every cell with `--baseline`'s.
 pub async fn start_continuing(cfg: RunConfig, prior: Prior) -> anyhow::Result<SessionHandles> {
     let http = HttpBackend::from_builder(|| crate::net::client_builder().pool_idle_timeout(Duration::from_secs(90)))?;
+    let http = http.with_sources(&cfg.source_addrs);
     start_session(cfg, prior, Arc::new(http), &[]).await
 }
 

@@ -1,0 +1,172 @@
+//! The load's streamed requests to `http://` targets, sent on hyper-util's HTTP/1 client with a
+//! bounded read buffer, from the `--source-addrs` addresses in turn.
+//!
+//! reqwest (what every other exchange uses) cannot bound hyper's read buffer, which doubles up
+//! to about 400 KB per connection while reads fill it: every read does while the client lags a
+//! fast server (BENCHMARKS.md, "Memory per stream and 10,000 streams"). Here it stops at
+//! [`READ_BUF_MAX`]. Everything else is what the reqwest path does: `Connection: close` on a
+//! connection of its own, a pool of idle connections (90 s) otherwise, Nagle off, redirects
+//! never followed, a gzip body decoded (the load asks for `identity`), the exchange's timeout
+//! over head and body, and hyper's and hyper-util's own errors in the chain
+//! (`super::resend`, `super::classify` read them). A URL this path does not take (https,
+//! credentials in it, a proxy set in the environment) goes to reqwest ([`H1Streams::route`]).
+//!
+//! Hot path cost: one `frame()` poll per body read, as reqwest's; a relaxed atomic add per
+//! request to pick the source address.
+
+use super::backend::{BackendError, BackendResponse, Exchange, SendFuture};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Uri;
+use hyper::header::{CONNECTION, HeaderValue};
+use hyper_util::client::legacy::{Client, connect::HttpConnector};
+use hyper_util::rt::TokioExecutor;
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::time::Instant;
+use tower::ServiceExt;
+use tower_http::decompression::{Decompression, DecompressionBody};
+
+/// Most bytes hyper's read buffer holds per connection (it starts at 8 KiB, hyper's least):
+/// 16 KiB keeps a stream's whole footprint under 64 KiB (the heap per stream besides this
+/// buffer was about 30 KB in BENCHMARKS.md's heaptrack), and holds a response head of up to
+/// 16 KiB (a longer head is `oversized`).
+pub const READ_BUF_MAX: usize = 16 * 1024;
+
+/// How long an idle pooled connection is kept, as the reqwest clients of a session do.
+const POOL_IDLE: Duration = Duration::from_secs(90);
+
+type Inner = Client<HttpConnector, Full<Bytes>>;
+type H1Client = Decompression<Inner>;
+
+/// The proxy variables reqwest reads for an `http://` URL: with one set, streams keep reqwest.
+const PROXY_VARS: [&str; 4] = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"];
+
+/// Streamed requests over hyper-util, one pooled and one fresh client per source address.
+#[derive(Debug)]
+pub struct H1Streams {
+    /// Clients that keep idle connections, one per source address.
+    pooled: Vec<H1Client>,
+    /// Clients that keep none (connections of their own, `Connection: close`).
+    fresh: Vec<H1Client>,
+    /// The next source address, counted up per request.
+    next: AtomicUsize,
+    /// A proxy is set in the environment: reqwest sends every stream.
+    proxied: bool,
+}
+
+impl H1Streams {
+    /// Clients binding their connections to `sources` in turn (empty: the system picks).
+    pub fn new(sources: &[IpAddr]) -> Self {
+        let locals: Vec<Option<IpAddr>> = match sources.is_empty() {
+            true => vec![None],
+            false => sources.iter().copied().map(Some).collect(),
+        };
+        let proxied = proxy_in_env();
+        Self {
+            pooled: locals.iter().map(|l| client(*l, true)).collect(),
+            fresh: locals.iter().map(|l| client(*l, false)).collect(),
+            next: AtomicUsize::new(0),
+            proxied,
+        }
+    }
+
+    /// The URI of `url` when this path takes it: `http://`, no credentials in it, no proxy
+    /// in the environment, and a URI hyper parses (else reqwest sends it).
+    pub fn route(&self, url: &str) -> Option<Uri> {
+        if self.proxied || !url.starts_with("http://") {
+            return None;
+        }
+        let uri: Uri = url.parse().ok()?;
+        (!uri.authority()?.as_str().contains('@')).then_some(uri)
+    }
+
+    /// Sends `req` to `uri`: on a connection of its own asking the server to close it when
+    /// `fresh`, else on a pooled one.
+    pub fn send<'a>(&'a self, uri: Uri, req: Exchange<'a>, fresh: bool) -> SendFuture<'a> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.pooled.len();
+        let client = if fresh { &self.fresh[i] } else { &self.pooled[i] }.clone();
+        let mut request = hyper::Request::new(Full::new(req.body.unwrap_or_default()));
+        *request.method_mut() = req.method;
+        *request.uri_mut() = uri;
+        *request.headers_mut() = req.headers.clone();
+        if fresh {
+            request.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+        }
+        let deadline = req.timeout.map(|t| Instant::now() + t);
+        Box::pin(async move {
+            let call = client.oneshot(request);
+            let resp = match deadline {
+                Some(d) => tokio::time::timeout_at(d, call).await.map_err(|_| BackendError::send(TimedOut))?,
+                None => call.await,
+            };
+            let (parts, body) = resp.map_err(BackendError::send)?.into_parts();
+            Ok(BackendResponse::from_h1(H1Answer { status: parts.status, headers: parts.headers, body, deadline }))
+        })
+    }
+}
+
+/// Whether the environment sets a proxy for `http://` URLs (reqwest then sends the streams).
+pub fn proxy_in_env() -> bool {
+    PROXY_VARS.iter().any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+}
+
+/// A client binding to `local` (None: any), keeping idle connections when `pool`.
+fn client(local: Option<IpAddr>, pool: bool) -> H1Client {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    connector.set_local_address(local);
+    let mut builder = Client::builder(TokioExecutor::new());
+    builder.http1_max_buf_size(READ_BUF_MAX).pool_idle_timeout(POOL_IDLE);
+    if !pool {
+        builder.pool_max_idle_per_host(0);
+    }
+    Decompression::new(builder.build(connector)).gzip(true)
+}
+
+/// The exchange's timeout passed (the error of a send or a body read).
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("operation timed out")]
+pub struct TimedOut;
+
+/// An answer on the hyper-util path: head, and a body still to read.
+pub struct H1Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    body: DecompressionBody<hyper::body::Incoming>,
+    deadline: Option<Instant>,
+}
+
+impl std::fmt::Debug for H1Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("H1Answer").field("status", &self.status).finish_non_exhaustive()
+    }
+}
+
+impl H1Answer {
+    /// The next piece of the body (None at its end); trailers are skipped.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, BackendError> {
+        loop {
+            let frame = match self.deadline {
+                Some(d) => tokio::time::timeout_at(d, self.body.frame()).await.map_err(|_| BackendError::body(TimedOut))?,
+                None => self.body.frame().await,
+            };
+            match frame {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(BackendError::body(e)),
+                Some(Ok(f)) => {
+                    if let Ok(data) = f.into_data() {
+                        return Ok(Some(data));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "h1_tests.rs"]
+mod tests;

@@ -1,0 +1,3 @@
+//! Tests of the hyper-util stream path.
+
+use super::*;
