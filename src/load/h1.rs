@@ -11,6 +11,8 @@
 //! (`super::resend`, `super::classify` read them). A URL this path does not take (https,
 //! credentials in it, a proxy set in the environment) goes to reqwest ([`H1Streams::route`]).
 //!
+//! At most [`CONNECTS_IN_FLIGHT`] TCP connects are in flight at once.
+//!
 //! Hot path cost: one `frame()` poll per body read, as reqwest's; a relaxed atomic add per
 //! request to pick the source address.
 
@@ -24,10 +26,15 @@ use hyper_util::rt::TokioExecutor;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use std::net::IpAddr;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::Instant;
-use tower::ServiceExt;
+use tokio::sync::Semaphore;
+use tower::{Service, ServiceExt};
 use tower_http::decompression::{Decompression, DecompressionBody};
 
 /// Most bytes hyper's read buffer holds per connection (it starts at 8 KiB, hyper's least):
@@ -36,10 +43,18 @@ use tower_http::decompression::{Decompression, DecompressionBody};
 /// 16 KiB (a longer head is `oversized`).
 pub const READ_BUF_MAX: usize = 16 * 1024;
 
+/// Most TCP connects in flight at once, over every source address: thousands of streams
+/// starting together otherwise send more SYNs than a listener's backlog holds
+/// (`net.core.somaxconn`, 4,096 on many systems), and the dropped ones wait a second or more
+/// for their retransmit (BENCHMARKS.md: 1,260 of 10,000 `connect` errors). On loopback 256
+/// connects take well under a millisecond each, so the gate costs a 10,000-stream start a few
+/// tens of milliseconds.
+pub const CONNECTS_IN_FLIGHT: usize = 256;
+
 /// How long an idle pooled connection is kept, as the reqwest clients of a session do.
 const POOL_IDLE: Duration = Duration::from_secs(90);
 
-type Inner = Client<HttpConnector, Full<Bytes>>;
+type Inner = Client<Gated, Full<Bytes>>;
 type H1Client = Decompression<Inner>;
 
 /// The proxy variables reqwest reads for an `http://` URL: with one set, streams keep reqwest.
@@ -61,14 +76,15 @@ pub struct H1Streams {
 impl H1Streams {
     /// Clients binding their connections to `sources` in turn (empty: the system picks).
     pub fn new(sources: &[IpAddr]) -> Self {
+        let gate = Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT));
         let locals: Vec<Option<IpAddr>> = match sources.is_empty() {
             true => vec![None],
             false => sources.iter().copied().map(Some).collect(),
         };
         let proxied = proxy_in_env();
         Self {
-            pooled: locals.iter().map(|l| client(*l, true)).collect(),
-            fresh: locals.iter().map(|l| client(*l, false)).collect(),
+            pooled: locals.iter().map(|l| client(*l, true, &gate)).collect(),
+            fresh: locals.iter().map(|l| client(*l, false, &gate)).collect(),
             next: AtomicUsize::new(0),
             proxied,
         }
@@ -115,16 +131,47 @@ pub fn proxy_in_env() -> bool {
 }
 
 /// A client binding to `local` (None: any), keeping idle connections when `pool`.
-fn client(local: Option<IpAddr>, pool: bool) -> H1Client {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    connector.set_local_address(local);
+fn client(local: Option<IpAddr>, pool: bool, gate: &Arc<Semaphore>) -> H1Client {
+    let mut inner = HttpConnector::new();
+    inner.set_nodelay(true);
+    inner.set_local_address(local);
+    let connector = Gated { inner, gate: Arc::clone(gate) };
     let mut builder = Client::builder(TokioExecutor::new());
     builder.http1_max_buf_size(READ_BUF_MAX).pool_idle_timeout(POOL_IDLE);
     if !pool {
         builder.pool_max_idle_per_host(0);
     }
     Decompression::new(builder.build(connector)).gzip(true)
+}
+
+/// hyper-util's connector, connecting only while it holds a permit of `gate`.
+#[derive(Debug, Clone)]
+struct Gated {
+    inner: HttpConnector,
+    gate: Arc<Semaphore>,
+}
+
+type Connected = <HttpConnector as Service<Uri>>::Response;
+type ConnectError = <HttpConnector as Service<Uri>>::Error;
+
+impl Service<Uri> for Gated {
+    type Response = Connected;
+    type Error = ConnectError;
+    type Future = Pin<Box<dyn Future<Output = Result<Connected, ConnectError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), ConnectError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        let connect = self.inner.call(dst);
+        let gate = Arc::clone(&self.gate);
+        Box::pin(async move {
+            // The semaphore is never closed; a permit (or none, were it closed) then the connect.
+            let _permit = gate.acquire_owned().await;
+            connect.await
+        })
+    }
 }
 
 /// The exchange's timeout passed (the error of a send or a body read).

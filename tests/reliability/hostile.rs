@@ -9,6 +9,7 @@
 mod netns;
 mod pages;
 mod server;
+mod sources;
 mod stream;
 
 use crate::common::validate;
