@@ -67,7 +67,7 @@ pub(crate) fn classify_status(status: u16, body: &[u8]) -> Outcome {
 }
 
 /// The outcome of an exchange that failed before any answer: `oversized` for a response head
-/// larger than the client reads (16 KiB on the load's stream path to `http://` targets,
+/// larger than the client reads (8 KiB on the load's stream path to `http://` targets,
 /// `super::h1::READ_BUF_MAX`; about 400 KiB through reqwest; or over 100 header lines), else
 /// `connect`.
 pub(crate) fn send_failure(e: &BackendError) -> Outcome {

@@ -37,11 +37,14 @@ use tokio::sync::Semaphore;
 use tower::{Service, ServiceExt};
 use tower_http::decompression::{Decompression, DecompressionBody};
 
-/// Most bytes hyper's read buffer holds per connection (it starts at 8 KiB, hyper's least):
-/// 16 KiB keeps a stream's whole footprint under 64 KiB (the heap per stream besides this
-/// buffer was about 30 KB in BENCHMARKS.md's heaptrack), and holds a response head of up to
-/// 16 KiB (a longer head is `oversized`).
-pub const READ_BUF_MAX: usize = 16 * 1024;
+/// Most bytes hyper's read buffer holds per connection: 8 KiB, hyper's least. Measured with
+/// `bench --modes firehose --streams 64,1024 --chunk-shape vllm --events-per-frame 16`
+/// (BENCHMARKS.md, "Memory per stream and 10,000 streams"), a stream's whole footprint at
+/// 1,024 firehose streams was 55 KiB at 8 KiB, 71 KiB at 16, 120 KiB at 32 and 220 KiB at 64
+/// (more than one buffer per stream is alive while read pieces are in flight), so only 8 KiB
+/// keeps it under 64 KiB. Smaller reads cost CPU per token while the client lags (the same
+/// runs: about 0.1 us more than at 64 KiB). A response head over 8 KiB is `oversized`.
+pub const READ_BUF_MAX: usize = 8 * 1024;
 
 /// Most TCP connects in flight at once, over every source address: thousands of streams
 /// starting together otherwise send more SYNs than a listener's backlog holds
