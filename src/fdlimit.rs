@@ -59,11 +59,14 @@ pub(crate) fn prepare(streams: u64) -> Result<(), String> {
         crate::err_line!("raised the open-file limit from {from} to {to} (one socket per stream)");
     }
     let Some((soft, hard)) = limits() else { return Ok(()) };
-    if let Some(to) = hard_to_ask(streams + SPARE_FDS, hard, crate::oslimits::sysctl(NR_OPEN)) {
-        if raise_hard(to) {
-            crate::err_line!("raised the open-file hard limit from {hard} to {to} (one socket per stream; fs.nr_open allows it)");
-            return Ok(());
-        }
+    let ask = hard_to_ask(streams + SPARE_FDS, hard, crate::oslimits::sysctl(NR_OPEN));
+    if let Some(to) = ask
+        && raise_hard(to)
+    {
+        crate::err_line!(
+            "raised the open-file hard limit from {hard} to {to} (one socket per stream; fs.nr_open allows it)"
+        );
+        return Ok(());
     }
     check(streams, soft)
 }

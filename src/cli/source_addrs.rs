@@ -31,10 +31,15 @@ impl SourceAddrsFlag {
             out.push(*a);
         }
         if !out.is_empty() && !base_url.starts_with("http://") {
-            return Err("--source-addrs needs an http:// target (https streams go through reqwest, which binds one address)".into());
+            return Err(
+                "--source-addrs needs an http:// target (https streams go through reqwest, which binds one address)"
+                    .into(),
+            );
         }
         if !out.is_empty() && crate::load::h1::proxy_in_env() {
-            return Err("--source-addrs: a proxy is set (http_proxy or all_proxy), so streams go through it; unset it".into());
+            return Err(
+                "--source-addrs: a proxy is set (http_proxy or all_proxy), so streams go through it; unset it".into()
+            );
         }
         Ok(out)
     }

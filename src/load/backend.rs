@@ -151,8 +151,13 @@ pub struct BackendResponse(Answer);
 #[derive(Debug)]
 enum Answer {
     Http(reqwest::Response),
-    Local { status: StatusCode, headers: HeaderMap, body: axum::body::BodyDataStream },
-    H1(super::h1::H1Answer),
+    Local {
+        status: StatusCode,
+        headers: HeaderMap,
+        body: axum::body::BodyDataStream,
+    },
+    /// Boxed: hyper-util's body with its decoder is several times the size of the others.
+    H1(Box<super::h1::H1Answer>),
 }
 
 impl BackendResponse {
@@ -169,7 +174,7 @@ impl BackendResponse {
 
     /// An answer the hyper-util stream path received.
     pub(crate) fn from_h1(answer: super::h1::H1Answer) -> Self {
-        Self(Answer::H1(answer))
+        Self(Answer::H1(Box::new(answer)))
     }
 
     /// HTTP status.

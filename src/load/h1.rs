@@ -23,17 +23,17 @@ use hyper::Uri;
 use hyper::header::{CONNECTION, HeaderValue};
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
 use hyper_util::rt::TokioExecutor;
-use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
-use std::net::IpAddr;
+use reqwest::header::HeaderMap;
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::time::Instant;
 use tokio::sync::Semaphore;
+use tokio::time::Instant;
 use tower::{Service, ServiceExt};
 use tower_http::decompression::{Decompression, DecompressionBody};
 
@@ -43,15 +43,17 @@ use tower_http::decompression::{Decompression, DecompressionBody};
 /// 1,024 firehose streams was 55 KiB at 8 KiB, 71 KiB at 16, 120 KiB at 32 and 220 KiB at 64
 /// (more than one buffer per stream is alive while read pieces are in flight), so only 8 KiB
 /// keeps it under 64 KiB. Smaller reads cost CPU per token while the client lags (the same
-/// runs: about 0.1 us more than at 64 KiB). A response head over 8 KiB is `oversized`.
+/// runs: about 0.13 us more than at 64 KiB at 64 streams, 0.2-0.3 us at 1,024). A response
+/// head over 8 KiB is `oversized`.
 pub const READ_BUF_MAX: usize = 8 * 1024;
 
 /// Most TCP connects in flight at once, over every source address: thousands of streams
 /// starting together otherwise send more SYNs than a listener's backlog holds
 /// (`net.core.somaxconn`, 4,096 on many systems), and the dropped ones wait a second or more
-/// for their retransmit (BENCHMARKS.md: 1,260 of 10,000 `connect` errors). On loopback 256
-/// connects take well under a millisecond each, so the gate costs a 10,000-stream start a few
-/// tens of milliseconds.
+/// for their retransmit (BENCHMARKS.md: 1,260 of 10,000 `connect` errors against a starved
+/// simulator). A loopback connect takes well under a millisecond, so the gate holds back a
+/// start of thousands of streams little; a connect that hangs holds its permit until the
+/// kernel gives up on it.
 pub const CONNECTS_IN_FLIGHT: usize = 256;
 
 /// How long an idle pooled connection is kept, as the reqwest clients of a session do.
@@ -201,7 +203,9 @@ impl H1Answer {
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, BackendError> {
         loop {
             let frame = match self.deadline {
-                Some(d) => tokio::time::timeout_at(d, self.body.frame()).await.map_err(|_| BackendError::body(TimedOut))?,
+                Some(d) => {
+                    tokio::time::timeout_at(d, self.body.frame()).await.map_err(|_| BackendError::body(TimedOut))?
+                }
                 None => self.body.frame().await,
             };
             match frame {

@@ -103,7 +103,8 @@ pub(crate) async fn run(args: RunArgs, sweep: SweepConfig) -> anyhow::Result<Exi
         _ => ReportWriter::new(cfg.out.clone()),
     };
     let monitor = session::printer(args.headless || args.vllm.disable_tqdm, None)?.is_none();
-    let backend: SharedBackend = Arc::new(HttpBackend::from_builder(crate::net::client_builder)?.with_sources(&cfg.source_addrs));
+    let backend: SharedBackend =
+        Arc::new(HttpBackend::from_builder(crate::net::client_builder)?.with_sources(&cfg.source_addrs));
     let shared = Shared::new(section(&sweep, cfg.api_key.as_ref()), &cfg, &prior);
     let mut sw = Sweep {
         out: Printer::stderr(args.log_file.as_deref())?,
