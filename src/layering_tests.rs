@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The top-level modules by layer, lowest first: the order README's "Architecture" lists.
 /// A module uses modules of earlier layers; within a layer only one way (no cycle).
 const LAYERS: &[&[&str]] = &[
-    &["stdio", "text_safe", "net", "units", "signal", "fdlimit", "version"],
+    &["stdio", "text_safe", "net", "units", "signal", "fdlimit", "oslimits", "version"],
     &["load"],
     &["metrics"],
     &["stats"],

@@ -118,3 +118,17 @@ async fn the_exchange_timeout_covers_the_body() {
     let e = resp.chunk().await.unwrap_err();
     assert_eq!(e.describe(), "operation timed out");
 }
+
+#[tokio::test]
+async fn a_connect_waits_for_a_permit_of_the_gate() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let uri: Uri = format!("http://{}/", listener.local_addr().unwrap()).parse().unwrap();
+    let gate = Arc::new(Semaphore::new(1));
+    let mut gated = Gated { inner: HttpConnector::new(), gate: Arc::clone(&gate) };
+    let held = gate.acquire().await.unwrap();
+    let mut connect = std::pin::pin!(gated.call(uri));
+    let waited = tokio::time::timeout(Duration::from_millis(100), connect.as_mut()).await;
+    assert!(waited.is_err(), "connected while the only permit was held");
+    drop(held);
+    connect.await.expect("connects once the permit is free");
+}

@@ -95,7 +95,9 @@ pub(crate) async fn run(args: RunArgs, sweep: SweepConfig) -> anyhow::Result<Exi
     if let Err(e) = checked {
         return Ok(session::usage(&e));
     }
-    if let Err(e) = crate::fdlimit::prepare(u64::from(cfg.conc.iter().copied().max().unwrap_or(1))) {
+    let streams = u64::from(cfg.conc.iter().copied().max().unwrap_or(1));
+    let limits = crate::fdlimit::prepare(streams).and_then(|()| crate::oslimits::check(streams, &cfg.source_addrs));
+    if let Err(e) = limits {
         return Ok(session::usage(&e));
     }
     let writer = match (&cfg.out, &cfg.out_dir) {
