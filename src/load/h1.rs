@@ -41,7 +41,7 @@ use tower_http::decompression::{Decompression, DecompressionBody};
 /// `bench --modes firehose --streams 64,1024 --chunk-shape vllm --events-per-frame 16`
 /// (BENCHMARKS.md, "Memory per stream and 10,000 streams"), a stream's whole footprint at
 /// 1,024 firehose streams was 55 KiB at 8 KiB, 71 KiB at 16, 120 KiB at 32 and 220 KiB at 64
-/// (more than one buffer per stream is alive while read pieces are in flight), so only 8 KiB
+/// (each KiB of the cap costs 2 to 3 KiB of RSS per stream), so only 8 KiB
 /// keeps it under 64 KiB. Smaller reads cost CPU per token while the client lags (the same
 /// runs: about 0.13 us more than at 64 KiB at 64 streams, 0.2-0.3 us at 1,024). A response
 /// head over 8 KiB is `oversized`.
