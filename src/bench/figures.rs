@@ -15,15 +15,22 @@ pub enum Client {
     Tool,
     /// The tool's decode cell with the monitor drawing.
     ToolMonitor,
+    /// `llm-decode-bench run --headless` in a process of its own, CPU over the whole streaming
+    /// window (src/bench/whole.rs).
+    Run,
 }
 
 impl Client {
+    /// Every client, in the table's order.
+    pub const ALL: [Client; 4] = [Client::Raw, Client::Tool, Client::ToolMonitor, Client::Run];
+
     /// The table's name.
     pub fn name(self) -> &'static str {
         match self {
             Self::Raw => "raw",
             Self::Tool => "tool",
             Self::ToolMonitor => "tool+monitor",
+            Self::Run => "run",
         }
     }
 }
@@ -98,6 +105,12 @@ pub(crate) struct Row {
     /// Against the raw client of the same mode and streams (tool rows).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vs_raw: Option<Ratios>,
+    /// Timing fidelity against the server's send times (paced tool rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<super::fidelity::FidelityFigures>,
+    /// The whole streaming window of a `run` process (`run` rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<super::whole::WholeWindow>,
 }
 
 fn ratio(a: f64, b: f64) -> f64 {

@@ -2,9 +2,11 @@
 //! project's own run in its own process, and what the bench reads of its own process.
 
 pub mod child;
+pub(crate) mod fidelity;
 pub(crate) mod figures;
 pub(crate) mod lag;
 pub(crate) mod long;
+pub(crate) mod marks;
 pub(crate) mod probe;
 pub(crate) mod raw;
 pub(crate) mod rowproc;
@@ -15,3 +17,4 @@ pub mod shape;
 pub mod sysinfo;
 pub mod template;
 pub(crate) mod tool;
+pub(crate) mod whole;

@@ -1,7 +1,8 @@
 //! The tool's measurement lag, read through the stream reader's tap (src/load/tap.rs): for
 //! every data event, the reader's own timestamp of its read minus the server's send time
 //! (`bench_sent_unix_ns`). The reader's clock is monotonic; one anchor taken when the probe is
-//! installed maps it to unix time, the clock of the server's stamps.
+//! installed maps it to unix time, the clock of the server's stamps. The same events feed the
+//! timing-fidelity probe (src/bench/fidelity.rs).
 
 use super::lag::LagHist;
 use super::template::stamp_of;
@@ -18,7 +19,7 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 /// The tool's lags while enabled.
 pub(crate) static TOOL_LAG: LazyLock<LagHist> = LazyLock::new(LagHist::default);
 
-fn observe(data: &[u8], at: Instant) {
+fn observe(data: &[u8], sent_at: Instant, at: Instant) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
@@ -26,6 +27,7 @@ fn observe(data: &[u8], at: Instant) {
         let (i0, u0) = *ANCHOR;
         let client = u0 + at.saturating_duration_since(i0).as_nanos() as u64;
         TOOL_LAG.record(client, sent);
+        super::fidelity::observe(data, sent, sent_at, at);
     }
 }
 

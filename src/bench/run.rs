@@ -70,14 +70,19 @@ fn server_us_per_token(a: &ServerStats, b: &ServerStats) -> f64 {
 }
 
 /// A row's shared fields from a window's two readings.
-struct Window {
-    secs: f64,
-    tokens: u64,
-    cpu: Duration,
-    rss: (u64, u64),
+pub(crate) struct Window {
+    /// Window length, s.
+    pub secs: f64,
+    /// Tokens in it.
+    pub tokens: u64,
+    /// Client CPU in it.
+    pub cpu: Duration,
+    /// VmRSS and VmHWM at its end, KiB.
+    pub rss: (u64, u64),
 }
 
-fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss: u64) -> Row {
+/// A row of `client` from its window `w`; `base_rss`: the idle baseline, KiB.
+pub(crate) fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss: u64) -> Row {
     let per_token = if w.tokens == 0 { 0.0 } else { w.cpu.as_secs_f64() * 1e6 / w.tokens as f64 };
     Row {
         mode,
@@ -97,6 +102,8 @@ fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss: u64) -> R
         errors: 0,
         key_to_screen: None,
         vs_raw: None,
+        fidelity: None,
+        whole: None,
     }
 }
 
@@ -153,7 +160,7 @@ pub(crate) async fn tool_row(
     let base_rss = rss_kib().unwrap_or_default().0;
     let s0 = server_stats(url, http).await?;
     super::probe::enable(mode == Mode::Paced);
-    let run = super::tool::run(cfg, client == Client::ToolMonitor).await;
+    let run = super::tool::run(cfg, client == Client::ToolMonitor, url).await;
     super::probe::enable(false);
     let _ = std::fs::remove_file(&out);
     let run = run?;
@@ -168,6 +175,10 @@ pub(crate) async fn tool_row(
     r.errors = run.errors.max(b.failed);
     r.lag = super::probe::TOOL_LAG.figures().filter(|_| mode == Mode::Paced);
     r.server_cpu_us_per_token = server_us_per_token(&s0, &s1);
+    if mode == Mode::Paced {
+        let w = super::child::window_at(http, url).await?;
+        r.fidelity = super::fidelity::figures(&w.firsts, w.late);
+    }
     if client == Client::ToolMonitor {
         let mut k = run.key_ms.clone();
         k.sort_by(f64::total_cmp);

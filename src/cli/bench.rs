@@ -107,6 +107,11 @@ pub struct BenchArgs {
     /// uvicorn writes; at most 1000000). Unset: frames of about 64 KiB.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub events_per_frame: Option<u32>,
+    /// Also run `llm-decode-bench run --headless` as users run it, in a process of its own, per
+    /// mode and stream count, and report its CPU over the whole streaming window (first to last
+    /// token the server wrote, warmup included) as the `run` row.
+    #[arg(long)]
+    pub whole_window: bool,
     /// Where to write the JSON figures (checked before the bench starts); an existing file is
     /// replaced only when it holds earlier figures of the bench, or with --overwrite.
     #[arg(long, default_value = "bench.json")]

@@ -56,11 +56,14 @@ pub(crate) async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<
         );
         return Ok(ExitCode::from(super::exit::USAGE));
     }
-    let tool_runs = match args.monitor {
+    let mut tool_runs = match args.monitor {
         MonitorRuns::Off => vec![Client::Tool],
         MonitorRuns::On => vec![Client::ToolMonitor],
         MonitorRuns::Both => vec![Client::Tool, Client::ToolMonitor],
     };
+    if args.whole_window {
+        tool_runs.push(Client::Run);
+    }
     let long = (args.long_tokens > 0).then_some(crate::bench::long::LongShape {
         streams: args.long_streams as usize,
         tokens: args.long_tokens,

@@ -1,0 +1,191 @@
+//! Timing fidelity of the tool's per-token timestamps against the bench server's own send
+//! times (paced rows, BENCHMARKS.md "Timing fidelity"). Through the stream reader's tap
+//! (src/load/tap.rs) every token event comes with its request's send instant and the reader's
+//! timestamp of its read, the same instants the request sample's marks hold. Per stream, each
+//! token after the first gives a client ITL (between the reader's timestamps) and a server ITL
+//! (between the two `bench_sent_unix_ns` stamps) over the same pair of tokens; each first token
+//! gives the client's TTFT, matched afterwards by its stamp to the server's own time from having
+//! the request to sending that token (src/bench/marks.rs).
+
+use super::lag::{LagFigures, LagHist};
+use super::marks::FirstToken;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, Mutex};
+use tokio::time::Instant;
+
+/// The previous token of a stream: the reader's timestamp and the server's stamp.
+#[derive(Debug, Clone, Copy)]
+struct Prev {
+    at: Instant,
+    sent_ns: u64,
+}
+
+/// The fidelity probe's state.
+struct Probe {
+    /// Counting on (the window is open).
+    on: AtomicBool,
+    /// Per request (keyed by its send instant), its last token.
+    streams: Mutex<HashMap<Instant, Prev>>,
+    client_itl: LagHist,
+    server_itl: LagHist,
+    abs_error: LagHist,
+    /// Per first token in the window: its stamp and the client's TTFT, ns.
+    firsts: Mutex<Vec<(u64, u64)>>,
+}
+
+/// 1 us buckets up to 200 ms: the targets are a tenth of a millisecond.
+fn fine() -> LagHist {
+    LagHist::new(1_000, 200_000)
+}
+
+static PROBE: LazyLock<Probe> = LazyLock::new(|| Probe {
+    on: AtomicBool::new(false),
+    streams: Mutex::default(),
+    client_itl: fine(),
+    server_itl: fine(),
+    abs_error: fine(),
+    firsts: Mutex::default(),
+});
+
+/// Whether an event's data is the final usage chunk (no token in it).
+fn is_final_usage(data: &[u8]) -> bool {
+    memchr::memmem::find(data, b"\"choices\":[]").is_some()
+}
+
+/// One token event: its stamp, its request's send instant, the reader's timestamp.
+pub(crate) fn observe(data: &[u8], sent_ns: u64, sent_at: Instant, at: Instant) {
+    if is_final_usage(data) {
+        return;
+    }
+    let p = &*PROBE;
+    let prev = p.streams.lock().unwrap_or_else(|e| e.into_inner()).insert(sent_at, Prev { at, sent_ns });
+    if !p.on.load(Ordering::Relaxed) {
+        return;
+    }
+    match prev {
+        None => {
+            let ttft = at.saturating_duration_since(sent_at).as_nanos() as u64;
+            p.firsts.lock().unwrap_or_else(|e| e.into_inner()).push((sent_ns, ttft));
+        }
+        Some(q) => {
+            let client = at.saturating_duration_since(q.at).as_nanos() as u64;
+            let server = sent_ns.saturating_sub(q.sent_ns);
+            p.client_itl.record(client, 0);
+            p.server_itl.record(server, 0);
+            p.abs_error.record(client.abs_diff(server), 0);
+        }
+    }
+}
+
+/// Starts counting (the window opens): the figures so far are dropped, the streams' last
+/// tokens kept (a stream already running is not new).
+pub(crate) fn open() {
+    let p = &*PROBE;
+    p.client_itl.reset();
+    p.server_itl.reset();
+    p.abs_error.reset();
+    p.firsts.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    p.on.store(true, Ordering::Relaxed);
+}
+
+/// Stops counting (the window closed).
+pub(crate) fn close() {
+    PROBE.on.store(false, Ordering::Relaxed);
+}
+
+/// Timing fidelity over a window, ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct FidelityFigures {
+    /// Token pairs compared.
+    pub intervals: u64,
+    /// The client's ITL p99 (the reader's timestamps), ms.
+    pub client_itl_p99_ms: f64,
+    /// The server's ITL p99 over the same pairs (its send stamps), ms.
+    pub server_itl_p99_ms: f64,
+    /// Client ITL p99 minus server ITL p99, ms.
+    pub itl_p99_error_ms: f64,
+    /// p99 of the per-token |client ITL - server ITL|, ms.
+    pub itl_abs_error_p99_ms: f64,
+    /// Largest per-token |client ITL - server ITL|, ms.
+    pub itl_abs_error_max_ms: f64,
+    /// First tokens matched to the server's by their stamp.
+    pub ttft_count: u64,
+    /// Median of the client's TTFT minus the server's TTFT over the same requests, ms.
+    pub ttft_error_p50_ms: f64,
+    /// 99th percentile of it, ms.
+    pub ttft_error_p99_ms: f64,
+    /// The server's lateness against its schedule over the window (its own figure), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_late: Option<LagFigures>,
+}
+
+/// Per request, the client's TTFT minus the server's, ns, over the first tokens both saw (by
+/// stamp; a stamp two requests share is left out).
+pub(crate) fn ttft_errors(client: &[(u64, u64)], server: &[FirstToken]) -> Vec<i64> {
+    let mut by_stamp: HashMap<u64, Option<u64>> = HashMap::with_capacity(server.len());
+    for f in server {
+        by_stamp.entry(f.sent_ns).and_modify(|v| *v = None).or_insert(Some(f.server_ttft_ns));
+    }
+    let mut errs: Vec<i64> = client
+        .iter()
+        .filter_map(|(stamp, ttft)| by_stamp.get(stamp).copied().flatten().map(|s| *ttft as i64 - s as i64))
+        .collect();
+    errs.sort_unstable();
+    errs
+}
+
+/// The value at quantile `q` of sorted `v`, ns to ms (0 when empty).
+fn quantile_ms(v: &[i64], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let rank = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len());
+    v[rank - 1] as f64 / 1e6
+}
+
+/// The figures since [`open`], with the server's first tokens and lateness of its window.
+pub(crate) fn figures(server_firsts: &[FirstToken], server_late: Option<LagFigures>) -> Option<FidelityFigures> {
+    let p = &*PROBE;
+    let (c, s, e) = (p.client_itl.figures()?, p.server_itl.figures()?, p.abs_error.figures()?);
+    let firsts = p.firsts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let ttft = ttft_errors(&firsts, server_firsts);
+    Some(FidelityFigures {
+        intervals: c.count,
+        client_itl_p99_ms: c.p99_ms,
+        server_itl_p99_ms: s.p99_ms,
+        itl_p99_error_ms: c.p99_ms - s.p99_ms,
+        itl_abs_error_p99_ms: e.p99_ms,
+        itl_abs_error_max_ms: e.max_ms,
+        ttft_count: ttft.len() as u64,
+        ttft_error_p50_ms: quantile_ms(&ttft, 0.5),
+        ttft_error_p99_ms: quantile_ms(&ttft, 0.99),
+        server_late,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttft_errors_match_first_tokens_by_stamp_and_drop_shared_stamps() {
+        let server = [
+            FirstToken { sent_ns: 10, server_ttft_ns: 1_000 },
+            FirstToken { sent_ns: 20, server_ttft_ns: 2_000 },
+            FirstToken { sent_ns: 30, server_ttft_ns: 500 },
+            FirstToken { sent_ns: 30, server_ttft_ns: 700 },
+        ];
+        let client = [(20, 2_500), (10, 1_200), (30, 900), (40, 9_000)];
+        assert_eq!(ttft_errors(&client, &server), vec![200, 500], "40 unknown to the server, 30 shared");
+        assert_eq!(quantile_ms(&[200, 500], 0.5), 0.0002);
+        assert_eq!(quantile_ms(&[200, 500], 0.99), 0.0005);
+        assert_eq!(quantile_ms(&[], 0.99), 0.0);
+    }
+
+    #[test]
+    fn the_final_usage_chunk_is_no_token() {
+        assert!(is_final_usage(br#"{"id":"x","choices":[],"usage":{}}"#));
+        assert!(!is_final_usage(br#"{"id":"x","choices":[{"index":0}],"usage":{}}"#));
+    }
+}
