@@ -184,6 +184,31 @@ mod tests {
     }
 
     #[test]
+    fn intervals_pair_each_stream_s_tokens_and_firsts_count_only_new_streams() {
+        let t0 = Instant::now();
+        let ms = |n: u64| std::time::Duration::from_millis(n);
+        let tok = br#"{"choices":[{"index":0}],"bench_sent_unix_ns":1}"#;
+        // Stream a runs before the window opens; b starts inside it.
+        let (a, b) = (t0, t0 + ms(1));
+        observe(tok, 1_000_000_000, a, t0 + ms(5));
+        open();
+        observe(tok, 1_010_000_000, a, t0 + ms(15) + std::time::Duration::from_micros(300));
+        observe(tok, 1_002_000_000, b, t0 + ms(7));
+        observe(tok, 1_012_000_000, b, t0 + ms(17));
+        observe(br#"{"choices":[],"bench_sent_unix_ns":1}"#, 1_012_000_000, b, t0 + ms(17));
+        close();
+        observe(tok, 1_020_000_000, a, t0 + ms(40));
+        let server = [FirstToken { sent_ns: 1_002_000_000, server_ttft_ns: 4_000_000 }];
+        let f = figures(&server, None).expect("figures");
+        assert_eq!(f.intervals, 2, "a's second token and b's second; not the usage chunk, not after close");
+        assert!((f.client_itl_p99_ms - 10.3).abs() < 0.0011, "{f:?}");
+        assert!((f.server_itl_p99_ms - 10.0).abs() < 0.0011, "{f:?}");
+        assert!((f.itl_abs_error_p99_ms - 0.3).abs() < 0.0011 && (f.itl_abs_error_max_ms - 0.3).abs() < 1e-9, "{f:?}");
+        assert_eq!(f.ttft_count, 1, "b's first token only: a was running before the window");
+        assert!((f.ttft_error_p50_ms - 2.0).abs() < 1e-9, "client 6 ms against the server's 4 ms: {f:?}");
+    }
+
+    #[test]
     fn the_final_usage_chunk_is_no_token() {
         assert!(is_final_usage(br#"{"id":"x","choices":[],"usage":{}}"#));
         assert!(!is_final_usage(br#"{"id":"x","choices":[{"index":0}],"usage":{}}"#));

@@ -19,7 +19,21 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 /// The tool's lags while enabled.
 pub(crate) static TOOL_LAG: LazyLock<LagHist> = LazyLock::new(LagHist::default);
 
+/// Test-only knob of the CI ratio smoke (tests/cli/bench_smoke.rs): `LLM_DECODE_BENCH_TEST_BURN_NS`
+/// makes the tool spin that long on every data event it reads, to show the smoke fails when the
+/// client does more work per token. Unset (always, outside that test): no extra work.
+static BURN: LazyLock<Option<std::time::Duration>> = LazyLock::new(|| {
+    let ns = std::env::var("LLM_DECODE_BENCH_TEST_BURN_NS").ok()?.parse::<u64>().ok()?;
+    Some(std::time::Duration::from_nanos(ns))
+});
+
 fn observe(data: &[u8], sent_at: Instant, at: Instant) {
+    if let Some(burn) = *BURN {
+        let t = std::time::Instant::now();
+        while t.elapsed() < burn {
+            std::hint::spin_loop();
+        }
+    }
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }

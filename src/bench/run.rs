@@ -104,6 +104,8 @@ pub(crate) fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss
         vs_raw: None,
         fidelity: None,
         whole: None,
+        chunk_shape: Default::default(),
+        events_per_frame: None,
     }
 }
 
@@ -203,15 +205,22 @@ pub(crate) async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
     crate::out_line!("server: {} chunks, firehose {frames}", plan.shape.name())?;
     crate::out_line!("{}", header())?;
     let mut rows = Vec::new();
+    let label = |mut r: Row| {
+        (r.chunk_shape, r.events_per_frame) = (plan.shape, plan.events_per_frame);
+        r
+    };
     for &mode in &plan.modes {
         let srv = ServerProcess::spawn(exe, &server_args(plan, mode))?;
         for &n in &plan.streams {
-            let raw = super::rowproc::measure(exe, &srv.url, mode, n, Client::Raw, plan).await?;
+            let raw = label(super::rowproc::measure(exe, &srv.url, mode, n, Client::Raw, plan).await?);
             crate::out_line!("{}", line(&raw))?;
             for &client in &plan.tool_runs {
-                let mut r = super::rowproc::measure(exe, &srv.url, mode, n, client, plan).await?;
+                let mut r = label(super::rowproc::measure(exe, &srv.url, mode, n, client, plan).await?);
                 r.compare(&raw);
                 crate::out_line!("{}", line(&r))?;
+                if let Some(f) = super::figures::fidelity_line(&r) {
+                    crate::out_line!("{f}")?;
+                }
                 rows.push(r);
             }
             rows.push(raw);
@@ -232,13 +241,18 @@ pub(crate) async fn long_row(plan: &Plan, exe: &Path) -> anyhow::Result<Option<s
 
 /// The JSON report of `rows`.
 pub(crate) fn report(plan: &Plan, rows: Vec<Row>, long_context: Option<super::long::LongFigures>) -> BenchReport {
-    let settings = serde_json::json!({
+    let settings = settings(plan);
+    BenchReport { version: crate::version::VERSION, settings, rows, long_context, targets: None }
+}
+
+/// The JSON `settings` of `plan`.
+pub(crate) fn settings(plan: &Plan) -> serde_json::Value {
+    serde_json::json!({
         "streams": plan.streams, "modes": plan.modes, "window_s": plan.window.as_secs_f64(),
         "tokens": plan.tokens, "interval_us": plan.interval.as_micros() as u64,
         "tool_runs": plan.tool_runs, "open_file_limit": super::sysinfo::raise_nofile(),
         "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
         "row_process": "each client row in a child process of its own",
         "long": plan.long, "chunk_shape": plan.shape, "events_per_frame": plan.events_per_frame,
-    });
-    BenchReport { version: crate::version::VERSION, settings, rows, long_context }
+    })
 }

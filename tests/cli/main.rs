@@ -8,6 +8,7 @@ mod common;
 
 mod bench;
 mod bench_frames;
+mod bench_smoke;
 mod example_configs;
 mod extras;
 mod runner_control;
