@@ -21,17 +21,63 @@ struct Prev {
     sent_ns: u64,
 }
 
+/// Client and server ITLs over the same token pairs, and their per-pair difference; the raw
+/// client (src/bench/raw.rs) keeps them too, as the reference of what the machine allows.
+#[derive(Debug)]
+pub(crate) struct ItlHists {
+    client: LagHist,
+    server: LagHist,
+    abs_error: LagHist,
+}
+
+impl Default for ItlHists {
+    fn default() -> Self {
+        Self { client: fine(), server: fine(), abs_error: fine() }
+    }
+}
+
+impl ItlHists {
+    /// One pair of tokens: the client's interval and the server's, ns.
+    pub(crate) fn record(&self, client_ns: u64, server_ns: u64) {
+        self.client.record(client_ns, 0);
+        self.server.record(server_ns, 0);
+        self.abs_error.record(client_ns.abs_diff(server_ns), 0);
+    }
+
+    /// Empties them.
+    pub(crate) fn reset(&self) {
+        self.client.reset();
+        self.server.reset();
+        self.abs_error.reset();
+    }
+
+    /// The ITL figures (TTFT ones 0); None when no pair was counted.
+    pub(crate) fn figures(&self, server_late: Option<LagFigures>) -> Option<FidelityFigures> {
+        let (c, s, e) = (self.client.figures()?, self.server.figures()?, self.abs_error.figures()?);
+        Some(FidelityFigures {
+            intervals: c.count,
+            client_itl_p99_ms: c.p99_ms,
+            server_itl_p99_ms: s.p99_ms,
+            itl_p99_error_ms: c.p99_ms - s.p99_ms,
+            itl_abs_error_p99_ms: e.p99_ms,
+            itl_abs_error_max_ms: e.max_ms,
+            server_late,
+            ..Default::default()
+        })
+    }
+}
+
 /// The fidelity probe's state.
 struct Probe {
     /// Counting on (the window is open).
     on: AtomicBool,
     /// Per request (keyed by its send instant), its last token.
     streams: Mutex<HashMap<Instant, Prev>>,
-    client_itl: LagHist,
-    server_itl: LagHist,
-    abs_error: LagHist,
+    itl: ItlHists,
     /// Per first token in the window: its stamp and the client's TTFT, ns.
     firsts: Mutex<Vec<(u64, u64)>>,
+    /// Per first token in the window: the reader's timestamp minus the server's send time.
+    first_lag: LagHist,
 }
 
 /// 1 us buckets up to 200 ms: the targets are a tenth of a millisecond.
@@ -42,10 +88,9 @@ fn fine() -> LagHist {
 static PROBE: LazyLock<Probe> = LazyLock::new(|| Probe {
     on: AtomicBool::new(false),
     streams: Mutex::default(),
-    client_itl: fine(),
-    server_itl: fine(),
-    abs_error: fine(),
+    itl: ItlHists::default(),
     firsts: Mutex::default(),
+    first_lag: fine(),
 });
 
 /// Whether an event's data is the final usage chunk (no token in it).
@@ -53,8 +98,9 @@ fn is_final_usage(data: &[u8]) -> bool {
     memchr::memmem::find(data, b"\"choices\":[]").is_some()
 }
 
-/// One token event: its stamp, its request's send instant, the reader's timestamp.
-pub(crate) fn observe(data: &[u8], sent_ns: u64, sent_at: Instant, at: Instant) {
+/// One token event: its stamp, the reader's timestamp as unix ns (`client_ns`), its request's
+/// send instant, the reader's timestamp.
+pub(crate) fn observe(data: &[u8], sent_ns: u64, client_ns: u64, sent_at: Instant, at: Instant) {
     if is_final_usage(data) {
         return;
     }
@@ -67,13 +113,11 @@ pub(crate) fn observe(data: &[u8], sent_ns: u64, sent_at: Instant, at: Instant) 
         None => {
             let ttft = at.saturating_duration_since(sent_at).as_nanos() as u64;
             p.firsts.lock().unwrap_or_else(|e| e.into_inner()).push((sent_ns, ttft));
+            p.first_lag.record(client_ns, sent_ns);
         }
         Some(q) => {
             let client = at.saturating_duration_since(q.at).as_nanos() as u64;
-            let server = sent_ns.saturating_sub(q.sent_ns);
-            p.client_itl.record(client, 0);
-            p.server_itl.record(server, 0);
-            p.abs_error.record(client.abs_diff(server), 0);
+            p.itl.record(client, sent_ns.saturating_sub(q.sent_ns));
         }
     }
 }
@@ -82,9 +126,8 @@ pub(crate) fn observe(data: &[u8], sent_ns: u64, sent_at: Instant, at: Instant) 
 /// tokens kept (a stream already running is not new).
 pub(crate) fn open() {
     let p = &*PROBE;
-    p.client_itl.reset();
-    p.server_itl.reset();
-    p.abs_error.reset();
+    p.itl.reset();
+    p.first_lag.reset();
     p.firsts.lock().unwrap_or_else(|e| e.into_inner()).clear();
     p.on.store(true, Ordering::Relaxed);
 }
@@ -115,6 +158,10 @@ pub(crate) struct FidelityFigures {
     pub ttft_error_p50_ms: f64,
     /// 99th percentile of it, ms.
     pub ttft_error_p99_ms: f64,
+    /// 99th percentile of the first tokens' lag (the reader's timestamp minus the server's send
+    /// time): the part of the TTFT error at its end, ms.
+    #[serde(default)]
+    pub first_token_lag_p99_ms: f64,
     /// The server's lateness against its schedule over the window (its own figure), ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_late: Option<LagFigures>,
@@ -147,20 +194,15 @@ fn quantile_ms(v: &[i64], q: f64) -> f64 {
 /// The figures since [`open`], with the server's first tokens and lateness of its window.
 pub(crate) fn figures(server_firsts: &[FirstToken], server_late: Option<LagFigures>) -> Option<FidelityFigures> {
     let p = &*PROBE;
-    let (c, s, e) = (p.client_itl.figures()?, p.server_itl.figures()?, p.abs_error.figures()?);
+    let itl = p.itl.figures(server_late)?;
     let firsts = p.firsts.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let ttft = ttft_errors(&firsts, server_firsts);
     Some(FidelityFigures {
-        intervals: c.count,
-        client_itl_p99_ms: c.p99_ms,
-        server_itl_p99_ms: s.p99_ms,
-        itl_p99_error_ms: c.p99_ms - s.p99_ms,
-        itl_abs_error_p99_ms: e.p99_ms,
-        itl_abs_error_max_ms: e.max_ms,
         ttft_count: ttft.len() as u64,
         ttft_error_p50_ms: quantile_ms(&ttft, 0.5),
         ttft_error_p99_ms: quantile_ms(&ttft, 0.99),
-        server_late,
+        first_token_lag_p99_ms: p.first_lag.figures().map_or(0.0, |f| f.p99_ms),
+        ..itl
     })
 }
 
@@ -190,14 +232,14 @@ mod tests {
         let tok = br#"{"choices":[{"index":0}],"bench_sent_unix_ns":1}"#;
         // Stream a runs before the window opens; b starts inside it.
         let (a, b) = (t0, t0 + ms(1));
-        observe(tok, 1_000_000_000, a, t0 + ms(5));
+        observe(tok, 1_000_000_000, 1_000_500_000, a, t0 + ms(5));
         open();
-        observe(tok, 1_010_000_000, a, t0 + ms(15) + std::time::Duration::from_micros(300));
-        observe(tok, 1_002_000_000, b, t0 + ms(7));
-        observe(tok, 1_012_000_000, b, t0 + ms(17));
-        observe(br#"{"choices":[],"bench_sent_unix_ns":1}"#, 1_012_000_000, b, t0 + ms(17));
+        observe(tok, 1_010_000_000, 1_010_800_000, a, t0 + ms(15) + std::time::Duration::from_micros(300));
+        observe(tok, 1_002_000_000, 1_002_400_000, b, t0 + ms(7));
+        observe(tok, 1_012_000_000, 1_012_400_000, b, t0 + ms(17));
+        observe(br#"{"choices":[],"bench_sent_unix_ns":1}"#, 1_012_000_000, 1_012_400_000, b, t0 + ms(17));
         close();
-        observe(tok, 1_020_000_000, a, t0 + ms(40));
+        observe(tok, 1_020_000_000, 1_020_000_000, a, t0 + ms(40));
         let server = [FirstToken { sent_ns: 1_002_000_000, server_ttft_ns: 4_000_000 }];
         let f = figures(&server, None).expect("figures");
         assert_eq!(f.intervals, 2, "a's second token and b's second; not the usage chunk, not after close");
@@ -206,6 +248,7 @@ mod tests {
         assert!((f.itl_abs_error_p99_ms - 0.3).abs() < 0.0011 && (f.itl_abs_error_max_ms - 0.3).abs() < 1e-9, "{f:?}");
         assert_eq!(f.ttft_count, 1, "b's first token only: a was running before the window");
         assert!((f.ttft_error_p50_ms - 2.0).abs() < 1e-9, "client 6 ms against the server's 4 ms: {f:?}");
+        assert!((f.first_token_lag_p99_ms - 0.4).abs() < 1e-9, "b's first token read 0.4 ms after its send: {f:?}");
     }
 
     #[test]

@@ -187,17 +187,21 @@ pub(crate) fn line(r: &Row) -> String {
 pub(crate) fn fidelity_line(r: &Row) -> Option<String> {
     let f = r.fidelity?;
     let late = f.server_late.map_or("-".to_string(), |l| format!("{:.2}/{:.2}", l.p50_ms, l.p99_ms));
+    let ttft = if f.ttft_count == 0 {
+        String::new()
+    } else {
+        let (p50, p99, n, lag) = (f.ttft_error_p50_ms, f.ttft_error_p99_ms, f.ttft_count, f.first_token_lag_p99_ms);
+        format!("TTFT error p50/p99 {p50:.3}/{p99:.3} ms ({n} requests, first-token lag p99 {lag:.3} ms); ")
+    };
     Some(format!(
-        "  fidelity: ITL p99 {:.3} ms, server's {:.3} ms: error {:+.3} ms; |ITL error| p99 {:.3} max {:.3} ms          ({} intervals); TTFT error p50/p99 {:.3}/{:.3} ms ({} requests); server late p50/p99 {late} ms",
+        "  fidelity: ITL p99 {:.3} ms, server's {:.3} ms: error {:+.3} ms; |ITL error| p99 {:.3} max {:.3} ms \
+         ({} intervals); {ttft}server late p50/p99 {late} ms",
         f.client_itl_p99_ms,
         f.server_itl_p99_ms,
         f.itl_p99_error_ms,
         f.itl_abs_error_p99_ms,
         f.itl_abs_error_max_ms,
         f.intervals,
-        f.ttft_error_p50_ms,
-        f.ttft_error_p99_ms,
-        f.ttft_count,
     ))
 }
 

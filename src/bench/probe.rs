@@ -41,7 +41,7 @@ fn observe(data: &[u8], sent_at: Instant, at: Instant) {
         let (i0, u0) = *ANCHOR;
         let client = u0 + at.saturating_duration_since(i0).as_nanos() as u64;
         TOOL_LAG.record(client, sent);
-        super::fidelity::observe(data, sent, sent_at, at);
+        super::fidelity::observe(data, sent, client, sent_at, at);
     }
 }
 

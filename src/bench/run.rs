@@ -64,7 +64,7 @@ async fn server_stats(url: &str, http: &reqwest::Client) -> anyhow::Result<Serve
     super::child::stats_at(http, url).await
 }
 
-fn server_us_per_token(a: &ServerStats, b: &ServerStats) -> f64 {
+pub(crate) fn server_us_per_token(a: &ServerStats, b: &ServerStats) -> f64 {
     let tokens = b.tokens.saturating_sub(a.tokens);
     if tokens == 0 { 0.0 } else { b.cpu_ns.saturating_sub(a.cpu_ns) as f64 / 1e3 / tokens as f64 }
 }
@@ -127,6 +127,8 @@ pub(crate) async fn raw_row(
     let task = tokio::spawn(raw::run(target, streams as usize, end + Duration::from_millis(100), counts.clone()));
     tokio::time::sleep_until(start).await;
     counts.lag.reset();
+    counts.itl.reset();
+    http.post(format!("{url}/bench/mark")).send().await?.error_for_status()?;
     let (t0, c0, k0, e0) =
         (Instant::now(), process_cpu(), counts.tokens.load(Ordering::Relaxed), counts.errors.load(Ordering::Relaxed));
     tokio::time::sleep_until(end).await;
@@ -137,13 +139,17 @@ pub(crate) async fn raw_row(
         cpu: c1.saturating_sub(c0),
         rss: rss_kib().unwrap_or_default(),
     };
-    let lag = counts.lag.figures();
+    let (lag, itl) = (counts.lag.figures(), counts.itl.figures(None));
     task.await?;
     let s1 = server_stats(url, http).await?;
     let mut r = row(mode, streams, Client::Raw, &w, base_rss);
     r.errors = counts.errors.load(Ordering::Relaxed).saturating_sub(e0);
     r.lag = lag.filter(|_| mode == Mode::Paced);
     r.server_cpu_us_per_token = server_us_per_token(&s0, &s1);
+    if mode == Mode::Paced {
+        let late = super::child::window_at(http, url).await?.late;
+        r.fidelity = itl.map(|f| super::fidelity::FidelityFigures { server_late: late, ..f });
+    }
     Ok(r)
 }
 
@@ -214,6 +220,9 @@ pub(crate) async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
         for &n in &plan.streams {
             let raw = label(super::rowproc::measure(exe, &srv.url, mode, n, Client::Raw, plan).await?);
             crate::out_line!("{}", line(&raw))?;
+            if let Some(f) = super::figures::fidelity_line(&raw) {
+                crate::out_line!("{f}")?;
+            }
             for &client in &plan.tool_runs {
                 let mut r = label(super::rowproc::measure(exe, &srv.url, mode, n, client, plan).await?);
                 r.compare(&raw);

@@ -148,10 +148,12 @@ async fn sample_run(exe: &Path, args: &[String], timeout: Duration) -> anyhow::R
 pub(crate) async fn run_row(url: &str, http: &reqwest::Client, mode: Mode, streams: u32, plan: &Plan) -> anyhow::Result<Row> {
     let exe = std::env::current_exe()?;
     let out = std::env::temp_dir().join(format!("llm-decode-bench-run-row-{}.json", std::process::id()));
+    let s0 = super::child::stats_at(http, url).await?;
     http.post(format!("{url}/bench/mark")).send().await?.error_for_status()?;
     let timeout = plan.window * 3 + Duration::from_secs(90) + Duration::from_millis(10 * u64::from(streams));
     let (samples, _) = sample_run(&exe, &run_args(url, streams, plan, &out), timeout).await?;
     let w = super::child::window_at(http, url).await?;
+    let s1 = super::child::stats_at(http, url).await?;
     let report: Value = serde_json::from_slice(&std::fs::read(&out)?)?;
     let _ = std::fs::remove_file(&out);
     let (client_tokens, errors) = report_tokens(&report);
@@ -179,6 +181,7 @@ pub(crate) async fn run_row(url: &str, http: &reqwest::Client, mode: Mode, strea
     };
     let mut r = super::run::row(mode, streams, Client::Run, &win, rss_at(w.first_unix_ns));
     r.errors = errors;
+    r.server_cpu_us_per_token = super::run::server_us_per_token(&s0, &s1);
     r.whole = Some(whole);
     Ok(r)
 }
