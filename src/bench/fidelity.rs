@@ -71,13 +71,23 @@ impl ItlHists {
 struct Probe {
     /// Counting on (the window is open).
     on: AtomicBool,
-    /// Per request (keyed by its send instant), its last token.
-    streams: Mutex<HashMap<Instant, Prev>>,
+    /// Per request (keyed by its send instant), its last token; in [`SHARDS`] maps, so that a
+    /// worker preempted while holding one rarely stalls another worker's tokens.
+    streams: Vec<Mutex<HashMap<Instant, Prev>>>,
     itl: ItlHists,
     /// Per first token in the window: its stamp and the client's TTFT, ns.
     firsts: Mutex<Vec<(u64, u64)>>,
     /// Per first token in the window: the reader's timestamp minus the server's send time.
     first_lag: LagHist,
+}
+
+/// Shards of the per-stream map.
+const SHARDS: usize = 64;
+
+/// The shard of a request's send instant.
+fn shard(sent_at: Instant) -> usize {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(sent_at) as usize % SHARDS
 }
 
 /// 1 us buckets up to 200 ms: the targets are a tenth of a millisecond.
@@ -87,7 +97,7 @@ fn fine() -> LagHist {
 
 static PROBE: LazyLock<Probe> = LazyLock::new(|| Probe {
     on: AtomicBool::new(false),
-    streams: Mutex::default(),
+    streams: (0..SHARDS).map(|_| Mutex::default()).collect(),
     itl: ItlHists::default(),
     firsts: Mutex::default(),
     first_lag: fine(),
@@ -105,7 +115,8 @@ pub(crate) fn observe(data: &[u8], sent_ns: u64, client_ns: u64, sent_at: Instan
         return;
     }
     let p = &*PROBE;
-    let prev = p.streams.lock().unwrap_or_else(|e| e.into_inner()).insert(sent_at, Prev { at, sent_ns });
+    let map = &p.streams[shard(sent_at)];
+    let prev = map.lock().unwrap_or_else(|e| e.into_inner()).insert(sent_at, Prev { at, sent_ns });
     if !p.on.load(Ordering::Relaxed) {
         return;
     }

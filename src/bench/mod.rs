@@ -16,7 +16,7 @@ pub(crate) mod server;
 pub mod shape;
 pub mod smoke;
 pub mod sysinfo;
-pub mod template;
 pub(crate) mod targets;
+pub mod template;
 pub(crate) mod tool;
 pub(crate) mod whole;

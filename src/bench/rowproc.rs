@@ -49,8 +49,7 @@ pub(crate) fn parse_row(s: &str) -> Result<RowSpec, String> {
         _ => return Err(bad()),
     };
     let streams = n.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(bad)?;
-    let client =
-        Client::ALL.into_iter().find(|k| k.name() == c).ok_or_else(bad)?;
+    let client = Client::ALL.into_iter().find(|k| k.name() == c).ok_or_else(bad)?;
     Ok(RowSpec { mode, streams, client })
 }
 

@@ -59,7 +59,10 @@ pub fn median(v: &[f64]) -> f64 {
 /// Each repeat's ratios (NaN where the raw figure is 0).
 pub fn ratios_of(pairs: &[Pair]) -> Vec<Ratios> {
     let r = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
-    pairs.iter().map(|p| Ratios { cpu_per_token: r(p.tool_us, p.raw_us), bytes_per_stream: r(p.tool_kib, p.raw_kib) }).collect()
+    pairs
+        .iter()
+        .map(|p| Ratios { cpu_per_token: r(p.tool_us, p.raw_us), bytes_per_stream: r(p.tool_kib, p.raw_kib) })
+        .collect()
 }
 
 /// The medians of the repeats' ratios.
@@ -81,7 +84,7 @@ pub fn check(measured: Ratios, baseline: &Baseline) -> Result<(), String> {
     ];
     for (name, got, base) in guarded {
         let limit = base * SLACK;
-        if !(got <= limit) {
+        if got.is_nan() || got > limit {
             fails.push(format!(
                 "{name}: measured {got:.3}, baseline {base:.3} ({} build), limit {limit:.3} (+25%); \
                  if the change is intended, re-record with `{RECORD_COMMAND}`",
@@ -97,7 +100,11 @@ mod tests {
     use super::*;
 
     fn base(cpu: f64, bytes: f64) -> Baseline {
-        Baseline { ratios: Ratios { cpu_per_token: cpu, bytes_per_stream: bytes }, profile: "debug".into(), repeats: vec![] }
+        Baseline {
+            ratios: Ratios { cpu_per_token: cpu, bytes_per_stream: bytes },
+            profile: "debug".into(),
+            repeats: vec![],
+        }
     }
 
     #[test]
@@ -106,7 +113,9 @@ mod tests {
         assert!(check(Ratios { cpu_per_token: 5.0, bytes_per_stream: 37.5 }, &b).is_ok(), "exactly +25% passes");
         assert!(check(Ratios { cpu_per_token: 1.0, bytes_per_stream: 3.0 }, &b).is_ok(), "improvements pass");
         let e = check(Ratios { cpu_per_token: 5.01, bytes_per_stream: 10.0 }, &b).unwrap_err();
-        assert!(e.contains("CPU per token") && e.contains("5.010") && e.contains("4.000") && e.contains(RECORD_COMMAND));
+        assert!(
+            e.contains("CPU per token") && e.contains("5.010") && e.contains("4.000") && e.contains(RECORD_COMMAND)
+        );
         assert!(!e.contains("bytes per stream"), "{e}");
         let e = check(Ratios { cpu_per_token: 4.0, bytes_per_stream: 40.0 }, &b).unwrap_err();
         assert!(e.starts_with("bytes per stream") && e.contains("40.000"), "{e}");

@@ -55,7 +55,10 @@ pub(crate) fn plans(window: Duration) -> Vec<Plan> {
 
 fn find(rows: &[Row], mode: Mode, epf: Option<u32>, streams: u32, client: Client) -> Option<&Row> {
     rows.iter().find(|r| {
-        r.mode == mode && r.streams == streams && r.client == client && (mode == Mode::Paced || r.events_per_frame == epf)
+        r.mode == mode
+            && r.streams == streams
+            && r.client == client
+            && (mode == Mode::Paced || r.events_per_frame == epf)
     })
 }
 
@@ -115,12 +118,15 @@ fn fidelity_targets(rows: &[Row], out: &mut Vec<Target>) {
         let met = f.filter(|_| kept == Some(true)).map(|f| f.itl_p99_error_ms.abs() <= 0.1);
         out.push(target(format!("ITL p99 error <= 0.1 ms, {n} paced 10 ms streams, monitor drawing"), measured, met));
         let ttft = f.filter(|f| f.ttft_count > 0);
-        let measured =
-            ttft.map(|f| {
-                let (p99, p50, n, lag) = (f.ttft_error_p99_ms, f.ttft_error_p50_ms, f.ttft_count, f.first_token_lag_p99_ms);
-                format!("p99 {p99:.3} ms, p50 {p50:.3} ms ({n} requests; first-token lag p99 {lag:.3} ms)")
-            });
-        out.push(target(format!("TTFT error <= 1 ms, {n} paced streams"), measured, ttft.map(|f| f.ttft_error_p99_ms <= 1.0)));
+        let measured = ttft.map(|f| {
+            let (p99, p50, n, lag) = (f.ttft_error_p99_ms, f.ttft_error_p50_ms, f.ttft_count, f.first_token_lag_p99_ms);
+            format!("p99 {p99:.3} ms, p50 {p50:.3} ms ({n} requests; first-token lag p99 {lag:.3} ms)")
+        });
+        out.push(target(
+            format!("TTFT error <= 1 ms, {n} paced streams"),
+            measured,
+            ttft.map(|f| f.ttft_error_p99_ms <= 1.0),
+        ));
     }
 }
 
@@ -156,7 +162,12 @@ mod tests {
     use crate::bench::run::{Window, row};
 
     fn r(mode: Mode, epf: Option<u32>, streams: u32, client: Client, us: f64, raw_us: f64) -> Row {
-        let w = Window { secs: 1.0, tokens: 1_000_000, cpu: Duration::from_secs_f64(us), rss: (1024 + 32 * streams as u64, 0) };
+        let w = Window {
+            secs: 1.0,
+            tokens: 1_000_000,
+            cpu: Duration::from_secs_f64(us),
+            rss: (1024 + 32 * streams as u64, 0),
+        };
         let mut x = row(mode, streams, client, &w, 1024);
         x.events_per_frame = epf;
         if client != Client::Raw {

@@ -93,7 +93,8 @@ pub(crate) fn report_tokens(report: &Value) -> (Option<u64>, u64) {
     let mut tokens = 0;
     for a in &attempts {
         let samples = a["request_samples"].as_array().map_or(&[][..], Vec::as_slice);
-        let outcomes: u64 = a["request_outcomes"].as_object().into_iter().flatten().filter_map(|(_, n)| n.as_u64()).sum();
+        let outcomes: u64 =
+            a["request_outcomes"].as_object().into_iter().flatten().filter_map(|(_, n)| n.as_u64()).sum();
         whole &= outcomes == samples.len() as u64;
         tokens += samples.iter().filter_map(|s| s["output_tokens"].as_u64()).sum::<u64>();
     }
@@ -145,7 +146,13 @@ async fn sample_run(exe: &Path, args: &[String], timeout: Duration) -> anyhow::R
 }
 
 /// The `run` row against the bench server at `url`, measured from this (the row's) process.
-pub(crate) async fn run_row(url: &str, http: &reqwest::Client, mode: Mode, streams: u32, plan: &Plan) -> anyhow::Result<Row> {
+pub(crate) async fn run_row(
+    url: &str,
+    http: &reqwest::Client,
+    mode: Mode,
+    streams: u32,
+    plan: &Plan,
+) -> anyhow::Result<Row> {
     let exe = std::env::current_exe()?;
     let out = std::env::temp_dir().join(format!("llm-decode-bench-run-row-{}.json", std::process::id()));
     let s0 = super::child::stats_at(http, url).await?;
@@ -159,7 +166,7 @@ pub(crate) async fn run_row(url: &str, http: &reqwest::Client, mode: Mode, strea
     let (client_tokens, errors) = report_tokens(&report);
     anyhow::ensure!(w.tokens > 0 && w.last_unix_ns > w.first_unix_ns, "the server wrote no tokens to `run`");
     let cpu = (cpu_at(&samples, w.last_unix_ns) - cpu_at(&samples, w.first_unix_ns)).max(0.0);
-    let rss_at = |t: u64| samples.iter().filter(|s| s.rss_kib > 0 && s.unix_ns <= t).last().map_or(0, |s| s.rss_kib);
+    let rss_at = |t: u64| samples.iter().rfind(|s| s.rss_kib > 0 && s.unix_ns <= t).map_or(0, |s| s.rss_kib);
     let (first, last) = (samples.first().copied(), samples.last().copied());
     let whole = WholeWindow {
         server_tokens: w.tokens,

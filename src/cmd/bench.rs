@@ -114,7 +114,8 @@ async fn targets(window: Duration, exe: &std::path::Path, json: &std::path::Path
     let table = targets::evaluate(&rows);
     crate::out_line!("{}", targets::table(&table))?;
     let mut report = run::report(&plans[0], rows, None);
-    report.settings = serde_json::json!({"preset": "targets", "plans": plans.iter().map(run::settings).collect::<Vec<_>>()});
+    report.settings =
+        serde_json::json!({"preset": "targets", "plans": plans.iter().map(run::settings).collect::<Vec<_>>()});
     report.targets = Some(table);
     std::fs::write(json, serde_json::to_vec_pretty(&report)?)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json.display()))?;

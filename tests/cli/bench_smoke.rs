@@ -25,7 +25,7 @@ fn profile() -> &'static str {
 async fn measure(burn_ns: Option<u64>) -> Vec<Ratios> {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("smoke.json");
-    let streams = vec!["64"; REPEATS].join(",");
+    let streams = ["64"; REPEATS].join(",");
     let mut cmd = common::bin();
     cmd.args(["bench", "--streams", &streams, "--modes", "firehose", "--monitor", "off", "--long-tokens", "0"]);
     cmd.args(["--window", "1s", "--json"]).arg(&json);
@@ -43,11 +43,8 @@ async fn measure(burn_ns: Option<u64>) -> Vec<Ratios> {
     };
     let (tool, raw) = (of("tool"), of("raw"));
     assert_eq!((tool.len(), raw.len()), (REPEATS, REPEATS), "{stdout}");
-    let pairs: Vec<Pair> = tool
-        .iter()
-        .zip(&raw)
-        .map(|(t, r)| Pair { tool_us: t.0, raw_us: r.0, tool_kib: t.1, raw_kib: r.1 })
-        .collect();
+    let pairs: Vec<Pair> =
+        tool.iter().zip(&raw).map(|(t, r)| Pair { tool_us: t.0, raw_us: r.0, tool_kib: t.1, raw_kib: r.1 }).collect();
     smoke::ratios_of(&pairs)
 }
 
@@ -66,9 +63,14 @@ async fn bench_smoke_ratios_to_the_raw_client_hold_against_the_baseline() {
         std::fs::write(baseline_path(), serde_json::to_string_pretty(&b).unwrap() + "\n").expect("baseline written");
         return;
     }
-    let baseline: Baseline = serde_json::from_slice(&std::fs::read(baseline_path()).expect("baseline committed")).unwrap();
+    let baseline: Baseline =
+        serde_json::from_slice(&std::fs::read(baseline_path()).expect("baseline committed")).unwrap();
     if baseline.profile != profile() {
-        eprintln!("bench smoke: baseline recorded with the {} build, this is {}: not compared", baseline.profile, profile());
+        eprintln!(
+            "bench smoke: baseline recorded with the {} build, this is {}: not compared",
+            baseline.profile,
+            profile()
+        );
         return;
     }
     if let Err(e) = smoke::check(got, &baseline) {
@@ -81,7 +83,8 @@ async fn bench_smoke_ratios_to_the_raw_client_hold_against_the_baseline() {
 #[tokio::test]
 #[ignore = "manual: shows the smoke failing; a minute of CPU"]
 async fn bench_smoke_fails_when_the_tool_does_more_work_per_token() {
-    let baseline: Baseline = serde_json::from_slice(&std::fs::read(baseline_path()).expect("baseline committed")).unwrap();
+    let baseline: Baseline =
+        serde_json::from_slice(&std::fs::read(baseline_path()).expect("baseline committed")).unwrap();
     let got = smoke::medians(&measure(Some(5_000)).await);
     let e = smoke::check(got, &baseline).expect_err("5 us more per token is caught");
     eprintln!("bench smoke with 5 us more per token fails as it should:\n{e}");
