@@ -114,9 +114,9 @@ pub struct BenchArgs {
     pub whole_window: bool,
     /// Run exactly what issue 26's targets table needs (firehose with vLLM's chunks at 16 and 1
     /// events per frame, 64 and 1,024 streams, raw, tool and `run` rows; paced 10 ms streams at
-    /// 256 and 1,024 with the monitor drawing), then print the table; takes --window only.
+    /// 256 and 1,024 with the monitor drawing), then print the table; takes --window and --json.
     #[arg(long, conflicts_with_all = ["streams", "modes", "tokens", "interval_us", "monitor", "chunk_shape",
-        "events_per_frame", "whole_window"])]
+        "events_per_frame", "whole_window", "long_tokens", "long_streams", "long_rounds"])]
     pub targets: bool,
     /// Where to write the JSON figures (checked before the bench starts); an existing file is
     /// replaced only when it holds earlier figures of the bench, or with --overwrite.
