@@ -81,6 +81,12 @@ pub async fn stats_at(client: &reqwest::Client, url: &str) -> anyhow::Result<Ser
     Ok(r.error_for_status()?.json().await?)
 }
 
+/// The bench server's figures since its last `POST /bench/mark` (`GET /bench/window`).
+pub(crate) async fn window_at(client: &reqwest::Client, url: &str) -> anyhow::Result<super::marks::WindowFigures> {
+    let r = client.get(format!("{url}/bench/window")).timeout(Duration::from_secs(10)).send().await?;
+    Ok(r.error_for_status()?.json().await?)
+}
+
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -15,15 +15,22 @@ pub enum Client {
     Tool,
     /// The tool's decode cell with the monitor drawing.
     ToolMonitor,
+    /// `llm-decode-bench run --headless` in a process of its own, CPU over the whole streaming
+    /// window (src/bench/whole.rs).
+    Run,
 }
 
 impl Client {
+    /// Every client, in the table's order.
+    pub const ALL: [Client; 4] = [Client::Raw, Client::Tool, Client::ToolMonitor, Client::Run];
+
     /// The table's name.
     pub fn name(self) -> &'static str {
         match self {
             Self::Raw => "raw",
             Self::Tool => "tool",
             Self::ToolMonitor => "tool+monitor",
+            Self::Run => "run",
         }
     }
 }
@@ -98,6 +105,18 @@ pub(crate) struct Row {
     /// Against the raw client of the same mode and streams (tool rows).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vs_raw: Option<Ratios>,
+    /// Timing fidelity against the server's send times (paced tool rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<super::fidelity::FidelityFigures>,
+    /// The whole streaming window of a `run` process (`run` rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<super::whole::WholeWindow>,
+    /// The chunk shape the server wrote.
+    #[serde(default)]
+    pub chunk_shape: super::shape::ChunkShape,
+    /// Firehose: most events per HTTP frame the server wrote (None: about 64 KiB frames).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_per_frame: Option<u32>,
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -164,6 +183,28 @@ pub(crate) fn line(r: &Row) -> String {
     )
 }
 
+/// The timing-fidelity line under a paced tool row (None without figures).
+pub(crate) fn fidelity_line(r: &Row) -> Option<String> {
+    let f = r.fidelity?;
+    let late = f.server_late.map_or("-".to_string(), |l| format!("{:.2}/{:.2}", l.p50_ms, l.p99_ms));
+    let ttft = if f.ttft_count == 0 {
+        String::new()
+    } else {
+        let (p50, p99, n, lag) = (f.ttft_error_p50_ms, f.ttft_error_p99_ms, f.ttft_count, f.first_token_lag_p99_ms);
+        format!("TTFT error p50/p99 {p50:.3}/{p99:.3} ms ({n} requests, first-token lag p99 {lag:.3} ms); ")
+    };
+    Some(format!(
+        "  fidelity: ITL p99 {:.3} ms, server's {:.3} ms: error {:+.3} ms; |ITL error| p99 {:.3} max {:.3} ms \
+         ({} intervals); {ttft}server late p50/p99 {late} ms",
+        f.client_itl_p99_ms,
+        f.server_itl_p99_ms,
+        f.itl_p99_error_ms,
+        f.itl_abs_error_p99_ms,
+        f.itl_abs_error_max_ms,
+        f.intervals,
+    ))
+}
+
 /// Whether `bytes` are figures an earlier bench wrote (a JSON object with `version`,
 /// `settings` and `rows`), which `bench --json` may replace.
 pub(crate) fn is_bench_json(bytes: &[u8]) -> bool {
@@ -183,4 +224,7 @@ pub(crate) struct BenchReport {
     /// The long-context row: 128k-token prompts, send time per MB (src/bench/long.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub long_context: Option<super::long::LongFigures>,
+    /// Issue 26's targets, met or not (`bench --targets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<Vec<super::targets::Target>>,
 }

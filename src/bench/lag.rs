@@ -1,5 +1,7 @@
 //! Measurement lag: the client's own timestamp of a token minus the server's send time, kept in
-//! a fixed, lock-free histogram (10 us buckets up to 100 ms, one overflow bucket, the maximum).
+//! a fixed, lock-free histogram (10 us buckets up to 100 ms by default, one overflow bucket, the
+//! maximum). The timing-fidelity figures (src/bench/fidelity.rs) keep intervals and errors in
+//! histograms of the same kind with finer buckets.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -11,6 +13,8 @@ const BUCKETS: usize = 10_000;
 /// A histogram of lags, filled from any thread with relaxed atomics.
 #[derive(Debug)]
 pub(crate) struct LagHist {
+    /// Bucket width, ns.
+    width_ns: u64,
     buckets: Box<[AtomicU64]>,
     max_ns: AtomicU64,
     /// Stamps later than the client's timestamp (clock skew or a probe bug), counted apart.
@@ -19,11 +23,7 @@ pub(crate) struct LagHist {
 
 impl Default for LagHist {
     fn default() -> Self {
-        Self {
-            buckets: (0..=BUCKETS).map(|_| AtomicU64::new(0)).collect(),
-            max_ns: AtomicU64::new(0),
-            negative: AtomicU64::new(0),
-        }
+        Self::new(BUCKET_US * 1000, BUCKETS)
     }
 }
 
@@ -43,13 +43,23 @@ pub(crate) struct LagFigures {
 }
 
 impl LagHist {
+    /// `buckets` buckets of `width_ns` ns each (at least 1), then the overflow bucket.
+    pub(crate) fn new(width_ns: u64, buckets: usize) -> Self {
+        Self {
+            width_ns: width_ns.max(1),
+            buckets: (0..=buckets).map(|_| AtomicU64::new(0)).collect(),
+            max_ns: AtomicU64::new(0),
+            negative: AtomicU64::new(0),
+        }
+    }
+
     /// Counts one lag: `client_ns - sent_ns`, both unix ns.
     pub(crate) fn record(&self, client_ns: u64, sent_ns: u64) {
         let Some(lag) = client_ns.checked_sub(sent_ns) else {
             self.negative.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        let i = ((lag / 1000 / BUCKET_US) as usize).min(BUCKETS);
+        let i = ((lag / self.width_ns) as usize).min(self.buckets.len() - 1);
         self.buckets[i].fetch_add(1, Ordering::Relaxed);
         self.max_ns.fetch_max(lag, Ordering::Relaxed);
     }
@@ -74,8 +84,8 @@ impl LagHist {
             let mut seen = 0;
             for (i, c) in counts.iter().enumerate() {
                 seen += c;
-                if seen >= rank {
-                    return (((i as u64 + 1) * BUCKET_US) as f64 / 1e3).min(max_ms);
+                if seen >= rank && i + 1 < counts.len() {
+                    return ((i as u64 + 1) as f64 * self.width_ns as f64 / 1e6).min(max_ms);
                 }
             }
             max_ms
@@ -108,5 +118,11 @@ mod tests {
         assert!((h.figures().unwrap().max_ms - 3000.0).abs() < 1e-6, "beyond the last bucket: exact max");
         h.reset();
         assert!(h.figures().is_none());
+        let fine = LagHist::new(1000, 100);
+        fine.record(base + 37_400, base);
+        fine.record(base + 5_000_000, base);
+        let f = fine.figures().unwrap();
+        assert!((f.p50_ms - 0.038).abs() < 1e-9, "1 us buckets: {f:?}");
+        assert!((f.p99_ms - 5.0).abs() < 1e-9, "the overflow bucket answers the exact max: {f:?}");
     }
 }

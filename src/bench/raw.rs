@@ -30,6 +30,8 @@ pub(crate) struct RawCounts {
     pub errors: AtomicU64,
     /// Lags (paced mode).
     pub lag: LagHist,
+    /// ITLs against the server's over the same token pairs (paced mode).
+    pub itl: super::fidelity::ItlHists,
 }
 
 /// What to send.
@@ -93,6 +95,8 @@ async fn one_request(target: &RawTarget, buf: &mut [u8], counts: &RawCounts) -> 
     tcp.write_all(&target.request).await?;
     let finder = memmem::Finder::new(DATA);
     let (mut tail, mut first) = ([0u8; 4], true);
+    // The last read's timestamp and send stamp, for ITLs.
+    let mut prev: Option<(u64, u64)> = None;
     loop {
         let n = tcp.read(buf).await?;
         if n == 0 {
@@ -121,6 +125,10 @@ async fn one_request(target: &RawTarget, buf: &mut [u8], counts: &RawCounts) -> 
             && let Some(sent) = d.iter().try_fold(0u64, |a, c| c.is_ascii_digit().then(|| a * 10 + u64::from(c - b'0')))
         {
             counts.lag.record(at, sent);
+            if let Some((a, s)) = prev.filter(|(_, s)| *s != sent) {
+                counts.itl.record(at.saturating_sub(a), sent.saturating_sub(s));
+            }
+            prev = Some((at, sent));
         }
     }
 }

@@ -49,8 +49,7 @@ pub(crate) fn parse_row(s: &str) -> Result<RowSpec, String> {
         _ => return Err(bad()),
     };
     let streams = n.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(bad)?;
-    let client =
-        [Client::Raw, Client::Tool, Client::ToolMonitor].into_iter().find(|k| k.name() == c).ok_or_else(bad)?;
+    let client = Client::ALL.into_iter().find(|k| k.name() == c).ok_or_else(bad)?;
     Ok(RowSpec { mode, streams, client })
 }
 
@@ -145,6 +144,7 @@ pub(crate) async fn serve_row(spec: RowSpec, url: &str, plan: &Plan) -> anyhow::
     let http = crate::net::client_builder().no_proxy().build()?;
     let row = match spec.client {
         Client::Raw => super::run::raw_row(url, &http, spec.mode, spec.streams, plan).await?,
+        Client::Run => super::whole::run_row(url, &http, spec.mode, spec.streams, plan).await?,
         c => super::run::tool_row(url, &http, spec.mode, spec.streams, c, plan).await?,
     };
     crate::out_line!("row {}", serde_json::to_string(&row)?)?;
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn row_specs_round_trip_and_bad_ones_are_refused() {
-        for c in [Client::Raw, Client::Tool, Client::ToolMonitor] {
+        for c in Client::ALL {
             let spec = RowSpec { mode: Mode::Paced, streams: 64, client: c };
             assert_eq!(parse_row(&spec.arg()), Ok(spec));
         }

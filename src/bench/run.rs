@@ -64,20 +64,25 @@ async fn server_stats(url: &str, http: &reqwest::Client) -> anyhow::Result<Serve
     super::child::stats_at(http, url).await
 }
 
-fn server_us_per_token(a: &ServerStats, b: &ServerStats) -> f64 {
+pub(crate) fn server_us_per_token(a: &ServerStats, b: &ServerStats) -> f64 {
     let tokens = b.tokens.saturating_sub(a.tokens);
     if tokens == 0 { 0.0 } else { b.cpu_ns.saturating_sub(a.cpu_ns) as f64 / 1e3 / tokens as f64 }
 }
 
 /// A row's shared fields from a window's two readings.
-struct Window {
-    secs: f64,
-    tokens: u64,
-    cpu: Duration,
-    rss: (u64, u64),
+pub(crate) struct Window {
+    /// Window length, s.
+    pub secs: f64,
+    /// Tokens in it.
+    pub tokens: u64,
+    /// Client CPU in it.
+    pub cpu: Duration,
+    /// VmRSS and VmHWM at its end, KiB.
+    pub rss: (u64, u64),
 }
 
-fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss: u64) -> Row {
+/// A row of `client` from its window `w`; `base_rss`: the idle baseline, KiB.
+pub(crate) fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss: u64) -> Row {
     let per_token = if w.tokens == 0 { 0.0 } else { w.cpu.as_secs_f64() * 1e6 / w.tokens as f64 };
     Row {
         mode,
@@ -97,6 +102,10 @@ fn row(mode: Mode, streams: u32, client: Client, w: &Window, base_rss: u64) -> R
         errors: 0,
         key_to_screen: None,
         vs_raw: None,
+        fidelity: None,
+        whole: None,
+        chunk_shape: Default::default(),
+        events_per_frame: None,
     }
 }
 
@@ -118,6 +127,8 @@ pub(crate) async fn raw_row(
     let task = tokio::spawn(raw::run(target, streams as usize, end + Duration::from_millis(100), counts.clone()));
     tokio::time::sleep_until(start).await;
     counts.lag.reset();
+    counts.itl.reset();
+    http.post(format!("{url}/bench/mark")).send().await?.error_for_status()?;
     let (t0, c0, k0, e0) =
         (Instant::now(), process_cpu(), counts.tokens.load(Ordering::Relaxed), counts.errors.load(Ordering::Relaxed));
     tokio::time::sleep_until(end).await;
@@ -128,13 +139,17 @@ pub(crate) async fn raw_row(
         cpu: c1.saturating_sub(c0),
         rss: rss_kib().unwrap_or_default(),
     };
-    let lag = counts.lag.figures();
+    let (lag, itl) = (counts.lag.figures(), counts.itl.figures(None));
     task.await?;
     let s1 = server_stats(url, http).await?;
     let mut r = row(mode, streams, Client::Raw, &w, base_rss);
     r.errors = counts.errors.load(Ordering::Relaxed).saturating_sub(e0);
     r.lag = lag.filter(|_| mode == Mode::Paced);
     r.server_cpu_us_per_token = server_us_per_token(&s0, &s1);
+    if mode == Mode::Paced {
+        let late = super::child::window_at(http, url).await?.late;
+        r.fidelity = itl.map(|f| super::fidelity::FidelityFigures { server_late: late, ..f });
+    }
     Ok(r)
 }
 
@@ -153,7 +168,7 @@ pub(crate) async fn tool_row(
     let base_rss = rss_kib().unwrap_or_default().0;
     let s0 = server_stats(url, http).await?;
     super::probe::enable(mode == Mode::Paced);
-    let run = super::tool::run(cfg, client == Client::ToolMonitor).await;
+    let run = super::tool::run(cfg, client == Client::ToolMonitor, url).await;
     super::probe::enable(false);
     let _ = std::fs::remove_file(&out);
     let run = run?;
@@ -168,6 +183,10 @@ pub(crate) async fn tool_row(
     r.errors = run.errors.max(b.failed);
     r.lag = super::probe::TOOL_LAG.figures().filter(|_| mode == Mode::Paced);
     r.server_cpu_us_per_token = server_us_per_token(&s0, &s1);
+    if mode == Mode::Paced {
+        let w = super::child::window_at(http, url).await?;
+        r.fidelity = super::fidelity::figures(&w.firsts, w.late);
+    }
     if client == Client::ToolMonitor {
         let mut k = run.key_ms.clone();
         k.sort_by(f64::total_cmp);
@@ -192,15 +211,25 @@ pub(crate) async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
     crate::out_line!("server: {} chunks, firehose {frames}", plan.shape.name())?;
     crate::out_line!("{}", header())?;
     let mut rows = Vec::new();
+    let label = |mut r: Row| {
+        (r.chunk_shape, r.events_per_frame) = (plan.shape, plan.events_per_frame);
+        r
+    };
     for &mode in &plan.modes {
         let srv = ServerProcess::spawn(exe, &server_args(plan, mode))?;
         for &n in &plan.streams {
-            let raw = super::rowproc::measure(exe, &srv.url, mode, n, Client::Raw, plan).await?;
+            let raw = label(super::rowproc::measure(exe, &srv.url, mode, n, Client::Raw, plan).await?);
             crate::out_line!("{}", line(&raw))?;
+            if let Some(f) = super::figures::fidelity_line(&raw) {
+                crate::out_line!("{f}")?;
+            }
             for &client in &plan.tool_runs {
-                let mut r = super::rowproc::measure(exe, &srv.url, mode, n, client, plan).await?;
+                let mut r = label(super::rowproc::measure(exe, &srv.url, mode, n, client, plan).await?);
                 r.compare(&raw);
                 crate::out_line!("{}", line(&r))?;
+                if let Some(f) = super::figures::fidelity_line(&r) {
+                    crate::out_line!("{f}")?;
+                }
                 rows.push(r);
             }
             rows.push(raw);
@@ -221,13 +250,18 @@ pub(crate) async fn long_row(plan: &Plan, exe: &Path) -> anyhow::Result<Option<s
 
 /// The JSON report of `rows`.
 pub(crate) fn report(plan: &Plan, rows: Vec<Row>, long_context: Option<super::long::LongFigures>) -> BenchReport {
-    let settings = serde_json::json!({
+    let settings = settings(plan);
+    BenchReport { version: crate::version::VERSION, settings, rows, long_context, targets: None }
+}
+
+/// The JSON `settings` of `plan`.
+pub(crate) fn settings(plan: &Plan) -> serde_json::Value {
+    serde_json::json!({
         "streams": plan.streams, "modes": plan.modes, "window_s": plan.window.as_secs_f64(),
         "tokens": plan.tokens, "interval_us": plan.interval.as_micros() as u64,
         "tool_runs": plan.tool_runs, "open_file_limit": super::sysinfo::raise_nofile(),
         "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
         "row_process": "each client row in a child process of its own",
         "long": plan.long, "chunk_shape": plan.shape, "events_per_frame": plan.events_per_frame,
-    });
-    BenchReport { version: crate::version::VERSION, settings, rows, long_context }
+    })
 }

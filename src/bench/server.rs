@@ -5,7 +5,9 @@
 //! every event (continuous usage), a final usage chunk and `[DONE]`; every event carries the
 //! server's send time in `bench_sent_unix_ns` (src/bench/template.rs). `/v1/models`,
 //! `/tokenize` and a minimal vLLM-style `/metrics` let a `run` session start against it;
-//! `GET /bench/stats` reports the server's own CPU time and counts as JSON.
+//! `GET /bench/stats` reports the server's own CPU time and counts as JSON; `POST /bench/mark`
+//! opens a window and `GET /bench/window` reports the tokens written in it, the first and last
+//! frame's send times, paced lateness and first tokens (src/bench/marks.rs).
 //!
 //! Chat answers take the bench's own chunk shape or vLLM's exact one (`--chunk-shape`,
 //! src/bench/shape.rs); completions always take the bench's.
@@ -89,6 +91,7 @@ struct Counts {
 struct ServerState {
     opts: ServerOptions,
     counts: Counts,
+    marks: super::marks::Marks,
     templates: Mutex<HashMap<(Flavor, u64, u64), Arc<Template>>>,
 }
 
@@ -125,9 +128,11 @@ impl Active {
         Self(st)
     }
 
-    fn sent(&self, events: usize, tokens: usize) {
+    /// A frame of `events` events, `tokens` of them tokens, went out at `now_ns` (unix).
+    fn sent(&self, events: usize, tokens: usize, now_ns: u64) {
         self.0.counts.events.fetch_add(events as u64, Ordering::Relaxed);
         self.0.counts.tokens.fetch_add(tokens as u64, Ordering::Relaxed);
+        self.0.marks.sent(tokens, now_ns);
     }
 }
 
@@ -154,7 +159,12 @@ impl BenchServer {
         socket.bind(opts.addr).map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.addr))?;
         let listener: TcpListener = socket.listen(4096)?;
         let addr = listener.local_addr()?;
-        let state = Arc::new(ServerState { opts, counts: Counts::default(), templates: Mutex::default() });
+        let state = Arc::new(ServerState {
+            opts,
+            counts: Counts::default(),
+            marks: super::marks::Marks::default(),
+            templates: Mutex::default(),
+        });
         let router = Router::new()
             .route("/v1/chat/completions", post(chat))
             .route("/v1/completions", post(completions))
@@ -162,6 +172,8 @@ impl BenchServer {
             .route("/tokenize", post(tokenize))
             .route("/metrics", get(metrics))
             .route("/bench/stats", get(stats))
+            .route("/bench/mark", post(mark))
+            .route("/bench/window", get(window))
             .route("/health", get(|| async { "ok" }))
             .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
             .with_state(state);
@@ -198,16 +210,17 @@ fn prompt_tokens(v: &Value) -> u64 {
 
 async fn chat(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {
     let read = super::sysinfo::unix_ns();
-    let mut resp = answer(st, Flavor::Chat, &body);
+    let mut resp = answer(st, Flavor::Chat, &body, read);
     resp.headers_mut().insert(READ_HEADER, HeaderValue::from(read));
     resp
 }
 
 async fn completions(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {
-    answer(st, Flavor::Completion, &body)
+    answer(st, Flavor::Completion, &body, super::sysinfo::unix_ns())
 }
 
-fn answer(st: Arc<ServerState>, flavor: Flavor, body: &[u8]) -> Response {
+/// The answer to a request the handler had whole at `read_ns` (unix).
+fn answer(st: Arc<ServerState>, flavor: Flavor, body: &[u8], read_ns: u64) -> Response {
     let Ok(v) = serde_json::from_slice::<Value>(body) else {
         return (StatusCode::BAD_REQUEST, "bench-server: the body is not JSON\n").into_response();
     };
@@ -224,7 +237,7 @@ fn answer(st: Arc<ServerState>, flavor: Flavor, body: &[u8]) -> Response {
             let frame = (st.opts.batch_bytes, st.opts.events_per_frame);
             Body::from_stream(firehose(template, active, frame))
         }
-        Mode::Paced => Body::from_stream(paced(template, active, st.opts.interval)),
+        Mode::Paced => Body::from_stream(paced(template, active, st.opts.interval, read_ns)),
     };
     let mut resp = Response::new(body);
     resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -253,13 +266,21 @@ fn firehose(t: Arc<Template>, active: Active, frame: (usize, usize)) -> impl Str
             return None;
         }
         let to = t.batch_end(from, frame.0, frame.1);
-        let bytes = t.stamped(from, to, super::sysinfo::unix_ns());
-        active.sent(to - from, t.tokens_in(from, to));
+        let now = super::sysinfo::unix_ns();
+        let bytes = t.stamped(from, to, now);
+        active.sent(to - from, t.tokens_in(from, to), now);
         Some((Ok(bytes), (t, to, active)))
     })
 }
 
-fn paced(t: Arc<Template>, active: Active, interval: Duration) -> impl Stream<Item = Result<Bytes, Infallible>> {
+/// The paced body; `read_ns`: when the handler had the request (unix), for its first token's
+/// server-side time to first token.
+fn paced(
+    t: Arc<Template>,
+    active: Active,
+    interval: Duration,
+    read_ns: u64,
+) -> impl Stream<Item = Result<Bytes, Infallible>> {
     let start = Instant::now();
     stream::unfold((t, 0usize, active), move |(t, from, active)| async move {
         if from >= t.events() {
@@ -271,8 +292,14 @@ fn paced(t: Arc<Template>, active: Active, interval: Duration) -> impl Stream<It
         // chunk and `[DONE]`.
         let last_token = t.events().saturating_sub(3);
         let to = if from.max(t.lead) >= last_token { t.events() } else { from.max(t.lead) + 1 };
-        let bytes = t.stamped(from, to, super::sysinfo::unix_ns());
-        active.sent(to - from, t.tokens_in(from, to));
+        let now = super::sysinfo::unix_ns();
+        let marks = &active.0.marks;
+        marks.late(Instant::now().saturating_duration_since(due).as_nanos() as u64);
+        if from == 0 {
+            marks.first_token(now, read_ns);
+        }
+        let bytes = t.stamped(from, to, now);
+        active.sent(to - from, t.tokens_in(from, to), now);
         Some((Ok(bytes), (t, to, active)))
     })
 }
@@ -310,6 +337,15 @@ fn stats_json(st: &ServerState) -> Value {
 
 async fn stats(State(st): State<Arc<ServerState>>) -> Response {
     axum::Json(stats_json(&st)).into_response()
+}
+
+async fn mark(State(st): State<Arc<ServerState>>) -> Response {
+    st.marks.mark();
+    (StatusCode::OK, "marked\n").into_response()
+}
+
+async fn window(State(st): State<Arc<ServerState>>) -> Response {
+    axum::Json(st.marks.figures()).into_response()
 }
 
 async fn metrics(State(st): State<Arc<ServerState>>) -> Response {

@@ -81,7 +81,9 @@ pub(crate) fn config(url: &str, streams: u32, tokens: u64, window: Duration, out
 /// Follows the live view: the first reading inside the window and the first after it. The
 /// window opens before its first update (after a metrics round), so CPU is read as a rate over
 /// these two readings and divided by the report's tok/s of the whole window.
-async fn follow(mut live: watch::Receiver<LiveAttempt>) -> Option<(Reading, Reading)> {
+/// At the window's open the bench server at `server` is marked (`POST /bench/mark`), so its
+/// lateness and first tokens are of the window too.
+async fn follow(mut live: watch::Receiver<LiveAttempt>, server: String) -> Option<(Reading, Reading)> {
     let mut first: Option<Reading> = None;
     while live.changed().await.is_ok() {
         let l = live.borrow_and_update().clone();
@@ -89,10 +91,17 @@ async fn follow(mut live: watch::Receiver<LiveAttempt>) -> Option<(Reading, Read
             (Phase::Measuring, None) => {
                 first = Some(Reading::now(&l));
                 super::probe::TOOL_LAG.reset();
+                super::fidelity::open();
+                let mark = format!("{server}/bench/mark");
+                tokio::spawn(async move {
+                    let http = crate::net::client_builder().no_proxy().build().ok()?;
+                    http.post(mark).send().await.ok()
+                });
             }
             (Phase::Measuring, Some(_)) => {}
             (_, Some(a)) => {
                 super::probe::enable(false);
+                super::fidelity::close();
                 return Some((a, Reading::now(&l)));
             }
             _ => {}
@@ -134,9 +143,10 @@ async fn press_keys(
 }
 
 /// Runs the session; with `monitor`, the monitor's loop draws it at 20 frames per second.
-pub(crate) async fn run(cfg: RunConfig, monitor: bool) -> anyhow::Result<ToolRun> {
+/// `server`: the bench server's base URL.
+pub(crate) async fn run(cfg: RunConfig, monitor: bool, server: &str) -> anyhow::Result<ToolRun> {
     let handles = crate::session::start(cfg).await?;
-    let mut follower = tokio::spawn(follow(handles.live.clone()));
+    let mut follower = tokio::spawn(follow(handles.live.clone(), server.to_string()));
     let probe = Arc::new(Mutex::new(KeyProbe::default()));
     let report = if monitor {
         let (tx, rx) = mpsc::unbounded_channel();

@@ -107,6 +107,17 @@ pub struct BenchArgs {
     /// uvicorn writes; at most 1000000). Unset: frames of about 64 KiB.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub events_per_frame: Option<u32>,
+    /// Also run `llm-decode-bench run --headless` as users run it, in a process of its own, per
+    /// mode and stream count, and report its CPU over the whole streaming window (first to last
+    /// token the server wrote, warmup included) as the `run` row.
+    #[arg(long)]
+    pub whole_window: bool,
+    /// Run exactly what issue 26's targets table needs (firehose with vLLM's chunks at 16 and 1
+    /// events per frame, 64 and 1,024 streams, raw, tool and `run` rows; paced 10 ms streams at
+    /// 256 and 1,024 with the monitor drawing), then print the table; takes --window and --json.
+    #[arg(long, conflicts_with_all = ["streams", "modes", "tokens", "interval_us", "monitor", "chunk_shape",
+        "events_per_frame", "whole_window", "long_tokens", "long_streams", "long_rounds"])]
+    pub targets: bool,
     /// Where to write the JSON figures (checked before the bench starts); an existing file is
     /// replaced only when it holds earlier figures of the bench, or with --overwrite.
     #[arg(long, default_value = "bench.json")]

@@ -48,7 +48,7 @@ pub(crate) async fn bench_server(args: BenchServerArgs) -> anyhow::Result<ExitCo
 pub(crate) async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<ExitCode> {
     use crate::bench::figures::Client;
     use crate::cli::bench::MonitorRuns;
-    let most = args.streams.iter().copied().max().unwrap_or(1);
+    let most = if args.targets { 1024 } else { args.streams.iter().copied().max().unwrap_or(1) };
     let limit = crate::bench::sysinfo::raise_nofile();
     if let Some(limit) = limit.filter(|l| *l < u64::from(most) + 256) {
         crate::err_line!(
@@ -56,11 +56,14 @@ pub(crate) async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<
         );
         return Ok(ExitCode::from(super::exit::USAGE));
     }
-    let tool_runs = match args.monitor {
+    let mut tool_runs = match args.monitor {
         MonitorRuns::Off => vec![Client::Tool],
         MonitorRuns::On => vec![Client::ToolMonitor],
         MonitorRuns::Both => vec![Client::Tool, Client::ToolMonitor],
     };
+    if args.whole_window {
+        tool_runs.push(Client::Run);
+    }
     let long = (args.long_tokens > 0).then_some(crate::bench::long::LongShape {
         streams: args.long_streams as usize,
         tokens: args.long_tokens,
@@ -88,12 +91,35 @@ pub(crate) async fn bench(args: crate::cli::bench::BenchArgs) -> anyhow::Result<
         return Ok(super::session::usage(&e));
     }
     let exe = std::env::current_exe()?;
+    if args.targets {
+        return targets(args.window, &exe, &args.json).await;
+    }
     let rows = crate::bench::run::run(&plan, &exe).await?;
     let long = crate::bench::run::long_row(&plan, &exe).await?;
     let report = crate::bench::run::report(&plan, rows, long);
     std::fs::write(&args.json, serde_json::to_vec_pretty(&report)?)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.json.display()))?;
     crate::out_line!("figures written to {}", args.json.display())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bench --targets`: the preset's runs, the targets table, the JSON.
+async fn targets(window: Duration, exe: &std::path::Path, json: &std::path::Path) -> anyhow::Result<ExitCode> {
+    use crate::bench::{run, targets};
+    let plans = targets::plans(window);
+    let mut rows = Vec::new();
+    for plan in &plans {
+        rows.extend(run::run(plan, exe).await?);
+    }
+    let table = targets::evaluate(&rows);
+    crate::out_line!("{}", targets::table(&table))?;
+    let mut report = run::report(&plans[0], rows, None);
+    report.settings =
+        serde_json::json!({"preset": "targets", "plans": plans.iter().map(run::settings).collect::<Vec<_>>()});
+    report.targets = Some(table);
+    std::fs::write(json, serde_json::to_vec_pretty(&report)?)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json.display()))?;
+    crate::out_line!("figures written to {}", json.display())?;
     Ok(ExitCode::SUCCESS)
 }
 

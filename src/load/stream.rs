@@ -134,7 +134,7 @@ impl StreamState<'_> {
             SseEvent::Done => self.done = true,
             SseEvent::Data(d) => {
                 if let Some(tap) = super::tap::get() {
-                    tap(d, self.sample.sent_at + Duration::from_micros(at_us));
+                    tap(d, self.sample.sent_at, self.sample.sent_at + Duration::from_micros(at_us));
                 }
                 if let Some(text) = self.sample.text.as_mut() {
                     super::text::append(d, text);

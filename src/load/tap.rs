@@ -5,8 +5,9 @@
 use std::sync::OnceLock;
 use tokio::time::Instant;
 
-/// The observer: an event's data (the JSON of a `data:` line) and when its read was timed.
-pub(crate) type Tap = fn(data: &[u8], at: Instant);
+/// The observer: an event's data (the JSON of a `data:` line), when its request was sent (one
+/// instant per request, so the observer can tell streams apart) and when its read was timed.
+pub(crate) type Tap = fn(data: &[u8], sent_at: Instant, at: Instant);
 
 static TAP: OnceLock<Tap> = OnceLock::new();
 

@@ -8,6 +8,8 @@ mod common;
 
 mod bench;
 mod bench_frames;
+mod bench_smoke;
+mod bench_whole;
 mod example_configs;
 mod extras;
 mod runner_control;
