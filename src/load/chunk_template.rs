@@ -69,6 +69,9 @@ pub struct ChunkReader {
     rec: Recorder,
     /// The learned chunk's answer, its text length and numbers aside.
     base: ChunkInfo,
+    /// A second chunk matched since the template was learned: the numbers it had equal to the
+    /// learned ones (`created`, `index`, `prompt_tokens` in a stream) are compared as bytes.
+    settled: bool,
 }
 
 impl ChunkReader {
@@ -80,10 +83,14 @@ impl ChunkReader {
     /// Parses one SSE `data` payload of the stream.
     pub fn parse(&mut self, data: &[u8]) -> Result<ChunkInfo, ChunkError> {
         if let Some(info) = self.matched(data) {
+            if !self.settled {
+                self.settle(data);
+            }
             return Ok(info);
         }
         self.learned.clear();
         self.rec.clear();
+        self.settled = false;
         match fast::parse_recording(data, &mut self.rec) {
             Some(info) => {
                 if !self.rec.spoiled {
@@ -127,6 +134,32 @@ impl ChunkReader {
             from = slot.end;
         }
         (data.get(at..)? == &self.learned[from..]).then_some(info)
+    }
+}
+
+impl ChunkReader {
+    /// Keeps as values only the text and the numbers that differ between the learned chunk and
+    /// `data`, which matched it: the bytes of the others are compared from now on, and a
+    /// chunk where one of them changes misses (and teaches the template afresh).
+    fn settle(&mut self, data: &[u8]) {
+        self.settled = true;
+        let (mut at, mut from) = (0, 0);
+        let learned = &self.learned;
+        self.rec.slots.retain(|slot| {
+            at += slot.start - from;
+            let start = at;
+            // `data` matched, so every value reads.
+            let read = match slot.field {
+                Field::Text => {
+                    let mut cur = Cursor::at(data, at);
+                    cur.string_len().map(|_| at = cur.pos())
+                }
+                _ => plain_uint(data, &mut at).map(drop),
+            };
+            from = slot.end;
+            let same = read.is_some() && data[start..at] == learned[slot.start..slot.end];
+            slot.field == Field::Text || !same
+        });
     }
 }
 
