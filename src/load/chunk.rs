@@ -109,6 +109,10 @@ fn parse_chunk_full(data: &[u8]) -> Result<ChunkInfo, ChunkError> {
 #[path = "chunk_fast.rs"]
 mod fast;
 
+#[path = "chunk_template.rs"]
+mod template;
+pub use template::ChunkReader;
+
 #[derive(Deserialize)]
 struct RawChunk<'a> {
     choices: Option<Choices>,

@@ -8,11 +8,21 @@
 //! `None`, and the full parser decides. A property test in `chunk_tests.rs` checks the
 //! agreement on generated chunks.
 
+use super::template::{Field, Recorder};
 use super::{ChunkInfo, FinishReason};
 
 /// Parses `data` if it has the common shape; None hands it to the full parser.
 pub(super) fn parse(data: &[u8]) -> Option<ChunkInfo> {
-    let mut cur = Cursor { b: data, i: 0 };
+    let mut cur = Cursor { b: data, i: 0, rec: None };
+    let info = cur.chunk()?;
+    cur.ws();
+    (cur.i == data.len()).then_some(info)
+}
+
+/// [`parse`], noting in `rec` where the values that may change from one chunk of a stream to
+/// the next (text and numbers) lie (`chunk_template.rs`).
+pub(super) fn parse_recording(data: &[u8], rec: &mut Recorder) -> Option<ChunkInfo> {
+    let mut cur = Cursor { b: data, i: 0, rec: Some(rec) };
     let info = cur.chunk()?;
     cur.ws();
     (cur.i == data.len()).then_some(info)
@@ -31,9 +41,11 @@ const STOPS: [bool; 256] = {
     t
 };
 
-struct Cursor<'a> {
+pub(super) struct Cursor<'a, 'r> {
     b: &'a [u8],
     i: usize,
+    /// Where the variable values lie, when the caller learns a template.
+    rec: Option<&'r mut Recorder>,
 }
 
 /// Bits of the keys already seen in one object (the full parser rejects duplicates).
@@ -50,7 +62,23 @@ impl Seen {
     }
 }
 
-impl<'a> Cursor<'a> {
+impl<'a> Cursor<'a, '_> {
+    /// A cursor at byte `i` of `b`, recording nothing.
+    pub(super) fn at(b: &'a [u8], i: usize) -> Self {
+        Self { b, i, rec: None }
+    }
+
+    /// The position of the next byte.
+    pub(super) fn pos(&self) -> usize {
+        self.i
+    }
+
+    fn note(&mut self, start: usize, field: Field) {
+        if let Some(rec) = self.rec.as_mut() {
+            rec.note(start, self.i, field);
+        }
+    }
+
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
             self.i += 1;
@@ -83,7 +111,7 @@ impl<'a> Cursor<'a> {
 
     /// A string's raw bytes between the quotes, and how many one-character escapes it holds.
     /// Gives up on `\u`, on other escapes and on control characters.
-    fn string(&mut self, escapes_ok: bool) -> Option<(&'a [u8], usize)> {
+    pub(super) fn string(&mut self, escapes_ok: bool) -> Option<(&'a [u8], usize)> {
         self.eat(b'"')?;
         let start = self.i;
         let mut escapes = 0;
@@ -116,15 +144,33 @@ impl<'a> Cursor<'a> {
         if self.null() {
             return Some(0);
         }
+        let start = self.i;
+        let len = self.string_len()?;
+        self.note(start, Field::Text);
+        Some(len)
+    }
+
+    /// Byte length of the string that comes next (no whitespace before it) once unescaped,
+    /// checked as UTF-8.
+    pub(super) fn string_len(&mut self) -> Option<usize> {
         let (raw, escapes) = self.string(true)?;
         // Escapes are ASCII, so the raw bytes are valid UTF-8 exactly when the text is.
         std::str::from_utf8(raw).ok()?;
         Some(raw.len() - escapes)
     }
 
-    /// A plain unsigned integer (no sign, fraction, exponent or leading zero) within u64.
-    fn uint(&mut self) -> Option<u64> {
+    /// A plain unsigned integer, noted as `field`'s value.
+    fn uint(&mut self, field: Field) -> Option<u64> {
         self.ws();
+        let start = self.i;
+        let n = self.digits()?;
+        self.note(start, field);
+        Some(n)
+    }
+
+    /// A plain unsigned integer (no sign, fraction, exponent or leading zero) within u64,
+    /// starting right here.
+    pub(super) fn digits(&mut self) -> Option<u64> {
         let start = self.i;
         let mut n: u64 = 0;
         while let Some(&c @ b'0'..=b'9') = self.b.get(self.i) {
@@ -137,8 +183,8 @@ impl<'a> Cursor<'a> {
         (len > 0 && !leading_zero && !more).then_some(n)
     }
 
-    fn opt_uint(&mut self) -> Option<Option<u64>> {
-        if self.null() { Some(None) } else { self.uint().map(Some) }
+    fn opt_uint(&mut self, field: Field) -> Option<Option<u64>> {
+        if self.null() { Some(None) } else { self.uint(field).map(Some) }
     }
 
     /// Skips the value of a field nobody reads: null, a boolean, a plain unsigned integer or
@@ -146,7 +192,7 @@ impl<'a> Cursor<'a> {
     fn skip(&mut self) -> Option<()> {
         match self.peek()? {
             b'"' => self.string(false).map(drop),
-            b'0'..=b'9' => self.uint().map(drop),
+            b'0'..=b'9' => self.uint(Field::Unread).map(drop),
             _ => (self.literal(b"null") || self.literal(b"true") || self.literal(b"false")).then_some(()),
         }
     }
@@ -206,12 +252,12 @@ impl<'a> Cursor<'a> {
         self.object(|cur, key| match key {
             b"prompt_tokens" => {
                 seen.first(1)?;
-                info.prompt_tokens = cur.opt_uint()?;
+                info.prompt_tokens = cur.opt_uint(Field::Prompt)?;
                 Some(())
             }
             b"completion_tokens" => {
                 seen.first(2)?;
-                info.completion_tokens = cur.opt_uint()?;
+                info.completion_tokens = cur.opt_uint(Field::Completion)?;
                 Some(())
             }
             b"prompt_tokens_details" => {
@@ -227,7 +273,7 @@ impl<'a> Cursor<'a> {
         self.object(|cur, key| match key {
             b"cached_tokens" => {
                 seen.first(1)?;
-                info.cached_tokens = cur.opt_uint()?;
+                info.cached_tokens = cur.opt_uint(Field::Cached)?;
                 Some(())
             }
             _ => cur.skip_member(key),
@@ -283,7 +329,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn delta(&mut self, bytes: &mut usize) -> Option<()> {
-        let (mut seen, mut content, mut reasoning, mut reasoning_new) = (Seen::default(), 0, 0, 0);
+        let (mut seen, mut content, mut reasoning, mut reasoning_new) = (Seen::default(), None, None, None);
         self.object(|cur, key| {
             let (bit, slot) = match key {
                 b"content" => (1, &mut content),
@@ -292,10 +338,17 @@ impl<'a> Cursor<'a> {
                 _ => return cur.skip_member(key),
             };
             seen.first(bit)?;
-            *slot = cur.text_len()?;
+            *slot = if cur.null() { None } else { Some(cur.text_len()?) };
             Some(())
         })?;
-        *bytes += content + reasoning.max(reasoning_new);
+        if reasoning.is_some() && reasoning_new.is_some() {
+            // Text bytes add up in a template, but these two count as their larger one.
+            if let Some(rec) = self.rec.as_mut() {
+                rec.spoil();
+            }
+        }
+        let len = |n: Option<usize>| n.unwrap_or(0);
+        *bytes += len(content) + len(reasoning).max(len(reasoning_new));
         Some(())
     }
 }

@@ -64,7 +64,7 @@ fn pick(options: &'static [&'static str]) -> impl Strategy<Value = Vec<u8>> {
 }
 
 /// A JSON string: any text serde_json writes (escapes included), or a hand-made oddity.
-fn text() -> impl Strategy<Value = Vec<u8>> {
+pub(super) fn text() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         any::<String>().prop_map(|s| serde_json::to_vec(&s).unwrap()),
         "[a-z \u{e9}\u{1F600}]{0,8}".prop_map(|s| format!("\"{s}\"").into_bytes()),
@@ -85,7 +85,7 @@ fn text() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-fn number() -> impl Strategy<Value = Vec<u8>> {
+pub(super) fn number() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         any::<u64>().prop_map(|n| n.to_string().into_bytes()),
         pick(&["0", "05", "-1", "1.0", "1e2", "18446744073709551616", "null", "\"7\"", "true"]),
@@ -149,7 +149,7 @@ fn usage() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![prop::collection::vec(m, 0..5).prop_map(|ms| object(ms, b"\n")), pick(&["null", "3"])]
 }
 
-fn chunk() -> impl Strategy<Value = Vec<u8>> {
+pub(super) fn chunk() -> impl Strategy<Value = Vec<u8>> {
     let choices = prop_oneof![
         prop::collection::vec(choice(), 0..3).prop_map(|cs| {
             let mut out = b"[".to_vec();

@@ -117,10 +117,11 @@ impl LiveCounters {
     /// Judges an in-flight stream on its tokens so far (TTFT, TPOT over the tokens after the
     /// first, time since its start against an end-to-end bound) and moves its contribution to
     /// the in-flight tally when the verdict changes: atomics only on a change, none per token
-    /// otherwise. Called by the stream after each chunk with output.
+    /// otherwise. Called by the stream after each read that brought output.
     pub(crate) fn judge_so_far(&self, s: &mut RequestSample) {
         let Some(slo) = &self.slo else { return };
-        let verdict = so_far(slo, s);
+        // Without bounds every stream with a token is good: no timing to read.
+        let verdict = if slo.is_unbounded() { s.marks.first().map(|_| true) } else { so_far(slo, s) };
         if verdict != s.live_verdict {
             self.move_verdict(s.live_verdict, verdict);
             s.live_verdict = verdict;
@@ -251,5 +252,14 @@ mod tests {
         let unjudged = LiveCounters::default();
         unjudged.judge_so_far(&mut s);
         assert_eq!(unjudged.flight_goodput(s.sent_at), (0, 0), "without an SLO nothing is judged");
+        let unbounded =
+            LiveCounters { slo: Some(Slo { ttft: None, tpot: None, e2e: None }), ..LiveCounters::default() };
+        let mut fresh = RequestSample::new(2, s.sent_at);
+        unbounded.judge_so_far(&mut fresh);
+        assert_eq!(unbounded.flight_goodput(s.sent_at), (0, 0), "no token yet: no verdict");
+        fresh.marks.push(Mark { at_us: 900_000, tokens: 1 });
+        unbounded.judge_so_far(&mut fresh);
+        assert_eq!(unbounded.flight_goodput(s.sent_at), (1, 1), "without bounds a stream with tokens is good");
+        assert_eq!(so_far(&Slo { ttft: None, tpot: None, e2e: None }, &fresh), Some(true), "as the timed verdict says");
     }
 }

@@ -1,11 +1,12 @@
 //! One streaming request, measured by the task that sends it: the per-token hot path.
 //!
 //! Per body read: one `Instant::now()`, the SSE decoder (no allocation for whole events), the
-//! chunk parser (only the fields used), one timeline push (two varints) per chunk that carried
-//! tokens and two relaxed atomic adds. No lock, no channel, no rendering.
+//! chunk parser (the stream's learned chunk shape, else only the fields used), one timeline push
+//! (two varints) per chunk that carried tokens, and two relaxed atomic adds for the whole read.
+//! No lock, no channel, no rendering.
 
 use super::backend::{Backend, BackendResponse};
-use super::chunk::{ChunkInfo, FinishReason, parse_chunk};
+use super::chunk::{ChunkInfo, ChunkReader, FinishReason, parse_chunk};
 use super::classify::{classify_status, failure, refusal, send_failure};
 use super::live::LiveCounters;
 use super::sample::{ErrorKind, Mark, Outcome, RequestSample, TokenSource};
@@ -63,6 +64,10 @@ struct StreamState<'a> {
     events: u64,
     /// Why the answer may not be an event stream (its headers say another type or encoding).
     doubt: Option<String>,
+    /// The stream's chunk parser (it learns the stream's chunk shape).
+    chunks: ChunkReader,
+    /// Tokens and chunks with output of the current read, not yet added to the live counters.
+    unsent: (u64, u64),
 }
 
 impl StreamState<'_> {
@@ -123,9 +128,20 @@ impl StreamState<'_> {
         s.output_tokens += delta;
         s.content_chunks += 1;
         s.marks.push(Mark { at_us, tokens: s.output_tokens });
-        LiveCounters::add(&self.live.tokens, delta);
-        LiveCounters::add(&self.live.chunks, 1);
-        self.live.judge_so_far(s);
+        self.unsent.0 += delta;
+        self.unsent.1 += 1;
+    }
+
+    /// Adds the read's tokens and chunks to the live counters and judges the stream on its
+    /// tokens so far, once per read, not per chunk: the counters are shared by every stream of
+    /// the attempt on both workers, and the chunks of one read share its timestamp.
+    fn flush(&mut self) {
+        let (tokens, chunks) = std::mem::take(&mut self.unsent);
+        if chunks > 0 {
+            LiveCounters::add(&self.live.tokens, tokens);
+            LiveCounters::add(&self.live.chunks, chunks);
+            self.live.judge_so_far(&mut self.sample);
+        }
     }
 
     fn on_event(&mut self, ev: SseEvent<'_>, at_us: u64) {
@@ -139,7 +155,7 @@ impl StreamState<'_> {
                 if let Some(text) = self.sample.text.as_mut() {
                     super::text::append(d, text);
                 }
-                match parse_chunk(d) {
+                match self.chunks.parse(d) {
                     Ok(info) => self.on_chunk(info, at_us),
                     Err(_) => self.sample.malformed_chunks += 1,
                 }
@@ -317,6 +333,8 @@ async fn read_response(
         error: None,
         events: 0,
         doubt: event_stream_doubt(resp.headers()),
+        chunks: ChunkReader::new(),
+        unsent: (0, 0),
     };
     let mut dec = SseDecoder::new();
     let ended = pump(&mut resp, spec, &mut st, &mut dec, cancel, clock).await;
@@ -423,7 +441,9 @@ async fn pump(
         let now = Instant::now();
         last_data = now;
         let at_us = now.saturating_duration_since(sent).as_micros() as u64;
-        if let Err(e) = dec.feed(&bytes, |ev| st.on_event(ev, at_us)) {
+        let fed = dec.feed(&bytes, |ev| st.on_event(ev, at_us));
+        st.flush();
+        if let Err(e) = fed {
             return failure(ErrorKind::Oversized, &e.to_string());
         }
         if st.error.is_some() || st.done {
