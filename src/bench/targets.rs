@@ -14,8 +14,11 @@ use super::shape::ChunkShape;
 use std::time::Duration;
 
 /// The paced rows' server counts as keeping its schedule when its lateness p99 is at most this,
-/// ms: tokio's timer fires on 1 ms ticks, so a server on schedule is up to about 1 ms late.
-pub(crate) const ON_SCHEDULE_MS: f64 = 2.0;
+/// ms: half the 10 ms interval of the targets' paced rows. tokio's timer fires on 1 ms ticks, so
+/// a server on schedule is 1 to 3 ms late on every token (a quiet run of `bench --targets`: p50
+/// 1.2, p99 2.5 ms at 256 streams), which moves its send times but not its cadence; one that
+/// cannot keep up falls further behind (p99 7 to 9 ms at 1,024 streams on 2 cores).
+pub(crate) const ON_SCHEDULE_MS: f64 = 5.0;
 
 /// One target of the table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -200,7 +203,7 @@ mod tests {
                 rows.push(r(Mode::Firehose, Some(epf), n, Client::Run, 0.9, 0.2));
             }
         }
-        rows.extend([paced(256, 0.05, 0.9), paced(1024, 0.3, 20.0)]);
+        rows.extend([paced(256, 0.05, 2.5), paced(1024, 0.3, 7.0)]);
         let t = evaluate(&rows);
         let get = |s: &str| t.iter().find(|x| x.target == s).unwrap_or_else(|| panic!("{s} in {t:?}"));
         let cell = get("CPU <= 3x raw, 64 streams, 16 events/frame, cell window");
@@ -212,8 +215,8 @@ mod tests {
         assert_eq!((mem.met, mem.measured.as_str()), (Some(true), "32.0 KiB/stream"));
         assert_eq!(get("ITL p99 error <= 0.1 ms, 256 paced 10 ms streams, monitor drawing").met, Some(true));
         let off = get("ITL p99 error <= 0.1 ms, 1024 paced 10 ms streams, monitor drawing");
-        assert_eq!(off.met, None, "the server is 20 ms late: not judged");
-        assert!(off.measured.contains("server late p50/p99 0.50/20.00 ms"), "{}", off.measured);
+        assert_eq!(off.met, None, "the server is 7 ms late: not judged");
+        assert!(off.measured.contains("server late p50/p99 0.50/7.00 ms"), "{}", off.measured);
         assert_eq!(get("TTFT error <= 1 ms, 256 paced streams").met, Some(true));
         let none = evaluate(&[]);
         assert!(none.iter().all(|x| x.met.is_none() && x.measured == "not measured"), "{none:?}");
