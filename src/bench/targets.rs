@@ -107,6 +107,13 @@ fn fidelity_targets(rows: &[Row], out: &mut Vec<Target>) {
         let late_text = late.map_or("-".into(), |l| format!("server late p50/p99 {:.2}/{:.2} ms", l.p50_ms, l.p99_ms));
         let raw = find(rows, Mode::Paced, None, n, Client::Raw).and_then(|r| r.fidelity);
         let late_text = match raw {
+            // The raw client only timestamps its reads: its own error is this machine's floor.
+            Some(r) if r.itl_p99_error_ms.abs() > 0.1 => {
+                format!(
+                    "raw client {:+.3} ms, itself over the target: the machine's floor; {late_text}",
+                    r.itl_p99_error_ms
+                )
+            }
             Some(r) => format!("raw client {:+.3} ms; {late_text}", r.itl_p99_error_ms),
             None => late_text,
         };
@@ -192,6 +199,29 @@ mod tests {
             ..Default::default()
         });
         x
+    }
+
+    #[test]
+    fn a_raw_client_over_the_itl_target_is_named_as_the_floor() {
+        let mut raw = paced(256, 0.8, 2.5);
+        raw.client = Client::Raw;
+        let t = evaluate(&[paced(256, 0.5, 2.5), raw]);
+        let itl = t.iter().find(|x| x.target.starts_with("ITL p99 error <= 0.1 ms, 256")).unwrap();
+        assert_eq!(itl.met, Some(false), "judged: the server kept its schedule");
+        assert!(
+            itl.measured.contains("raw client +0.800 ms, itself over the target: the machine's floor"),
+            "{}",
+            itl.measured
+        );
+        let mut quiet = paced(256, 0.05, 2.5);
+        quiet.client = Client::Raw;
+        let t = evaluate(&[paced(256, 0.5, 2.5), quiet]);
+        let itl = t.iter().find(|x| x.target.starts_with("ITL p99 error <= 0.1 ms, 256")).unwrap();
+        assert!(
+            itl.measured.contains("raw client +0.050 ms; server late") && !itl.measured.contains("floor"),
+            "{}",
+            itl.measured
+        );
     }
 
     #[test]

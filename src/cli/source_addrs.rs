@@ -4,7 +4,7 @@
 //! address that does not parse or cannot be bound on this machine is one line and exit 2.
 
 use clap::Args;
-use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
 
 /// `--source-addrs`.
 #[derive(Debug, Clone, Default, Args)]
@@ -20,29 +20,71 @@ pub struct SourceAddrsFlag {
 }
 
 impl SourceAddrsFlag {
-    /// The addresses, each once, every one bindable here; `base_url` is the target.
+    /// The addresses, each once, every one bindable here and of a family the target has;
+    /// `base_url` is the target.
     pub fn addrs(&self, base_url: &str) -> Result<Vec<IpAddr>, String> {
         let mut out: Vec<IpAddr> = Vec::with_capacity(self.source_addrs.len());
         for a in &self.source_addrs {
             if out.contains(a) {
                 return Err(format!("--source-addrs: {a} is given twice"));
             }
+            if a.is_unspecified() {
+                return Err(format!("--source-addrs: {a} is no address of its own (the system would pick one)"));
+            }
             check_bindable(*a)?;
             out.push(*a);
         }
-        if !out.is_empty() && !base_url.starts_with("http://") {
-            return Err(
-                "--source-addrs needs an http:// target (https streams go through reqwest, which binds one address)"
-                    .into(),
-            );
-        }
-        if !out.is_empty() && crate::load::h1::proxy_in_env() {
-            return Err(
-                "--source-addrs: a proxy is set (http_proxy or all_proxy), so streams go through it; unset it".into()
-            );
+        if !out.is_empty() {
+            check_target(base_url, &out)?;
         }
         Ok(out)
     }
+}
+
+/// Whether the stream path, the one that binds source addresses, takes `base_url`, and the
+/// target has an address of each source's family.
+fn check_target(base_url: &str, sources: &[IpAddr]) -> Result<(), String> {
+    let url = reqwest::Url::parse(base_url).map_err(|e| format!("--source-addrs: unparsable target ({e})"))?;
+    if url.scheme() != "http" {
+        return Err(
+            "--source-addrs needs an http:// target (https streams go through reqwest, which binds one address)".into(),
+        );
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("--source-addrs: the target URL carries credentials (user:password@), which only reqwest sends, from one address; give the key with --api-key instead".into());
+    }
+    if let Some(var) = crate::load::proxy_env::ProxyEnv::from_env().for_url(base_url) {
+        return Err(format!(
+            "--source-addrs: a proxy is set (${var}) and NO_PROXY does not list the target, so streams go through the proxy; unset it or list the host in NO_PROXY"
+        ));
+    }
+    let families = target_families(&url)?;
+    match sources.iter().find(|a| !families.contains(&a.is_ipv4())) {
+        Some(a) => Err(format!(
+            "--source-addrs: {a} is {} but the target {} has no {} address",
+            family(a.is_ipv4()),
+            url.host_str().unwrap_or("?"),
+            family(a.is_ipv4())
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The address families (true: IPv4) the target's host has: the literal's, or what a name
+/// resolves to.
+fn target_families(url: &reqwest::Url) -> Result<Vec<bool>, String> {
+    let host = url.host_str().ok_or("--source-addrs: no host in the target URL")?;
+    if let Ok(ip) = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+        return Ok(vec![ip.is_ipv4()]);
+    }
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addrs = (host, port).to_socket_addrs().map_err(|e| format!("--source-addrs: cannot resolve {host} ({e})"))?;
+    Ok(addrs.map(|a| a.is_ipv4()).collect())
+}
+
+/// `IPv4` or `IPv6`.
+fn family(v4: bool) -> &'static str {
+    if v4 { "IPv4" } else { "IPv6" }
 }
 
 /// One address of the list.
@@ -84,5 +126,21 @@ mod tests {
         let https = flag(&["127.0.0.1"]).addrs("https://h").unwrap_err();
         assert!(https.starts_with("--source-addrs needs an http:// target"), "{https}");
         assert!(!foreign.contains('\n') && !https.contains('\n'));
+        let creds = flag(&["127.0.0.1"]).addrs("http://u:p@127.0.0.1:8000").unwrap_err();
+        assert!(creds.starts_with("--source-addrs: the target URL carries credentials"), "{creds}");
+        let any = flag(&["0.0.0.0"]).addrs("http://127.0.0.1:8000").unwrap_err();
+        assert!(any.starts_with("--source-addrs: 0.0.0.0 is no address of its own"), "{any}");
+    }
+
+    #[test]
+    fn a_source_of_a_family_the_target_lacks_is_refused() {
+        if check_bindable("::1".parse().unwrap()).is_err() {
+            return; // no IPv6 loopback on this machine: nothing to compare
+        }
+        let v6 = flag(&["127.0.0.1", "::1"]).addrs("http://127.0.0.1:8000").unwrap_err();
+        assert_eq!(v6, "--source-addrs: ::1 is IPv6 but the target 127.0.0.1 has no IPv6 address");
+        let v4 = flag(&["127.0.0.1"]).addrs("http://[::1]:8000").unwrap_err();
+        assert_eq!(v4, "--source-addrs: 127.0.0.1 is IPv4 but the target [::1] has no IPv4 address");
+        assert!(flag(&["::1"]).addrs("http://[::1]:8000").is_ok());
     }
 }

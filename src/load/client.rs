@@ -181,7 +181,8 @@ impl ApiClient {
         let url = redact_url(&full);
         let ex = Exchange { method, url: &full, headers: &headers, body, timeout: Some(self.timeout) };
         let resp = self.backend.send(ex).await;
-        let resp = resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: e.describe() })?;
+        let resp =
+            resp.map_err(|e| ClientError::Unreachable { url: url.clone(), detail: via_proxy(&full, e.describe()) })?;
         let status = resp.status().as_u16();
         let ct = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
         let scrub = Scrubber::new(self.key.as_ref());
@@ -306,6 +307,15 @@ impl ApiClient {
     /// `POST` to a cache-control path such as `/reset_prefix_cache`; the HTTP status.
     pub async fn post_empty(&self, path: &str) -> Result<u16, ClientError> {
         self.send(Method::POST, path, None).await.map(|(s, _, _)| s)
+    }
+}
+
+/// `detail` of a failed exchange with `url`, naming the proxy the environment sent it through:
+/// a refused connection is then the proxy's, not the server's.
+fn via_proxy(url: &str, detail: String) -> String {
+    match super::proxy_env::ProxyEnv::from_env().for_url(url) {
+        Some(var) => format!("{detail} (sent through the proxy in ${var})"),
+        None => detail,
     }
 }
 

@@ -17,6 +17,7 @@
 //! request to pick the source address.
 
 use super::backend::{BackendError, BackendResponse, Exchange, SendFuture};
+use super::proxy_env::ProxyEnv;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Uri;
@@ -62,9 +63,6 @@ const POOL_IDLE: Duration = Duration::from_secs(90);
 type Inner = Client<Gated, Full<Bytes>>;
 type H1Client = Decompression<Inner>;
 
-/// The proxy variables reqwest reads for an `http://` URL: with one set, streams keep reqwest.
-const PROXY_VARS: [&str; 4] = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"];
-
 /// Streamed requests over hyper-util, one pooled and one fresh client per source address.
 #[derive(Debug)]
 pub struct H1Streams {
@@ -74,8 +72,9 @@ pub struct H1Streams {
     fresh: Vec<H1Client>,
     /// The next source address, counted up per request.
     next: AtomicUsize,
-    /// A proxy is set in the environment: reqwest sends every stream.
-    proxied: bool,
+    /// The environment's proxy settings: a stream whose URL they send through a proxy goes to
+    /// reqwest.
+    proxy: ProxyEnv,
 }
 
 impl H1Streams {
@@ -86,19 +85,19 @@ impl H1Streams {
             true => vec![None],
             false => sources.iter().copied().map(Some).collect(),
         };
-        let proxied = proxy_in_env();
         Self {
             pooled: locals.iter().map(|l| client(*l, true, &gate)).collect(),
             fresh: locals.iter().map(|l| client(*l, false, &gate)).collect(),
             next: AtomicUsize::new(0),
-            proxied,
+            proxy: ProxyEnv::from_env(),
         }
     }
 
     /// The URI of `url` when this path takes it: `http://`, no credentials in it, no proxy
-    /// in the environment, and a URI hyper parses (else reqwest sends it).
+    /// for it in the environment (`NO_PROXY` read as reqwest reads it), and a URI hyper parses
+    /// (else reqwest sends it).
     pub fn route(&self, url: &str) -> Option<Uri> {
-        if self.proxied || !url.starts_with("http://") {
+        if !url.starts_with("http://") || self.proxy.for_url(url).is_some() {
             return None;
         }
         let uri: Uri = url.parse().ok()?;
@@ -128,11 +127,6 @@ impl H1Streams {
             Ok(BackendResponse::from_h1(H1Answer { status: parts.status, headers: parts.headers, body, deadline }))
         })
     }
-}
-
-/// Whether the environment sets a proxy for `http://` URLs (reqwest then sends the streams).
-pub fn proxy_in_env() -> bool {
-    PROXY_VARS.iter().any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
 }
 
 /// A client binding to `local` (None: any), keeping idle connections when `pool`.

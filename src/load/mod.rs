@@ -13,6 +13,7 @@ pub(crate) mod limits;
 pub mod live;
 pub(crate) mod open_loop;
 pub(crate) mod pool;
+pub mod proxy_env;
 pub mod rate;
 pub mod request;
 pub mod resend;

@@ -103,9 +103,7 @@ impl Target {
         if !u.username().is_empty() || u.password().is_some() {
             return Err("credentials in the URL".into());
         }
-        if let Some(var) =
-            ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"].iter().find(|v| std::env::var_os(v).is_some())
-        {
+        if let Some(var) = super::proxy_env::ProxyEnv::from_env().for_url(url) {
             return Err(format!("a proxy is set (${var})"));
         }
         let host = u.host_str().ok_or("no host in the URL")?.to_string();
