@@ -76,7 +76,13 @@ pub struct H1Streams {
     next: AtomicUsize,
     /// A proxy is set in the environment: reqwest sends every stream.
     proxied: bool,
+    /// The own stream reader, which sends the streams instead when [`OWN_READER_VAR`] is `1`.
+    own: Option<Arc<super::own_h1::OwnStreams>>,
 }
+
+/// The hidden switch of the own stream reader (`super::own_h1`): `1` sends the load's streams
+/// to `http://` targets on it instead of hyper-util.
+pub const OWN_READER_VAR: &str = "LLM_DECODE_BENCH_OWN_H1";
 
 impl H1Streams {
     /// Clients binding their connections to `sources` in turn (empty: the system picks).
@@ -87,7 +93,9 @@ impl H1Streams {
             false => sources.iter().copied().map(Some).collect(),
         };
         let proxied = proxy_in_env();
+        let own = std::env::var_os(OWN_READER_VAR).is_some_and(|v| v == "1");
         Self {
+            own: own.then(|| super::own_h1::OwnStreams::new(sources, Arc::clone(&gate))),
             pooled: locals.iter().map(|l| client(*l, true, &gate)).collect(),
             fresh: locals.iter().map(|l| client(*l, false, &gate)).collect(),
             next: AtomicUsize::new(0),
@@ -108,6 +116,9 @@ impl H1Streams {
     /// Sends `req` to `uri`: on a connection of its own asking the server to close it when
     /// `fresh`, else on a pooled one.
     pub fn send<'a>(&'a self, uri: Uri, req: Exchange<'a>, fresh: bool) -> SendFuture<'a> {
+        if let Some(own) = &self.own {
+            return own.send(uri, req, fresh);
+        }
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.pooled.len();
         let client = if fresh { &self.fresh[i] } else { &self.pooled[i] }.clone();
         let mut request = hyper::Request::new(Full::new(req.body.unwrap_or_default()));

@@ -419,7 +419,7 @@ async fn pump(
     tokio::pin!(timer);
     let mut waits = Waits::new(cancel, cancelled, timer);
     loop {
-        let read = match waits.next(armed.is_some(), resp.chunk()).await {
+        let read = match waits.next(armed.is_some(), resp.chunk_at()).await {
             Woke::Cut => return Outcome::Cut,
             Woke::Timer => {
                 armed = match next_deadline(st, spec, last_data, &mut clock, Instant::now()) {
@@ -433,14 +433,17 @@ async fn pump(
             }
             Woke::Read(read) => read,
         };
-        let bytes = match read {
+        let (bytes, arrived) = match read {
             Ok(Some(b)) => b,
             Ok(None) => return Outcome::Completed(None),
             Err(e) => return failure(ErrorKind::StreamReset, &e.describe()),
         };
         let now = Instant::now();
-        last_data = now;
-        let at_us = now.saturating_duration_since(sent).as_micros() as u64;
+        // The kernel's receive time where the transport has it (never before the send, never
+        // after the wake-up), else the wake-up's.
+        let at = arrived.map_or(now, |a| a.clamp(sent, now));
+        last_data = at;
+        let at_us = at.saturating_duration_since(sent).as_micros() as u64;
         let fed = dec.feed(&bytes, |ev| st.on_event(ev, at_us));
         st.flush();
         if let Err(e) = fed {
