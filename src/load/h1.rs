@@ -13,6 +13,10 @@
 //!
 //! At most [`CONNECTS_IN_FLIGHT`] TCP connects are in flight at once.
 //!
+//! With [`OWN_READER_VAR`] set to `1` (a hidden switch, not yet the default) the same streams go
+//! to the own stream reader instead (`super::own_h1`: no connection task, one piece per socket
+//! read, the kernel's receive time of each read).
+//!
 //! Hot path cost: one `frame()` poll per body read, as reqwest's; a relaxed atomic add per
 //! request to pick the source address.
 

@@ -297,17 +297,45 @@ impl OwnAnswer {
                 self.home = None;
             }
             let data = &conn.buf[..got.data];
-            let bytes = match self.gzip.as_mut() {
+            let mut bytes = match self.gzip.as_mut() {
                 None => Bytes::copy_from_slice(data),
                 Some(g) => {
                     g.write_all(data).map_err(BackendError::body)?;
                     Bytes::from(std::mem::take(g.get_mut()))
                 }
             };
+            if self.frame.is_done() {
+                // Pooled now: a reader that stops at the stream's last event never asks again.
+                let rest = self.finish()?;
+                if !rest.is_empty() {
+                    bytes = [bytes, rest].concat().into();
+                }
+            }
             if !bytes.is_empty() {
                 return Ok(Some((bytes, at)));
             }
         }
+    }
+
+    /// The rest of the body when it is already in the socket (no wait): pools the connection
+    /// if that ends the body. For an answer dropped after its last event, whose body's end came
+    /// in a read of its own.
+    fn drain_now(&mut self) {
+        let Some(conn) = self.conn.as_mut() else { return };
+        if self.home.is_none() || self.gzip.is_some() || self.pending.0 < self.pending.1 {
+            return;
+        }
+        while !self.frame.is_done() {
+            let n = match conn.stream.try_read(&mut conn.buf) {
+                Ok(n) if n > 0 => n,
+                _ => return,
+            };
+            match self.frame.decode(&mut conn.buf[..n]) {
+                Ok(got) if got.extra == 0 => {}
+                _ => return,
+            }
+        }
+        let _ = self.finish();
     }
 
     /// The body's end: the gzip decoder's last bytes; the connection back to its pool.
@@ -323,6 +351,12 @@ impl OwnAnswer {
             pool.put(i, authority, conn);
         }
         Ok(rest)
+    }
+}
+
+impl Drop for OwnAnswer {
+    fn drop(&mut self) {
+        self.drain_now();
     }
 }
 

@@ -196,3 +196,24 @@ async fn the_exchange_timeout_covers_the_body() {
     let e = resp.chunk_at().await.unwrap_err();
     assert_eq!(e.describe(), "operation timed out");
 }
+
+#[tokio::test]
+async fn a_reader_stopping_at_the_last_event_still_pools_its_connection() {
+    // The body's end in the same read as its last event, then in a read of its own.
+    let whole = [SSE_HEAD, b"9\r\ndata: a\n\n\r\n0\r\n\r\n"].concat();
+    let split = vec![SSE_HEAD.to_vec(), b"9\r\ndata: a\n\n\r\n".to_vec(), b"0\r\n\r\n".to_vec()];
+    for script in [vec![whole], split] {
+        let (base, mut seen) = serve(script).await;
+        let own = own();
+        let url = format!("{base}/v1/completions");
+        let mut resp = send(&own, &url, false).await.unwrap();
+        assert_eq!(resp.chunk_at().await.unwrap().unwrap().0, "data: a\n\n");
+        // The server's pauses are 5 ms: the body's end is in the socket by now.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(resp);
+        drain(&mut send(&own, &url, false).await.unwrap()).await;
+        let (first, _) = seen.recv().await.unwrap();
+        let (second, _) = seen.recv().await.unwrap();
+        assert_eq!(first, second, "the second request reused the connection");
+    }
+}
