@@ -2,6 +2,7 @@
 //! their samples.
 
 pub mod backend;
+pub mod body_frame;
 pub(crate) mod calibrate;
 pub mod chunk;
 pub(crate) mod classify;
@@ -9,19 +10,18 @@ pub mod client;
 pub(crate) mod counters;
 pub(crate) mod filler;
 pub mod h1;
-pub mod body_frame;
-pub mod own_h1;
-pub mod own_h1_head;
-pub mod rx_stamp;
 pub(crate) mod limits;
 pub mod live;
 pub(crate) mod open_loop;
+pub mod own_h1;
+pub mod own_h1_head;
 pub(crate) mod pool;
 pub mod rate;
 pub mod request;
 pub mod resend;
 pub(crate) mod reuse;
 pub mod reuse_probe;
+pub mod rx_stamp;
 pub mod sample;
 pub(crate) mod scrub;
 pub mod slo;

@@ -100,9 +100,9 @@ impl OwnStreams {
         Box::pin(async move {
             let exchange = me.exchange(uri, req, fresh, deadline);
             match deadline {
-                Some(d) => tokio::time::timeout_at(d, exchange)
-                    .await
-                    .map_err(|_| BackendError::send(super::h1::TimedOut))?,
+                Some(d) => {
+                    tokio::time::timeout_at(d, exchange).await.map_err(|_| BackendError::send(super::h1::TimedOut))?
+                }
                 None => exchange.await,
             }
         })
@@ -125,7 +125,8 @@ impl OwnStreams {
         let path = uri.path_and_query().map_or("/", |p| p.as_str());
         let body = req.body.unwrap_or_default();
         let has_body = !body.is_empty() || req.method == Method::POST || req.method == Method::PUT;
-        let mut out = head::request_head(&req.method, path, &authority, req.headers, has_body.then_some(body.len()), fresh);
+        let mut out =
+            head::request_head(&req.method, path, &authority, req.headers, has_body.then_some(body.len()), fresh);
         out.extend_from_slice(&body);
         write(&mut conn.stream, &out).await?;
         let (got, filled, at) = read_head(&mut conn).await?;

@@ -4,7 +4,9 @@
 //! Hot path cost: one request head built per request; the response head parsed once.
 
 use super::body_frame::BodyFrame;
-use reqwest::header::{CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, TRANSFER_ENCODING};
+use reqwest::header::{
+    CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, TRANSFER_ENCODING,
+};
 use reqwest::{Method, StatusCode};
 
 /// Most header lines of a response head (more is `oversized`, as with hyper's 100).
@@ -113,7 +115,7 @@ impl Head {
         if method == Method::HEAD || s == 204 || s == 304 || (100..200).contains(&s) {
             return Ok(BodyFrame::Done);
         }
-        if let Some(te) = self.headers.get_all(TRANSFER_ENCODING).iter().last() {
+        if let Some(te) = self.headers.get_all(TRANSFER_ENCODING).iter().next_back() {
             let last = te.as_bytes().rsplit(|b| *b == b',').next().unwrap_or_default();
             return match last.trim_ascii().eq_ignore_ascii_case(b"chunked") {
                 true => Ok(BodyFrame::chunked()),

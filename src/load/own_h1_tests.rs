@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::load::resend::{Delivery, delivery};
-use std::io::Write as _;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -32,7 +31,8 @@ async fn serve(script: Script) -> (String, UnboundedReceiver<(SocketAddr, String
                         }
                     }
                     let text = String::from_utf8_lossy(&head).into_owned();
-                    let len = text.lines().find_map(|l| l.strip_prefix("content-length: ")).map_or(0, |n| n.parse().unwrap());
+                    let len =
+                        text.lines().find_map(|l| l.strip_prefix("content-length: ")).map_or(0, |n| n.parse().unwrap());
                     let mut body = vec![0u8; len];
                     sock.read_exact(&mut body).await.unwrap();
                     let _ = tx.send((peer, text));
@@ -79,7 +79,12 @@ async fn drain(resp: &mut BackendResponse) -> (Vec<u8>, usize, usize) {
 const SSE_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
 
 fn sse_script() -> Script {
-    vec![SSE_HEAD.to_vec(), b"9\r\ndata: a\n\n\r\n".to_vec(), b"9\r\ndata: b\n\n\r\n9\r\ndata: c\n\n\r\n".to_vec(), b"0\r\n\r\n".to_vec()]
+    vec![
+        SSE_HEAD.to_vec(),
+        b"9\r\ndata: a\n\n\r\n".to_vec(),
+        b"9\r\ndata: b\n\n\r\n9\r\ndata: c\n\n\r\n".to_vec(),
+        b"0\r\n\r\n".to_vec(),
+    ]
 }
 
 #[tokio::test]
