@@ -13,9 +13,10 @@
 //!
 //! At most [`CONNECTS_IN_FLIGHT`] TCP connects are in flight at once.
 //!
-//! With [`OWN_READER_VAR`] set to `1` (a hidden switch, not yet the default) the same streams go
-//! to the own stream reader instead (`super::own_h1`: no connection task, one piece per socket
-//! read, the kernel's receive time of each read).
+//! By default the same streams go to the own stream reader instead (`super::own_h1`: no
+//! connection task, one piece per socket read, the kernel's receive time of each read; it beat
+//! this path on CPU per token at 1 and 16 events per frame, BENCHMARKS.md); the hidden switch
+//! [`OWN_READER_VAR`] set to `0` sends them on hyper-util.
 //!
 //! Hot path cost: one `frame()` poll per body read, as reqwest's; a relaxed atomic add per
 //! request to pick the source address.
@@ -80,12 +81,12 @@ pub struct H1Streams {
     next: AtomicUsize,
     /// A proxy is set in the environment: reqwest sends every stream.
     proxied: bool,
-    /// The own stream reader, which sends the streams instead when [`OWN_READER_VAR`] is `1`.
+    /// The own stream reader, which sends the streams instead unless [`OWN_READER_VAR`] is `0`.
     own: Option<Arc<super::own_h1::OwnStreams>>,
 }
 
-/// The hidden switch of the own stream reader (`super::own_h1`): `1` sends the load's streams
-/// to `http://` targets on it instead of hyper-util.
+/// The hidden switch of the own stream reader (`super::own_h1`): `0` sends the load's streams
+/// to `http://` targets on hyper-util instead of it.
 pub const OWN_READER_VAR: &str = "LLM_DECODE_BENCH_OWN_H1";
 
 impl H1Streams {
@@ -97,7 +98,7 @@ impl H1Streams {
             false => sources.iter().copied().map(Some).collect(),
         };
         let proxied = proxy_in_env();
-        let own = std::env::var_os(OWN_READER_VAR).is_some_and(|v| v == "1");
+        let own = std::env::var_os(OWN_READER_VAR).is_none_or(|v| v != "0");
         Self {
             own: own.then(|| super::own_h1::OwnStreams::new(sources, Arc::clone(&gate))),
             pooled: locals.iter().map(|l| client(*l, true, &gate)).collect(),
