@@ -158,6 +158,8 @@ enum Answer {
     },
     /// Boxed: hyper-util's body with its decoder is several times the size of the others.
     H1(Box<super::h1::H1Answer>),
+    /// The own stream reader's answer (`super::own_h1`).
+    Own(Box<super::own_h1::OwnAnswer>),
 }
 
 impl BackendResponse {
@@ -177,12 +179,18 @@ impl BackendResponse {
         Self(Answer::H1(Box::new(answer)))
     }
 
+    /// An answer the own stream reader received.
+    pub(crate) fn from_own(answer: super::own_h1::OwnAnswer) -> Self {
+        Self(Answer::Own(Box::new(answer)))
+    }
+
     /// HTTP status.
     pub fn status(&self) -> StatusCode {
         match &self.0 {
             Answer::Http(r) => r.status(),
             Answer::Local { status, .. } => *status,
             Answer::H1(a) => a.status,
+            Answer::Own(a) => a.status,
         }
     }
 
@@ -192,6 +200,7 @@ impl BackendResponse {
             Answer::Http(r) => r.headers(),
             Answer::Local { headers, .. } => headers,
             Answer::H1(a) => &a.headers,
+            Answer::Own(a) => &a.headers,
         }
     }
 
@@ -201,6 +210,16 @@ impl BackendResponse {
             Answer::Http(r) => r.chunk().await.map_err(|e| BackendError::from_reqwest(e, Stage::Body)),
             Answer::Local { body, .. } => body.next().await.transpose().map_err(BackendError::body),
             Answer::H1(a) => a.chunk().await,
+            Answer::Own(a) => Ok(a.chunk_at().await?.map(|(b, _)| b)),
+        }
+    }
+
+    /// The next piece of the body and when the kernel received it, where the transport knows
+    /// (the own stream reader on Linux; None otherwise: take the time of the wake-up).
+    pub async fn chunk_at(&mut self) -> Result<Option<(Bytes, Option<tokio::time::Instant>)>, BackendError> {
+        match &mut self.0 {
+            Answer::Own(a) => a.chunk_at().await,
+            _ => Ok(self.chunk().await?.map(|b| (b, None))),
         }
     }
 

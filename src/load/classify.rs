@@ -73,7 +73,11 @@ pub(crate) fn classify_status(status: u16, body: &[u8]) -> Outcome {
 pub(crate) fn send_failure(e: &BackendError) -> Outcome {
     let mut link: Option<&(dyn StdError + 'static)> = Some(e);
     while let Some(err) = link {
-        if err.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_parse_too_large) {
+        let own = matches!(
+            err.downcast_ref::<super::own_h1_head::HeadError>(),
+            Some(super::own_h1_head::HeadError::TooLarge(_))
+        );
+        if own || err.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_parse_too_large) {
             return failure(ErrorKind::Oversized, &format!("response head too large: {}", e.describe()));
         }
         link = err.source();

@@ -13,6 +13,11 @@
 //!
 //! At most [`CONNECTS_IN_FLIGHT`] TCP connects are in flight at once.
 //!
+//! By default the same streams go to the own stream reader instead (`super::own_h1`: no
+//! connection task, one piece per socket read, the kernel's receive time of each read; it beat
+//! this path on CPU per token at 1 and 16 events per frame, BENCHMARKS.md); the hidden switch
+//! [`OWN_READER_VAR`] set to `0` sends them on hyper-util.
+//!
 //! Hot path cost: one `frame()` poll per body read, as reqwest's; a relaxed atomic add per
 //! request to pick the source address.
 
@@ -75,7 +80,13 @@ pub struct H1Streams {
     /// The environment's proxy settings: a stream whose URL they send through a proxy goes to
     /// reqwest.
     proxy: ProxyEnv,
+    /// The own stream reader, which sends the streams instead unless [`OWN_READER_VAR`] is `0`.
+    own: Option<Arc<super::own_h1::OwnStreams>>,
 }
+
+/// The hidden switch of the own stream reader (`super::own_h1`): `0` sends the load's streams
+/// to `http://` targets on hyper-util instead of it.
+pub const OWN_READER_VAR: &str = "LLM_DECODE_BENCH_OWN_H1";
 
 impl H1Streams {
     /// Clients binding their connections to `sources` in turn (empty: the system picks).
@@ -85,7 +96,9 @@ impl H1Streams {
             true => vec![None],
             false => sources.iter().copied().map(Some).collect(),
         };
+        let own = std::env::var_os(OWN_READER_VAR).is_none_or(|v| v != "0");
         Self {
+            own: own.then(|| super::own_h1::OwnStreams::new(sources, Arc::clone(&gate))),
             pooled: locals.iter().map(|l| client(*l, true, &gate)).collect(),
             fresh: locals.iter().map(|l| client(*l, false, &gate)).collect(),
             next: AtomicUsize::new(0),
@@ -107,6 +120,9 @@ impl H1Streams {
     /// Sends `req` to `uri`: on a connection of its own asking the server to close it when
     /// `fresh`, else on a pooled one.
     pub fn send<'a>(&'a self, uri: Uri, req: Exchange<'a>, fresh: bool) -> SendFuture<'a> {
+        if let Some(own) = &self.own {
+            return own.send(uri, req, fresh);
+        }
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.pooled.len();
         let client = if fresh { &self.fresh[i] } else { &self.pooled[i] }.clone();
         let mut request = hyper::Request::new(Full::new(req.body.unwrap_or_default()));

@@ -37,7 +37,7 @@ async fn serve(body: &'static [u8]) -> (String, tokio::sync::mpsc::UnboundedRece
 async fn reads_stay_within_the_bound_while_the_reader_lags() {
     static BODY: [u8; 4 << 20] = [b'x'; 4 << 20];
     let (base, _) = serve(&BODY).await;
-    let h1 = H1Streams { proxy: ProxyEnv::default(), ..H1Streams::new(&[]) };
+    let h1 = H1Streams { proxy: ProxyEnv::default(), own: None, ..H1Streams::new(&[]) };
     let url = format!("{base}/v1/completions");
     let headers = HeaderMap::new();
     let uri = h1.route(&url).expect("an http:// URL takes this path");
@@ -61,7 +61,7 @@ async fn reads_stay_within_the_bound_while_the_reader_lags() {
 async fn connections_come_from_each_source_address_in_turn() {
     let (base, mut peers) = serve(b"ok").await;
     let sources: Vec<IpAddr> = ["127.0.0.1", "127.0.0.2"].iter().map(|a| a.parse().unwrap()).collect();
-    let h1 = H1Streams { proxy: ProxyEnv::default(), ..H1Streams::new(&sources) };
+    let h1 = H1Streams { proxy: ProxyEnv::default(), own: None, ..H1Streams::new(&sources) };
     let url = format!("{base}/v1/completions");
     let headers = HeaderMap::new();
     for i in 0..4 {
@@ -78,14 +78,14 @@ async fn connections_come_from_each_source_address_in_turn() {
 
 #[test]
 fn https_credentials_and_proxies_stay_with_reqwest() {
-    let h1 = H1Streams { proxy: ProxyEnv::default(), ..H1Streams::new(&[]) };
+    let h1 = H1Streams { proxy: ProxyEnv::default(), own: None, ..H1Streams::new(&[]) };
     assert!(h1.route("http://127.0.0.1:8000/v1/chat/completions").is_some());
     assert!(h1.route("http://[::1]:8000/v1/completions").is_some());
     assert!(h1.route("https://h/v1/completions").is_none());
     assert!(h1.route("http://user:secret@h/v1/completions").is_none());
     assert!(h1.route("http://h/a path").is_none(), "a URL hyper does not parse");
     let proxy = ProxyEnv::new(Some("http_proxy"), "localhost,127.0.0.2");
-    let proxied = H1Streams { proxy, ..H1Streams::new(&[]) };
+    let proxied = H1Streams { proxy, own: None, ..H1Streams::new(&[]) };
     assert!(proxied.route("http://127.0.0.1:8000/v1/completions").is_none());
     assert!(proxied.route("http://127.0.0.2:8000/v1/completions").is_some(), "NO_PROXY lists it");
     assert!(proxied.route("http://localhost:8000/v1/completions").is_some(), "NO_PROXY lists it");
@@ -94,7 +94,7 @@ fn https_credentials_and_proxies_stay_with_reqwest() {
 #[tokio::test]
 async fn a_refused_connection_is_a_connect_error_that_was_never_sent() {
     let (_held, port) = crate::net::refused_port();
-    let h1 = H1Streams { proxy: ProxyEnv::default(), ..H1Streams::new(&[]) };
+    let h1 = H1Streams { proxy: ProxyEnv::default(), own: None, ..H1Streams::new(&[]) };
     let url = format!("http://127.0.0.1:{port}/v1/completions");
     let headers = HeaderMap::new();
     let e = h1.send(h1.route(&url).unwrap(), Exchange::post(&url, &headers, None), true).await.unwrap_err();
@@ -113,7 +113,7 @@ async fn the_exchange_timeout_covers_the_body() {
         let _ = sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nab").await;
         tokio::time::sleep(Duration::from_secs(30)).await;
     });
-    let h1 = H1Streams { proxy: ProxyEnv::default(), ..H1Streams::new(&[]) };
+    let h1 = H1Streams { proxy: ProxyEnv::default(), own: None, ..H1Streams::new(&[]) };
     let headers = HeaderMap::new();
     let ex = Exchange::get(&url, &headers).with_timeout(Duration::from_millis(200));
     let mut resp = h1.send(h1.route(&url).unwrap(), ex, false).await.unwrap();

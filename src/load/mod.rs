@@ -2,6 +2,7 @@
 //! their samples.
 
 pub mod backend;
+pub mod body_frame;
 pub(crate) mod calibrate;
 pub mod chunk;
 pub(crate) mod classify;
@@ -12,6 +13,8 @@ pub mod h1;
 pub(crate) mod limits;
 pub mod live;
 pub(crate) mod open_loop;
+pub mod own_h1;
+pub mod own_h1_head;
 pub(crate) mod pool;
 pub mod proxy_env;
 pub mod rate;
@@ -19,6 +22,7 @@ pub mod request;
 pub mod resend;
 pub(crate) mod reuse;
 pub mod reuse_probe;
+pub mod rx_stamp;
 pub mod sample;
 pub(crate) mod scrub;
 pub mod slo;

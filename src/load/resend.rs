@@ -61,6 +61,11 @@ fn signal(err: &(dyn StdError + 'static)) -> Signal {
     if err.downcast_ref::<hyper_util::client::legacy::Error>().is_some_and(|h| h.is_connect()) {
         return Signal::NotSent;
     }
+    match err.downcast_ref::<super::own_h1::SendError>() {
+        Some(super::own_h1::SendError::NotSent(_)) => return Signal::NotSent,
+        Some(super::own_h1::SendError::Closed(_)) => return Signal::Closed,
+        None => {}
+    }
     if let Some(h) = err.downcast_ref::<hyper::Error>() {
         return match (h.is_canceled(), h.is_incomplete_message()) {
             (true, _) => Signal::NotSent,

@@ -1,6 +1,7 @@
 //! One streaming request, measured by the task that sends it: the per-token hot path.
 //!
-//! Per body read: one `Instant::now()`, the SSE decoder (no allocation for whole events), the
+//! Per body read: one `Instant::now()` (the read's time, or the kernel's receive time of its data
+//! where the transport gives it: `BackendResponse::chunk_at`), the SSE decoder (no allocation for whole events), the
 //! chunk parser (the stream's learned chunk shape, else only the fields used), one timeline push
 //! (two varints) per chunk that carried tokens, and two relaxed atomic adds for the whole read.
 //! No lock, no channel, no rendering.
@@ -419,7 +420,7 @@ async fn pump(
     tokio::pin!(timer);
     let mut waits = Waits::new(cancel, cancelled, timer);
     loop {
-        let read = match waits.next(armed.is_some(), resp.chunk()).await {
+        let read = match waits.next(armed.is_some(), resp.chunk_at()).await {
             Woke::Cut => return Outcome::Cut,
             Woke::Timer => {
                 armed = match next_deadline(st, spec, last_data, &mut clock, Instant::now()) {
@@ -433,14 +434,18 @@ async fn pump(
             }
             Woke::Read(read) => read,
         };
-        let bytes = match read {
+        let (bytes, arrived) = match read {
             Ok(Some(b)) => b,
             Ok(None) => return Outcome::Completed(None),
             Err(e) => return failure(ErrorKind::StreamReset, &e.describe()),
         };
         let now = Instant::now();
-        last_data = now;
-        let at_us = now.saturating_duration_since(sent).as_micros() as u64;
+        // The kernel's receive time where the transport has it, else the wake-up's. Never
+        // before the previous read's (the send's at first), never after the wake-up: the
+        // per-read conversion of the kernel's wall-clock stamp may jitter by a microsecond.
+        let at = arrived.map_or(now, |a| a.clamp(last_data, now));
+        last_data = at;
+        let at_us = at.saturating_duration_since(sent).as_micros() as u64;
         let fed = dec.feed(&bytes, |ev| st.on_event(ev, at_us));
         st.flush();
         if let Err(e) = fed {
