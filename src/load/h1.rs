@@ -63,7 +63,7 @@ pub const READ_BUF_MAX: usize = 8 * 1024;
 pub const CONNECTS_IN_FLIGHT: usize = 256;
 
 /// How long an idle pooled connection is kept, as the reqwest clients of a session do.
-const POOL_IDLE: Duration = Duration::from_secs(90);
+pub(crate) const POOL_IDLE: Duration = Duration::from_secs(90);
 
 type Inner = Client<Gated, Full<Bytes>>;
 type H1Client = Decompression<Inner>;

@@ -29,7 +29,6 @@ use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::Semaphore;
@@ -38,9 +37,6 @@ use tokio::time::Instant;
 /// Bytes of each connection's read buffer, which also bounds the response head: 8 KiB, the
 /// hyper path's bound (`super::h1::READ_BUF_MAX`).
 pub const BUF_LEN: usize = 8 * 1024;
-
-/// How long an idle connection is kept, as the hyper path does.
-const POOL_IDLE: Duration = Duration::from_secs(90);
 
 /// A send failed before any answer, in a way `super::resend` reads.
 #[derive(Debug, thiserror::Error)]
@@ -155,7 +151,7 @@ impl OwnStreams {
     fn take(&self, i: usize, authority: &str) -> Option<Conn> {
         let mut pool = self.pools[i].lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
-        pool.retain(|c| now.saturating_duration_since(c.since) < POOL_IDLE);
+        pool.retain(|c| now.saturating_duration_since(c.since) < super::h1::POOL_IDLE);
         while let Some(at) = pool.iter().rposition(|c| c.authority == authority) {
             let idle = pool.swap_remove(at);
             // Still open and quiet: nothing to read yet (a closed one reads 0 or an error).

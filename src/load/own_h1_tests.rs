@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::load::resend::{Delivery, delivery};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
