@@ -358,6 +358,8 @@ impl RunArgs {
             hold_after_last: false,
             report_frame: None,
             num_runs: self.runs.runs()?,
+            shard: None,
+            session_id: None,
         })
     }
 }

@@ -8,6 +8,7 @@ pub mod prefix_repetition;
 pub(crate) mod routing;
 pub mod serve;
 pub(crate) mod settings;
+pub mod shard;
 pub mod slo_search;
 pub mod sweep;
 pub mod trace;
@@ -127,6 +128,11 @@ pub struct RunConfig {
     /// Local addresses the load's stream connections bind to, in turn (`--source-addrs`;
     /// empty: the system picks).
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// This process's slice of a sharded session (`--shard i/N`); None: the whole plan.
+    pub shard: Option<shard::ShardSpec>,
+    /// The session's id, the same in every shard of it (labels on `/metrics`, checked by
+    /// `report merge`); None: unnamed.
+    pub session_id: Option<String>,
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token

@@ -85,6 +85,14 @@ pub struct SessionReport {
     /// start-up and settings and its own session report nested; absent for one server's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<super::sweep::SweepSection>,
+    /// The shard that wrote this file, in a sharded session (`run --shard i/N`); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::shard::ShardSection>,
+    /// The shards a merged report holds (`report merge`); absent in a shard's or a single
+    /// process's report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<super::shard::MergeSection>,
 }
 
 pub use super::metrics_source::{MetricsSource, ReplicaChange};

@@ -34,6 +34,7 @@ pub(crate) mod prom_validation;
 pub mod runs;
 pub mod schedule_lag;
 pub mod serve;
+pub mod shard;
 pub(crate) mod sink;
 pub mod skip;
 pub mod status;

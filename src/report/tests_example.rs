@@ -338,5 +338,7 @@ pub(crate) fn minimal_report() -> SessionReport {
         metrics_source: None,
         halted: None,
         sweep: None,
+        shard: None,
+        merge: None,
     }
 }

@@ -48,6 +48,8 @@ pub(crate) fn assemble(env: &CellEnv, prior: &Prior, experiments: &Experiments, 
         metrics_source: super::prom_source::metrics_source(env),
         halted: env.halt.reason(),
         sweep: None,
+        shard: None,
+        merge: None,
     };
     for e in experiments {
         let cells: Vec<&CellEntry> = state.cells.iter().filter(|c| e.owns(&c.spec)).collect();

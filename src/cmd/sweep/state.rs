@@ -129,6 +129,8 @@ impl SweepState {
             metrics_source: None,
             halted: None,
             sweep: Some(self.section.clone()),
+            shard: None,
+            merge: None,
         }
     }
 
