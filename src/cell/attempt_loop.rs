@@ -129,6 +129,13 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         self
     }
 
+    /// Turns [`Self::ends_only`] on or off from now on: a decode attempt keeps only the ends
+    /// of the requests that end during its warmup, since none of their tokens falls in the
+    /// window that opens after it.
+    pub fn set_ends_only(&mut self, on: bool) {
+        self.ends_only = on;
+    }
+
     /// Moves the view to `phase` (bounded by `len` when known).
     pub fn phase(&mut self, phase: Phase, len: Option<Duration>) {
         self.publisher.phase(self.env, phase, len);

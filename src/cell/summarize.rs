@@ -337,3 +337,7 @@ mod tests {
         assert!(folded.window_tokens > 0 && folded.error_count > 0);
     }
 }
+
+#[cfg(test)]
+#[path = "summarize_ends_tests.rs"]
+mod ends_tests;

@@ -323,7 +323,12 @@ pub async fn run_decode_attempt(
     let mut end = AttemptEnd::new(run.started);
     let mut sent = None;
     let mut we = run.started;
-    if let Some(timed_out) = run.warmup(cancel).await {
+    // Requests that end during the warmup end before the window opens (after the warmup
+    // returns): only their first and last marks are ever read, so their timelines are not kept.
+    run.lp.set_ends_only(true);
+    let warmed = run.warmup(cancel).await;
+    run.lp.set_ends_only(false);
+    if let Some(timed_out) = warmed {
         end.warmup_timed_out = timed_out;
         let ws = Instant::now();
         end.streaming_at_start = run.lp.live().totals().streaming.max(0) as u32;
