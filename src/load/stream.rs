@@ -16,7 +16,7 @@ use super::sse::{SseDecoder, SseEvent};
 use super::timeline::Timeline;
 use bytes::Bytes;
 use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderMap, HeaderName};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +24,10 @@ use wait::{Waits, Woke};
 
 #[path = "stream_wait.rs"]
 mod wait;
+
+#[path = "stream_deadline.rs"]
+mod deadline;
+use deadline::{FirstTokenClock, next_deadline};
 
 #[cfg(test)]
 #[path = "stream_tests.rs"]
@@ -341,61 +345,6 @@ async fn read_response(
     let ended = pump(&mut resp, spec, &mut st, &mut dec, cancel, clock).await;
     st.sample.ended_at = Instant::now();
     st.finish(ended)
-}
-
-/// The wait of a request for its first token (response head included): since when it counts,
-/// and the attempt's token count then, to tell a queued request from a silent server.
-struct FirstTokenClock {
-    sent: Instant,
-    since: Instant,
-    tokens: u64,
-}
-
-impl FirstTokenClock {
-    fn new(sent: Instant, live: &LiveCounters) -> Self {
-        Self { sent, since: sent, tokens: live.tokens.load(Ordering::Relaxed) }
-    }
-
-    /// The first deadline, if the wait is bounded.
-    fn first(&self, spec: &StreamSpec<'_>) -> Option<Instant> {
-        spec.first_token_timeout.map(|l| self.since + l)
-    }
-
-    /// At `now`, still without a first token: the next deadline, or the timeout.
-    fn check(&mut self, spec: &StreamSpec<'_>, live: &LiveCounters, now: Instant) -> Result<Option<Instant>, Outcome> {
-        let Some(limit) = spec.first_token_timeout else { return Ok(None) };
-        if self.since + limit > now {
-            return Ok(Some(self.since + limit));
-        }
-        let tokens = live.tokens.load(Ordering::Relaxed);
-        if spec.queued_waits && tokens != self.tokens {
-            // Other streams received tokens meanwhile: this one is queued behind them.
-            (self.since, self.tokens) = (now, tokens);
-            return Ok(Some(now + limit));
-        }
-        let waited = now.saturating_duration_since(self.sent).as_secs_f64();
-        Err(failure(ErrorKind::FirstTokenTimeout, &format!("no first token after {waited:.1} s")))
-    }
-}
-
-/// The request's next deadline once its timer fired at `now`, or the failure it ran into:
-/// stalled (silent past the idle timeout once tokens flow) or no first token in time.
-fn next_deadline(
-    st: &StreamState<'_>,
-    spec: &StreamSpec<'_>,
-    last_data: Instant,
-    clock: &mut FirstTokenClock,
-    now: Instant,
-) -> Result<Option<Instant>, Outcome> {
-    if st.sample.marks.is_empty() {
-        return clock.check(spec, st.live, now);
-    }
-    let due = last_data + spec.idle_timeout;
-    if due > now {
-        return Ok(Some(due));
-    }
-    let quiet = now.saturating_duration_since(last_data).as_secs_f64();
-    Err(failure(ErrorKind::Stalled, &format!("no data for {quiet:.1} s")))
 }
 
 /// Reads the body until it ends; returns `Completed(None)` at a clean end of body.
