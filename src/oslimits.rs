@@ -31,8 +31,8 @@ pub(crate) fn check_ports(streams: u64, sources: usize, ports: u64) -> Result<()
     }
     let need = streams.div_ceil(ports.max(1));
     let spread = match sources {
-        0 => "all from one source address".to_string(),
-        n => format!("{per} from each of {n} --source-addrs"),
+        0 => format!("{streams} local ports of one source address"),
+        n => format!("{per} local ports of each of {n} --source-addrs"),
     };
     Err(format!(
         "{streams} concurrent streams to one target need {spread}, but one address has {ports} ephemeral ports \
@@ -80,11 +80,11 @@ mod tests {
     fn streams_over_one_address_s_ports_need_more_addresses() {
         assert_eq!(check_ports(28_232, 0, 28_232), Ok(()));
         let e = check_ports(28_233, 0, 28_232).unwrap_err();
-        assert!(e.contains("28233 concurrent streams") && e.contains("all from one source address"), "{e}");
+        assert!(e.contains("28233 concurrent streams") && e.contains("28233 local ports of one source address"), "{e}");
         assert!(e.contains("at least 2 addresses with --source-addrs") && e.contains("ip_local_port_range"), "{e}");
         assert_eq!(check_ports(32_768, 2, 28_232), Ok(()));
         let e = check_ports(60_000, 2, 28_232).unwrap_err();
-        assert!(e.contains("30000 from each of 2 --source-addrs") && e.contains("at least 3 addresses"), "{e}");
+        assert!(e.contains("30000 local ports of each of 2 --source-addrs") && e.contains("at least 3 addresses"), "{e}");
         assert!(!e.contains('\n'));
     }
 }
