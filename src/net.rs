@@ -64,7 +64,30 @@ pub fn redact_url(url: &str) -> String {
 pub fn check_url(s: &str) -> Result<(), String> {
     let ok = (s.starts_with("http://") || s.starts_with("https://"))
         && s.split_once("://").is_some_and(|(_, r)| !r.is_empty());
-    if ok { Ok(()) } else { Err(format!("`{s}` is not an http(s) URL")) }
+    if !ok {
+        return Err(format!("`{s}` is not an http(s) URL"));
+    }
+    // A sweep's `{name}` placeholders (`http://127.0.0.1:{port}`) stand for a number here.
+    let filled = fill_placeholders(s);
+    match reqwest::Url::parse(&filled) {
+        Ok(u) if u.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
+        Ok(_) => Err(format!("`{s}` names no host")),
+        Err(e) => Err(format!("`{s}` is not a valid URL ({e})")),
+    }
+}
+
+/// `s` with every `{name}` replaced by `1`.
+fn fill_placeholders(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else { break };
+        out.push_str(&rest[..open]);
+        out.push('1');
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A replica's base URL from its metrics URL (`.../metrics` removed).
@@ -86,6 +109,17 @@ pub(crate) fn refused_port() -> (tokio::net::TcpSocket, u16) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_must_parse_with_a_host() {
+        for good in ["http://h:8001", "https://10.0.0.2/v1", "http://[::1]:8000", "http://127.0.0.1:{port}"] {
+            assert_eq!(check_url(good), Ok(()), "{good}");
+        }
+        for bad in ["http://[::1", "http://h:99999", "http://", "ftp://h", "h:8000", "http://a b"] {
+            assert!(check_url(bad).is_err(), "{bad}");
+        }
+        assert!(check_url("http://[::1").unwrap_err().contains("not a valid URL"));
+    }
 
     #[test]
     fn bases_from_metrics_urls() {

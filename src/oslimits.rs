@@ -84,7 +84,10 @@ mod tests {
         assert!(e.contains("at least 2 addresses with --source-addrs") && e.contains("ip_local_port_range"), "{e}");
         assert_eq!(check_ports(32_768, 2, 28_232), Ok(()));
         let e = check_ports(60_000, 2, 28_232).unwrap_err();
-        assert!(e.contains("30000 local ports of each of 2 --source-addrs") && e.contains("at least 3 addresses"), "{e}");
+        assert!(
+            e.contains("30000 local ports of each of 2 --source-addrs") && e.contains("at least 3 addresses"),
+            "{e}"
+        );
         assert!(!e.contains('\n'));
     }
 }

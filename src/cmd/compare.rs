@@ -44,12 +44,25 @@ pub(crate) fn run(args: CompareArgs) -> ExitCode {
     let c = compare((&bname, &base), (&nname, &new), &opts);
     if c.cells.is_empty() {
         // A gate that compared nothing has not shown the absence of a regression.
-        let _ = crate::stdio::write_out(render(&c, args.format).as_bytes());
+        if let Err(code) = emit(&render(&c, args.format)) {
+            return code;
+        }
         return usage(&format!("{bname} and {nname} have no cell in common: nothing was compared"));
     }
-    // A closed stdout (`| head`) is not an error of the comparison.
-    let _ = crate::stdio::write_out(render(&c, args.format).as_bytes());
+    if let Err(code) = emit(&render(&c, args.format)) {
+        return code;
+    }
     verdict_code(c.verdict)
+}
+
+/// Prints the comparison. A closed stdout (`| head`) is not an error of the comparison; any
+/// other failure to write it (a full disk behind `>`) is exit 5: a CI job reading the file
+/// must not take a missing comparison for a pass.
+fn emit(text: &str) -> Result<(), ExitCode> {
+    crate::stdio::write_out(text.as_bytes()).map_err(|e| {
+        crate::err_line!("error: cannot write the comparison to stdout: {e}");
+        ExitCode::from(exit::REPORT_NOT_SAVED)
+    })
 }
 
 fn verdict_code(v: Verdict) -> ExitCode {
@@ -71,8 +84,10 @@ fn one_sweep(args: &CompareArgs) -> ExitCode {
             args.base.display()
         ));
     };
-    let _ = crate::stdio::write_out(side_by_side_in(sweep, args.format).as_bytes());
-    ExitCode::from(exit::SUCCESS)
+    match emit(&side_by_side_in(sweep, args.format)) {
+        Ok(()) => ExitCode::from(exit::SUCCESS),
+        Err(code) => code,
+    }
 }
 
 /// Two sweeps set by set; exit 2 when no pair has a cell in common.
@@ -81,7 +96,9 @@ fn sweeps(base: (&str, &SweepSection), new: (&str, &SweepSection), opts: &Option
         Ok(c) => c,
         Err(e) => return usage(&e),
     };
-    let _ = crate::stdio::write_out(render_sweeps(&c, format).as_bytes());
+    if let Err(code) = emit(&render_sweeps(&c, format)) {
+        return code;
+    }
     if c.cells() == 0 {
         return usage(&format!("{} and {} have no set with a cell in common: nothing was compared", base.0, new.0));
     }

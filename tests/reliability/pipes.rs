@@ -43,6 +43,20 @@ async fn printing_commands_exit_quietly_on_a_closed_stdout() {
     }
 }
 
+/// `compare`'s stdout on a full disk (`> file`, here /dev/full: every write is ENOSPC) is no
+/// pass: exit 5 and one line, where a closed pipe (above) is not an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_to_a_full_disk_is_exit_5_not_a_pass() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let mut cmd = bin();
+    cmd.args(["compare", FIXTURE, FIXTURE]).stdout(Stdio::from(full));
+    let out = crate::common::output(cmd).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("cannot write the comparison to stdout"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 /// A one-cell headless session against `c`'s replica, written to `out`.
 fn session(c: &llm_decode_bench::sim::Cluster, out: &Path) -> std::process::Command {
     let r = &c.info().replicas[0];
