@@ -64,8 +64,8 @@ pub struct RunArgs {
     /// The gateway's Prometheus page (routing counters).
     #[arg(long, value_parser = url)]
     pub gateway_metrics: Option<String>,
-    /// Do not poll any Prometheus page.
-    #[arg(long)]
+    /// Do not poll any Prometheus page (so no --metrics-url or --gateway-metrics with it).
+    #[arg(long, conflicts_with_all = ["metrics_url", "gateway_metrics"])]
     pub no_metrics: bool,
     /// Experiments to run, comma-separated: decode, routing, serve (`vllm bench serve`'s random
     /// workload: token-id prompts sent to /v1/completions whatever --endpoint says),

@@ -237,7 +237,7 @@ fn usage_errors_exit_2_in_every_subcommand() {
     let ready = dir.path().join("ready.json");
     let ready_file = ready.to_str().expect("UTF-8");
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/report_example.json");
-    let cases: [(&[&str], &str); 13] = [
+    let cases: [(&[&str], &str); 14] = [
         // `sim` said exit 1 (documented as internal) for these, or started anyway.
         (&["sim", "--port", "0", "--slot-ctx", "0", "--ready-file", ready_file], "--slot-ctx"),
         (&["sim", "--port", "0", "--slot-ctx", "8k", "--ready-file", ready_file], "--engine llamacpp"),
@@ -248,6 +248,8 @@ fn usage_errors_exit_2_in_every_subcommand() {
         (&["run", "--base-url", "http://127.0.0.1:9", "--window", "0s"], "--window"),
         // A URL that only looked like one went on to preflight and exit 3.
         (&["run", "--base-url", "http://[::1", "--headless"], "not a valid URL"),
+        // --no-metrics used to drop the replica's page silently.
+        (&["run", "--base-url", "http://h:1", "--no-metrics", "--metrics-url", "http://h:2/metrics"], "--metrics-url"),
         (&["report", fixture, "--per-request"], "--per-request"),
         (&["compare", fixture, "/no/such/report.json"], "new report"),
         (&["bench", "--streams", "0"], "--streams"),
