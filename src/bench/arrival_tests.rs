@@ -44,8 +44,19 @@ async fn each_request_s_arrival_falls_between_its_send_and_its_handler() {
     let server = BenchServer::start(options()).await.unwrap();
     let url = format!("http://{}", server.addr);
     let http = crate::net::client_builder().no_proxy().build().unwrap();
-    http.post(format!("{url}/bench/mark")).send().await.unwrap().error_for_status().unwrap();
     let body = serde_json::json!({"model": "bench", "messages": [{"role": "user", "content": "hi"}], "stream": true});
+    // When no socket of the machine had stamps on, Linux turns them on from a work queue after
+    // the listener asks (`net_enable_timestamp`): the first requests may carry none.
+    for _ in 0..1_000 {
+        let resp = http.post(format!("{url}/v1/chat/completions")).json(&body).send().await.unwrap();
+        let stamped = resp.headers().contains_key(ARRIVED_HEADER);
+        resp.bytes().await.unwrap();
+        if stamped || cfg!(not(target_os = "linux")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    http.post(format!("{url}/bench/mark")).send().await.unwrap().error_for_status().unwrap();
     let mut wakes = Vec::new();
     // Two requests, the second on the pooled connection: its stamp is its own, not the first's.
     for _ in 0..2 {

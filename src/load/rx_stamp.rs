@@ -133,10 +133,19 @@ mod tests {
         let mut client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
         let (server, _) = listener.accept().await.unwrap();
         let stamped = enable(&server);
-        let before = Instant::now();
-        client.write_all(b"hello").await.unwrap();
         let mut buf = [0u8; 16];
         let mut control = Control::default();
+        // When no socket of the machine had stamps on, Linux turns them on from a work queue
+        // after `enable` returns (`net_enable_timestamp`): the first reads may carry none.
+        for _ in 0..1_000 {
+            client.write_all(b"x").await.unwrap();
+            if read(&server, &mut buf, &mut control).await.unwrap().1.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let before = Instant::now();
+        client.write_all(b"hello").await.unwrap();
         let (n, at) = read(&server, &mut buf, &mut control).await.unwrap();
         let after = Instant::now();
         assert_eq!(&buf[..n], b"hello");
