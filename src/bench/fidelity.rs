@@ -4,8 +4,11 @@
 //! timestamp of its read, the same instants the request sample's marks hold. Per stream, each
 //! token after the first gives a client ITL (between the reader's timestamps) and a server ITL
 //! (between the two `bench_sent_unix_ns` stamps) over the same pair of tokens; each first token
-//! gives the client's TTFT, matched afterwards by its stamp to the server's own time from having
-//! the request to sending that token (src/bench/marks.rs).
+//! gives the client's TTFT, matched afterwards by its stamp to the server's own time from the
+//! request's arrival (the kernel's receive time of its bytes, src/bench/arrival.rs) to sending
+//! that token (src/bench/marks.rs). The TTFT error is then the client's own: its send work, the
+//! loopback trip and the first token's lag; the server's wake-up (arrival to handler) is
+//! reported beside it.
 
 use super::lag::{LagFigures, LagHist};
 use super::marks::FirstToken;
@@ -165,10 +168,28 @@ pub(crate) struct FidelityFigures {
     pub itl_abs_error_max_ms: f64,
     /// First tokens matched to the server's by their stamp.
     pub ttft_count: u64,
-    /// Median of the client's TTFT minus the server's TTFT over the same requests, ms.
+    /// Median of the client's TTFT minus the server's TTFT from the request's arrival, over the
+    /// same requests, ms (from the handler's start for requests without an arrival stamp).
     pub ttft_error_p50_ms: f64,
     /// 99th percentile of it, ms.
     pub ttft_error_p99_ms: f64,
+    /// Of the matched requests, those with the kernel's arrival stamp.
+    #[serde(default)]
+    pub arrival_stamped: u64,
+    /// Median of the server's wake-up (request's arrival to its handler having it) over the
+    /// stamped requests, ms: server time a user sees, not the client's error.
+    #[serde(default)]
+    pub server_wake_p50_ms: f64,
+    /// 99th percentile of it, ms.
+    #[serde(default)]
+    pub server_wake_p99_ms: f64,
+    /// Median of the TTFT error against the server's TTFT from its handler's start (the
+    /// figure before arrival stamps: the error plus the wake-up), ms.
+    #[serde(default)]
+    pub ttft_error_from_handler_p50_ms: f64,
+    /// 99th percentile of it, ms.
+    #[serde(default)]
+    pub ttft_error_from_handler_p99_ms: f64,
     /// 99th percentile of the first tokens' lag (the reader's timestamp minus the server's send
     /// time): the part of the TTFT error at its end, ms.
     #[serde(default)]
@@ -178,19 +199,50 @@ pub(crate) struct FidelityFigures {
     pub server_late: Option<LagFigures>,
 }
 
-/// Per request, the client's TTFT minus the server's, ns, over the first tokens both saw (by
-/// stamp; a stamp two requests share is left out).
-pub(crate) fn ttft_errors(client: &[(u64, u64)], server: &[FirstToken]) -> Vec<i64> {
-    let mut by_stamp: HashMap<u64, Option<u64>> = HashMap::with_capacity(server.len());
+/// One request both sides saw: the client's TTFT minus the server's, ns, and the server's
+/// wake-up, ns (None: no arrival stamp).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TtftMatch {
+    /// Client TTFT minus server TTFT (from arrival when stamped), ns.
+    pub error_ns: i64,
+    /// The server's wake-up, ns.
+    pub wake_ns: Option<u64>,
+}
+
+/// The requests whose first tokens both saw, matched by stamp (a stamp two requests share is
+/// left out); `client`: per first token its stamp and the client's TTFT, ns.
+pub(crate) fn ttft_matches(client: &[(u64, u64)], server: &[FirstToken]) -> Vec<TtftMatch> {
+    let mut by_stamp: HashMap<u64, Option<&FirstToken>> = HashMap::with_capacity(server.len());
     for f in server {
-        by_stamp.entry(f.sent_ns).and_modify(|v| *v = None).or_insert(Some(f.server_ttft_ns));
+        by_stamp.entry(f.sent_ns).and_modify(|v| *v = None).or_insert(Some(f));
     }
-    let mut errs: Vec<i64> = client
-        .iter()
-        .filter_map(|(stamp, ttft)| by_stamp.get(stamp).copied().flatten().map(|s| *ttft as i64 - s as i64))
-        .collect();
-    errs.sort_unstable();
-    errs
+    let matched = |(stamp, ttft): &(u64, u64)| {
+        let f = by_stamp.get(stamp).copied().flatten()?;
+        Some(TtftMatch { error_ns: *ttft as i64 - f.server_ttft_ns as i64, wake_ns: f.wake_ns })
+    };
+    client.iter().filter_map(matched).collect()
+}
+
+/// The TTFT figures of matched requests (the ITL ones left at their default).
+fn ttft_figures(m: &[TtftMatch]) -> FidelityFigures {
+    let sorted = |mut v: Vec<i64>| {
+        v.sort_unstable();
+        v
+    };
+    let errors = sorted(m.iter().map(|x| x.error_ns).collect());
+    let wakes = sorted(m.iter().filter_map(|x| x.wake_ns).map(|w| w as i64).collect());
+    let from_handler = sorted(m.iter().map(|x| x.error_ns + x.wake_ns.unwrap_or(0) as i64).collect());
+    FidelityFigures {
+        ttft_count: m.len() as u64,
+        ttft_error_p50_ms: quantile_ms(&errors, 0.5),
+        ttft_error_p99_ms: quantile_ms(&errors, 0.99),
+        arrival_stamped: wakes.len() as u64,
+        server_wake_p50_ms: quantile_ms(&wakes, 0.5),
+        server_wake_p99_ms: quantile_ms(&wakes, 0.99),
+        ttft_error_from_handler_p50_ms: quantile_ms(&from_handler, 0.5),
+        ttft_error_from_handler_p99_ms: quantile_ms(&from_handler, 0.99),
+        ..Default::default()
+    }
 }
 
 /// The value at quantile `q` of sorted `v`, ns to ms (0 when empty).
@@ -207,11 +259,16 @@ pub(crate) fn figures(server_firsts: &[FirstToken], server_late: Option<LagFigur
     let p = &*PROBE;
     let itl = p.itl.figures(server_late)?;
     let firsts = p.firsts.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let ttft = ttft_errors(&firsts, server_firsts);
+    let t = ttft_figures(&ttft_matches(&firsts, server_firsts));
     Some(FidelityFigures {
-        ttft_count: ttft.len() as u64,
-        ttft_error_p50_ms: quantile_ms(&ttft, 0.5),
-        ttft_error_p99_ms: quantile_ms(&ttft, 0.99),
+        ttft_count: t.ttft_count,
+        ttft_error_p50_ms: t.ttft_error_p50_ms,
+        ttft_error_p99_ms: t.ttft_error_p99_ms,
+        arrival_stamped: t.arrival_stamped,
+        server_wake_p50_ms: t.server_wake_p50_ms,
+        server_wake_p99_ms: t.server_wake_p99_ms,
+        ttft_error_from_handler_p50_ms: t.ttft_error_from_handler_p50_ms,
+        ttft_error_from_handler_p99_ms: t.ttft_error_from_handler_p99_ms,
         first_token_lag_p99_ms: p.first_lag.figures().map_or(0.0, |f| f.p99_ms),
         ..itl
     })
@@ -221,19 +278,45 @@ pub(crate) fn figures(server_firsts: &[FirstToken], server_late: Option<LagFigur
 mod tests {
     use super::*;
 
+    fn first(sent_ns: u64, server_ttft_ns: u64, wake_ns: Option<u64>) -> FirstToken {
+        FirstToken { sent_ns, server_ttft_ns, wake_ns }
+    }
+
     #[test]
-    fn ttft_errors_match_first_tokens_by_stamp_and_drop_shared_stamps() {
-        let server = [
-            FirstToken { sent_ns: 10, server_ttft_ns: 1_000 },
-            FirstToken { sent_ns: 20, server_ttft_ns: 2_000 },
-            FirstToken { sent_ns: 30, server_ttft_ns: 500 },
-            FirstToken { sent_ns: 30, server_ttft_ns: 700 },
-        ];
+    fn ttft_matches_first_tokens_by_stamp_and_drop_shared_stamps() {
+        let server = [first(10, 1_000, Some(300)), first(20, 2_000, None), first(30, 500, None), first(30, 700, None)];
         let client = [(20, 2_500), (10, 1_200), (30, 900), (40, 9_000)];
-        assert_eq!(ttft_errors(&client, &server), vec![200, 500], "40 unknown to the server, 30 shared");
+        let m = ttft_matches(&client, &server);
+        let want = [TtftMatch { error_ns: 500, wake_ns: None }, TtftMatch { error_ns: 200, wake_ns: Some(300) }];
+        assert_eq!(m, want, "40 unknown to the server, 30 shared");
         assert_eq!(quantile_ms(&[200, 500], 0.5), 0.0002);
         assert_eq!(quantile_ms(&[200, 500], 0.99), 0.0005);
         assert_eq!(quantile_ms(&[], 0.99), 0.0);
+    }
+
+    #[test]
+    fn the_ttft_error_counts_from_the_arrival_and_the_wake_up_stands_apart() {
+        // 100 requests: the client's TTFT is the server's from arrival plus i us (i = 1..=100);
+        // the server woke 1 ms after the arrival, 5 ms for the last request; one has no stamp.
+        let us = 1_000;
+        let mut server = Vec::new();
+        let mut client = Vec::new();
+        for i in 1..=100u64 {
+            let wake = if i == 100 { 5_000 * us } else { 1_000 * us };
+            let stamped = if i == 50 { None } else { Some(wake) };
+            server.push(first(i, 4_000 * us, stamped));
+            client.push((i, 4_000 * us + i * us));
+        }
+        let f = ttft_figures(&ttft_matches(&client, &server));
+        assert_eq!((f.ttft_count, f.arrival_stamped), (100, 99));
+        assert!((f.ttft_error_p50_ms - 0.050).abs() < 1e-9 && (f.ttft_error_p99_ms - 0.099).abs() < 1e-9, "{f:?}");
+        // 99 wake-ups: the 99th is the 5 ms one.
+        assert!((f.server_wake_p50_ms - 1.0).abs() < 1e-9 && (f.server_wake_p99_ms - 5.0).abs() < 1e-9, "{f:?}");
+        // From the handler: i us + 1 ms, but 0.050 ms for i = 50 (no stamp) and 5.1 ms for the last.
+        assert!((f.ttft_error_from_handler_p50_ms - 1.049).abs() < 1e-9, "{f:?}");
+        assert!((f.ttft_error_from_handler_p99_ms - 1.099).abs() < 1e-9, "{f:?}");
+        let none = ttft_figures(&[]);
+        assert_eq!((none.ttft_count, none.arrival_stamped, none.server_wake_p99_ms), (0, 0, 0.0));
     }
 
     #[test]
@@ -251,7 +334,7 @@ mod tests {
         observe(br#"{"choices":[],"bench_sent_unix_ns":1}"#, 1_012_000_000, 1_012_400_000, b, t0 + ms(17));
         close();
         observe(tok, 1_020_000_000, 1_020_000_000, a, t0 + ms(40));
-        let server = [FirstToken { sent_ns: 1_002_000_000, server_ttft_ns: 4_000_000 }];
+        let server = [first(1_002_000_000, 4_000_000, Some(700_000))];
         let f = figures(&server, None).expect("figures");
         assert_eq!(f.intervals, 2, "a's second token and b's second; not the usage chunk, not after close");
         assert!((f.client_itl_p99_ms - 10.3).abs() < 0.0011, "{f:?}");
@@ -259,6 +342,8 @@ mod tests {
         assert!((f.itl_abs_error_p99_ms - 0.3).abs() < 0.0011 && (f.itl_abs_error_max_ms - 0.3).abs() < 1e-9, "{f:?}");
         assert_eq!(f.ttft_count, 1, "b's first token only: a was running before the window");
         assert!((f.ttft_error_p50_ms - 2.0).abs() < 1e-9, "client 6 ms against the server's 4 ms: {f:?}");
+        assert!((f.server_wake_p50_ms - 0.7).abs() < 1e-9 && f.arrival_stamped == 1, "{f:?}");
+        assert!((f.ttft_error_from_handler_p99_ms - 2.7).abs() < 1e-9, "{f:?}");
         assert!((f.first_token_lag_p99_ms - 0.4).abs() < 1e-9, "b's first token read 0.4 ms after its send: {f:?}");
     }
 

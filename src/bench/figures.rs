@@ -191,7 +191,10 @@ pub(crate) fn fidelity_line(r: &Row) -> Option<String> {
         String::new()
     } else {
         let (p50, p99, n, lag) = (f.ttft_error_p50_ms, f.ttft_error_p99_ms, f.ttft_count, f.first_token_lag_p99_ms);
-        format!("TTFT error p50/p99 {p50:.3}/{p99:.3} ms ({n} requests, first-token lag p99 {lag:.3} ms); ")
+        format!(
+            "TTFT error p50/p99 {p50:.3}/{p99:.3} ms ({n} requests, first-token lag p99 {lag:.3} ms; {}); ",
+            wake_text(&f)
+        )
     };
     Some(format!(
         "  fidelity: ITL p99 {:.3} ms, server's {:.3} ms: error {:+.3} ms; |ITL error| p99 {:.3} max {:.3} ms \
@@ -203,6 +206,14 @@ pub(crate) fn fidelity_line(r: &Row) -> Option<String> {
         f.itl_abs_error_max_ms,
         f.intervals,
     ))
+}
+
+/// The server's wake-up beside the TTFT error: p50/p99 over the requests with an arrival stamp.
+pub(crate) fn wake_text(f: &super::fidelity::FidelityFigures) -> String {
+    if f.arrival_stamped == 0 {
+        return "no arrival stamps: server TTFT from its handler".into();
+    }
+    format!("server wake-up p50/p99 {:.3}/{:.3} ms", f.server_wake_p50_ms, f.server_wake_p99_ms)
 }
 
 /// Whether `bytes` are figures an earlier bench wrote (a JSON object with `version`,

@@ -2,9 +2,11 @@
 //! by `GET /bench/window`: the tokens it wrote since the mark and the unix times of the first
 //! and the last frame that carried one (the whole streaming window of a `run` process,
 //! src/bench/whole.rs), its lateness against the paced schedule, and per paced request the send
-//! time of the first token with the server's own time to first token (src/bench/fidelity.rs
-//! matches them to the client's).
+//! time of the first token with the server's own time to first token, counted from the request's
+//! arrival (the kernel's receive stamp, src/bench/arrival.rs), and the server's wake-up
+//! (src/bench/fidelity.rs matches them to the client's).
 
+use super::arrival::RequestTimes;
 use super::lag::{LagFigures, LagHist};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,13 +14,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Most first-token records kept per window (the rest are counted, not kept).
 const MOST_FIRSTS: usize = 200_000;
 
-/// A paced request's first token: its send time and the server's time to first token, unix ns.
+/// A paced request's first token: its send time and the server's time to first token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FirstToken {
     /// Send time of the first token (its `bench_sent_unix_ns`), unix ns.
     pub sent_ns: u64,
-    /// From the handler having the request to that send, ns.
+    /// From the request's arrival (the kernel's receive time of its last bytes) to that send,
+    /// ns; from the handler having the request when the request carried no stamp.
     pub server_ttft_ns: u64,
+    /// The server's wake-up: from the request's arrival to its handler having it, ns (None: no
+    /// stamp, `server_ttft_ns` counts from the handler).
+    #[serde(default)]
+    pub wake_ns: Option<u64>,
 }
 
 /// What `GET /bench/window` answers.
@@ -85,11 +92,13 @@ impl Marks {
         self.late.record(late_ns, 0);
     }
 
-    /// A paced request's first token went out at `sent_ns`; the handler had it at `read_ns`.
-    pub(crate) fn first_token(&self, sent_ns: u64, read_ns: u64) {
+    /// A paced request's first token went out at `sent_ns`; the request arrived and its
+    /// handler had it at `times`.
+    pub(crate) fn first_token(&self, sent_ns: u64, times: RequestTimes) {
+        let server_ttft_ns = sent_ns.saturating_sub(times.start_ns());
         let mut v = self.firsts.lock().unwrap_or_else(|e| e.into_inner());
         if v.len() < MOST_FIRSTS {
-            v.push(FirstToken { sent_ns, server_ttft_ns: sent_ns.saturating_sub(read_ns) });
+            v.push(FirstToken { sent_ns, server_ttft_ns, wake_ns: times.wake_ns() });
         }
     }
 
@@ -120,10 +129,17 @@ mod tests {
         m.sent(5, 400);
         m.sent(1, 300);
         m.late(2_000_000);
-        m.first_token(400, 350);
+        m.first_token(400, RequestTimes::new(Some(320), 350));
+        m.first_token(500, RequestTimes::new(None, 350));
+        m.first_token(600, RequestTimes::new(Some(360), 350));
         let f = m.figures();
         assert_eq!((f.tokens, f.first_unix_ns, f.last_unix_ns), (8, 200, 400), "frames without tokens do not count");
-        assert_eq!(f.firsts, vec![FirstToken { sent_ns: 400, server_ttft_ns: 50 }]);
+        let first = |sent_ns, server_ttft_ns, wake_ns| FirstToken { sent_ns, server_ttft_ns, wake_ns };
+        assert_eq!(
+            f.firsts,
+            vec![first(400, 80, Some(30)), first(500, 150, None), first(600, 250, None)],
+            "from the arrival; from the handler without a stamp, or with one after the handler's start"
+        );
         let late = f.late.expect("lateness counted");
         assert_eq!(late.count, 1);
         assert!((late.p99_ms - 2.0).abs() < 0.011, "{late:?}");

@@ -1,6 +1,7 @@
 //! The bench instrument (BENCHMARKS.md, "The firehose bench"): a streaming server of the
 //! project's own run in its own process, and what the bench reads of its own process.
 
+pub(crate) mod arrival;
 pub mod child;
 pub(crate) mod fidelity;
 pub(crate) mod figures;

@@ -7,7 +7,9 @@
 //! `/tokenize` and a minimal vLLM-style `/metrics` let a `run` session start against it;
 //! `GET /bench/stats` reports the server's own CPU time and counts as JSON; `POST /bench/mark`
 //! opens a window and `GET /bench/window` reports the tokens written in it, the first and last
-//! frame's send times, paced lateness and first tokens (src/bench/marks.rs).
+//! frame's send times, paced lateness and first tokens (src/bench/marks.rs). Requests are
+//! stamped with the kernel's receive time of their bytes (src/bench/arrival.rs): the server's
+//! time to first token counts from it.
 //!
 //! Chat answers take the bench's own chunk shape or vLLM's exact one (`--chunk-shape`,
 //! src/bench/shape.rs); completions always take the bench's.
@@ -19,11 +21,12 @@
 //! (tokio's timer: 1 ms granularity), one event per frame: vLLM's role chunk goes with the first
 //! token, the last token with the final usage chunk and `[DONE]`.
 
+use super::arrival::{Arrival, RequestTimes, StampedListener};
 use super::shape::ChunkShape;
 use super::template::{Flavor, Template};
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -35,7 +38,6 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio::time::Instant;
 
 /// How events are sent.
@@ -78,6 +80,10 @@ pub(crate) const BODY_LIMIT: usize = 64 << 20;
 /// Response header on streamed answers: the unix time (ns) at which the handler had the whole
 /// request body, so a client can time its send across processes (src/bench/long.rs).
 pub(crate) const READ_HEADER: &str = "x-bench-read-unix-ns";
+
+/// Response header on chat answers: the kernel's receive time of the request's last bytes,
+/// unix ns (absent without a stamp; src/bench/arrival.rs).
+pub(crate) const ARRIVED_HEADER: &str = "x-bench-arrived-unix-ns";
 
 /// Counters of the server, read by `/bench/stats` and `/metrics`.
 #[derive(Debug, Default)]
@@ -151,14 +157,10 @@ pub(crate) struct BenchServer {
 
 impl BenchServer {
     /// Binds (backlog 4,096, so thousands of streams can connect at once) and serves on the
-    /// current runtime.
+    /// current runtime; requests are stamped with their arrival (src/bench/arrival.rs).
     pub(crate) async fn start(opts: ServerOptions) -> anyhow::Result<Self> {
-        let socket =
-            if opts.addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
-        socket.set_reuseaddr(true)?;
-        socket.bind(opts.addr).map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.addr))?;
-        let listener: TcpListener = socket.listen(4096)?;
-        let addr = listener.local_addr()?;
+        let listener = StampedListener::bind(opts.addr, 4096)?;
+        let addr = listener.local_socket_addr()?;
         let state = Arc::new(ServerState {
             opts,
             counts: Counts::default(),
@@ -177,12 +179,9 @@ impl BenchServer {
             .route("/health", get(|| async { "ok" }))
             .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
             .with_state(state);
-        use axum::serve::ListenerExt;
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
+        let service = router.into_make_service_with_connect_info::<Arrival>();
         let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, router).await {
+            if let Err(e) = axum::serve(listener, service).await {
                 crate::err_line!("bench-server: stopped: {e}");
             }
         });
@@ -208,19 +207,26 @@ fn prompt_tokens(v: &Value) -> u64 {
     (text_len as u64 / 4).max(1)
 }
 
-async fn chat(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {
-    let read = super::sysinfo::unix_ns();
-    let mut resp = answer(st, Flavor::Chat, &body, read);
-    resp.headers_mut().insert(READ_HEADER, HeaderValue::from(read));
+async fn chat(State(st): State<Arc<ServerState>>, ConnectInfo(arr): ConnectInfo<Arrival>, body: Bytes) -> Response {
+    let times = RequestTimes::now(&arr);
+    let mut resp = answer(st, Flavor::Chat, &body, times);
+    resp.headers_mut().insert(READ_HEADER, HeaderValue::from(times.handler_ns));
+    if let Some(a) = times.arrived_ns {
+        resp.headers_mut().insert(ARRIVED_HEADER, HeaderValue::from(a));
+    }
     resp
 }
 
-async fn completions(State(st): State<Arc<ServerState>>, body: Bytes) -> Response {
-    answer(st, Flavor::Completion, &body, super::sysinfo::unix_ns())
+async fn completions(
+    State(st): State<Arc<ServerState>>,
+    ConnectInfo(arr): ConnectInfo<Arrival>,
+    body: Bytes,
+) -> Response {
+    answer(st, Flavor::Completion, &body, RequestTimes::now(&arr))
 }
 
-/// The answer to a request the handler had whole at `read_ns` (unix).
-fn answer(st: Arc<ServerState>, flavor: Flavor, body: &[u8], read_ns: u64) -> Response {
+/// The answer to a request that arrived and reached its handler at `times`.
+fn answer(st: Arc<ServerState>, flavor: Flavor, body: &[u8], times: RequestTimes) -> Response {
     let Ok(v) = serde_json::from_slice::<Value>(body) else {
         return (StatusCode::BAD_REQUEST, "bench-server: the body is not JSON\n").into_response();
     };
@@ -237,7 +243,7 @@ fn answer(st: Arc<ServerState>, flavor: Flavor, body: &[u8], read_ns: u64) -> Re
             let frame = (st.opts.batch_bytes, st.opts.events_per_frame);
             Body::from_stream(firehose(template, active, frame))
         }
-        Mode::Paced => Body::from_stream(paced(template, active, st.opts.interval, read_ns)),
+        Mode::Paced => Body::from_stream(paced(template, active, st.opts.interval, times)),
     };
     let mut resp = Response::new(body);
     resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -273,13 +279,13 @@ fn firehose(t: Arc<Template>, active: Active, frame: (usize, usize)) -> impl Str
     })
 }
 
-/// The paced body; `read_ns`: when the handler had the request (unix), for its first token's
-/// server-side time to first token.
+/// The paced body; `times`: when the request arrived and its handler had it, for its first
+/// token's server-side time to first token.
 fn paced(
     t: Arc<Template>,
     active: Active,
     interval: Duration,
-    read_ns: u64,
+    times: RequestTimes,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> {
     let start = Instant::now();
     stream::unfold((t, 0usize, active), move |(t, from, active)| async move {
@@ -296,7 +302,7 @@ fn paced(
         let marks = &active.0.marks;
         marks.late(Instant::now().saturating_duration_since(due).as_nanos() as u64);
         if from == 0 {
-            marks.first_token(now, read_ns);
+            marks.first_token(now, times);
         }
         let bytes = t.stamped(from, to, now);
         active.sent(to - from, t.tokens_in(from, to), now);

@@ -22,17 +22,18 @@ use tokio::time::Instant;
 /// Oldest stamp believed: an older one means the wall clock moved since the data came.
 pub const MAX_AGE: Duration = Duration::from_secs(10);
 
-/// Asks the kernel to stamp `stream`'s received data; false when it refuses (reads then
-/// carry no stamp).
+/// Asks the kernel to stamp `socket`'s received data; false when it refuses (reads then
+/// carry no stamp). On a listening socket, the sockets it accepts inherit it (the bench
+/// server, src/bench/arrival.rs).
 #[cfg(target_os = "linux")]
-pub fn enable(stream: &TcpStream) -> bool {
+pub fn enable(socket: &impl std::os::fd::AsFd) -> bool {
     use nix::sys::socket::{setsockopt, sockopt::ReceiveTimestampns};
-    setsockopt(stream, ReceiveTimestampns, &true).is_ok()
+    setsockopt(socket, ReceiveTimestampns, &true).is_ok()
 }
 
 /// Kernel receive stamps are read on Linux only.
 #[cfg(not(target_os = "linux"))]
-pub fn enable(_stream: &TcpStream) -> bool {
+pub fn enable<S>(_socket: &S) -> bool {
     false
 }
 
@@ -62,9 +63,17 @@ pub async fn read(stream: &TcpStream, buf: &mut [u8], control: &mut Control) -> 
     }
 }
 
-/// One `recvmsg` with its stamp.
-#[cfg(target_os = "linux")]
+/// One `recvmsg` with its stamp on the load's clock.
 fn recv(stream: &TcpStream, buf: &mut [u8], control: &mut Control) -> io::Result<(usize, Option<Instant>)> {
+    let (n, stamp) = recv_wall(stream, buf, control)?;
+    Ok((n, stamp.and_then(|s| to_instant(s, SystemTime::now(), Instant::now()))))
+}
+
+/// One `recvmsg` (call it when `stream` is readable, inside `try_io`): the byte count and the
+/// kernel's receive time of the data as it gave it, since the Unix epoch (`CLOCK_REALTIME`;
+/// None: no stamp).
+#[cfg(target_os = "linux")]
+pub fn recv_wall(stream: &TcpStream, buf: &mut [u8], control: &mut Control) -> io::Result<(usize, Option<Duration>)> {
     use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
     use std::os::fd::AsRawFd;
     let mut iov = [io::IoSliceMut::new(buf)];
@@ -78,13 +87,12 @@ fn recv(stream: &TcpStream, buf: &mut [u8], control: &mut Control) -> io::Result
             }
         }
     }
-    let at = stamp.and_then(|s| to_instant(s, SystemTime::now(), Instant::now()));
-    Ok((msg.bytes, at))
+    Ok((msg.bytes, stamp))
 }
 
 /// A plain read elsewhere.
 #[cfg(not(target_os = "linux"))]
-fn recv(stream: &TcpStream, buf: &mut [u8], _control: &mut Control) -> io::Result<(usize, Option<Instant>)> {
+pub fn recv_wall(stream: &TcpStream, buf: &mut [u8], _control: &mut Control) -> io::Result<(usize, Option<Duration>)> {
     stream.try_read(buf).map(|n| (n, None))
 }
 
@@ -125,10 +133,19 @@ mod tests {
         let mut client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
         let (server, _) = listener.accept().await.unwrap();
         let stamped = enable(&server);
-        let before = Instant::now();
-        client.write_all(b"hello").await.unwrap();
         let mut buf = [0u8; 16];
         let mut control = Control::default();
+        // When no socket of the machine had stamps on, Linux turns them on from a work queue
+        // after `enable` returns (`net_enable_timestamp`): the first reads may carry none.
+        for _ in 0..1_000 {
+            client.write_all(b"x").await.unwrap();
+            if read(&server, &mut buf, &mut control).await.unwrap().1.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let before = Instant::now();
+        client.write_all(b"hello").await.unwrap();
         let (n, at) = read(&server, &mut buf, &mut control).await.unwrap();
         let after = Instant::now();
         assert_eq!(&buf[..n], b"hello");

@@ -36,6 +36,15 @@ async fn run_rows_and_fidelity_are_measured_against_the_server_s_own_figures() {
     assert!((f["itl_p99_error_ms"].as_f64().unwrap() - (c - s)).abs() < 1e-9, "{f}");
     assert!(f["server_late"]["count"].as_u64().unwrap() > 0, "the server's lateness in the window: {f}");
     assert!(f["ttft_error_p50_ms"].as_f64().unwrap() >= 0.0, "the client's TTFT holds the server's: {f}");
+    if cfg!(target_os = "linux") {
+        // Every request carries the kernel's arrival stamp; the wake-up (arrival to handler) is
+        // never negative, so the error against the handler's start is never the smaller one.
+        assert_eq!(f["arrival_stamped"], f["ttft_count"], "{f}");
+        let num = |k: &str| f[k].as_f64().unwrap_or_else(|| panic!("{k} in {f}"));
+        assert!(num("server_wake_p50_ms") >= 0.0 && num("server_wake_p99_ms") >= num("server_wake_p50_ms"), "{f}");
+        assert!(num("ttft_error_from_handler_p50_ms") >= num("ttft_error_p50_ms"), "{f}");
+        assert!(num("ttft_error_from_handler_p99_ms") >= num("ttft_error_p99_ms"), "{f}");
+    }
     let raw = &row("raw")["fidelity"];
     assert!(raw["intervals"].as_u64().unwrap() > 100 && raw["ttft_count"] == 0, "{raw}");
 }
