@@ -26,6 +26,7 @@ pub mod rx_stamp;
 pub mod sample;
 pub(crate) mod scrub;
 pub mod slo;
+pub mod slice;
 pub mod sse;
 pub mod stream;
 pub(crate) mod tap;

@@ -356,7 +356,7 @@ async fn run_cell(
     let mut interrupt = None;
     let mut halted = false;
     let (knob_tx, inbox) = KnobInbox::channel();
-    let run = CellRun { id, spec: &spec, label: &label, attempt, knob: Some(&inbox) };
+    let run = CellRun { id, spec: &spec, label: &label, attempt, knob: Some(&inbox), opens_at: None };
     let fut = experiment.run(env, run, &cancel);
     tokio::pin!(fut);
     let result = loop {

@@ -4,6 +4,7 @@
 //! the send, so time spent waiting for a permit is not in its TTFT or e2el (as in vLLM).
 
 use crate::load::sample::RequestSample;
+use crate::load::slice::Slice;
 use crate::load::stream::run_stream;
 use crate::load::worker::WorkerCtx;
 use bytes::Bytes;
@@ -16,12 +17,14 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Runs job i at `start + offsets[i]` once one of `max_concurrency` permits is free (so at
-/// most that many run at once), until every job ended or `cancel`. A job's future does no
-/// work until it holds its permit. The conversation experiment runs its sessions on it too.
+/// most that many run at once), until every job ended or `cancel`; only the jobs `slice`
+/// takes (a shard's every count-th of the one schedule, issue 27; every job unsharded). A
+/// job's future does no work until it holds its permit. The conversation experiment runs its
+/// sessions on it too.
 pub(crate) async fn each_capped<F, Fut>(
     start: Instant,
     offsets: Vec<Duration>,
-    max_concurrency: u32,
+    (max_concurrency, slice): (u32, Slice),
     cancel: CancellationToken,
     job: F,
 ) where
@@ -30,7 +33,8 @@ pub(crate) async fn each_capped<F, Fut>(
 {
     let permits = Arc::new(Semaphore::new(max_concurrency.max(1) as usize));
     let mut set = JoinSet::new();
-    for (i, offset) in offsets.into_iter().enumerate() {
+    let mine = offsets.into_iter().enumerate().filter(|(i, _)| slice.takes(*i as u64));
+    for (i, offset) in mine {
         tokio::select! {
             _ = cancel.cancelled() => break,
             _ = tokio::time::sleep_until(start + offset) => {}
@@ -49,12 +53,13 @@ pub(crate) async fn each_capped<F, Fut>(
 
 /// Sends request i (body `body(i)`, built once it holds a permit, so at most
 /// `max_concurrency` bodies exist at once) at `start + offsets[i]`, at most `max_concurrency`
-/// in flight, and waits for all of them or `cancel`. Each finished sample goes to `tx`.
+/// in flight, the requests `slice` takes only, and waits for all of them or `cancel`. Each
+/// finished sample goes to `tx`.
 pub(crate) async fn run_capped(
     ctx: Arc<WorkerCtx>,
     start: Instant,
     offsets: Vec<Duration>,
-    max_concurrency: u32,
+    max_concurrency: (u32, Slice),
     body: Arc<dyn Fn(u32) -> Bytes + Send + Sync>,
     tx: UnboundedSender<RequestSample>,
     cancel: CancellationToken,
