@@ -9,7 +9,13 @@ use crate::config::{PlanKind, RunConfig};
 /// every shard draws the same schedules. Unsharded configurations pass unchanged.
 pub(crate) fn finish(mut cfg: RunConfig, seed_given: bool) -> Result<RunConfig, String> {
     if cfg.shard.is_none() {
-        return Ok(cfg);
+        return match cfg.start_at {
+            Some(_) => {
+                Err("--start-at aligns the shards of a session: give --shard i/N (0/1 for one process) or --shards N"
+                    .into())
+            }
+            None => Ok(cfg),
+        };
     }
     if cfg.plans.contains(&PlanKind::Routing) {
         return Err("--plan routing cannot be sharded yet (its priming's family map would live on shard 0 only); shard decode, serve or conversation".into());
@@ -44,7 +50,10 @@ mod tests {
         let (a, b) = (finish(a, false).unwrap(), finish(b, false).unwrap());
         assert_eq!(a.session_id, b.session_id);
         assert_eq!((a.serve.seed, a.routing.seed), (b.serve.seed, b.serve.seed));
-        let given = finish(RunConfig { serve: crate::config::serve::ServeConfig { seed: 7, ..a.serve.clone() }, ..sharded(0) }, true);
+        let given = finish(
+            RunConfig { serve: crate::config::serve::ServeConfig { seed: 7, ..a.serve.clone() }, ..sharded(0) },
+            true,
+        );
         assert_eq!(given.unwrap().serve.seed, 7, "--seed wins");
         let plain = finish(crate::cli::run::tests_support::config(), false).unwrap();
         assert_eq!(plain.session_id, None);

@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 mod fixed;
 
 /// Longest wait for the streams to end once they are told to stop.
-const STOP_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 
 struct Run<'a> {
     env: &'a CellEnv,

@@ -2,8 +2,8 @@
 //! window opens at a fixed instant, the same on every shard, whatever this shard's streams
 //! did; a cell whose streams were not admitted by then is marked as a timed-out warmup (`*`).
 
-use super::Run;
 use super::super::admission::{Admission, AdmissionTracker};
+use super::Run;
 use crate::cell::attempt_loop::Wake;
 use crate::cell::control::Phase;
 use tokio::time::Instant;

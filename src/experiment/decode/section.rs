@@ -58,7 +58,10 @@ fn empty_slice(env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
     let CellKey::Grid { conc, rate: None, .. } = spec.key else { return None };
     let (slice, shard) = (env.cfg.slice(), env.cfg.shard?);
     (slice.share(conc) == 0).then(|| {
-        Skip::new(SkipKind::Plan, format!("shard {shard} has no stream of conc={conc} (0 of its {} shards' split)", shard.count))
+        Skip::new(
+            SkipKind::Plan,
+            format!("shard {shard} has no stream of conc={conc} (0 of its {} shards' split)", shard.count),
+        )
     })
 }
 
