@@ -117,6 +117,10 @@ async fn dispatch(
 }
 
 #[cfg(test)]
+#[path = "open_loop_shard_tests.rs"]
+mod shard_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -6,6 +6,7 @@
 use super::Control;
 use crate::cell::context::CellEnv;
 use crate::cell::control::{CellId, RunnerEvent};
+use crate::cell::publisher::LivePublisher;
 use crate::experiment::Experiments;
 use crate::experiment::record::Attempt;
 use crate::report::shard::SlotRecord;
@@ -17,6 +18,8 @@ use tokio::time::Instant;
 /// A start later than this after its slot's is said in the log and the report's warnings
 /// (the timer's own lateness on a loaded machine stays well under it).
 const LATE_SAID: Duration = Duration::from_millis(20);
+/// A wait for a slot longer than this is said in the log.
+const SAY_WAIT: Duration = Duration::from_secs(1);
 
 /// How an attempt started on its slot.
 pub(super) struct SlotStart {
@@ -62,10 +65,18 @@ impl Control {
         };
         let due = t.at(slot.offset);
         if let Ok(left) = due.duration_since(SystemTime::now())
-            && self.state.slots.is_empty()
+            && left > SAY_WAIT
         {
-            let at = humantime::format_rfc3339_millis(due);
-            env.emit(RunnerEvent::Log(format!("waiting for --start-at {at} ({:.1} s)", left.as_secs_f64())));
+            let (at, secs) = (humantime::format_rfc3339_millis(due), left.as_secs_f64());
+            let line = match self.state.slots.is_empty() {
+                true => format!("waiting for --start-at {at} ({secs:.1} s)"),
+                false => {
+                    format!("{}: waits {secs:.1} s for its slot on the timeline ({at})", self.state.cells[id].label)
+                }
+            };
+            env.emit(RunnerEvent::Log(line));
+            // The last attempt's view would read as still draining meanwhile.
+            LivePublisher::idle(env);
         }
         if !self.sleep_until_wall(env, ex, due).await {
             self.state.requeue_front(id);

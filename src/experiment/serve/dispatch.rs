@@ -76,3 +76,40 @@ pub(crate) async fn run_capped(
     };
     each_capped(start, offsets, max_concurrency, cancel.clone(), job).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// The jobs `slice` runs of `offsets`, with when each started after `start`.
+    async fn ran(offsets: &[Duration], slice: Slice) -> Vec<(usize, Duration)> {
+        let (start, seen) = (Instant::now(), Arc::new(Mutex::new(Vec::new())));
+        let job = |i: usize| {
+            let seen = seen.clone();
+            async move { seen.lock().unwrap().push((i, start.elapsed())) }
+        };
+        each_capped(start, offsets.to_vec(), (slice.cap(4), slice), CancellationToken::new(), job).await;
+        let mut out = seen.lock().unwrap().clone();
+        out.sort();
+        out
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn shards_run_every_kth_job_at_its_offset_of_the_one_schedule() {
+        let rate = crate::config::Rate::PerSecond(20.0);
+        let offsets = crate::experiment::serve::schedule::arrival_offsets(50, rate, 0.5, 9);
+        let whole = ran(&offsets, Slice::WHOLE).await;
+        assert_eq!(whole.len(), 50);
+        for count in [2u32, 3, 7] {
+            let mut union = Vec::new();
+            for index in 0..count {
+                let mine = ran(&offsets, Slice { index, count }).await;
+                assert!(mine.iter().all(|(i, _)| *i as u32 % count == index));
+                union.extend(mine);
+            }
+            union.sort();
+            assert_eq!(union, whole, "{count} shards");
+        }
+    }
+}
