@@ -54,32 +54,22 @@ fn wall_of(at: Instant, (anchor, wall): (Instant, SystemTime)) -> SystemTime {
 }
 
 impl Control {
-    /// Waits for the slot of cell `id`'s next attempt, when the timeline gives it one.
+    /// Waits for the slot of cell `id`'s next attempt, when the timeline gives it one; an
+    /// attempt without a slot still waits for `--start-at` when it is the session's first.
     pub(super) async fn await_slot(&mut self, env: &Arc<CellEnv>, ex: &Experiments, id: CellId) -> SlotWait {
         let Some(t) = self.timeline.as_ref() else { return SlotWait::Off };
         let attempt = self.state.cells[id].attempts.len() as u32 + 1;
-        let Some(slot) = t.slot(id, attempt) else {
+        let (slot, reached, start) = (t.slot(id, attempt), t.reached, t.start);
+        let Some(slot) = slot else {
+            if !reached && !self.wait_for(env, ex, id, start).await {
+                return SlotWait::Interrupted;
+            }
             let label = &self.state.cells[id].label;
             env.emit(RunnerEvent::Log(format!("{label}: no slot on the timeline; starts now")));
             return SlotWait::Off;
         };
-        let due = t.at(slot.offset);
-        if let Ok(left) = due.duration_since(SystemTime::now())
-            && left > SAY_WAIT
-        {
-            let (at, secs) = (humantime::format_rfc3339_millis(due), left.as_secs_f64());
-            let line = match self.state.slots.is_empty() {
-                true => format!("waiting for --start-at {at} ({secs:.1} s)"),
-                false => {
-                    format!("{}: waits {secs:.1} s for its slot on the timeline ({at})", self.state.cells[id].label)
-                }
-            };
-            env.emit(RunnerEvent::Log(line));
-            // The last attempt's view would read as still draining meanwhile.
-            LivePublisher::idle(env);
-        }
-        if !self.sleep_until_wall(env, ex, due).await {
-            self.state.requeue_front(id);
+        let due = start + slot.offset;
+        if !self.wait_for(env, ex, id, due).await {
             return SlotWait::Interrupted;
         }
         let (started_wall, started) = (SystemTime::now(), Instant::now());
@@ -94,6 +84,33 @@ impl Control {
         let window_due = slot.window_at.map(|w| due + w);
         let opens_at = window_due.and_then(|w| w.duration_since(started_wall).ok()).map(|d| started + d);
         SlotWait::Start(SlotStart { slot, due, started_wall, started, opens_at })
+    }
+
+    /// Waits for `due`, saying so when the wait is long; false (cell `id` queued again) when the
+    /// operator paused or stopped the session meanwhile.
+    async fn wait_for(&mut self, env: &Arc<CellEnv>, ex: &Experiments, id: CellId, due: SystemTime) -> bool {
+        if let Ok(left) = due.duration_since(SystemTime::now())
+            && left > SAY_WAIT
+        {
+            let (at, secs) = (humantime::format_rfc3339_millis(due), left.as_secs_f64());
+            let line = match self.timeline.as_ref().is_some_and(|t| t.reached) {
+                false => format!("waiting for --start-at {at} ({secs:.1} s)"),
+                true => {
+                    format!("{}: waits {secs:.1} s for its slot on the timeline ({at})", self.state.cells[id].label)
+                }
+            };
+            env.emit(RunnerEvent::Log(line));
+            // The last attempt's view would read as still draining meanwhile.
+            LivePublisher::idle(env);
+        }
+        if !self.sleep_until_wall(env, ex, due).await {
+            self.state.requeue_front(id);
+            return false;
+        }
+        if let Some(t) = self.timeline.as_mut() {
+            t.reached = true;
+        }
+        true
     }
 
     /// Sleeps until the wall clock reads `due` (re-read as it nears, so a clock the NTP daemon

@@ -40,6 +40,8 @@ pub(crate) struct Timeline {
     pub slots: Vec<Slot>,
     /// The first planned cell without a slot (the timeline ends before it), if any.
     pub ends_before: Option<CellId>,
+    /// True once the runner has reached the start (every later wait is for a slot).
+    pub reached: bool,
 }
 
 /// A cell's slot under `cfg`: its length and when its window opens in it; None for a cell
@@ -65,24 +67,19 @@ impl Timeline {
         let (mut slots, mut at) = (Vec::new(), Duration::ZERO);
         for (cell, first, runs, slot) in cells {
             let Some((len, window_at)) = slot else {
-                return Self { start, slots, ends_before: Some(cell) };
+                return Self { start, slots, ends_before: Some(cell), reached: false };
             };
             for attempt in first..first + runs.max(1) {
                 slots.push(Slot { cell, attempt, offset: at, len, window_at });
                 at += len;
             }
         }
-        Self { start, slots, ends_before: None }
+        Self { start, slots, ends_before: None, reached: false }
     }
 
     /// The slot of `cell`'s attempt `attempt`, when it has one.
     pub(crate) fn slot(&self, cell: CellId, attempt: u32) -> Option<Slot> {
         self.slots.iter().find(|s| s.cell == cell && s.attempt == attempt).copied()
-    }
-
-    /// The wall-clock instant `offset` after the start.
-    pub(crate) fn at(&self, offset: Duration) -> SystemTime {
-        self.start + offset
     }
 }
 
@@ -119,7 +116,7 @@ mod tests {
         let len = S(15) + DRAIN_ALLOWANCE;
         let offsets: Vec<_> = t.slots.iter().map(|s| (s.cell, s.attempt, s.offset)).collect();
         assert_eq!(offsets, [(0, 1, S(0)), (2, 1, len), (2, 2, len * 2)]);
-        assert_eq!(t.slot(2, 2).map(|s| t.at(s.offset)), Some(SystemTime::UNIX_EPOCH + len * 2));
+        assert_eq!(t.slot(2, 2).map(|s| t.start + s.offset), Some(SystemTime::UNIX_EPOCH + len * 2));
         assert_eq!(t.slot(1, 1), None);
     }
 
