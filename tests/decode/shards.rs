@@ -70,3 +70,25 @@ async fn two_shards_open_their_windows_together_and_split_the_load() {
     assert_eq!(serve.iter().map(|a| a.metrics.completed).sum::<u64>(), 9, "every request of the plan, once");
     assert_eq!(reports[0].serve.as_ref().unwrap().num_prompts, 9, "the plan's figure stays global");
 }
+
+#[tokio::test]
+async fn bad_shard_flags_are_one_line_and_exit_2_before_any_load() {
+    // A refused port: a run that got past its flags would fail preflight with another code.
+    let port = common::refused_port();
+    let base = port.base();
+    let past = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() - 60).to_string();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--shard", "0/2", "--shards", "2"], "not both"),
+        (&["--shard", "0/2", "--start-at", &past], "passed"),
+        (&["--shard", "1/2", "--plan", "routing"], "cannot be sharded"),
+        (&["--start-at", "2999999999"], "at most 24 h ahead"),
+    ];
+    for (flags, want) in cases {
+        let mut args: Vec<String> = ["run", "--headless", "--base-url", base.as_str()].map(String::from).to_vec();
+        args.extend(flags.iter().map(|f| f.to_string()));
+        let out = common::run_bin(args).await;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains(want) && err.trim().lines().count() == 1, "{flags:?}: {err}");
+    }
+}
