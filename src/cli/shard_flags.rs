@@ -100,7 +100,7 @@ fn check_session_id(id: &str) -> Result<(), String> {
 pub(crate) fn parse_start_at(s: &str) -> Result<SystemTime, String> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
-        return match secs.is_finite() && secs >= 0.0 && secs < 1e11 {
+        return match (0.0..1e11).contains(&secs) {
             true => Ok(UNIX_EPOCH + Duration::from_secs_f64(secs)),
             false => Err(format!("`{s}` is not a unix time in seconds")),
         };

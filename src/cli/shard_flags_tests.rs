@@ -27,10 +27,13 @@ fn shard_is_taken_as_given_and_shards_reads_the_job_index_first() {
     assert_eq!(flags(None, None).resolve(env(&both), now).unwrap().shard, None);
 }
 
+/// Environment variables of a case, as (name, value).
+type Vars<'a> = &'a [(&'a str, &'a str)];
+
 #[test]
 fn bad_shard_settings_are_one_line_each() {
     let now = at(1e9);
-    let cases: [(ShardFlags, &[(&str, &str)], &str); 5] = [
+    let cases: [(ShardFlags, Vars, &str); 5] = [
         (flags(Some("0/2"), Some(2)), &[], "not both"),
         (flags(None, Some(2)), &[], "neither JOB_COMPLETION_INDEX nor SLURM_PROCID"),
         (flags(None, Some(2)), &[("JOB_COMPLETION_INDEX", "2")], "JOB_COMPLETION_INDEX=2 is not below 2"),

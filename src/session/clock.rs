@@ -38,13 +38,16 @@ pub(crate) fn read_ntp() -> Option<NtpState> {
         let state = libc::adjtimex(&mut t);
         (state, t)
     };
-    (state >= 0).then(|| NtpState {
+    // `c_long` fields: 64-bit here, 32-bit on 32-bit targets, hence the casts.
+    #[allow(clippy::unnecessary_cast)]
+    let s = NtpState {
         state,
         status: t.status,
         offset: t.offset as i64,
         maxerror: t.maxerror as i64,
         esterror: t.esterror as i64,
-    })
+    };
+    (state >= 0).then_some(s)
 }
 
 /// The report's reading of `s`.
