@@ -33,10 +33,12 @@ pub struct ShardFlags {
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
     /// Wall-clock instant the session's cells start at, unix seconds (e.g. `$(( $(date +%s) +
-    /// 60 ))`) or RFC 3339 (`2026-12-06T08:00:00Z`): the run waits until then, then starts every
-    /// cell at its fixed slot of a timeline every shard computes alike (a decode cell's slot:
-    /// --warmup-timeout, then the window, then a drain allowance; its window opens when its
-    /// warmup ends, at the same instant on every shard). At most a day ahead, at most 5 s past
+    /// 60 ))`) or RFC 3339 (`2026-12-06T08:00:00Z`), with --shard/--shards: the run waits until
+    /// then, then starts every decode cell at its fixed slot of a timeline every shard computes
+    /// alike (--warmup-timeout, then the window, then a 14 s drain allowance; the window opens
+    /// when the warmup ends, at the same instant on every shard, so every warmup lasts
+    /// --warmup-timeout); serve and conversation cells start when the one before ends. At most a
+    /// day ahead, at most 5 s past
     #[arg(long, value_name = "T", value_parser = parse_start_at)]
     pub start_at: Option<SystemTime>,
 }

@@ -112,6 +112,7 @@ mod tests {
         (cfg.decode.warmup_timeout, cfg.window) = (S(5), S(10));
         let slot = cell_slot(&cfg, ExperimentKind::Decode);
         assert_eq!(slot, Some((S(5) + S(10) + DRAIN_ALLOWANCE, Some(S(5)))));
+        assert_eq!(DRAIN_ALLOWANCE, S(14), "README and --help say 14 s");
         let t = Timeline::plan(SystemTime::UNIX_EPOCH, [(0, 1, 1, slot), (2, 1, 2, slot)]);
         let len = S(15) + DRAIN_ALLOWANCE;
         let offsets: Vec<_> = t.slots.iter().map(|s| (s.cell, s.attempt, s.offset)).collect();

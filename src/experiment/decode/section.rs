@@ -108,9 +108,11 @@ impl Experiment for Decode {
         super::knee::past_knee(&knees, |i| cells.get(i).map(|c| c.spec.clone()), spec)
     }
 
-    /// Warmup (the settle time after admission) plus the window.
+    /// Warmup (the settle time after admission; on the `--start-at` timeline the whole
+    /// --warmup-timeout) plus the window.
     fn planned(&self, cfg: &RunConfig, _spec: &CellSpec) -> Option<std::time::Duration> {
-        Some(cfg.decode.settle + cfg.window)
+        let warmup = if cfg.start_at.is_some() { cfg.decode.warmup_timeout } else { cfg.decode.settle };
+        Some(warmup + cfg.window)
     }
 
     fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
