@@ -12,6 +12,8 @@ pub mod resume_flags;
 pub(crate) mod run;
 pub(crate) mod run_bounds;
 pub(crate) mod runs_flags;
+pub(crate) mod shard_flags;
+pub(crate) mod shard_session;
 pub(crate) mod sim;
 pub(crate) mod slo_search_flags;
 pub(crate) mod source_addrs;

@@ -52,6 +52,9 @@ pub struct RunArgs {
     /// `--source-addrs ADDR[,ADDR...]`: local addresses of the stream connections.
     #[command(flatten)]
     pub source: super::source_addrs::SourceAddrsFlag,
+    /// `--shard i/N`, `--shards N`, `--session-id`, `--start-at`: one shard of a session.
+    #[command(flatten)]
+    pub sharding: super::shard_flags::ShardFlags,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -327,7 +330,11 @@ impl RunArgs {
         let from_env = || std::env::var(&self.api_key_env).ok().map(ApiKey::new);
         let api_key = self.api_key.clone().or_else(from_env).filter(|k| !k.is_empty());
         let routing = self.routing_config()?;
-        Ok(RunConfig {
+        let sharding = self.sharding.resolve(|k| std::env::var(k).ok(), std::time::SystemTime::now())?;
+        if sharding.shard.is_some() && self.sweep.server_cmd.is_some() {
+            return Err("--server-cmd (a sweep) cannot be sharded: each shard would start its own servers".into());
+        }
+        let cfg = RunConfig {
             source_addrs: self.source.addrs(&base_url)?,
             routing,
             base_url,
@@ -358,9 +365,11 @@ impl RunArgs {
             hold_after_last: false,
             report_frame: None,
             num_runs: self.runs.runs()?,
-            shard: None,
-            session_id: None,
-        })
+            shard: sharding.shard,
+            session_id: sharding.session_id,
+            start_at: sharding.start_at,
+        };
+        super::shard_session::finish(cfg, self.seed.is_some())
     }
 }
 

@@ -133,6 +133,17 @@ pub struct RunConfig {
     /// The session's id, the same in every shard of it (labels on `/metrics`, checked by
     /// `report merge`); None: unnamed.
     pub session_id: Option<String>,
+    /// The wall-clock instant the session's cell timeline starts at (`--start-at`): the
+    /// runner waits until then and starts every cell at its slot of the timeline
+    /// (`session::timeline`); None starts at once, each cell when the one before ends.
+    pub start_at: Option<std::time::SystemTime>,
+}
+
+impl RunConfig {
+    /// This process's slice of the plan's load: its shard's, or the whole plan.
+    pub fn slice(&self) -> crate::load::slice::Slice {
+        self.shard.map_or(crate::load::slice::Slice::WHOLE, shard::ShardSpec::slice)
+    }
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token

@@ -81,6 +81,18 @@ impl RunConfig {
         if !self.source_addrs.is_empty() {
             put("source-addrs", list(&self.source_addrs));
         }
+        // A sharded session's (issue 27): only when given, so unsharded reports are unchanged.
+        // `report merge` expects `shard` to differ between the shards and nothing else.
+        if let Some(shard) = self.shard {
+            put("shard", shard.to_string());
+        }
+        if let Some(id) = &self.session_id {
+            put("session-id", id.clone());
+        }
+        if let Some(t) = self.start_at {
+            let unix = t.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+            put("start-at", format!("{unix:.3}"));
+        }
         s
     }
 

@@ -26,6 +26,13 @@ impl ShardSpec {
     }
 }
 
+impl ShardSpec {
+    /// The load slice this shard sends ([`crate::load::slice`]'s rules).
+    pub fn slice(self) -> crate::load::slice::Slice {
+        crate::load::slice::Slice { index: self.index, count: self.count }
+    }
+}
+
 impl FromStr for ShardSpec {
     type Err = String;
 

@@ -37,6 +37,10 @@ pub struct CellRun<'a> {
     pub attempt: u32,
     /// Where the runner's load-knob steps arrive, for an experiment that has a knob.
     pub knob: Option<&'a crate::cell::control::KnobInbox>,
+    /// The instant the attempt's measurement window opens on the session's timeline
+    /// (`--start-at`, `session::timeline`), for an experiment that opens one; None: when its
+    /// warmup says.
+    pub opens_at: Option<tokio::time::Instant>,
 }
 
 /// One kind of experiment.

@@ -25,6 +25,7 @@ pub mod reuse_probe;
 pub mod rx_stamp;
 pub mod sample;
 pub(crate) mod scrub;
+pub mod slice;
 pub mod slo;
 pub mod sse;
 pub mod stream;

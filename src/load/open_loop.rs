@@ -44,6 +44,10 @@ pub(crate) struct OpenLoopPlan {
     pub shape: f64,
     /// Seed of the gaps.
     pub seed: u64,
+    /// The arrivals this process sends: arrival k when the slice takes k (a shard's every
+    /// count-th; all unsharded). Every gap is drawn either way, so each shard follows the one
+    /// global schedule.
+    pub slice: super::slice::Slice,
 }
 
 /// Sends requests at the rate `rate` holds (read again at every arrival, and at once when it
@@ -74,22 +78,24 @@ async fn dispatch(
     // A permanent error (e.g. context overflow) ends the arrivals: every request would fail.
     let refused = CancellationToken::new();
     for seq in 0u64.. {
-        let permit = tokio::select! {
-            _ = cancel.cancelled() => break,
-            _ = refused.cancelled() => break,
-            p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-        };
-        let (ctx, tx, stop, refuse) = (ctx.clone(), tx.clone(), cancel.clone(), refused.clone());
-        let body = plan.body.render(&format!("[{:x}.o.{seq}] ", ctx.nonce_base));
-        requests.spawn(async move {
-            let sample = RequestSample::new(seq as u32, Instant::now());
-            let sample = run_stream(&*ctx.backend, &ctx.spec(), body, sample, &stop, &ctx.live).await;
-            if sample.error_kind().is_some_and(|k| k.is_permanent()) {
-                refuse.cancel();
-            }
-            let _ = tx.send(sample);
-            drop(permit);
-        });
+        if plan.slice.takes(seq) {
+            let permit = tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = refused.cancelled() => break,
+                p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+            };
+            let (ctx, tx, stop, refuse) = (ctx.clone(), tx.clone(), cancel.clone(), refused.clone());
+            let body = plan.body.render(&format!("[{:x}.o.{seq}] ", ctx.nonce_base));
+            requests.spawn(async move {
+                let sample = RequestSample::new(seq as u32, Instant::now());
+                let sample = run_stream(&*ctx.backend, &ctx.spec(), body, sample, &stop, &ctx.live).await;
+                if sample.error_kind().is_some_and(|k| k.is_permanent()) {
+                    refuse.cancel();
+                }
+                let _ = tx.send(sample);
+                drop(permit);
+            });
+        }
         while requests.try_join_next().is_some() {}
         next += gap(&mut rng, *rate.borrow_and_update(), plan.shape);
         loop {
@@ -109,6 +115,10 @@ async fn dispatch(
     }
     while requests.join_next().await.is_some() {}
 }
+
+#[cfg(test)]
+#[path = "open_loop_shard_tests.rs"]
+mod shard_tests;
 
 #[cfg(test)]
 mod tests {

@@ -19,6 +19,36 @@ pub struct ShardSection {
     /// This machine's clock as the system's NTP state gave it, when readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockReading>,
+    /// The attempts this shard ran on the session's timeline (`--start-at`), in run order:
+    /// when each was due and when it started and opened its window, wall clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<SlotRecord>,
+}
+
+/// One attempt on the session's cell timeline: its fixed slot and what this shard did with it.
+/// Instants are wall clock, unix seconds (this machine's clock: see `clock`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SlotRecord {
+    /// The cell's label.
+    pub cell: String,
+    /// The attempt, 1-based.
+    pub attempt: u32,
+    /// When the slot began: the instant every shard starts this attempt.
+    pub slot_start_unix_s: f64,
+    /// The slot's length, s (a decode cell's: --warmup-timeout + window + drain allowance).
+    pub slot_s: f64,
+    /// When this shard started the attempt.
+    pub started_unix_s: f64,
+    /// How late it started, ms: > 0 when the attempt before overran its slot (or the run
+    /// reached --start-at late); 0 on time.
+    pub late_ms: f64,
+    /// When the window was due to open (the slot start + --warmup-timeout), for a cell that
+    /// opens one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_due_unix_s: Option<f64>,
+    /// When this shard's window opened, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_opened_unix_s: Option<f64>,
 }
 
 /// A machine's clock against true time, as the kernel's NTP state reports it.

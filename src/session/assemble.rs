@@ -13,6 +13,23 @@ use crate::report::json::{
 };
 use crate::report::writer::{ReportWriter, now_rfc3339};
 
+/// The shard that writes this report, in a sharded session: its slice, the session id, the
+/// clock as the kernel reads it now, and how its attempts kept the timeline.
+fn shard_section(env: &CellEnv, state: &SessionState) -> Option<crate::report::shard::ShardSection> {
+    let (cfg, shard) = (&env.cfg, env.cfg.shard?);
+    Some(crate::report::shard::ShardSection {
+        index: shard.index,
+        count: shard.count,
+        session_id: cfg.session_id.clone().unwrap_or_default(),
+        start_at_unix_s: cfg
+            .start_at
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs_f64()),
+        clock: super::clock::now(),
+        timeline: state.slots.clone(),
+    })
+}
+
 /// The report of the session as it stands.
 pub(crate) fn assemble(env: &CellEnv, prior: &Prior, experiments: &Experiments, state: &SessionState) -> SessionReport {
     let facts = &env.facts;
@@ -48,7 +65,7 @@ pub(crate) fn assemble(env: &CellEnv, prior: &Prior, experiments: &Experiments, 
         metrics_source: super::prom_source::metrics_source(env),
         halted: env.halt.reason(),
         sweep: None,
-        shard: None,
+        shard: shard_section(env, state),
         merge: None,
     };
     for e in experiments {

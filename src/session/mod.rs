@@ -6,6 +6,7 @@
 //! same handles.
 
 pub(crate) mod assemble;
+pub(crate) mod clock;
 pub(crate) mod handles;
 pub mod log_file;
 pub(crate) mod plan;
@@ -21,6 +22,7 @@ pub(crate) mod server_info;
 pub mod snapshot;
 pub mod state;
 pub(crate) mod streak;
+pub(crate) mod timeline;
 
 pub use handles::SessionHandles;
 pub use plan::{start, start_continuing, start_session, start_with, start_with_setups};

@@ -251,6 +251,7 @@ pub async fn start_session(
         state.act(&super::resume::action(r, kept), None);
     }
     state.timing = Timing::new(planned_lengths(&experiments, &cfg, &state));
+    let timeline = super::timeline::of_state(&cfg, &state);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (live_tx, live_rx) = watch::channel(LiveAttempt::default());
     let metrics = poller.as_ref().map(|p| p.subscribe());
@@ -281,7 +282,8 @@ pub async fn start_session(
     reuse_line.into_iter().for_each(|l| env.emit(RunnerEvent::Log(l)));
     env.announce(&env.facts.warnings);
     let unmatched = baseline_unmatched(&prior, &state);
-    notes.into_iter().chain(origin_note).chain(unmatched).for_each(|n| env.warn(n));
+    let clock = super::clock::shard_warning(&env.cfg);
+    notes.into_iter().chain(origin_note).chain(unmatched).chain(clock).for_each(|n| env.warn(n));
     let events = env.events.clone();
     let frame = env.cfg.report_frame.clone();
     let sink = ReportSink::spawn_framed(writer, frame, move |outcome| {
@@ -291,7 +293,7 @@ pub async fn start_session(
     let runner = Runner {
         env: Arc::new(env),
         experiments,
-        ctl: Control { state, prior, sink, commands: cmd_rx, snapshot: snap_tx },
+        ctl: Control { state, prior, sink, commands: cmd_rx, snapshot: snap_tx, timeline },
     };
     let join = tokio::spawn(runner.run());
     Ok(SessionHandles {

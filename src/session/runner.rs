@@ -17,6 +17,9 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+#[path = "runner_slots.rs"]
+mod slots;
+
 /// Why an attempt was cut short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Interrupt {
@@ -47,6 +50,8 @@ pub(crate) struct Control {
     pub commands: mpsc::UnboundedReceiver<Command>,
     /// The session snapshot the monitor renders.
     pub snapshot: watch::Sender<Arc<SessionSnapshot>>,
+    /// The cell timeline of `--start-at` (`super::timeline`), None without it.
+    pub timeline: Option<super::timeline::Timeline>,
 }
 
 /// Everything the runner task owns.
@@ -114,7 +119,15 @@ impl Control {
                 continue;
             }
             let Some(id) = self.state.next_cell() else { return };
-            if let Some(attempt) = run_cell(env, ex, self, id).await {
+            let slot = match self.await_slot(env, ex, id).await {
+                slots::SlotWait::Interrupted => continue,
+                slots::SlotWait::Off => None,
+                slots::SlotWait::Start(s) => Some(s),
+            };
+            if let Some(attempt) = run_cell(env, ex, self, id, slot.as_ref().and_then(|s| s.opens_at)).await {
+                if let Some(s) = &slot {
+                    self.record_slot(env, id, s, &attempt);
+                }
                 super::streak::halt_on_streak(env, streak, &attempt, &self.state.cells[id]);
             }
             if env.halt.is_raised() && !self.state.stopped {
@@ -319,12 +332,14 @@ pub(crate) fn saved_event(outcome: &SaveOutcome) -> RunnerEvent {
     }
 }
 
-/// Runs one attempt of cell `id` (unless its experiment skips it); the attempt recorded.
+/// Runs one attempt of cell `id` (unless its experiment skips it), its window opening at
+/// `opens_at` when the timeline says; the attempt recorded.
 async fn run_cell(
     env: &Arc<CellEnv>,
     experiments: &Experiments,
     ctl: &mut Control,
     id: CellId,
+    opens_at: Option<tokio::time::Instant>,
 ) -> Option<Arc<Attempt>> {
     let cell = &ctl.state.cells[id];
     let (spec, label, attempt) = (cell.spec.clone(), cell.label.clone(), cell.attempts.len() as u32 + 1);
@@ -356,7 +371,7 @@ async fn run_cell(
     let mut interrupt = None;
     let mut halted = false;
     let (knob_tx, inbox) = KnobInbox::channel();
-    let run = CellRun { id, spec: &spec, label: &label, attempt, knob: Some(&inbox) };
+    let run = CellRun { id, spec: &spec, label: &label, attempt, knob: Some(&inbox), opens_at };
     let fut = experiment.run(env, run, &cancel);
     tokio::pin!(fut);
     let result = loop {

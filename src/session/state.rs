@@ -26,6 +26,8 @@ pub struct SessionState {
     pub current: Option<CellId>,
     /// Planned and actual cell lengths, for the progress and ETA.
     pub timing: super::progress::Timing,
+    /// How the attempts run on the `--start-at` timeline kept their slots, in run order.
+    pub slots: Vec<crate::report::shard::SlotRecord>,
 }
 
 impl SessionState {
@@ -37,7 +39,8 @@ impl SessionState {
             .collect();
         let queue = (0..cells.len()).collect();
         let timing = super::progress::Timing::new(vec![None; cells.len()]);
-        Self { cells, queue, actions: Vec::new(), started, paused: false, stopped: false, current: None, timing }
+        let slots = Vec::new();
+        Self { cells, queue, actions: Vec::new(), started, paused: false, stopped: false, current: None, timing, slots }
     }
 
     /// The next cell to run (pending ones only), removed from the queue.

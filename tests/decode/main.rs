@@ -11,6 +11,7 @@ mod knee_sweep;
 mod knob;
 mod kv_redetect;
 mod run;
+mod shards;
 mod staleness;
 mod verdicts;
 mod warm;

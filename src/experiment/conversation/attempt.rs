@@ -54,7 +54,7 @@ async fn dispatch(
     shape: Arc<SessionShape>,
     scripts: Arc<Vec<Script>>,
     (start, offsets): (Instant, Vec<Duration>),
-    conc: u32,
+    conc: (u32, crate::load::slice::Slice),
     tx: UnboundedSender<RequestSample>,
     cancel: CancellationToken,
 ) {
@@ -90,7 +90,10 @@ pub(crate) async fn run_attempt(
     let seed = seed_of(env.cfg.serve.seed, cell.slot, cell.attempt, usize::MAX);
     let shape = Arc::new(shape(env, seed));
     let scripts = Arc::new(for_cell(cfg, env.cfg.serve.seed, cell.slot, cell.attempt, shape.max_tokens));
-    let planned_turns: usize = scripts.iter().map(|s| s.users.len()).sum();
+    // A shard runs conversation k when its slice takes k (issue 27), with its share of --conc.
+    let slice = env.cfg.slice();
+    let mine = |(i, s): (usize, &Script)| slice.takes(i as u64).then_some(s.users.len());
+    let planned_turns: usize = scripts.iter().enumerate().filter_map(mine).sum();
     let offsets =
         crate::experiment::serve::schedule::arrival_offsets(scripts.len(), cell.rate, env.cfg.burstiness, seed);
     let live = Arc::new(LiveCounters::default());
@@ -114,7 +117,8 @@ pub(crate) async fn run_attempt(
     lp.phase(Phase::Measuring, None);
     let before = env.metrics_now().await;
     let started = Instant::now();
-    let run = dispatch(Arc::new(ctx), shape.clone(), scripts, (started, offsets), cell.conc, tx, cancel.clone());
+    let cap = (slice.cap(cell.conc), slice);
+    let run = dispatch(Arc::new(ctx), shape.clone(), scripts, (started, offsets), cap, tx, cancel.clone());
     lp.run_until(run).await;
     let (samples, _) = lp.finish();
     let after = env.metrics_now().await;

@@ -27,8 +27,11 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+#[path = "attempt_fixed.rs"]
+mod fixed;
+
 /// Longest wait for the streams to end once they are told to stop.
-const STOP_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 
 struct Run<'a> {
     env: &'a CellEnv,
@@ -75,6 +78,9 @@ impl Run<'_> {
 
     /// Warms up until admitted, timed out, every stream died, or `cancel`.
     async fn warmup(&mut self, cancel: &CancellationToken) -> Option<bool> {
+        if let Some(at) = self.spec.opens_at {
+            return self.warmup_until(cancel, at).await;
+        }
         let timeout = self.env.cfg.decode.warmup_timeout;
         self.lp.phase(Phase::Warming, Some(timeout));
         let start = Instant::now();
@@ -283,7 +289,7 @@ fn start<'a>(
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let seed = env.cfg.routing.seed.wrapping_add(spec.cell as u64).wrapping_add(u64::from(spec.attempt) << 32);
     let open = spec.rate.map(|r| (r, env.cfg.burstiness, seed));
-    let load = Load::start(Arc::new(ctx), body, spec.conc, open, tx, stop.clone());
+    let load = Load::start(Arc::new(ctx), body, (spec.conc, spec.slice), open, tx, stop.clone());
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.conc);
     let lp = AttemptLoop::new(env, rx, live, publisher, PlainTally);
     let folded = Summarizer::new(started).with_slo(env.cfg.slo);

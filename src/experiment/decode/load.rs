@@ -7,6 +7,7 @@ use crate::load::open_loop::{OpenLoopPlan, spawn_open_loop};
 use crate::load::pool::StreamPool;
 use crate::load::request::BodyTemplate;
 use crate::load::sample::RequestSample;
+use crate::load::slice::Slice;
 use crate::load::worker::WorkerCtx;
 use crate::report::levels::LevelLoad;
 use std::sync::Arc;
@@ -31,11 +32,12 @@ pub(crate) enum Load {
 }
 
 impl Load {
-    /// Starts the load: closed loop when `rate` is None, else open loop at `rate` capped at `conc`.
+    /// Starts the load: closed loop when `rate` is None, else open loop at `rate` capped at
+    /// `conc`, sending the arrivals of the schedule that `slice` takes (every one unsharded).
     pub(crate) fn start(
         ctx: Arc<WorkerCtx>,
         body: BodyTemplate,
-        conc: u32,
+        (conc, slice): (u32, Slice),
         rate: Option<(Rate, f64, u64)>,
         tx: UnboundedSender<RequestSample>,
         stop: CancellationToken,
@@ -44,7 +46,7 @@ impl Load {
             None => Self::Closed(StreamPool::start(ctx, body, conc, tx, stop)),
             Some((r, shape, seed)) => {
                 let (rate, rx) = watch::channel(r);
-                let plan = OpenLoopPlan { body, cap: conc, shape, seed };
+                let plan = OpenLoopPlan { body, cap: conc, shape, seed, slice };
                 Self::Open { set: spawn_open_loop(ctx, plan, rx, tx, stop), rate, cap: conc }
             }
         }

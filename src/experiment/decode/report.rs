@@ -143,8 +143,10 @@ pub(crate) fn build_attempt(
     }
     if let Some(p) = prom.as_mut() {
         p.kv_usage_peak = ev.kv_usage_peak;
-        p.counts_disagree =
-            p.counts_unchecked.is_none() && counts_disagree(st.window_tokens, p.generation_tokens_delta);
+        // A shard's tokens are its slice of what the server counts: no disagreement to tell.
+        p.counts_disagree = p.counts_unchecked.is_none()
+            && env.cfg.slice().is_whole()
+            && counts_disagree(st.window_tokens, p.generation_tokens_delta);
         ev.preemptions = p.preemptions_delta;
     }
     let verdict = end.window.map(|_| capacity(&ev)).unwrap_or_default();

@@ -52,6 +52,19 @@ impl Decode {
     }
 }
 
+/// Why a closed-loop cell has nothing for this shard to send: its slice of the cell's streams is
+/// 0 (conc below the shard count). The cell's slot of the timeline stays empty.
+fn empty_slice(env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
+    let CellKey::Grid { conc, rate: None, .. } = spec.key else { return None };
+    let (slice, shard) = (env.cfg.slice(), env.cfg.shard?);
+    (slice.share(conc) == 0).then(|| {
+        Skip::new(
+            SkipKind::Plan,
+            format!("shard {shard} has no stream of conc={conc} (0 of its {} shards' split)", shard.count),
+        )
+    })
+}
+
 /// A cell's report status and, when skipped, why.
 pub(crate) fn status_and_reason(status: &CellStatus) -> (CellOutcome, Option<String>, Option<SkipKind>) {
     match status {
@@ -83,7 +96,7 @@ impl Experiment for Decode {
     }
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
-        self.grid.skip_before_run(env, spec)
+        self.grid.skip_before_run(env, spec).or_else(|| empty_slice(env, spec))
     }
 
     /// Under `--stop-at-knee`, a cell past the knee its row already has.
@@ -95,9 +108,11 @@ impl Experiment for Decode {
         super::knee::past_knee(&knees, |i| cells.get(i).map(|c| c.spec.clone()), spec)
     }
 
-    /// Warmup (the settle time after admission) plus the window.
+    /// Warmup (the settle time after admission; on the `--start-at` timeline the whole
+    /// --warmup-timeout) plus the window.
     fn planned(&self, cfg: &RunConfig, _spec: &CellSpec) -> Option<std::time::Duration> {
-        Some(cfg.decode.settle + cfg.window)
+        let warmup = if cfg.start_at.is_some() { cfg.decode.warmup_timeout } else { cfg.decode.settle };
+        Some(warmup + cfg.window)
     }
 
     fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
@@ -110,10 +125,17 @@ impl Experiment for Decode {
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             let CellKey::Grid { ctx, conc, rate } = cell.spec.key else { unreachable!("decode cells are grid cells") };
-            let s =
-                DecodeCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, rate, attempt: cell.attempt };
+            // A shard sends its slice (`load::slice`): its streams of a closed-loop cell, its
+            // share of the in-flight cap of an open-loop one (arrivals are split as they come).
+            let slice = env.cfg.slice();
+            let conc = if rate.is_some() { slice.cap(conc) } else { slice.share(conc) };
+            let (label, opens_at) = (cell.label.to_string(), cell.opens_at);
+            let s = DecodeCellSpec { cell: cell.id, label, ctx, conc, rate, attempt: cell.attempt, slice, opens_at };
             let knob = cell.knob.and_then(KnobInbox::take);
-            Attempt::Decode(Box::new(run_decode_attempt(env, &s, cancel, knob).await))
+            let mut a = run_decode_attempt(env, &s, cancel, knob).await;
+            // The shard's own offered rate: every count-th arrival of the cell's schedule.
+            a.rate = a.rate.map(|r| r.scaled(1.0 / f64::from(slice.count.max(1))));
+            Attempt::Decode(Box::new(a))
         })
     }
 

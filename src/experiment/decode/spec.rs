@@ -15,4 +15,10 @@ pub struct DecodeCellSpec {
     pub rate: Option<crate::config::Rate>,
     /// 1-based attempt number.
     pub attempt: u32,
+    /// This shard's slice of the cell's arrivals (open loop: arrival k is sent by shard k mod
+    /// N; `conc` above is already the shard's own).
+    pub slice: crate::load::slice::Slice,
+    /// The instant the window opens on the session's timeline (`--start-at`): the warmup
+    /// lasts until then whatever admission says; None opens it when the streams are admitted.
+    pub opens_at: Option<tokio::time::Instant>,
 }

@@ -184,20 +184,26 @@ pub async fn run_serve_attempt(
     // Each request's gaps are folded in as it ends; only its first and last marks are kept.
     let mut lp = AttemptLoop::new(env, rx, live, publisher, GapTally::default()).ends_only();
     // Progress through the cell's prompts (and a trace's clock) for the live panel.
-    (lp.live_mut().planned_requests, lp.live_mut().workload) = (Some(n as u64), Some(name));
+    // A shard sends request k when its slice takes k (issue 27), with its share of the cap.
+    let slice = env.cfg.slice();
+    (lp.live_mut().planned_requests, lp.live_mut().workload) = (Some(slice.count_of(n as u64)), Some(name));
     lp.live_mut().slo_search = spec.search.clone();
     lp.phase(Phase::Measuring, span);
     let before = env.metrics_now().await;
     let started = Instant::now();
     let due = offsets.clone();
-    lp.run_until(run_capped(ctx, started, offsets, spec.max_concurrency, body, tx, cancel.clone())).await;
+    let cap = (slice.cap(spec.max_concurrency), slice);
+    lp.run_until(run_capped(ctx, started, offsets, cap, body, tx, cancel.clone())).await;
     let (samples, tally) = lp.finish();
     let mut attempt = summarize_serve(env, spec, started, &samples, &tally.0, (&lengths.input, &due));
     if let Some(note) = attempt.schedule_lag.and_then(|l| l.behind_note()) {
         env.warn(format!("{}: {note}", spec.label));
     }
-    if !cancel.is_cancelled() {
+    // The server counts every shard's tokens: only a whole plan's client count can match it.
+    if !cancel.is_cancelled() && slice.is_whole() {
         attempt.server_tokens = super::server_check::check(env, before.clone(), &samples).await;
+    }
+    if !cancel.is_cancelled() {
         attempt.prefix_cache = crate::cell::prefix_cache::prefix_cache(env, before.as_deref(), expected).await;
         if let Some(p) = attempt.prefix_cache.filter(|p| p.warm) {
             env.warn(format!(
@@ -312,7 +318,8 @@ fn summarize_serve(
         attempt: spec.attempt,
         status,
         started_s: env.since_start(started),
-        num_prompts: env.cfg.serve.num_prompts,
+        // This shard's requests of the cell (all of them unsharded).
+        num_prompts: env.cfg.slice().count_of(u64::from(env.cfg.serve.num_prompts)) as u32,
         errors: errors.counts,
         error_examples: errors.examples,
         reconnects: samples.iter().map(|s| u64::from(s.reconnects)).sum(),

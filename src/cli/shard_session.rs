@@ -1,0 +1,68 @@
+//! The session-wide settings of a sharded run, completed once the configuration is built:
+//! the session id and the seed every shard derives alike, and the plans not sharded yet.
+
+use super::shard_flags::{derived_seed, derived_session_id};
+use crate::config::{PlanKind, RunConfig};
+
+/// `cfg` with its sharded-session settings completed: without `--session-id`, the id derived
+/// from the settings; without `--seed` (`seed_given` false), the seed derived from the id, so
+/// every shard draws the same schedules. Unsharded configurations pass unchanged.
+pub(crate) fn finish(mut cfg: RunConfig, seed_given: bool) -> Result<RunConfig, String> {
+    if cfg.shard.is_none() {
+        return match cfg.start_at {
+            Some(_) => {
+                Err("--start-at aligns the shards of a session: give --shard i/N (0/1 for one process) or --shards N"
+                    .into())
+            }
+            None => Ok(cfg),
+        };
+    }
+    if cfg.plans.contains(&PlanKind::Routing) {
+        return Err("--plan routing cannot be sharded yet (its priming's family map would live on shard 0 only); shard decode, serve or conversation".into());
+    }
+    let id = cfg.session_id.clone().unwrap_or_else(|| derived_session_id(&cfg.settings(), cfg.start_at));
+    if !seed_given {
+        let seed = derived_seed(&id);
+        (cfg.routing.seed, cfg.serve.seed) = (seed, seed);
+    }
+    cfg.session_id = Some(id);
+    Ok(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::shard::ShardSpec;
+
+    fn sharded(index: u32) -> RunConfig {
+        let mut cfg = crate::cli::run::tests_support::config();
+        cfg.shard = Some(ShardSpec::new(index, 2).unwrap());
+        cfg.plans = vec![PlanKind::Serve];
+        cfg
+    }
+
+    #[test]
+    fn every_shard_derives_the_same_id_and_seed_and_unsharded_runs_are_untouched() {
+        let mut a = sharded(0);
+        a.routing.seed = 11;
+        let mut b = sharded(1);
+        b.serve.seed = 99;
+        let (a, b) = (finish(a, false).unwrap(), finish(b, false).unwrap());
+        assert_eq!(a.session_id, b.session_id);
+        assert_eq!((a.serve.seed, a.routing.seed), (b.serve.seed, b.serve.seed));
+        let given = finish(
+            RunConfig { serve: crate::config::serve::ServeConfig { seed: 7, ..a.serve.clone() }, ..sharded(0) },
+            true,
+        );
+        assert_eq!(given.unwrap().serve.seed, 7, "--seed wins");
+        let plain = finish(crate::cli::run::tests_support::config(), false).unwrap();
+        assert_eq!(plain.session_id, None);
+    }
+
+    #[test]
+    fn routing_is_refused_in_a_sharded_run() {
+        let mut cfg = sharded(0);
+        cfg.plans.push(PlanKind::Routing);
+        assert!(finish(cfg, true).unwrap_err().contains("--plan routing cannot be sharded"));
+    }
+}
