@@ -5,6 +5,7 @@ pub(crate) mod compare;
 pub(crate) mod demo;
 pub mod exit;
 pub(crate) mod extras;
+pub(crate) mod metrics_page;
 pub mod headless;
 pub(crate) mod report;
 pub mod run;

@@ -133,6 +133,9 @@ pub struct RunConfig {
     /// The session's id, the same in every shard of it (labels on `/metrics`, checked by
     /// `report merge`); None: unnamed.
     pub session_id: Option<String>,
+    /// The live `/metrics` page of `--metrics-listen` (bound before preflight), which every
+    /// attempt registers with; None without the flag.
+    pub exposition: Option<std::sync::Arc<crate::metrics::expose::Exposition>>,
 }
 
 /// The first-token timeout when none is given: a floor, plus an allowance per prompt token
