@@ -51,7 +51,10 @@ pub(crate) async fn linger(expo: Option<&Exposition>, linger: Duration) {
     if linger.is_zero() {
         return;
     }
-    crate::err_line!("metrics: serving the final counts for {} more (--metrics-linger)", humantime::format_duration(linger));
+    crate::err_line!(
+        "metrics: serving the final counts for {} more (--metrics-linger)",
+        humantime::format_duration(linger)
+    );
     // The session's signal listeners are gone; without new ones a signal would be ignored.
     match Signals::new() {
         Ok(mut signals) => {

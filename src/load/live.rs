@@ -1,11 +1,11 @@
 //! Lock-free live counters the workers bump on the hot path and the monitor reads at its tick.
 
-use super::sample::RequestSample;
 use super::live_hist::LiveSeries;
+use super::sample::RequestSample;
 use super::slo::Slo;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 use tokio::time::Instant;
 

@@ -19,7 +19,8 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
 
 /// Binds `addr` now, so a taken or foreign address fails before any load.
 pub fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, String> {
-    let l = std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics-listen {addr}: cannot listen there ({e})"))?;
+    let l =
+        std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics-listen {addr}: cannot listen there ({e})"))?;
     l.set_nonblocking(true).map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
     Ok(l)
 }
