@@ -66,3 +66,21 @@ pub(crate) async fn linger(expo: Option<&Exposition>, linger: Duration) {
         Err(_) => tokio::time::sleep(linger).await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::shard::ShardSpec;
+
+    #[test]
+    fn labels_name_the_shard_and_the_plan() {
+        let mut cfg = RunConfig::defaults("http://127.0.0.1:9");
+        let whole = labels(&cfg, "s".into());
+        assert_eq!((whole.shard, whole.shards, whole.plan.as_str()), (0, 1, "decode"));
+        cfg.shard = Some(ShardSpec::new(2, 4).unwrap());
+        cfg.plans = vec![crate::config::PlanKind::Serve, crate::config::PlanKind::Decode];
+        let part = labels(&cfg, "s".into());
+        assert_eq!((part.shard, part.shards, part.plan.as_str()), (2, 4, "serve+decode"));
+        assert_eq!(draw_session_id().len(), 16);
+    }
+}

@@ -1,7 +1,7 @@
 //! `run --metrics-listen` end to end: the binary against the simulator serves its live page
 //! during the session, and once the session ended (`--metrics-linger`) every cell's token and
 //! request counts on it equal the report's; a real Prometheus scraping the page sums them by
-//! cell to the same figures; a bad or taken address exits 2 before any load.
+//! cell to the same figures; a bad or taken address (or a sweep) exits 2 before any load.
 
 use super::prometheus::{PromProc, listening_on, prometheus_bin, scalar};
 use crate::common;
@@ -222,7 +222,7 @@ async fn the_page_tops_up_streams_to_their_final_usage() {
 }
 
 #[tokio::test]
-async fn a_bad_or_taken_address_exits_2_before_any_load() {
+async fn a_bad_or_taken_address_or_a_sweep_exits_2_before_any_load() {
     let refused = common::refused_port();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let taken = taken.local_addr().unwrap().to_string();
@@ -237,6 +237,12 @@ async fn a_bad_or_taken_address_exits_2_before_any_load() {
             assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         }
     }
+    let mut sweep = bin();
+    sweep.args(["run", "--headless", "--server-cmd", "exec true {port}", "--metrics-listen", "127.0.0.1:0"]);
+    let out = common::output(sweep).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("does not serve engine-config sweeps"), "{stderr}");
 }
 
 /// Starts Prometheus scraping `addr` every second as job `client`.
