@@ -4,7 +4,7 @@
 //! where the transport gives it: `BackendResponse::chunk_at`), the SSE decoder (no allocation for whole events), the
 //! chunk parser (the stream's learned chunk shape, else only the fields used), one timeline push
 //! (two varints) per chunk that carried tokens, and two relaxed atomic adds for the whole read
-//! (with `--metrics-listen`, up to four more for the ITL histogram: `load::live_hist`).
+//! (with `--metrics-listen`, up to three more for the ITL histogram: `load::live_hist`).
 //! No lock, no channel, no rendering.
 
 use super::backend::{Backend, BackendResponse};
