@@ -85,6 +85,9 @@ pub struct AttemptLoop<'a, T: Tally = PlainTally> {
     inbox: Vec<RequestSample>,
     /// Every sender is gone: nothing more can arrive.
     closed: bool,
+    /// The attempt on the live `/metrics` page (`--metrics-listen`), folded into its cell when
+    /// the loop is dropped.
+    page: Option<crate::metrics::expose::Registration>,
 }
 
 /// Drops the inner marks of a finished timeline, keeping its first and last (TTFT, ITL, the
@@ -105,6 +108,7 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         let mut ticker = tokio::time::interval_at(Instant::now() + TICK, TICK);
         ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
         let deadline = Box::pin(tokio::time::sleep_until(Instant::now()));
+        let page = env.cfg.exposition.as_ref().map(|e| e.register(publisher.label(), live.clone()));
         Self {
             env,
             rx,
@@ -118,6 +122,7 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
             ends_only: false,
             inbox: Vec::with_capacity(INBOX),
             closed: false,
+            page,
         }
     }
 
@@ -180,6 +185,9 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
         if s.error_kind() == Some(ErrorKind::Unauthorized) {
             halt_unauthorized(self.env, s.status);
         }
+        if let Some(page) = &self.page {
+            page.on_sample(&s);
+        }
         let replica = self.tally.replica(&s);
         self.publisher.tally(&s, replica.as_deref());
         self.tally.extra(&s, replica.as_deref(), self.publisher.live_mut());
@@ -213,6 +221,9 @@ impl<'a, T: Tally> AttemptLoop<'a, T> {
     fn publish(&mut self) {
         self.drain();
         self.publisher.tick(self.env, &self.live);
+        if let Some(page) = &self.page {
+            page.exposition().beat();
+        }
     }
 
     /// Receives samples until the next tick (then publishes), `deadline` or `cancel`.

@@ -99,6 +99,10 @@ impl CellEnv {
         first_token_timeout: Option<Duration>,
         nonce_base: u64,
     ) -> WorkerCtx {
+        if self.cfg.exposition.is_some() {
+            // Before the first request: the live page's histograms see every one of them.
+            live.series.get_or_init(Default::default);
+        }
         WorkerCtx {
             backend: self.target.backend.clone(),
             url: format!("{}{}", self.target.base, self.cfg.endpoint.path()),

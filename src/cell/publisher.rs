@@ -52,6 +52,11 @@ impl LivePublisher {
         self.replicas.start_at(snap);
     }
 
+    /// The cell's label, as the monitor shows it.
+    pub fn label(&self) -> &str {
+        &self.attempt.label
+    }
+
     /// Mutable access to the view's tallies (errors, served-by).
     pub fn live_mut(&mut self) -> &mut LiveAttempt {
         &mut self.attempt

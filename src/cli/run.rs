@@ -55,6 +55,16 @@ pub struct RunArgs {
     /// `--shard i/N`, `--shards N`, `--session-id`, `--start-at`: one shard of a session.
     #[command(flatten)]
     pub sharding: super::shard_flags::ShardFlags,
+    /// Serve the client's live figures at http://IP:PORT/metrics in Prometheus text format for
+    /// the whole session (tokens, requests, errors by kind, running streams, TTFT/ITL/TPOT
+    /// histograms; labels cell, shard, session; docs/metrics.md), e.g. 0.0.0.0:9464; port 0
+    /// picks a free port (printed). Bound before any load: a taken address exits 2
+    #[arg(long, value_name = "IP:PORT", value_parser = crate::metrics::expose::serve::parse_listen)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// With --metrics-listen: keep serving /metrics this long after the session ended (its
+    /// report written), so a Prometheus scraping every 15 s still takes the final counts
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    pub metrics_linger: Duration,
     /// Model name (default: the first one `/v1/models` lists).
     #[arg(long)]
     pub model: Option<String>,
@@ -368,6 +378,7 @@ impl RunArgs {
             shard: sharding.shard,
             session_id: sharding.session_id,
             start_at: sharding.start_at,
+            exposition: None,
         };
         super::shard_session::finish(cfg, self.seed.is_some())
     }

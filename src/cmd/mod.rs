@@ -6,6 +6,7 @@ pub(crate) mod demo;
 pub mod exit;
 pub(crate) mod extras;
 pub mod headless;
+pub(crate) mod metrics_page;
 pub(crate) mod report;
 pub mod run;
 pub(crate) mod session;

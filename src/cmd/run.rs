@@ -20,6 +20,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let host_port = args.vllm.host.is_some() || args.vllm.port.is_some();
     match args.sweep.sweep(args.base_url.as_deref(), host_port, &args.metrics_url, args.resume.is_some()) {
         Err(e) => return Ok(session::usage(&e)),
+        Ok(Some(_)) if args.metrics_listen.is_some() => {
+            return Ok(session::usage("--metrics-listen does not serve engine-config sweeps (--server-cmd) yet"));
+        }
         Ok(Some(sweep)) => return super::sweep::run(args, sweep).await,
         Ok(None) => {}
     }
@@ -40,6 +43,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = crate::oslimits::check(u64::from(streams), &cfg.source_addrs) {
         return Ok(session::usage(&e));
     }
+    let page = match super::metrics_page::start(args.metrics_listen, &mut cfg) {
+        Ok(page) => page,
+        Err(e) => return Ok(session::usage(&e)),
+    };
     // The log file is opened before preflight, so a bad path fails before any load is sent.
     let printer = session::printer(args.headless || args.vllm.disable_tqdm, args.log_file.as_deref())?;
     let drawn = cfg.settings().get("seed").filter(|_| args.seed.is_none()).cloned();
@@ -60,7 +67,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let display =
         session::Display { log_file: args.log_file.clone(), ascii: args.ascii, allow_errors: args.allow_errors };
-    Ok(session::finish(handles, signals, display, printer, banner).await)
+    let code = session::finish(handles, signals, display, printer, banner).await;
+    super::metrics_page::linger(page.as_deref(), args.metrics_linger).await;
+    Ok(code)
 }
 
 /// Prints the final tables of a report on stdout (a closed stdout is not an error,

@@ -137,6 +137,9 @@ pub struct RunConfig {
     /// runner waits until then and starts every cell at its slot of the timeline
     /// (`session::timeline`); None starts at once, each cell when the one before ends.
     pub start_at: Option<std::time::SystemTime>,
+    /// The live `/metrics` page of `--metrics-listen` (bound before preflight), which every
+    /// attempt registers with; None without the flag.
+    pub exposition: Option<std::sync::Arc<crate::metrics::expose::Exposition>>,
 }
 
 impl RunConfig {

@@ -1,10 +1,11 @@
 //! Lock-free live counters the workers bump on the hot path and the monitor reads at its tick.
 
+use super::live_hist::LiveSeries;
 use super::sample::RequestSample;
 use super::slo::Slo;
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -42,6 +43,10 @@ pub struct LiveCounters {
     /// only under a TTFT bound (locked twice per request, never per token), so a stream
     /// queued past the bound counts as not good before it has a token to judge.
     pub awaiting_first: Mutex<HashMap<u32, Instant>>,
+    /// The attempt's latency histograms for the live `/metrics` page (`run --metrics-listen`):
+    /// set before its first request when the page is served, else never (then nothing is
+    /// observed: one atomic load per read).
+    pub series: OnceLock<LiveSeries>,
 }
 
 /// TTFTs the live view keeps: the live percentiles are of the latest this many requests.
@@ -89,6 +94,9 @@ impl LiveCounters {
 
     /// Records one request's time to first token.
     pub fn record_ttft(&self, ms: f64) {
+        if let Some(series) = self.series.get() {
+            series.ttft.observe((ms * 1e6) as u64);
+        }
         if let Ok(mut t) = self.ttfts.lock() {
             let ms = ms as f32;
             if t.recent.len() == RECENT_TTFTS {

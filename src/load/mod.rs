@@ -12,6 +12,7 @@ pub(crate) mod filler;
 pub mod h1;
 pub(crate) mod limits;
 pub mod live;
+pub mod live_hist;
 pub(crate) mod open_loop;
 pub mod own_h1;
 pub mod own_h1_head;

@@ -3,7 +3,8 @@
 //! Per body read: one `Instant::now()` (the read's time, or the kernel's receive time of its data
 //! where the transport gives it: `BackendResponse::chunk_at`), the SSE decoder (no allocation for whole events), the
 //! chunk parser (the stream's learned chunk shape, else only the fields used), one timeline push
-//! (two varints) per chunk that carried tokens, and two relaxed atomic adds for the whole read.
+//! (two varints) per chunk that carried tokens, and two relaxed atomic adds for the whole read
+//! (with `--metrics-listen`, up to three more for the ITL histogram: `load::live_hist`).
 //! No lock, no channel, no rendering.
 
 use super::backend::{Backend, BackendResponse};
@@ -73,6 +74,9 @@ struct StreamState<'a> {
     chunks: ChunkReader,
     /// Tokens and chunks with output of the current read, not yet added to the live counters.
     unsent: (u64, u64),
+    /// The current read's first chunk with output: its gap after the stream's previous one, us
+    /// (None at the stream's first), and its tokens; for the live ITL histogram.
+    read_first: (Option<u64>, u64),
 }
 
 impl StreamState<'_> {
@@ -130,6 +134,9 @@ impl StreamState<'_> {
             self.live.record_ttft(at.saturating_duration_since(start).as_secs_f64() * 1e3);
             self.live.first_arrived(s);
         }
+        if self.unsent.1 == 0 {
+            self.read_first = (s.marks.last().map(|m| at_us.saturating_sub(m.at_us)), delta);
+        }
         s.output_tokens += delta;
         s.content_chunks += 1;
         s.marks.push(Mark { at_us, tokens: s.output_tokens });
@@ -146,6 +153,9 @@ impl StreamState<'_> {
             LiveCounters::add(&self.live.tokens, tokens);
             LiveCounters::add(&self.live.chunks, chunks);
             self.live.judge_so_far(&mut self.sample);
+            if let Some(series) = self.live.series.get() {
+                series.read_gaps(self.read_first.0, self.read_first.1, tokens);
+            }
         }
     }
 
@@ -340,6 +350,7 @@ async fn read_response(
         doubt: event_stream_doubt(resp.headers()),
         chunks: ChunkReader::new(),
         unsent: (0, 0),
+        read_first: (None, 0),
     };
     let mut dec = SseDecoder::new();
     let ended = pump(&mut resp, spec, &mut st, &mut dec, cancel, clock).await;

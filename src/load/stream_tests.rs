@@ -151,3 +151,74 @@ async fn no_usage_counts_one_token_per_text_chunk() {
     let s = measure(body).await;
     assert_eq!((s.output_tokens, s.token_source), (2, TokenSource::ChunkCount));
 }
+
+/// A server that sends its event-stream body in one read (`gap` None), or one event per read
+/// with `gap` between them.
+#[derive(Debug)]
+struct Events(&'static str, Option<Duration>);
+
+impl Backend for Events {
+    fn send<'a>(&'a self, _req: Exchange<'a>) -> SendFuture<'a> {
+        let (body, gap) = (self.0, self.1);
+        Box::pin(async move {
+            let body = match gap {
+                None => axum::body::Body::from(body),
+                Some(gap) => {
+                    let events: Vec<String> = body.split_inclusive("\n\n").map(str::to_string).collect();
+                    use futures_util::StreamExt;
+                    let paced = futures_util::stream::iter(events).then(move |e| async move {
+                        tokio::time::sleep(gap).await;
+                        Ok::<_, std::io::Error>(Bytes::from(e))
+                    });
+                    axum::body::Body::from_stream(paced)
+                }
+            };
+            let resp =
+                axum::response::Response::builder().header("content-type", "text/event-stream").body(body).unwrap();
+            Ok(BackendResponse::from_local(resp))
+        })
+    }
+}
+
+/// A stream from `server` through [`run_stream`] with the live page's histograms on: the
+/// sample, the ITL histogram and the TTFTs observed.
+async fn measure_observed(server: &dyn Backend) -> (RequestSample, crate::load::live_hist::HistCounts, u64) {
+    let headers = HeaderMap::new();
+    let spec = StreamSpec {
+        url: "http://server/v1/completions",
+        headers: &headers,
+        served_by: &[],
+        first_token_timeout: None,
+        queued_waits: false,
+        idle_timeout: Duration::from_secs(5),
+        expected_chunks: 8,
+    };
+    let live = LiveCounters::default();
+    live.series.get_or_init(Default::default);
+    let sample = RequestSample::new(0, Instant::now());
+    let s = run_stream(server, &spec, Bytes::new(), sample, &CancellationToken::new(), &live).await;
+    let series = live.series.get().unwrap();
+    (s, series.itl.snapshot(), series.ttft.snapshot().count())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_live_itl_histogram_counts_every_token_after_the_first_chunk_once() {
+    use crate::load::live_hist::bucket_of;
+    // Continuous usage: chunks of 1, 2 and 1 tokens.
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"text\":\"a\",\"finish_reason\":null}],\"usage\":{\"completion_tokens\":1}}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"text\":\"bc\",\"finish_reason\":null}],\"usage\":{\"completion_tokens\":3}}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"text\":\"d\",\"finish_reason\":\"length\"}],\"usage\":{\"completion_tokens\":4}}\n\n",
+        "data: [DONE]\n\n",
+    );
+    // An event per read, 10 ms apart: the 2-token chunk is 2 gaps of 5 ms, the last one 10 ms.
+    let (s, itl, ttfts) = measure_observed(&Events(body, Some(Duration::from_millis(10)))).await;
+    assert_eq!((s.output_tokens, ttfts), (4, 1));
+    assert_eq!(itl.count(), 3, "the 3 tokens after the first chunk");
+    assert_eq!(itl.sum_ns, 20_000_000, "the gaps add up to the stream's span");
+    assert_eq!((itl.counts[bucket_of(5_000_000)], itl.counts[bucket_of(10_000_000)]), (2, 1));
+    // One read: the chunks share its time, so every token after the first chunk counts 0.
+    let (s, itl, _) = measure_observed(&Events(body, None)).await;
+    assert_eq!(s.output_tokens, 4);
+    assert_eq!((itl.count(), itl.counts[0], itl.sum_ns), (3, 3, 0));
+}

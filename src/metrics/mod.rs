@@ -9,12 +9,14 @@
 //! * [`poller`]: the task that scrapes every target on a schedule and publishes snapshots.
 //! * [`promql`], [`prom_poller`]: the same snapshots read from a Prometheus server's API.
 //! * [`snapshot`]: what it publishes ([`snapshot::MetricsSnapshot`]) and the bounded history.
+//! * [`expose`]: the client's own live page (`run --metrics-listen`), its registry and listener.
 //! * [`window`]: pure statistics over that history: window averages, peaks, counter deltas.
 //!
 //! Metric names, types and traps follow `docs/protocol.md` §0–§2 and §4–§8.
 
 pub(crate) mod dialect;
 pub mod engine;
+pub mod expose;
 mod exposition;
 pub mod gateway;
 pub(crate) mod histogram;

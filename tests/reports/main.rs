@@ -1,6 +1,7 @@
 //! The `reports` suite (`cargo test --test reports`): `report FILE` ([`report_cmd`]), the HTML
 //! report in a real browser ([`html`]), the report writer ([`saves`]), `compare` ([`compare`]) and a
-//! real Prometheus reading the simulated replicas ([`prometheus`]).
+//! real Prometheus reading the simulated replicas ([`prometheus`]), and the client's own live
+//! page (`run --metrics-listen`) against the report and through a real Prometheus ([`metrics_listen`]).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -8,6 +9,7 @@ mod common;
 mod compare;
 mod extension;
 mod html;
+mod metrics_listen;
 mod prometheus;
 mod report_cmd;
 mod report_many;

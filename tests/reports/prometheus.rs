@@ -45,10 +45,10 @@ struct Slack {
 }
 
 /// A Prometheus server started for the test; killed when dropped.
-struct PromProc {
-    child: Child,
-    url: String,
-    dir: tempfile::TempDir,
+pub(crate) struct PromProc {
+    pub(crate) child: Child,
+    pub(crate) url: String,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Drop for PromProc {
@@ -59,12 +59,12 @@ impl Drop for PromProc {
 }
 
 impl PromProc {
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("prometheus.log")).unwrap_or_default()
     }
 }
 
-fn prometheus_bin() -> PathBuf {
+pub(crate) fn prometheus_bin() -> PathBuf {
     let bin = std::env::var_os("PROMETHEUS_BIN").map_or_else(|| PathBuf::from("/usr/bin/prometheus"), PathBuf::from);
     assert!(
         bin.is_file(),
@@ -112,7 +112,7 @@ async fn start_prometheus(c: &Cluster) -> PromProc {
 
 /// The address the server logged it listens on (`msg="Listening on" address=127.0.0.1:PORT`);
 /// waits (bounded) for the line, and fails at once if the server exits first.
-async fn listening_on(p: &mut PromProc) -> String {
+pub(crate) async fn listening_on(p: &mut PromProc) -> String {
     let deadline = Instant::now() + READY_WITHIN;
     loop {
         let log = p.log();
@@ -128,7 +128,7 @@ async fn listening_on(p: &mut PromProc) -> String {
 }
 
 /// The value of an instant query's single-sample answer.
-async fn scalar(client: &reqwest::Client, url: &str, query: &str) -> Option<f64> {
+pub(crate) async fn scalar(client: &reqwest::Client, url: &str, query: &str) -> Option<f64> {
     let url = reqwest::Url::parse_with_params(&format!("{url}/api/v1/query"), [("query", query)]).ok()?;
     let resp = client.get(url).send().await.ok()?;
     let body: serde_json::Value = resp.json().await.ok()?;
