@@ -172,6 +172,21 @@ impl Summarizer {
         self.records.push(rec);
     }
 
+    /// The distributions behind the summaries so far, for a shard's report
+    /// (`report::shard_dists`): `report merge` recomputes the percentiles from them.
+    pub(crate) fn dists(&self) -> crate::report::shard_dists::ShardDists {
+        use crate::report::shard_dists::{HeldValues, ShardDists};
+        use crate::stats::SavedGapDist;
+        ShardDists {
+            ttft_ms: HeldValues::of(&self.ttft),
+            itl_ms: HeldValues::of(&self.itl),
+            tpot_ms: HeldValues::of(&self.tpot),
+            latency_ms: HeldValues::of(&self.lat),
+            itl_token_ms: SavedGapDist::of(&self.tok_gaps),
+            itl_chunk_ms: SavedGapDist::of(&self.chunk_gaps),
+        }
+    }
+
     /// Verdicts so far, when judging against an SLO.
     pub(crate) fn goodput(&self) -> Option<GoodputTally> {
         self.st.goodput

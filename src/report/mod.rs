@@ -35,6 +35,7 @@ pub mod runs;
 pub mod schedule_lag;
 pub mod serve;
 pub mod shard;
+pub mod shard_dists;
 pub(crate) mod sink;
 pub mod skip;
 pub mod status;

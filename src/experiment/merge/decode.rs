@@ -1,0 +1,119 @@
+//! The decode matrix of a merged report: cells matched by ctx, concurrency and rate, attempts
+//! by number (`attempt::merge` merges each), row knees found again on the merged cells.
+
+use super::attempt;
+use crate::cell::spec::CellSpec;
+use crate::experiment::decode::knee::row_knees;
+use crate::report::kind::ExperimentKind;
+use crate::report::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
+use crate::report::status::CellOutcome;
+
+/// The decode section merged over `parts` (shard index, report; the base shard first); None
+/// when no shard has one.
+pub(super) fn merge(parts: &[(u32, &SessionReport)], notes: &mut Vec<String>) -> Option<DecodeSection> {
+    let sections: Vec<(u32, &DecodeSection)> =
+        parts.iter().filter_map(|(i, r)| r.decode.as_ref().map(|d| (*i, d))).collect();
+    let (_, base) = *sections.first()?;
+    let mut cells = Vec::with_capacity(base.cells.len());
+    for cell in &base.cells {
+        let same: Vec<(u32, &DecodeCell)> = sections
+            .iter()
+            .filter_map(|(i, d)| d.cells.iter().find(|c| same_cell(c, cell)).map(|c| (*i, c)))
+            .collect();
+        if same.len() < sections.len() {
+            notes.push(format!("{}: only {} of {} shards have this cell", label(cell), same.len(), sections.len()));
+        }
+        cells.push(merge_cell(&same, notes));
+    }
+    let mut aggregate_sources = Vec::new();
+    for s in sections.iter().flat_map(|(_, d)| &d.aggregate_sources) {
+        if !aggregate_sources.contains(s) {
+            aggregate_sources.push(*s);
+        }
+    }
+    let knees = knees(&cells);
+    Some(DecodeSection { ctx_labels: base.ctx_labels.clone(), conc: base.conc.clone(), cells, aggregate_sources, knees })
+}
+
+/// The same cell of the plan: context, concurrency and rate.
+fn same_cell(a: &DecodeCell, b: &DecodeCell) -> bool {
+    (a.ctx, a.conc, a.rate) == (b.ctx, b.conc, b.rate)
+}
+
+/// The cell as notes name it (`ctx=16k conc=4`, `... rate=8/s`).
+pub(super) fn label(c: &DecodeCell) -> String {
+    let rate = c.rate.map(|r| format!(" rate={r}")).unwrap_or_default();
+    format!("ctx={} conc={}{rate}", c.ctx_label, c.conc)
+}
+
+/// One cell over its shards: the attempts every shard made merged by number, the status the
+/// least finished shard gives it.
+fn merge_cell(cells: &[(u32, &DecodeCell)], notes: &mut Vec<String>) -> DecodeCell {
+    let base = cells[0].1;
+    let name = label(base);
+    let numbers: Vec<u32> = base
+        .attempts
+        .iter()
+        .map(|a| a.attempt)
+        .filter(|n| cells.iter().all(|(_, c)| c.attempts.iter().any(|a| a.attempt == *n)))
+        .collect();
+    let most = cells.iter().map(|(_, c)| c.attempts.len()).max().unwrap_or(0);
+    if numbers.len() < most {
+        notes.push(format!("{name}: attempts not made by every shard are left out"));
+    }
+    let attempts = numbers
+        .iter()
+        .map(|n| {
+            let parts: Vec<(u32, &DecodeAttempt)> = cells
+                .iter()
+                .filter_map(|(i, c)| c.attempts.iter().find(|a| a.attempt == *n).map(|a| (*i, a)))
+                .collect();
+            attempt::merge(&parts, &format!("{name} attempt {n}"), notes)
+        })
+        .collect();
+    if cells.iter().any(|(_, c)| c.runs.is_some()) {
+        notes.push(format!("{name}: repeated runs (--num-runs) are not merged; each attempt is"));
+    }
+    if cells.iter().any(|(_, c)| !c.baseline.is_empty()) {
+        notes.push(format!("{name}: the shards' --baseline figures are left out"));
+    }
+    let status = status(cells, &name, notes);
+    let reason = cells.iter().find_map(|(_, c)| c.timeout_reason.clone());
+    let skip = cells.iter().find_map(|(_, c)| c.skip);
+    DecodeCell {
+        ctx: base.ctx,
+        ctx_label: base.ctx_label.clone(),
+        conc: base.conc,
+        status,
+        timeout_reason: reason,
+        skip,
+        attempts,
+        rate: base.rate,
+        baseline: Vec::new(),
+        runs: None,
+    }
+}
+
+/// The cell's status: the shards' when they agree, else the least finished one's (pending
+/// before errored before skipped before measured), with a note.
+fn status(cells: &[(u32, &DecodeCell)], name: &str, notes: &mut Vec<String>) -> CellOutcome {
+    let first = cells[0].1.status;
+    if cells.iter().all(|(_, c)| c.status == first) {
+        return first;
+    }
+    let order =
+        [CellOutcome::Pending, CellOutcome::Errored, CellOutcome::SkippedByOperator, CellOutcome::Skipped];
+    let least = order.into_iter().find(|o| cells.iter().any(|(_, c)| c.status == *o)).unwrap_or(first);
+    let each: Vec<String> = cells.iter().map(|(i, c)| format!("shard {i} {}", c.status.as_str())).collect();
+    notes.push(format!("{name}: the shards' statuses differ ({}); merged as {}", each.join(", "), least.as_str()));
+    least
+}
+
+/// The knee of every row of the merged matrix (src/experiment/decode/knee.rs), each cell read
+/// at its latest attempt.
+fn knees(cells: &[DecodeCell]) -> Vec<crate::report::json::RowKnee> {
+    let specs: Vec<CellSpec> =
+        cells.iter().map(|c| CellSpec::grid_at(ExperimentKind::Decode, c.ctx, c.conc, c.rate)).collect();
+    let rows = cells.iter().zip(&specs).enumerate().map(|(i, (c, s))| (i, s, c.attempts.last(), None));
+    row_knees(rows).into_iter().map(|k| k.row).collect()
+}
