@@ -26,6 +26,7 @@ pub(crate) mod knee;
 pub(crate) mod levels;
 pub(crate) mod load;
 pub(crate) mod markdown;
+pub(crate) mod merge_note;
 pub(crate) mod metrics_source;
 pub mod pareto;
 pub mod phase;
