@@ -299,6 +299,30 @@ mod tests {
     }
 
     #[test]
+    fn a_shards_distributions_give_back_its_summaries() {
+        use crate::report::shard_dists::summary_of;
+        let o = Instant::now();
+        let w = Window { start: o + Duration::from_millis(150), end: o + Duration::from_millis(900) };
+        let mut sum = Summarizer::new(o);
+        for i in 0..30u64 {
+            let mut s = stream(o, i * 11, 20 + i % 7, 2 + i % 5);
+            s.outcome = Outcome::Completed(None);
+            sum.add(&s, Some(&w), w.end);
+        }
+        let d = sum.dists();
+        let st = sum.finish(Some(w), 30);
+        let mine = |h| summary_of(h).map(|s: Summary| (s.count, s.p50, s.p99));
+        let theirs = |s: Option<Summary>| s.map(|s| (s.count, s.p50, s.p99));
+        assert_eq!(mine(&d.ttft_ms), theirs(st.ttft_ms));
+        assert_eq!(mine(&d.itl_ms), theirs(st.itl_ms));
+        assert_eq!(mine(&d.tpot_ms), theirs(st.tpot_ms));
+        assert_eq!(mine(&d.latency_ms), theirs(st.latency_ms));
+        assert!(st.itl_token_ms.is_some() && st.latency_ms.is_some());
+        assert_eq!(d.itl_token_ms.restore().unwrap().summary(), st.itl_token_ms);
+        assert_eq!(d.itl_chunk_ms.restore().unwrap().summary(), st.itl_chunk_ms);
+    }
+
+    #[test]
     fn errors_are_counted_by_kind_with_an_example() {
         let o = Instant::now();
         let mut bad = RequestSample::new(1, o);

@@ -41,7 +41,7 @@ impl SavedGapDist {
             m2: d.m2,
             min: d.min,
             max: d.max,
-            values: d.hist.is_none().then(|| d.exact.values().to_vec()).unwrap_or_default(),
+            values: if d.hist.is_none() { d.exact.values().to_vec() } else { Vec::new() },
             buckets,
         }
     }

@@ -55,8 +55,15 @@ fn two_shards_merge_into_one_report_that_adds_up_and_renders_everywhere() {
     assert_eq!(a.requested, 2);
     assert_eq!(a.request_samples.len(), parts.iter().map(|p| p.request_samples.len()).sum::<usize>());
     assert!((a.aggregate_tps - parts.iter().map(|p| p.aggregate_tps).sum::<f64>()).abs() < 1e-9);
-    let mut ttft: Samples =
-        parts.iter().flat_map(|p| p.shard_dists.as_ref().unwrap().ttft_ms.values.clone()).collect();
+    for p in &parts {
+        // Each shard's own distributions give back its own summaries (the live path wrote them).
+        let d = p.shard_dists.as_ref().expect("a shard writes its distributions");
+        let mut own: Samples = d.ttft_ms.values.iter().copied().collect();
+        let (own, theirs) = (own.summary().unwrap(), p.ttft_ms.unwrap());
+        assert_eq!((own.count, own.p50, own.p99), (theirs.count, theirs.p50, theirs.p99));
+        assert_eq!(d.itl_token_ms.count, p.itl_token_ms.unwrap().count);
+    }
+    let mut ttft: Samples = parts.iter().flat_map(|p| p.shard_dists.as_ref().unwrap().ttft_ms.values.clone()).collect();
     let (got, want) = (a.ttft_ms.unwrap(), ttft.summary().unwrap());
     assert_eq!((got.count, got.p50, got.p99), (want.count, want.p50, want.p99));
     let tokens: u64 = parts.iter().map(|p| p.itl_token_ms.unwrap().count).sum();

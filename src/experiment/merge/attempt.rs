@@ -20,7 +20,9 @@ pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec
     let window_s = all().map(|a| a.window_s).fold(f64::INFINITY, f64::min);
     let longest = all().map(|a| a.window_s).fold(0.0, f64::max);
     if longest > window_s * 1.01 {
-        notes.push(format!("{name}: the shards' windows differ ({window_s:.3} to {longest:.3} s); rates add each shard's own"));
+        notes.push(format!(
+            "{name}: the shards' windows differ ({window_s:.3} to {longest:.3} s); rates add each shard's own"
+        ));
     }
     let window_tokens = all().map(|a| a.window_tokens).sum();
     let aggregate_tps = all().map(|a| a.aggregate_tps).sum::<f64>();
@@ -72,7 +74,7 @@ pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec
         rate: base.rate,
         achieved_rate: all().map(|a| a.achieved_rate).sum::<Option<f64>>(),
         levels: Vec::new(),
-        prefix_cache: base.prefix_cache.clone(),
+        prefix_cache: base.prefix_cache,
         shard_dists: None,
     }
 }
@@ -84,7 +86,8 @@ fn status(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec<String>) 
     if parts.iter().all(|(_, a)| a.status == first) {
         return first;
     }
-    let order = [AttemptStatus::Stopped, AttemptStatus::Paused, AttemptStatus::Errored, AttemptStatus::SkippedByOperator];
+    let order =
+        [AttemptStatus::Stopped, AttemptStatus::Paused, AttemptStatus::Errored, AttemptStatus::SkippedByOperator];
     let least = order.into_iter().find(|o| parts.iter().any(|(_, a)| a.status == *o)).unwrap_or(first);
     let each: Vec<String> = parts.iter().map(|(i, a)| format!("shard {i} {}", a.status.as_str())).collect();
     notes.push(format!("{name}: the shards' statuses differ ({}); merged as {}", each.join(", "), least.as_str()));

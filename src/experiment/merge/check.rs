@@ -28,7 +28,10 @@ pub(crate) fn session(inputs: &[ShardInput]) -> Result<(String, u32), String> {
             ));
         }
         if s.count != head.count {
-            return Err(format!("{file}: shard {}/{}, but {} is of {} shards", s.index, s.count, first.file, head.count));
+            return Err(format!(
+                "{file}: shard {}/{}, but {} is of {} shards",
+                s.index, s.count, first.file, head.count
+            ));
         }
         let slot = seen
             .get_mut(s.index as usize)

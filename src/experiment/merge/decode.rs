@@ -4,8 +4,8 @@
 use super::attempt;
 use crate::cell::spec::CellSpec;
 use crate::experiment::decode::knee::row_knees;
-use crate::report::kind::ExperimentKind;
 use crate::report::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
+use crate::report::kind::ExperimentKind;
 use crate::report::status::CellOutcome;
 
 /// The decode section merged over `parts` (shard index, report; the base shard first); None
@@ -16,10 +16,8 @@ pub(super) fn merge(parts: &[(u32, &SessionReport)], notes: &mut Vec<String>) ->
     let (_, base) = *sections.first()?;
     let mut cells = Vec::with_capacity(base.cells.len());
     for cell in &base.cells {
-        let same: Vec<(u32, &DecodeCell)> = sections
-            .iter()
-            .filter_map(|(i, d)| d.cells.iter().find(|c| same_cell(c, cell)).map(|c| (*i, c)))
-            .collect();
+        let same: Vec<(u32, &DecodeCell)> =
+            sections.iter().filter_map(|(i, d)| d.cells.iter().find(|c| same_cell(c, cell)).map(|c| (*i, c))).collect();
         if same.len() < sections.len() {
             notes.push(format!("{}: only {} of {} shards have this cell", label(cell), same.len(), sections.len()));
         }
@@ -32,7 +30,13 @@ pub(super) fn merge(parts: &[(u32, &SessionReport)], notes: &mut Vec<String>) ->
         }
     }
     let knees = knees(&cells);
-    Some(DecodeSection { ctx_labels: base.ctx_labels.clone(), conc: base.conc.clone(), cells, aggregate_sources, knees })
+    Some(DecodeSection {
+        ctx_labels: base.ctx_labels.clone(),
+        conc: base.conc.clone(),
+        cells,
+        aggregate_sources,
+        knees,
+    })
 }
 
 /// The same cell of the plan: context, concurrency and rate.
@@ -101,8 +105,7 @@ fn status(cells: &[(u32, &DecodeCell)], name: &str, notes: &mut Vec<String>) -> 
     if cells.iter().all(|(_, c)| c.status == first) {
         return first;
     }
-    let order =
-        [CellOutcome::Pending, CellOutcome::Errored, CellOutcome::SkippedByOperator, CellOutcome::Skipped];
+    let order = [CellOutcome::Pending, CellOutcome::Errored, CellOutcome::SkippedByOperator, CellOutcome::Skipped];
     let least = order.into_iter().find(|o| cells.iter().any(|(_, c)| c.status == *o)).unwrap_or(first);
     let each: Vec<String> = cells.iter().map(|(i, c)| format!("shard {i} {}", c.status.as_str())).collect();
     notes.push(format!("{name}: the shards' statuses differ ({}); merged as {}", each.join(", "), least.as_str()));

@@ -7,7 +7,7 @@ use crate::report::shard::ShardSection;
 use crate::report::shard_dists::{HeldValues, ShardDists};
 use crate::report::status::{AttemptStatus, CellOutcome};
 use crate::report::tests_schema::{assert_valid, full_attempt, minimal_report};
-use crate::stats::{GapDist, SavedGapDist, Samples};
+use crate::stats::{GapDist, Samples, SavedGapDist};
 use std::collections::BTreeMap;
 
 /// Whole held values.

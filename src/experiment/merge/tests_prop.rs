@@ -4,7 +4,7 @@
 use super::tests::{attempt, held, shard};
 use super::*;
 use crate::report::shard_dists::ShardDists;
-use crate::stats::{GapDist, SavedGapDist, Samples};
+use crate::stats::{GapDist, Samples, SavedGapDist};
 use proptest::prelude::*;
 
 /// Shard `k`'s distributions: the TTFTs, latencies and gaps of the requests dealt to it.
