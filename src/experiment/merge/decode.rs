@@ -50,21 +50,15 @@ pub(super) fn label(c: &DecodeCell) -> String {
     format!("ctx={} conc={}{rate}", c.ctx_label, c.conc)
 }
 
-/// One cell over its shards: the attempts every shard made merged by number, the status the
-/// least finished shard gives it.
+/// One cell over its shards: each attempt number merged over the shards that made it (a
+/// note names those that did not: a shard killed or stopped before the cell), the status of
+/// the least finished shard that ran it.
 fn merge_cell(cells: &[(u32, &DecodeCell)], notes: &mut Vec<String>) -> DecodeCell {
     let base = cells[0].1;
     let name = label(base);
-    let numbers: Vec<u32> = base
-        .attempts
-        .iter()
-        .map(|a| a.attempt)
-        .filter(|n| cells.iter().all(|(_, c)| c.attempts.iter().any(|a| a.attempt == *n)))
-        .collect();
-    let most = cells.iter().map(|(_, c)| c.attempts.len()).max().unwrap_or(0);
-    if numbers.len() < most {
-        notes.push(format!("{name}: attempts not made by every shard are left out"));
-    }
+    let mut numbers: Vec<u32> = cells.iter().flat_map(|(_, c)| c.attempts.iter().map(|a| a.attempt)).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
     let attempts = numbers
         .iter()
         .map(|n| {
@@ -72,7 +66,17 @@ fn merge_cell(cells: &[(u32, &DecodeCell)], notes: &mut Vec<String>) -> DecodeCe
                 .iter()
                 .filter_map(|(i, c)| c.attempts.iter().find(|a| a.attempt == *n).map(|a| (*i, a)))
                 .collect();
-            attempt::merge(&parts, &format!("{name} attempt {n}"), notes)
+            let name = format!("{name} attempt {n}");
+            if parts.len() < cells.len() {
+                let made: Vec<String> = parts.iter().map(|(i, _)| i.to_string()).collect();
+                let streams: u32 = parts.iter().map(|(_, a)| a.requested).sum();
+                notes.push(format!(
+                    "{name}: only shard {} made it ({streams} of the cell's {} streams); its figures are theirs",
+                    made.join(", "),
+                    base.conc
+                ));
+            }
+            attempt::merge(&parts, &name, notes)
         })
         .collect();
     if cells.iter().any(|(_, c)| c.runs.is_some()) {
@@ -98,15 +102,16 @@ fn merge_cell(cells: &[(u32, &DecodeCell)], notes: &mut Vec<String>) -> DecodeCe
     }
 }
 
-/// The cell's status: the shards' when they agree, else the least finished one's (pending
-/// before errored before skipped before measured), with a note.
+/// The cell's status: the shards' when they agree; else, of the shards that ran it (not
+/// pending), the least finished one's (errored before skipped before measured), with a note.
 fn status(cells: &[(u32, &DecodeCell)], name: &str, notes: &mut Vec<String>) -> CellOutcome {
     let first = cells[0].1.status;
     if cells.iter().all(|(_, c)| c.status == first) {
         return first;
     }
-    let order = [CellOutcome::Pending, CellOutcome::Errored, CellOutcome::SkippedByOperator, CellOutcome::Skipped];
-    let least = order.into_iter().find(|o| cells.iter().any(|(_, c)| c.status == *o)).unwrap_or(first);
+    let ran: Vec<CellOutcome> = cells.iter().map(|(_, c)| c.status).filter(|s| *s != CellOutcome::Pending).collect();
+    let order = [CellOutcome::Errored, CellOutcome::SkippedByOperator, CellOutcome::Skipped, CellOutcome::Measured];
+    let least = order.into_iter().find(|o| ran.contains(o)).unwrap_or(CellOutcome::Pending);
     let each: Vec<String> = cells.iter().map(|(i, c)| format!("shard {i} {}", c.status.as_str())).collect();
     notes.push(format!("{name}: the shards' statuses differ ({}); merged as {}", each.join(", "), least.as_str()));
     least

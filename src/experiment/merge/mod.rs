@@ -61,7 +61,10 @@ pub fn merge(mut inputs: Vec<ShardInput>) -> Result<Merged, String> {
     report.plan.baseline = None;
     report.shard = None;
     report.merge = Some(MergeSection { session_id, shard_count: count, shards });
-    Ok(Merged { report, notes: dedup(notes) })
+    let notes = dedup(notes);
+    // The file keeps what the merge said (figures left out, shards missing) beside stderr.
+    report.warnings.extend(notes.iter().map(|n| format!("merge: {n}")));
+    Ok(Merged { report, notes })
 }
 
 fn index(input: &ShardInput) -> u32 {

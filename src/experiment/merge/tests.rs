@@ -201,6 +201,24 @@ fn statuses_that_differ_merge_as_the_least_finished() {
     assert!(m.notes.iter().any(|n| n.contains("statuses differ")));
 }
 
+#[test]
+fn an_attempt_a_killed_shard_never_made_is_merged_over_the_others_and_marked() {
+    let mut inputs = two();
+    // Shard 1 was killed before the cell: its last report has it pending, with no attempt.
+    let cell = &mut inputs[0].report.decode.as_mut().unwrap().cells[0];
+    (cell.status, cell.attempts) = (CellOutcome::Pending, Vec::new());
+    inputs[0].report.complete = false;
+    let m = merge(inputs).unwrap();
+    let cell = &m.report.decode.as_ref().unwrap().cells[0];
+    assert_eq!(cell.status, CellOutcome::Measured, "shard 0 ran it");
+    let a = &cell.attempts[0];
+    assert_eq!((a.requested, a.window_tokens), (4, 2000), "shard 0's alone");
+    let note = m.notes.iter().find(|n| n.contains("only shard 0 made it")).expect("a note");
+    assert!(note.contains("4 of the cell's 8 streams"), "{note}");
+    assert!(m.report.warnings.contains(&format!("merge: {note}")), "the file keeps it");
+    assert!(!m.report.complete);
+}
+
 fn refused(inputs: Vec<ShardInput>) -> String {
     merge(inputs).expect_err("refused")
 }
