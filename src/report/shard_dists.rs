@@ -24,6 +24,17 @@ pub struct ShardDists {
     pub itl_chunk_ms: SavedGapDist,
 }
 
+/// A shard's serve attempt's chunk gaps (`ServeAttempt.shard_gaps`, written only by `run
+/// --shard i/N`): its ITL figures cannot be recomputed from its request records, which keep
+/// no gaps.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServeShardGaps {
+    /// Gaps between consecutive content chunks of completed requests (`*_itl_ms`).
+    pub chunk_ms: SavedGapDist,
+    /// The same gaps spread over their tokens (`*_itl_token_ms`).
+    pub token_ms: SavedGapDist,
+}
+
 /// The values a bounded per-request distribution held (`stats::Reservoir`): every value
 /// while `values` has `count` of them, else a uniform sample of `count` values.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

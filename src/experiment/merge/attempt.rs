@@ -36,7 +36,7 @@ pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec
     }
     DecodeAttempt {
         attempt: base.attempt,
-        status: status(parts, name, notes),
+        status: least_finished(&parts.iter().map(|(i, a)| (*i, a.status)).collect::<Vec<_>>(), name, notes),
         started_s: all().map(|a| a.started_s).fold(f64::INFINITY, f64::min),
         warmup_s: all().map(|a| a.warmup_s).fold(0.0, f64::max),
         warmup_timed_out: all().any(|a| a.warmup_timed_out),
@@ -67,7 +67,7 @@ pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec
         prometheus: base.prometheus.clone().map(|p| validation(p, window_tokens, aggregate_tps)),
         client_lag_ms: worst_lag(all().map(|a| a.client_lag_ms.as_ref())),
         target_lost: target_lost(all().map(|a| a.target_lost.as_slice())),
-        request_samples: records(parts),
+        request_samples: records(parts.iter().map(|(_, a)| (a.request_samples.as_slice(), a.requested))),
         request_outcomes: add_counts(all().map(|a| &a.request_outcomes)),
         goodput: goodput(all().map(|a| a.goodput.as_ref())),
         saturation: None,
@@ -81,21 +81,21 @@ pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec
 
 /// The shards' status when they agree, else the least finished (stopped, paused, errored,
 /// skipped), with a note: the merged attempt is measured only when every shard's is.
-fn status(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec<String>) -> AttemptStatus {
-    let first = parts[0].1.status;
-    if parts.iter().all(|(_, a)| a.status == first) {
+pub(super) fn least_finished(parts: &[(u32, AttemptStatus)], name: &str, notes: &mut Vec<String>) -> AttemptStatus {
+    let first = parts[0].1;
+    if parts.iter().all(|(_, s)| *s == first) {
         return first;
     }
     let order =
         [AttemptStatus::Stopped, AttemptStatus::Paused, AttemptStatus::Errored, AttemptStatus::SkippedByOperator];
-    let least = order.into_iter().find(|o| parts.iter().any(|(_, a)| a.status == *o)).unwrap_or(first);
-    let each: Vec<String> = parts.iter().map(|(i, a)| format!("shard {i} {}", a.status.as_str())).collect();
+    let least = order.into_iter().find(|o| parts.iter().any(|(_, s)| s == o)).unwrap_or(first);
+    let each: Vec<String> = parts.iter().map(|(i, s)| format!("shard {i} {}", s.as_str())).collect();
     notes.push(format!("{name}: the shards' statuses differ ({}); merged as {}", each.join(", "), least.as_str()));
     least
 }
 
 /// Counts by key, added.
-fn add_counts<'a, K: Ord + Copy + 'a>(maps: impl Iterator<Item = &'a BTreeMap<K, u64>>) -> BTreeMap<K, u64> {
+pub(super) fn add_counts<'a, K: Ord + Copy + 'a>(maps: impl Iterator<Item = &'a BTreeMap<K, u64>>) -> BTreeMap<K, u64> {
     let mut out = BTreeMap::new();
     for (k, n) in maps.flatten() {
         *out.entry(*k).or_default() += n;
@@ -104,7 +104,7 @@ fn add_counts<'a, K: Ord + Copy + 'a>(maps: impl Iterator<Item = &'a BTreeMap<K,
 }
 
 /// The first example of each error kind, shards in order.
-fn examples<'a>(maps: impl Iterator<Item = &'a BTreeMap<ErrorKind, String>>) -> BTreeMap<ErrorKind, String> {
+pub(super) fn examples<'a>(maps: impl Iterator<Item = &'a BTreeMap<ErrorKind, String>>) -> BTreeMap<ErrorKind, String> {
     let mut out = BTreeMap::new();
     for (k, v) in maps.flatten() {
         out.entry(*k).or_insert_with(|| v.clone());
@@ -140,13 +140,14 @@ fn target_lost<'a>(lists: impl Iterator<Item = &'a [TargetLoss]>) -> Vec<TargetL
 
 /// Every shard's request records, in shard order, times still relative to each shard's own
 /// attempt start; stream slots (`worker`) numbered after the previous shards' slots.
-fn records(parts: &[(u32, &DecodeAttempt)]) -> Vec<RequestRecord> {
-    let mut out = Vec::with_capacity(parts.iter().map(|(_, a)| a.request_samples.len()).sum());
+/// (`parts`: each shard's records and the streams it ran.)
+pub(super) fn records<'a>(parts: impl Iterator<Item = (&'a [RequestRecord], u32)>) -> Vec<RequestRecord> {
+    let mut out = Vec::new();
     let mut offset = 0u32;
-    for (_, a) in parts {
-        out.extend(a.request_samples.iter().map(|r| RequestRecord { worker: r.worker + offset, ..r.clone() }));
-        let slots = a.request_samples.iter().map(|r| r.worker + 1).max().unwrap_or(0);
-        offset += slots.max(a.requested);
+    for (records, streams) in parts {
+        out.extend(records.iter().map(|r| RequestRecord { worker: r.worker + offset, ..r.clone() }));
+        let slots = records.iter().map(|r| r.worker + 1).max().unwrap_or(0);
+        offset += slots.max(streams);
     }
     out
 }

@@ -85,7 +85,7 @@ fn merge_cell(cells: &[(u32, &DecodeCell)], notes: &mut Vec<String>) -> DecodeCe
     if cells.iter().any(|(_, c)| !c.baseline.is_empty()) {
         notes.push(format!("{name}: the shards' --baseline figures are left out"));
     }
-    let status = status(cells, &name, notes);
+    let status = cell_status(&cells.iter().map(|(i, c)| (*i, c.status)).collect::<Vec<_>>(), &name, notes);
     let reason = cells.iter().find_map(|(_, c)| c.timeout_reason.clone());
     let skip = cells.iter().find_map(|(_, c)| c.skip);
     DecodeCell {
@@ -104,15 +104,15 @@ fn merge_cell(cells: &[(u32, &DecodeCell)], notes: &mut Vec<String>) -> DecodeCe
 
 /// The cell's status: the shards' when they agree; else, of the shards that ran it (not
 /// pending), the least finished one's (errored before skipped before measured), with a note.
-fn status(cells: &[(u32, &DecodeCell)], name: &str, notes: &mut Vec<String>) -> CellOutcome {
-    let first = cells[0].1.status;
-    if cells.iter().all(|(_, c)| c.status == first) {
+pub(super) fn cell_status(cells: &[(u32, CellOutcome)], name: &str, notes: &mut Vec<String>) -> CellOutcome {
+    let first = cells[0].1;
+    if cells.iter().all(|(_, s)| *s == first) {
         return first;
     }
-    let ran: Vec<CellOutcome> = cells.iter().map(|(_, c)| c.status).filter(|s| *s != CellOutcome::Pending).collect();
+    let ran: Vec<CellOutcome> = cells.iter().map(|(_, s)| *s).filter(|s| *s != CellOutcome::Pending).collect();
     let order = [CellOutcome::Errored, CellOutcome::SkippedByOperator, CellOutcome::Skipped, CellOutcome::Measured];
     let least = order.into_iter().find(|o| ran.contains(o)).unwrap_or(CellOutcome::Pending);
-    let each: Vec<String> = cells.iter().map(|(i, c)| format!("shard {i} {}", c.status.as_str())).collect();
+    let each: Vec<String> = cells.iter().map(|(i, s)| format!("shard {i} {}", s.as_str())).collect();
     notes.push(format!("{name}: the shards' statuses differ ({}); merged as {}", each.join(", "), least.as_str()));
     least
 }
