@@ -258,3 +258,31 @@ fn reports_that_are_no_shards_or_hold_other_sections_are_refused() {
     assert!(refused(routing).contains("routing phases"));
     assert!(merge(Vec::new()).is_err());
 }
+
+#[test]
+fn row_knees_are_found_again_on_the_merged_cells() {
+    // ctx 0 saturates at conc 8 (src/experiment/decode/knee_tests.rs), each shard running half.
+    let row = [(1, 100.0, 10.0, 0.0), (2, 190.0, 11.0, 0.0), (4, 370.0, 12.0, 0.0), (8, 372.0, 60.0, 4.0)];
+    let make = |index: u32| {
+        let mut input = shard(index, 2, attempt(1, 1, dists(&[1.0], &[1.0])));
+        let d = input.report.decode.as_mut().unwrap();
+        let template = d.cells[0].clone();
+        d.conc = row.iter().map(|r| r.0).collect();
+        d.cells = row
+            .iter()
+            .map(|&(conc, tps, ttft, waiting)| {
+                let mut a = attempt(conc / 2 + (conc % 2) * (1 - index), 100, dists(&[ttft, ttft], &[1.0]));
+                (a.aggregate_tps, a.waiting_avg, a.saturation) = (tps / 2.0, Some(waiting), None);
+                DecodeCell { conc, attempts: vec![a], ..template.clone() }
+            })
+            .collect();
+        input.report.plan.conc = d.conc.clone();
+        input
+    };
+    let m = merge(vec![make(0), make(1)]).unwrap();
+    let d = m.report.decode.as_ref().unwrap();
+    assert!(d.cells.iter().all(|c| c.attempts[0].ttft_ms.unwrap().p90 == c.attempts[0].ttft_ms.unwrap().p50));
+    assert_eq!(d.knees.len(), 1, "{:?}", d.knees);
+    assert_eq!((d.knees[0].ctx, d.knees[0].at_conc), (0, Some(8)));
+    assert_eq!(d.cells[0].attempts[0].requested, 1, "conc 1: one stream on shard 0, none on shard 1");
+}
