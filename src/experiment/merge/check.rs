@@ -11,12 +11,18 @@ use crate::report::shard::ShardSection;
 /// machine has its own).
 pub const SHARD_OWN_KEYS: [&str; 6] = ["shard", "shards", "session-id", "start-at", "source-addrs", "metrics-listen"];
 
+/// Most shards a merged session may have: a merged report lists every shard, given or not.
+pub const MAX_SHARDS: u32 = 65_536;
+
 /// The session the inputs share: its id and shard count; an error (one line naming the file
 /// and the difference) when they are not shards of one session, or hold what the merge
 /// cannot merge yet.
 pub(crate) fn session(inputs: &[ShardInput]) -> Result<(String, u32), String> {
     let first = inputs.first().ok_or("report merge needs at least one shard report")?;
     let head = shard_of(first)?;
+    if head.count == 0 || head.count > MAX_SHARDS {
+        return Err(format!("{}: a shard count of {} is not from 1 to {MAX_SHARDS}", first.file, head.count));
+    }
     let mut seen: Vec<Option<&str>> = vec![None; head.count as usize];
     for input in inputs {
         let s = shard_of(input)?;

@@ -243,6 +243,11 @@ fn shards_of_other_sessions_counts_or_plans_are_refused() {
     let mut conc = two();
     conc[1].report.plan.conc = vec![4];
     assert!(refused(conc).contains("the matrix"));
+    for bad in [0, check::MAX_SHARDS + 1, u32::MAX] {
+        let mut huge = two();
+        huge.iter_mut().for_each(|s| s.report.shard.as_mut().unwrap().count = bad);
+        assert!(refused(huge).contains(&format!("a shard count of {bad} is not from 1 to")));
+    }
 }
 
 #[test]
