@@ -15,7 +15,7 @@ mod tests_prop;
 #[cfg(test)]
 mod tests_serve;
 
-pub use check::SHARD_OWN_KEYS;
+pub use check::{MAX_SHARDS, SHARD_OWN_KEYS};
 
 use crate::report::json::SessionReport;
 use crate::report::shard::{MergeSection, MergedShard, MergedShardStatus};
