@@ -172,6 +172,21 @@ impl Summarizer {
         self.records.push(rec);
     }
 
+    /// The distributions behind the summaries so far, for a shard's report
+    /// (`report::shard_dists`): `report merge` recomputes the percentiles from them.
+    pub(crate) fn dists(&self) -> crate::report::shard_dists::ShardDists {
+        use crate::report::shard_dists::{HeldValues, ShardDists};
+        use crate::stats::SavedGapDist;
+        ShardDists {
+            ttft_ms: HeldValues::of(&self.ttft),
+            itl_ms: HeldValues::of(&self.itl),
+            tpot_ms: HeldValues::of(&self.tpot),
+            latency_ms: HeldValues::of(&self.lat),
+            itl_token_ms: SavedGapDist::of(&self.tok_gaps),
+            itl_chunk_ms: SavedGapDist::of(&self.chunk_gaps),
+        }
+    }
+
     /// Verdicts so far, when judging against an SLO.
     pub(crate) fn goodput(&self) -> Option<GoodputTally> {
         self.st.goodput
@@ -281,6 +296,30 @@ mod tests {
         assert_eq!(st.outcomes.values().sum::<u64>(), n as u64);
         assert_eq!(st.completed, n as u64);
         assert_eq!(st.latency_ms.map(|l| l.count), Some(n as u64), "figures are of every request");
+    }
+
+    #[test]
+    fn a_shards_distributions_give_back_its_summaries() {
+        use crate::report::shard_dists::summary_of;
+        let o = Instant::now();
+        let w = Window { start: o + Duration::from_millis(150), end: o + Duration::from_millis(900) };
+        let mut sum = Summarizer::new(o);
+        for i in 0..30u64 {
+            let mut s = stream(o, i * 11, 20 + i % 7, 2 + i % 5);
+            s.outcome = Outcome::Completed(None);
+            sum.add(&s, Some(&w), w.end);
+        }
+        let d = sum.dists();
+        let st = sum.finish(Some(w), 30);
+        let mine = |h| summary_of(h).map(|s: Summary| (s.count, s.p50, s.p99));
+        let theirs = |s: Option<Summary>| s.map(|s| (s.count, s.p50, s.p99));
+        assert_eq!(mine(&d.ttft_ms), theirs(st.ttft_ms));
+        assert_eq!(mine(&d.itl_ms), theirs(st.itl_ms));
+        assert_eq!(mine(&d.tpot_ms), theirs(st.tpot_ms));
+        assert_eq!(mine(&d.latency_ms), theirs(st.latency_ms));
+        assert!(st.itl_token_ms.is_some() && st.latency_ms.is_some());
+        assert_eq!(d.itl_token_ms.restore().unwrap().summary(), st.itl_token_ms);
+        assert_eq!(d.itl_chunk_ms.restore().unwrap().summary(), st.itl_chunk_ms);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub(crate) mod demo;
 pub(crate) mod extras;
 pub(crate) mod prometheus;
 pub(crate) mod report;
+pub(crate) mod report_merge;
 pub mod resume_flags;
 pub(crate) mod run;
 pub(crate) mod run_bounds;
@@ -50,7 +51,8 @@ pub enum Command {
     Sim(Box<sim::SimArgs>),
     /// Run a benchmark session (decode matrix, routing experiment) against a server or gateway.
     Run(Box<run::RunArgs>),
-    /// Render saved session reports again: text, markdown, html (several as one page), csv or the vllm bench serve fields.
+    /// Render saved session reports again: text, markdown, html (several as one page), csv or the vllm bench serve fields; `report merge` merges a sharded session's reports.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true, disable_help_subcommand = true)]
     Report(Box<report::ReportArgs>),
     /// Compare two session reports cell by cell (two sweeps set by set, or one sweep's sets side
     /// by side); exit 1 when a headline figure regressed.

@@ -8,6 +8,9 @@ use std::path::PathBuf;
 /// Flags of `llm-decode-bench report`.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
+    /// `report merge`: one report from the reports of a sharded session's shards.
+    #[command(subcommand)]
+    pub command: Option<super::report_merge::ReportCommand>,
     /// The session reports to render (the JSON a run wrote). Several: html makes one page
     /// (each report's sections and one Pareto chart over all of them), text and markdown render
     /// each in turn under a `==> FILE <==` line, csv and vllm take one.

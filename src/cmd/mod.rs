@@ -8,6 +8,7 @@ pub(crate) mod extras;
 pub mod headless;
 pub(crate) mod metrics_page;
 pub(crate) mod report;
+pub(crate) mod report_merge;
 pub mod run;
 pub(crate) mod session;
 pub(crate) mod sim;

@@ -18,6 +18,9 @@ use std::process::ExitCode;
 
 /// Renders the report `args` name; exit 0, or 2 with one line on stderr.
 pub(crate) fn run(args: &ReportArgs) -> ExitCode {
+    if let Some(crate::cli::report_merge::ReportCommand::Merge(merge)) = &args.command {
+        return super::report_merge::run(merge);
+    }
     match render(args) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(msg) => super::session::usage(&msg),
@@ -132,7 +135,7 @@ fn body(report: &SessionReport, args: &ReportArgs) -> String {
 
 /// `--out` must take a file, must not be one of the reports being read, and replaces an
 /// existing file only with `overwrite` (src/report/clobber.rs).
-fn check_out(out: &Path, files: &[PathBuf], overwrite: bool) -> Result<(), String> {
+pub(super) fn check_out(out: &Path, files: &[PathBuf], overwrite: bool) -> Result<(), String> {
     crate::report::fallback::check_writable(out, "--out")?;
     if files.iter().any(|file| crate::report::clobber::same_file(out, file)) {
         return Err(format!("--out {} is the report being read; name another file", out.display()));
@@ -141,7 +144,7 @@ fn check_out(out: &Path, files: &[PathBuf], overwrite: bool) -> Result<(), Strin
 }
 
 /// One line naming the file and what is wrong with it.
-fn load_message(file: &Path, e: &LoadError) -> String {
+pub(super) fn load_message(file: &Path, e: &LoadError) -> String {
     match e {
         LoadError::Unreadable { .. } => e.to_string(),
         _ => format!("{}: {e}", file.display()),

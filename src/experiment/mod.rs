@@ -11,6 +11,7 @@ pub mod conversation;
 pub mod decode;
 pub mod extension;
 pub(crate) mod interface;
+pub mod merge;
 pub(crate) mod prepare;
 pub(crate) mod record;
 pub(crate) mod registry;

@@ -168,4 +168,8 @@ pub struct DecodeAttempt {
     /// or when the attempt was stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_cache: Option<super::prefix_cache::PrefixCacheCheck>,
+    /// A shard's attempt (`run --shard i/N`): the distributions behind its summaries, from
+    /// which `report merge` recomputes the session's percentiles; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_dists: Option<super::shard_dists::ShardDists>,
 }

@@ -164,6 +164,10 @@ pub struct ServeAttempt {
     /// `schedule_lag_ms`); absent when none was sent, and in reports written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_lag: Option<super::schedule_lag::ScheduleLag>,
+    /// A shard's attempt (`run --shard i/N`): its chunk gaps, from which `report merge`
+    /// recomputes the session's ITL figures; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_gaps: Option<super::shard_dists::ServeShardGaps>,
 }
 
 /// The server's and the client's output tokens of one serve attempt.

@@ -160,6 +160,7 @@ pub fn report_blocks(report: &SessionReport) -> Vec<Block> {
     }
     blocks.extend(runs);
     blocks.extend(super::error_notes::error_blocks(report));
+    blocks.extend(super::merge_note::merge_blocks(report));
     blocks
 }
 

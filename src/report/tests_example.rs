@@ -151,6 +151,7 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         levels: Vec::new(),
         // A cold cache: the requests' heads, well within what they share.
         prefix_cache: crate::report::prefix_cache::PrefixCacheCheck::judge(12.0, 24_000.0, Some(0.02)),
+        shard_dists: None,
     }
 }
 

@@ -145,6 +145,7 @@ pub(crate) fn with_serve() -> SessionReport {
             &[crate::report::schedule_lag::Slot { due_ms: 0.0, sent_ms: 30.0, end_ms: 90.0 }],
             2,
         ),
+        shard_gaps: None,
     };
     let cell = |rate: &str, status: C, attempts: Vec<ServeAttempt>| ServeCellReport {
         input_len: 1024,

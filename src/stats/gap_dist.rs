@@ -192,6 +192,9 @@ impl GapDist {
     }
 }
 
+#[path = "gap_dist_saved.rs"]
+pub(crate) mod saved;
+
 #[cfg(test)]
 #[path = "gap_dist_tests.rs"]
 mod tests;

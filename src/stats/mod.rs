@@ -19,6 +19,7 @@ pub mod student_t;
 pub(crate) mod timing;
 
 pub use gap_dist::GapDist;
+pub use gap_dist::saved::SavedGapDist;
 pub use percentile_list::{PercentileList, percentile_list};
 pub use proportion::Proportion;
 pub use quantile::{Percentiles, Samples, Summary};

@@ -74,6 +74,11 @@ impl Reservoir {
         self.held.len()
     }
 
+    /// The values held: every value pushed up to the capacity, a uniform sample of them after.
+    pub fn values(&self) -> &[f64] {
+        self.held.values()
+    }
+
     /// True when no value was pushed.
     pub fn is_empty(&self) -> bool {
         self.seen == 0

@@ -116,6 +116,8 @@ pub(crate) fn build_attempt(
     for s in &samples {
         folded.add(s, end.window.as_ref(), cutoff);
     }
+    // A shard keeps the values behind its summaries for `report merge` (src/report/shard_dists.rs).
+    let shard_dists = env.cfg.shard.is_some().then(|| folded.dists());
     let st = folded.finish(end.window, spec.conc);
     let window_s = end.window.map_or(0.0, |w| w.len().as_secs_f64());
     let mut prom = match (&end.metrics_start, &end.metrics_end) {
@@ -203,5 +205,6 @@ pub(crate) fn build_attempt(
         achieved_rate: None,
         levels: Vec::new(),
         prefix_cache: None,
+        shard_dists,
     }
 }

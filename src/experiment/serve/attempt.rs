@@ -328,6 +328,11 @@ fn summarize_serve(
         server_tokens: None,
         prefix_cache: None,
         schedule_lag: ScheduleLag::of(&slots, spec.max_concurrency),
+        // A shard keeps its gaps for `report merge` (src/report/shard_dists.rs).
+        shard_gaps: env.cfg.shard.is_some().then(|| crate::report::shard_dists::ServeShardGaps {
+            chunk_ms: crate::stats::SavedGapDist::of(&gaps.chunk_ms),
+            token_ms: crate::stats::SavedGapDist::of(&gaps.token_ms),
+        }),
     }
 }
 

@@ -81,6 +81,7 @@ mod tests {
             server_tokens: None,
             prefix_cache: None,
             schedule_lag: None,
+            shard_gaps: None,
         }
     }
 
