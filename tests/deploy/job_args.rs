@@ -104,7 +104,8 @@ fn every_expanded_name_in_the_job_is_defined() {
 /// `argv` (after the program name) with `run --config FILE` expanded, parsed by clap, and with
 /// `validate` turned into a run configuration as `run` does before any load.
 fn parse_run(argv: &[String], validate: bool) -> Result<(), String> {
-    let full: Vec<OsString> = std::iter::once("llm-decode-bench".into()).chain(argv.iter().map(OsString::from)).collect();
+    let full: Vec<OsString> =
+        std::iter::once("llm-decode-bench".into()).chain(argv.iter().map(OsString::from)).collect();
     let full = config_file::expand(&Cli::command(), full)?;
     let Some(Sub::Run(run)) = Cli::try_parse_from(full).map_err(|e| e.to_string())?.command else {
         return Err("not a run".into());

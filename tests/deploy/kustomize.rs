@@ -114,15 +114,53 @@ fn every_kustomization_names_files_that_exist() {
             assert!(exists(dir, entry), "{}: {entry} does not exist", path.display());
         }
         for g in &k.config_map_generator {
-            assert!(matches!(g.behavior.as_deref(), None | Some("create" | "merge" | "replace")), "{}: {g:?}", path.display());
+            assert!(
+                matches!(g.behavior.as_deref(), None | Some("create" | "merge" | "replace")),
+                "{}: {g:?}",
+                path.display()
+            );
             for file in g.files.iter().chain(&g.envs).filter(|f| *f != WRITTEN_BY_START) {
                 assert!(dir.join(file).is_file(), "{}: {} does not exist", path.display(), file);
             }
         }
+        if let Some(ns) = &k.namespace {
+            let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+            assert!(!ns.is_empty() && ns.len() <= 63 && ns.chars().all(ok), "{}: namespace {ns}", path.display());
+        }
+        let images: Vec<String> = base_job_images();
         for image in &k.images {
-            assert!(image.new_name.is_some() || image.new_tag.is_some(), "{}: {image:?} changes nothing", path.display());
+            assert!(images.contains(&image.name), "{}: no container runs {}", path.display(), image.name);
+            assert!(
+                image.new_name.is_some() || image.new_tag.is_some(),
+                "{}: {image:?} changes nothing",
+                path.display()
+            );
         }
     }
+}
+
+/// The images the base Job's containers run, without tag or digest (as kustomize's `images`
+/// name them).
+fn base_job_images() -> Vec<String> {
+    let pod = base_job().spec.expect("spec").template.spec.expect("pod spec");
+    let untagged = |image: String| {
+        let image = image.split('@').next().unwrap_or_default().to_string();
+        match (image.rfind(':'), image.rfind('/')) {
+            (Some(colon), slash) if slash.is_none_or(|s| s < colon) => image[..colon].to_string(),
+            _ => image,
+        }
+    };
+    pod.containers.into_iter().filter_map(|c| c.image).map(untagged).collect()
+}
+
+#[test]
+fn the_example_namespace_is_the_one_the_docs_and_collect_sh_use() {
+    let overlay = read(&deploy_dir().join("k8s/overlays/example/kustomization.yaml"));
+    let ns = overlay.namespace.expect("the example overlay sets a namespace");
+    let collect = std::fs::read_to_string(deploy_dir().join("k8s/collect.sh")).expect("collect.sh");
+    assert!(collect.contains(&format!("ns=${{1:-{ns}}}")), "collect.sh defaults to {ns}");
+    let readme = std::fs::read_to_string(deploy_dir().join("README.md")).expect("deploy/README.md");
+    assert!(readme.contains(&format!("kubectl create namespace {ns}")), "deploy/README.md creates {ns}");
 }
 
 #[test]
@@ -147,11 +185,14 @@ fn replacements_read_a_generated_key_and_write_fields_the_job_has() {
     let job_text = std::fs::read_to_string(deploy_dir().join("k8s/base/job.yaml")).expect("job.yaml");
     let job = documents(&job_text).expect("job.yaml").remove(0);
     let base = read(&deploy_dir().join("k8s/base/kustomization.yaml"));
-    let generated: BTreeMap<&str, &Generator> = base.config_map_generator.iter().map(|g| (g.name.as_str(), g)).collect();
+    let generated: BTreeMap<&str, &Generator> =
+        base.config_map_generator.iter().map(|g| (g.name.as_str(), g)).collect();
     let mut seen = 0;
     for r in kustomizations().iter().flat_map(|p| read(p).replacements) {
         let key = r.source.field_path.strip_prefix("data.").expect("a ConfigMap's data key");
-        let g = generated.get(r.source.name.as_str()).unwrap_or_else(|| panic!("{} is generated in the base", r.source.name));
+        let g = generated
+            .get(r.source.name.as_str())
+            .unwrap_or_else(|| panic!("{} is generated in the base", r.source.name));
         assert_eq!(r.source.kind, "ConfigMap");
         assert!(g.literals.iter().any(|l| l.starts_with(&format!("{key}="))), "the base sets {key}");
         for t in &r.targets {
@@ -185,7 +226,8 @@ fn the_service_finds_the_shards_and_prometheus_the_port() {
     assert_eq!(notes.get("prometheus.io/path").map(String::as_str), Some("/metrics"));
     let port = notes.get("prometheus.io/port").expect("scrape port");
     let shard = pod.containers.iter().find(|c| c.name == "shard").expect("the shard container");
-    let listen = shard.args.iter().flatten().find_map(|a| a.strip_prefix("--metrics-listen=")).expect("--metrics-listen");
+    let listen =
+        shard.args.iter().flatten().find_map(|a| a.strip_prefix("--metrics-listen=")).expect("--metrics-listen");
     assert!(listen.ends_with(&format!(":{port}")), "--metrics-listen {listen} on port {port}");
     let declared = shard.ports.iter().flatten().map(|p| p.container_port.to_string()).collect::<Vec<_>>();
     assert!(declared.contains(port), "container port {port} declared: {declared:?}");
@@ -228,7 +270,9 @@ fn the_example_overlay_assembles_into_valid_manifests() {
     let all = parse_all(&text).unwrap_or_else(|e| panic!("the assembled overlay: {e}\n{text}"));
     let maps: BTreeMap<String, BTreeMap<String, String>> = (all.iter())
         .filter_map(|m| match m {
-            Manifest::ConfigMap(c) => Some((c.metadata.name.clone().expect("name"), c.data.clone().unwrap_or_default())),
+            Manifest::ConfigMap(c) => {
+                Some((c.metadata.name.clone().expect("name"), c.data.clone().unwrap_or_default()))
+            }
             _ => None,
         })
         .collect();
@@ -247,4 +291,25 @@ fn the_example_overlay_assembles_into_valid_manifests() {
         assert!(maps.contains_key(&volume.name), "volume's ConfigMap {} is generated", volume.name);
     }
     assert!(shard.image.as_deref().is_some_and(|i| i.starts_with("registry.example.com/")), "{:?}", shard.image);
+}
+
+#[test]
+fn the_reports_container_holds_the_file_the_shard_writes() {
+    let pod = base_job().spec.expect("spec").template.spec.expect("pod spec");
+    assert_eq!(pod.share_process_namespace, Some(true), "the reports container waits for the shard's process");
+    let find =
+        |name: &str| pod.containers.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("container {name}"));
+    let (shard, holder) = (find("shard"), find("reports"));
+    let out = shard.args.iter().flatten().find_map(|a| a.strip_prefix("--out=")).expect("--out");
+    let script = holder.args.iter().flatten().cloned().collect::<String>();
+    // Kubernetes turns `$$` into `$`, so the shell reads $JOB_COMPLETION_INDEX from the pod.
+    let held = out.replace("$(JOB_COMPLETION_INDEX)", "$$JOB_COMPLETION_INDEX");
+    assert!(script.contains(&format!("report={held}")), "{script}");
+    let mount = |c: &k8s_openapi::api::core::v1::Container| {
+        c.volume_mounts.iter().flatten().find(|m| m.mount_path == "/reports").map(|m| m.name.clone())
+    };
+    assert!(
+        out.starts_with("/reports/") && mount(shard).is_some() && mount(shard) == mount(holder),
+        "one reports volume"
+    );
 }

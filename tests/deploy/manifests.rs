@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub enum Manifest {
     Job(Box<Job>),
-    Service(Service),
-    ConfigMap(ConfigMap),
+    Service(Box<Service>),
+    ConfigMap(Box<ConfigMap>),
 }
 
 /// The folder of the deployment files.
@@ -74,8 +74,8 @@ pub fn parse_doc(doc: &Value) -> Result<Manifest, String> {
     let (api, kind) = (field("apiVersion"), field("kind"));
     match (api.as_str(), kind.as_str()) {
         ("batch/v1", "Job") => typed(doc.clone()).map(|j| Manifest::Job(Box::new(j))),
-        ("v1", "Service") => typed(doc.clone()).map(Manifest::Service),
-        ("v1", "ConfigMap") => typed(doc.clone()).map(Manifest::ConfigMap),
+        ("v1", "Service") => typed(doc.clone()).map(|s| Manifest::Service(Box::new(s))),
+        ("v1", "ConfigMap") => typed(doc.clone()).map(|c| Manifest::ConfigMap(Box::new(c))),
         _ => Err(format!("apiVersion {api:?} kind {kind:?}: not a kind this test reads (add its type to parse_doc)")),
     }
 }
@@ -134,7 +134,9 @@ fn a_misspelt_field_fails_at_any_depth() {
 fn a_wrong_kind_api_version_or_type_fails() {
     let text = std::fs::read_to_string(deploy_dir().join("k8s/base/service.yaml")).expect("service.yaml");
     assert!(parse_all(&text).is_ok(), "the unchanged Service parses");
-    for (right, wrong) in [("apiVersion: v1", "apiVersion: v2"), ("kind: Service", "kind: Servce"), ("port: 9464", "port: [9464]")] {
+    for (right, wrong) in
+        [("apiVersion: v1", "apiVersion: v2"), ("kind: Service", "kind: Servce"), ("port: 9464", "port: [9464]")]
+    {
         assert!(text.contains(right), "service.yaml has {right}");
         assert!(parse_all(&text.replacen(right, wrong, 1)).is_err(), "{wrong} was accepted");
     }
