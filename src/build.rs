@@ -1,5 +1,6 @@
 //! Build script: records the git commit the binary is built from, for `--version`
-//! (`LLM_DECODE_BENCH_COMMIT`; `unknown` outside a git checkout, e.g. from a source tarball).
+//! (`LLM_DECODE_BENCH_COMMIT`; `unknown` outside a git checkout, e.g. from a source tarball,
+//! unless the build's environment names it: deploy/Dockerfile's `COMMIT` build argument).
 
 use std::process::Command;
 
@@ -10,7 +11,9 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 fn main() {
-    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rerun-if-env-changed=LLM_DECODE_BENCH_COMMIT");
+    let given = std::env::var("LLM_DECODE_BENCH_COMMIT").ok().filter(|c| !c.trim().is_empty());
+    let commit = given.or_else(|| git(&["rev-parse", "--short=12", "HEAD"])).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=LLM_DECODE_BENCH_COMMIT={commit}");
     // Rebuild when HEAD moves: HEAD itself (a checkout) and the branch it points at (a commit).
     if let Some(head) = git(&["rev-parse", "--git-path", "HEAD"]) {
