@@ -66,7 +66,14 @@ pub(super) fn shard(index: u32, count: u32, a: DecodeAttempt) -> ShardInput {
         ("shard".to_string(), format!("{index}/{count}")),
         ("source-addrs".to_string(), format!("10.0.0.{index}")),
     ]);
-    r.shard = Some(ShardSection { index, count, session_id: "s1".into(), start_at_unix_s: None, clock: None });
+    r.shard = Some(ShardSection {
+        index,
+        count,
+        session_id: "s1".into(),
+        start_at_unix_s: None,
+        clock: None,
+        timeline: Vec::new(),
+    });
     let cell = DecodeCell {
         ctx: 0,
         ctx_label: "0".into(),

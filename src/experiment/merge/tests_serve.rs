@@ -43,7 +43,14 @@ fn attempt(ttfts: &[f64], gaps: &[f64]) -> ServeAttempt {
 fn shard(index: u32, a: ServeAttempt) -> ShardInput {
     let mut r = crate::report::tests_shapes::with_serve();
     r.complete = true;
-    r.shard = Some(ShardSection { index, count: 2, session_id: "s".into(), start_at_unix_s: None, clock: None });
+    r.shard = Some(ShardSection {
+        index,
+        count: 2,
+        session_id: "s".into(),
+        start_at_unix_s: None,
+        clock: None,
+        timeline: Vec::new(),
+    });
     let serve = r.serve.as_mut().unwrap();
     serve.cells.truncate(1);
     serve.cells[0].attempts = vec![a];
