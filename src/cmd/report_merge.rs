@@ -9,6 +9,7 @@ use super::report::{check_out, load_message};
 use crate::cli::report_merge::ReportMergeArgs;
 use crate::experiment::merge::{ShardInput, merge};
 use crate::report::load::load_report;
+use crate::report::shard::MergedShardStatus;
 use crate::report::writer::ReportWriter;
 use std::process::ExitCode;
 
@@ -37,8 +38,10 @@ fn merge_files(args: &ReportMergeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     if let Some(m) = &merged.report.merge {
         let n = m.shards.iter().filter(|s| s.file.is_some()).count();
+        let of = |st| m.shards.iter().filter(|s| s.status == st).count();
+        let (unfinished, missing) = (of(MergedShardStatus::Incomplete), of(MergedShardStatus::Missing));
         crate::err_line!(
-            "merged {n} of {} shards of session {} into {}",
+            "merged the reports of {n} of {} shards ({unfinished} incomplete, {missing} missing) of session {} into {}",
             m.shard_count,
             crate::text_safe::line(&m.session_id),
             out.display()

@@ -15,7 +15,11 @@ Prometheus, replica series) are one shard's (docs/reports.md §9).";
 /// became of each, and [`RULES`].
 pub(crate) fn merge_blocks(report: &SessionReport) -> Vec<Block> {
     let Some(m) = &report.merge else { return Vec::new() };
-    vec![Block::Blank, Block::Legend(vec![head(m), RULES.to_string()])]
+    let mut lines = vec![head(m), RULES.to_string()];
+    // What the merge noted (a cell only some shards ran, figures left out): the tables above
+    // show those cells' figures as they are, so the reader is told here which ones.
+    lines.extend(report.warnings.iter().filter_map(|w| w.strip_prefix("merge: ")).map(|n| format!("Note: {n}.")));
+    vec![Block::Blank, Block::Legend(lines)]
 }
 
 fn head(m: &MergeSection) -> String {
@@ -36,7 +40,7 @@ fn head(m: &MergeSection) -> String {
         })
         .collect();
     format!(
-        "Merged report of session {}: {merged} of {} shards finished and merged; shard {}.",
+        "Merged report of session {}: {merged} of {} shards finished and merged (an incomplete one's figures are in as far as it ran); shard {}.",
         m.session_id,
         m.shard_count,
         each.join(", ")
@@ -67,12 +71,19 @@ mod tests {
                 shard(2, MergedShardStatus::Incomplete, Some("c.json")),
             ],
         });
+        r.warnings = vec![
+            "merge: ctx=0 conc=4 attempt 1: only shard 0 made it (2 of the cell's 4 streams); its figures are theirs"
+                .into(),
+            "metrics of r0 unavailable".into(),
+        ];
         let Block::Legend(lines) = &merge_blocks(&r)[1] else { panic!("a legend") };
         assert_eq!(
             lines[0],
-            "Merged report of session s1: 1 of 3 shards finished and merged; shard 0 merged (a.json), 1 missing, 2 incomplete (c.json)."
+            "Merged report of session s1: 1 of 3 shards finished and merged (an incomplete one's figures are in as far as it ran); shard 0 merged (a.json), 1 missing, 2 incomplete (c.json)."
         );
+        assert_eq!(lines.len(), 3, "the merge's own notes, not other warnings: {lines:?}");
+        assert!(lines[2].starts_with("Note: ctx=0 conc=4 attempt 1: only shard 0 made it (2 of the cell's 4 streams)"));
         let text = crate::report::tables::render_text(&r, true, false);
-        assert!(text.contains("Merged report of session s1"), "{text}");
+        assert!(text.contains("Merged report of session s1") && text.contains("only shard 0 made it"), "{text}");
     }
 }

@@ -53,10 +53,13 @@ pub(crate) fn read_ntp() -> Option<NtpState> {
 /// The report's reading of `s`.
 pub(crate) fn reading(s: NtpState) -> ClockReading {
     let offset_ms = if s.status & STA_NANO != 0 { s.offset as f64 / 1e6 } else { s.offset as f64 / 1e3 };
+    let synced = s.status & STA_UNSYNC == 0 && s.state != TIME_ERROR;
     ClockReading {
         source: "adjtimex".into(),
-        synced: s.status & STA_UNSYNC == 0 && s.state != TIME_ERROR,
-        offset_ms: Some(offset_ms),
+        synced,
+        // An unsynchronised kernel keeps no measured offset (its 0 is no reading), so none is
+        // written; the error bounds still are.
+        offset_ms: synced.then_some(offset_ms),
         max_error_ms: Some(s.maxerror as f64 / 1e3),
         est_error_ms: Some(s.esterror as f64 / 1e3),
     }
@@ -107,7 +110,8 @@ mod tests {
         assert_eq!((r.offset_ms, r.est_error_ms, r.max_error_ms), (Some(0.25), Some(0.04), Some(16.0)));
         assert!(r.synced);
         assert_eq!(reading(state(STA_NANO, 250_000, 0)).offset_ms, Some(0.25));
-        assert!(!reading(state(STA_UNSYNC, 0, 0)).synced);
+        let unsynced = reading(state(STA_UNSYNC, 0, 0));
+        assert!(!unsynced.synced && unsynced.offset_ms.is_none(), "no offset is read from an unsynchronised clock");
         assert!(!reading(NtpState { state: TIME_ERROR, ..state(0, 0, 0) }).synced);
     }
 

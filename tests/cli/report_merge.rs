@@ -43,7 +43,10 @@ fn two_shards_merge_into_one_report_that_adds_up_and_renders_everywhere() {
     let o = merge(&[&fixture(1), &fixture(0)], &out);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(err.contains("merged 2 of 2 shards of session fixture-s1"), "{err}");
+    assert!(
+        err.contains("merged the reports of 2 of 2 shards (0 incomplete, 0 missing) of session fixture-s1"),
+        "{err}"
+    );
     let m = validate(&out);
     let shards = [read(&fixture(0)), read(&fixture(1))];
     assert!(m.shard.is_none() && m.complete);

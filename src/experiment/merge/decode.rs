@@ -4,6 +4,7 @@
 use super::attempt;
 use crate::cell::spec::CellSpec;
 use crate::experiment::decode::knee::row_knees;
+use crate::load::slice::Slice;
 use crate::report::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
 use crate::report::kind::ExperimentKind;
 use crate::report::status::CellOutcome;
@@ -14,6 +15,7 @@ pub(super) fn merge(parts: &[(u32, &SessionReport)], notes: &mut Vec<String>) ->
     let sections: Vec<(u32, &DecodeSection)> =
         parts.iter().filter_map(|(i, r)| r.decode.as_ref().map(|d| (*i, d))).collect();
     let (_, base) = *sections.first()?;
+    let count = parts.iter().find_map(|(_, r)| r.shard.as_ref()).map_or(1, |s| s.count);
     let mut cells = Vec::with_capacity(base.cells.len());
     for cell in &base.cells {
         let same: Vec<(u32, &DecodeCell)> =
@@ -21,7 +23,7 @@ pub(super) fn merge(parts: &[(u32, &SessionReport)], notes: &mut Vec<String>) ->
         if same.len() < sections.len() {
             notes.push(format!("{}: only {} of {} shards have this cell", label(cell), same.len(), sections.len()));
         }
-        cells.push(merge_cell(&same, notes));
+        cells.push(merge_cell(&without_empty_slices(&same, count), notes));
     }
     let mut aggregate_sources = Vec::new();
     for s in sections.iter().flat_map(|(_, d)| &d.aggregate_sources) {
@@ -37,6 +39,15 @@ pub(super) fn merge(parts: &[(u32, &SessionReport)], notes: &mut Vec<String>) ->
         aggregate_sources,
         knees,
     })
+}
+
+/// The shards that had streams of a closed-loop cell: a shard whose slice is 0 streams (conc
+/// below the shard count, `Slice::share`) skipped it by plan with nothing to run, so the cell
+/// is the other shards'. All of them when every shard's slice is empty.
+fn without_empty_slices<'a>(cells: &[(u32, &'a DecodeCell)], count: u32) -> Vec<(u32, &'a DecodeCell)> {
+    let ran = |(i, c): &&(u32, &DecodeCell)| c.rate.is_some() || Slice { index: *i, count }.share(c.conc) > 0;
+    let kept: Vec<(u32, &DecodeCell)> = cells.iter().filter(ran).copied().collect();
+    if kept.is_empty() { cells.to_vec() } else { kept }
 }
 
 /// The same cell of the plan: context, concurrency and rate.

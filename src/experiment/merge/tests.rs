@@ -298,3 +298,25 @@ fn row_knees_are_found_again_on_the_merged_cells() {
     assert_eq!((d.knees[0].ctx, d.knees[0].at_conc), (0, Some(8)));
     assert_eq!(d.cells[0].attempts[0].requested, 1, "conc 1: one stream on shard 0, none on shard 1");
 }
+
+/// A cell of conc 1 over 3 shards: only shard 0 has a stream, shards 1 and 2 skip it by plan
+/// (their slice is empty). The merged cell is shard 0's measurement, not a skip.
+#[test]
+fn a_cell_below_the_shard_count_is_the_shards_that_had_streams() {
+    let mut inputs: Vec<ShardInput> = (0..3).map(|i| shard(i, 3, attempt(1, 900, dists(&[10.0], &[11.0])))).collect();
+    for (i, input) in inputs.iter_mut().enumerate() {
+        let d = input.report.decode.as_mut().unwrap();
+        (d.conc, d.cells[0].conc) = (vec![1], 1);
+        input.report.plan.conc = vec![1];
+        if i > 0 {
+            let cell = &mut d.cells[0];
+            (cell.status, cell.attempts) = (CellOutcome::Skipped, Vec::new());
+        }
+    }
+    let m = merge(inputs).unwrap();
+    let cell = &m.report.decode.as_ref().unwrap().cells[0];
+    assert_eq!(cell.status, CellOutcome::Measured, "{:?}", m.notes);
+    assert_eq!(cell.attempts.len(), 1);
+    assert_eq!(cell.attempts[0].window_tokens, 900, "shard 0's figures");
+    assert!(!m.notes.iter().any(|n| n.contains("statuses differ") || n.contains("only shard")), "{:?}", m.notes);
+}
