@@ -10,6 +10,7 @@
 //! * [`promql`], [`prom_poller`]: the same snapshots read from a Prometheus server's API.
 //! * [`snapshot`]: what it publishes ([`snapshot::MetricsSnapshot`]) and the bounded history.
 //! * [`expose`]: the client's own live page (`run --metrics-listen`), its registry and listener.
+//! * [`observe`]: a sharded session's client series read back from Prometheus (`run --observe`).
 //! * [`window`]: pure statistics over that history: window averages, peaks, counter deltas.
 //!
 //! Metric names, types and traps follow `docs/protocol.md` §0–§2 and §4–§8.
@@ -17,6 +18,7 @@
 pub(crate) mod dialect;
 pub mod engine;
 pub mod expose;
+pub mod observe;
 mod exposition;
 pub mod gateway;
 pub(crate) mod histogram;
