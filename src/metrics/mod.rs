@@ -18,10 +18,10 @@
 pub(crate) mod dialect;
 pub mod engine;
 pub mod expose;
-pub mod observe;
 mod exposition;
 pub mod gateway;
 pub(crate) mod histogram;
+pub mod observe;
 pub(crate) mod page;
 pub mod poller;
 pub mod prom;

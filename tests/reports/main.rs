@@ -10,6 +10,7 @@ mod compare;
 mod extension;
 mod html;
 mod metrics_listen;
+mod observe;
 mod prometheus;
 mod report_cmd;
 mod report_many;

@@ -143,6 +143,7 @@ impl Observing {
             ended_unix: 0.0,
             ended_by: String::new(),
             cells: Default::default(),
+            totals: Default::default(),
             shards: Default::default(),
             events: Vec::new(),
             poll_errors: Vec::new(),

@@ -29,6 +29,17 @@ pub(crate) struct CellPoint {
     pub ttft_p99_s: Option<f64>,
 }
 
+/// A cell's counts summed over shards, as last seen (a cell whose series vanish keeps them).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub(crate) struct CellTotals {
+    /// Requests sent.
+    pub started: f64,
+    /// Requests the server finished.
+    pub completed: f64,
+    /// Failed requests by kind.
+    pub errors: BTreeMap<String, f64>,
+}
+
 /// A shard's health change and when the observer saw it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct EventAt {
@@ -62,6 +73,8 @@ pub(crate) struct ObserverReport {
     pub ended_by: String,
     /// Per cell label, one point per poll while the cell was active.
     pub cells: BTreeMap<String, Vec<CellPoint>>,
+    /// Per cell label, the counts summed over shards at the last poll that showed the cell.
+    pub totals: BTreeMap<String, CellTotals>,
     /// Every shard's last state.
     pub shards: BTreeMap<String, ShardState>,
     /// Shards' health changes, in order.
@@ -74,6 +87,10 @@ impl ObserverReport {
     /// Adds the points of every active cell of `view`.
     pub(crate) fn take(&mut self, view: &View) {
         use crate::metrics::observe::Latency::Ttft;
+        for (cell, c) in &view.cells {
+            let errors = c.errors.clone();
+            self.totals.insert(cell.clone(), CellTotals { started: c.started, completed: c.completed, errors });
+        }
         for (cell, c) in view.cells.iter().filter(|(_, c)| c.is_active()) {
             self.cells.entry(cell.clone()).or_default().push(CellPoint {
                 at_unix: view.at_unix,

@@ -40,7 +40,9 @@ impl ClientSource {
         crate::net::check_url(url.trim()).map_err(|e| format!("--prometheus: {e}"))?;
         let sel = check_selector("--client-selector", selector)?;
         if sel.is_empty() {
-            return Err("--client-selector is empty: name the session's series, e.g. '{job=\"shards\",session=\"s-1\"}'".into());
+            return Err(
+                "--client-selector is empty: name the session's series, e.g. '{job=\"shards\",session=\"s-1\"}'".into(),
+            );
         }
         let url = url.trim().trim_end_matches('/').to_string();
         Ok(ClientSource { url, queries: Queries::new(&sel, query::rate_window_s(15.0)) })

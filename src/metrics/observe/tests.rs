@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
+use super::ClientSource;
 use super::answer::{Point, parse_vector};
 use super::health::{Health, HealthEvent, ShardSeen, stale_after_s};
 use super::query::{Ask, Latency, Queries, rate_window_s};
 use super::view::View;
-use super::ClientSource;
 
 const SEL: &str = r#"job="shards",session="s-1""#;
 
