@@ -7,6 +7,7 @@
 //! `--observe-timeout`, or on a signal.
 
 pub(crate) mod lines;
+pub(crate) mod monitor;
 pub(crate) mod record;
 
 use super::headless::Printer;
@@ -46,7 +47,6 @@ pub(crate) async fn run(args: RunArgs, source: ClientSource) -> anyhow::Result<E
     if let Err(e) = checked {
         return Ok(session::usage(&e));
     }
-    let mut printer = Printer::stderr(args.log_file.as_deref())?;
     let backend = HttpBackend::new(crate::net::client_builder().build()?);
     let server = PromServer::new(&source.url, "").map_err(anyhow::Error::msg)?;
     let read = server.configured_interval(&backend, QUERY_TIMEOUT).await;
@@ -62,18 +62,28 @@ pub(crate) async fn run(args: RunArgs, source: ClientSource) -> anyhow::Result<E
     };
     let mut obs = Observing::new(&source, scrape_s);
     let assumed = if read.is_some() { "" } else { " (could not be read: assumed)" };
-    printer.line(&format!(
+    let title = format!(
         "observing {} on {}: scrape interval {scrape_s} s{assumed}, rates over {} s, a shard stale after {} s; report: {}",
         source.queries.selector,
         obs.report.prometheus,
         source.queries.window_s,
         obs.health.stale_after_s,
         out.display()
-    ));
-    printer.line("this observer sends nothing to the shards: they run their own plan (no pause, skip or knob)");
-    obs.step(&first, now_unix(), &mut printer);
+    );
     let every = Duration::from_secs_f64(scrape_s).max(args.poll_interval);
-    let ended_by = watch(&mut obs, &source, &backend, every, args.observing.observe_timeout, &mut printer).await?;
+    let timeout = args.observing.observe_timeout;
+    let printer = session::printer(args.headless, args.log_file.as_deref())?;
+    let ended_by = match printer {
+        Some(mut printer) => {
+            printer.line(&title);
+            printer.line("this observer sends nothing to the shards: they run their own plan (no pause, skip or knob)");
+            obs.step_printed(&first, now_unix(), &mut printer);
+            let ended_by = watch(&mut obs, &source, &backend, every, timeout, &mut printer).await?;
+            printer.line(&format!("observer ended ({ended_by}); report: {}", out.display()));
+            ended_by
+        }
+        None => monitor::watch(&mut obs, &source, &backend, (every, timeout), title, &first).await?,
+    };
     obs.report.ended_by = ended_by;
     obs.report.ended_unix = now_unix();
     obs.report.shards = obs.health.shards.clone();
@@ -81,7 +91,6 @@ pub(crate) async fn run(args: RunArgs, source: ClientSource) -> anyhow::Result<E
         crate::err_line!("error: the observer's report could not be written to {}: {e}", out.display());
         return Ok(ExitCode::from(super::exit::REPORT_NOT_SAVED));
     }
-    printer.line(&format!("observer ended ({}); report: {}", obs.report.ended_by, out.display()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -112,8 +121,8 @@ async fn watch(
         }
         tokio::select! {
             _ = tick.tick() => match source.poll(backend, QUERY_TIMEOUT).await {
-                Ok(view) => obs.step(&view, now_unix(), printer),
-                Err(e) => obs.failed(e, printer),
+                Ok(view) => obs.step_printed(&view, now_unix(), printer),
+                Err(e) => printer.line(&obs.failed(e)),
             },
             _ = &mut until => return Ok("timeout".into()),
             s = signals.recv() => return Ok(s.name().to_string()),
@@ -151,23 +160,31 @@ impl Observing {
         Observing { health: Health::new(health::stale_after_s(scrape_s)), report }
     }
 
-    /// Takes one poll: health changes first (a line each), then a line per active cell.
-    pub(crate) fn step(&mut self, view: &View, now: f64, printer: &mut Printer) {
+    /// Takes one poll: the lines of the health changes, then one line per active cell.
+    pub(crate) fn step(&mut self, view: &View, now: f64) -> (Vec<String>, Vec<String>) {
+        let mut changes = Vec::new();
         for event in self.health.update(&view.shards, now) {
-            printer.line(&lines::event_line(&event));
+            changes.push(lines::event_line(&event));
             self.report.events.push(EventAt { at_unix: now, event });
         }
-        for (cell, c) in view.cells.iter().filter(|(_, c)| c.is_active()) {
-            printer.line(&lines::cell_line(cell, c, &self.health));
-        }
+        let active = view.cells.iter().filter(|(_, c)| c.is_active());
+        let cells = active.map(|(cell, c)| lines::cell_line(cell, c, &self.health)).collect();
         self.report.take(view);
+        (changes, cells)
     }
 
-    /// A poll that failed: one line, kept in the report.
-    fn failed(&mut self, e: String, printer: &mut Printer) {
-        printer.line(&format!("warning: poll failed: {e}"));
+    /// [`Self::step`] with every line printed.
+    fn step_printed(&mut self, view: &View, now: f64, printer: &mut Printer) {
+        let (changes, cells) = self.step(view, now);
+        changes.iter().chain(&cells).for_each(|l| printer.line(l));
+    }
+
+    /// A poll that failed: kept in the report; the line to show.
+    pub(crate) fn failed(&mut self, e: String) -> String {
+        let line = format!("warning: poll failed: {e}");
         if self.report.poll_errors.len() < MAX_ERRORS {
             self.report.poll_errors.push(e);
         }
+        line
     }
 }
