@@ -199,6 +199,21 @@ async fn the_observer_sums_two_shards_and_shows_a_killed_one_stale() {
     let started0: f64 = shard_cells(&r0).iter().map(|(.., n)| n).sum();
     let totals: f64 = o["totals"].as_object().unwrap().values().map(|t| t["started"].as_f64().unwrap()).sum();
     assert_eq!(totals, started0, "only shard 0's series remain once shard 1 is gone");
+    // The merged report records the killed shard: `incomplete` when its report was written
+    // before the kill (it is after every cell start), `missing` when it was not given.
+    let merged = dir.path().join("merged.json");
+    let given: Vec<&std::path::PathBuf> = outs.iter().filter(|p| p.exists()).collect();
+    let mut merge = bin();
+    merge.args(["report", "merge"]).args(&given).arg("--out").arg(&merged);
+    let done = common::output(merge).await;
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let m = read(&merged);
+    let status =
+        |i: u64| m["merge"]["shards"].as_array().unwrap().iter().find(|s| s["index"] == i).unwrap()["status"].clone();
+    assert_eq!(status(0), "merged");
+    let want1 = if outs[1].exists() { "incomplete" } else { "missing" };
+    assert_eq!(status(1), want1);
+    assert_eq!(m["complete"], false);
 }
 
 #[tokio::test]
