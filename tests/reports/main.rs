@@ -15,3 +15,4 @@ mod prometheus;
 mod report_cmd;
 mod report_many;
 mod saves;
+mod sharded;

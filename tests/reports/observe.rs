@@ -19,8 +19,8 @@ use tokio::time::Instant;
 const PATIENCE: Duration = Duration::from_secs(150);
 
 /// A child process whose stderr lines are collected; killed when dropped.
-struct Proc {
-    child: Child,
+pub(super) struct Proc {
+    pub(super) child: Child,
     stderr: Arc<Mutex<Vec<String>>>,
 }
 
@@ -32,7 +32,7 @@ impl Drop for Proc {
 }
 
 impl Proc {
-    fn spawn(mut cmd: std::process::Command) -> Proc {
+    pub(super) fn spawn(mut cmd: std::process::Command) -> Proc {
         let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("process starts");
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let (pipe, lines) = (child.stderr.take().unwrap(), stderr.clone());
@@ -44,12 +44,12 @@ impl Proc {
         Proc { child, stderr }
     }
 
-    fn stderr(&self) -> String {
+    pub(super) fn stderr(&self) -> String {
         self.stderr.lock().unwrap().join("\n")
     }
 
     /// Waits (bounded) for a stderr line containing `needle`; the line.
-    async fn line(&mut self, needle: &str) -> String {
+    pub(super) async fn line(&mut self, needle: &str) -> String {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(l) = self.stderr.lock().unwrap().iter().find(|l| l.contains(needle)) {
@@ -64,9 +64,23 @@ impl Proc {
 /// Starts shard `i` of 2 against `base`, its page on a free loopback port; the process and the
 /// page's `IP:PORT`.
 async fn shard(i: u32, base: &str, metrics_url: &str, start_at: u64, out: &Path) -> (Proc, String) {
+    shard_of(&format!("{i}/2"), "2,4", (base, metrics_url), start_at, out).await
+}
+
+/// Starts shard `spec` (`i/N`) of session `obs-1`, decode cells at `--conc conc`, against
+/// `target` (base URL, metrics URL), its page on a free loopback port; the process and the
+/// page's `IP:PORT`.
+pub(super) async fn shard_of(
+    spec: &str,
+    conc: &str,
+    target: (&str, &str),
+    start_at: u64,
+    out: &Path,
+) -> (Proc, String) {
+    let (base, metrics_url) = target;
     let mut cmd = bin();
-    cmd.args(["run", "--headless", "--base-url", base, "--metrics-url", metrics_url, "--ctx", "0", "--conc", "2,4"])
-        .args(["--window", "8s", "--warmup-timeout", "2s", "--shard", &format!("{i}/2"), "--session-id", "obs-1"])
+    cmd.args(["run", "--headless", "--base-url", base, "--metrics-url", metrics_url, "--ctx", "0", "--conc", conc])
+        .args(["--window", "8s", "--warmup-timeout", "2s", "--shard", spec, "--session-id", "obs-1"])
         .args(["--start-at", &start_at.to_string(), "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "20s"])
         .arg("--out")
         .arg(out);
@@ -77,7 +91,7 @@ async fn shard(i: u32, base: &str, metrics_url: &str, start_at: u64, out: &Path)
 }
 
 /// Prometheus scraping `targets` every second as job `shards`.
-async fn prometheus(targets: &[String]) -> PromProc {
+pub(super) async fn prometheus(targets: &[String]) -> PromProc {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("prometheus.yml");
     let list = targets.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(", ");
@@ -100,7 +114,7 @@ async fn prometheus(targets: &[String]) -> PromProc {
     p
 }
 
-fn observer(prom: &str, out: &Path) -> Proc {
+pub(super) fn observer(prom: &str, out: &Path) -> Proc {
     let mut cmd = bin();
     cmd.args(["run", "--observe", "--headless", "--prometheus", prom])
         .args(["--client-selector", r#"{job="shards",session="obs-1"}"#, "--out"])
@@ -108,12 +122,12 @@ fn observer(prom: &str, out: &Path) -> Proc {
     Proc::spawn(cmd)
 }
 
-fn read(path: &Path) -> Value {
+pub(super) fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("report written")).expect("JSON")
 }
 
 /// Per cell label: the report's `aggregate_tps` (its window's tok/s) and its requests started.
-fn shard_cells(report: &Value) -> Vec<(String, f64, f64)> {
+pub(super) fn shard_cells(report: &Value) -> Vec<(String, f64, f64)> {
     let cells = report["decode"]["cells"].as_array().expect("decode cells");
     let one = |c: &Value| {
         let label = format!("ctx={} conc={}", c["ctx_label"].as_str().unwrap(), c["conc"]);
@@ -127,12 +141,13 @@ fn shard_cells(report: &Value) -> Vec<(String, f64, f64)> {
 /// The median of the observer's summed tok/s for `cell` over the polls taken while both shards
 /// ran it and whose rate window (`rate_window_s` back from the poll) lies inside the window the
 /// shards measured (`window_at` .. `window_at + window`).
-fn observed_median(obs: &Value, cell: &str, window_from: f64, window_to: f64) -> Option<f64> {
+pub(super) fn observed_median(obs: &Value, cell: &str, shards: f64, window: (f64, f64)) -> Option<f64> {
+    let (window_from, window_to) = window;
     let w = obs["rate_window_s"].as_f64().unwrap();
     let mut inside: Vec<f64> = obs["cells"][cell]
         .as_array()?
         .iter()
-        .filter(|p| p["active_shards"] == 2.0)
+        .filter(|p| p["active_shards"] == shards)
         .filter(|p| p["at_unix"].as_f64().is_some_and(|t| t - w >= window_from && t <= window_to))
         .filter_map(|p| p["tok_s"].as_f64())
         .collect();
@@ -141,7 +156,7 @@ fn observed_median(obs: &Value, cell: &str, window_from: f64, window_to: f64) ->
 }
 
 /// The decode window of `cell` on shard report `r`: from its timeline, seconds since the epoch.
-fn window_of(r: &Value, cell: &str, window_s: f64) -> (f64, f64) {
+pub(super) fn window_of(r: &Value, cell: &str, window_s: f64) -> (f64, f64) {
     let slot = r["shard"]["timeline"].as_array().unwrap().iter().find(|s| s["cell"] == cell).expect("slot");
     let at = slot["window_due_unix_s"].as_f64().unwrap();
     (at, at + window_s)
@@ -193,7 +208,7 @@ async fn the_observer_sums_two_shards_and_shows_a_killed_one_stale() {
     // Shard 1's report may be cut short by the kill: both shards ran one stream of this cell
     // against the same replica, so twice shard 0's rate stands for their sum.
     let want: f64 = shard_cells(&r0).iter().filter(|(l, ..)| l == cell).map(|(_, tps, _)| tps).sum::<f64>() * 2.0;
-    let seen = observed_median(&o, cell, from, to).expect("a poll inside the window");
+    let seen = observed_median(&o, cell, 2.0, (from, to)).expect("a poll inside the window");
     assert!((seen - want).abs() <= 0.2 * want, "{cell}: observer {seen} tok/s, shards ~{want} tok/s");
     // Shard 0's final counts reached the observer (its page lingered past its report).
     let started0: f64 = shard_cells(&r0).iter().map(|(.., n)| n).sum();

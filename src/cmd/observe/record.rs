@@ -32,6 +32,8 @@ pub(crate) struct CellPoint {
 /// A cell's counts summed over shards, as last seen (a cell whose series vanish keeps them).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub(crate) struct CellTotals {
+    /// Output tokens received.
+    pub output_tokens: f64,
     /// Requests sent.
     pub started: f64,
     /// Requests the server finished.
@@ -89,7 +91,10 @@ impl ObserverReport {
         use crate::metrics::observe::Latency::Ttft;
         for (cell, c) in &view.cells {
             let errors = c.errors.clone();
-            self.totals.insert(cell.clone(), CellTotals { started: c.started, completed: c.completed, errors });
+            self.totals.insert(
+                cell.clone(),
+                CellTotals { output_tokens: c.tokens, started: c.started, completed: c.completed, errors },
+            );
         }
         for (cell, c) in view.cells.iter().filter(|(_, c)| c.is_active()) {
             self.cells.entry(cell.clone()).or_default().push(CellPoint {

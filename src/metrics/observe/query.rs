@@ -39,6 +39,8 @@ impl Latency {
 pub enum Ask {
     /// Output tokens per second over the rate window, summed over shards, by cell.
     TokensPerSecond,
+    /// Output tokens received so far, summed over shards, by cell.
+    Tokens,
     /// Requests sent so far, summed over shards, by cell.
     Started,
     /// Requests the server finished so far, summed over shards, by cell.
@@ -84,6 +86,7 @@ impl Queries {
         let w = self.window_s;
         match ask {
             Ask::TokensPerSecond => format!("sum by (cell) (rate({}[{w}s]))", self.series("output_tokens_total")),
+            Ask::Tokens => format!("sum by (cell) ({})", self.series("output_tokens_total")),
             Ask::Started => format!("sum by (cell) ({})", self.series("requests_started_total")),
             Ask::Completed => format!("sum by (cell) ({})", self.series("requests_completed_total")),
             Ask::Errors => format!("sum by (cell, kind) ({})", self.series("request_errors_total")),
@@ -103,6 +106,7 @@ impl Queries {
     pub fn all() -> Vec<Ask> {
         let mut asks = vec![
             Ask::TokensPerSecond,
+            Ask::Tokens,
             Ask::Started,
             Ask::Completed,
             Ask::Errors,

@@ -38,7 +38,7 @@ fn promql_sums_over_shards_by_cell_and_takes_quantiles_of_summed_buckets() {
         assert!(text.contains(&format!("{{{SEL}}}")), "{text}");
         assert!(!text.contains("avg"), "{text}");
     }
-    assert_eq!(Queries::all().len(), 9 + 6);
+    assert_eq!(Queries::all().len(), 10 + 6);
 }
 
 #[test]
@@ -101,6 +101,7 @@ fn a_view_gathers_cells_and_shards_from_every_answer() {
     let answers = vec![
         (Ask::TokensPerSecond, vec![pt(&cell, 10.0, 812.5)]),
         (Ask::Started, vec![pt(&cell, 10.0, 40.0)]),
+        (Ask::Tokens, vec![pt(&cell, 10.0, 5120.0)]),
         (Ask::Errors, vec![pt(&[("cell", "ctx=0 conc=4"), ("kind", "stalled")], 10.0, 2.0)]),
         (Ask::Running, vec![pt(&cell, 10.0, 4.0)]),
         (Ask::ActiveShards, vec![pt(&cell, 10.0, 2.0)]),
@@ -114,7 +115,7 @@ fn a_view_gathers_cells_and_shards_from_every_answer() {
     assert_eq!(v.at_unix, 11.0);
     let c = &v.cells["ctx=0 conc=4"];
     assert_eq!((c.tok_s, c.started, c.running, c.active_shards), (Some(812.5), 40.0, 4.0, 2.0));
-    assert_eq!(c.errors["stalled"], 2.0);
+    assert_eq!((c.errors["stalled"], c.tokens), (2.0, 5120.0));
     assert_eq!(c.quantile(Latency::Ttft, 0.5), Some(0.012));
     assert_eq!(c.quantile(Latency::Itl, 0.99), None, "NaN: no observation in the window");
     assert!(c.is_active());

@@ -12,6 +12,8 @@ use super::query::{Ask, Latency};
 pub struct CellFigures {
     /// Output tokens per second over the rate window, summed over shards.
     pub tok_s: Option<f64>,
+    /// Output tokens received so far.
+    pub tokens: f64,
     /// Requests sent so far.
     pub started: f64,
     /// Requests the server finished so far.
@@ -87,6 +89,7 @@ impl View {
         let v = p.value;
         match ask {
             Ask::TokensPerSecond => c.tok_s = v.is_finite().then_some(v),
+            Ask::Tokens => c.tokens = v,
             Ask::Started => c.started = v,
             Ask::Completed => c.completed = v,
             Ask::Errors => *c.errors.entry(p.label("kind").to_string()).or_default() += v,
