@@ -26,6 +26,8 @@ pub const NOT_SENT: &str = "observer: sends nothing to the shards; pause, skip a
 pub struct ObserverScreen {
     /// The header's first line (server, selector, scrape interval).
     pub title: String,
+    /// The replicas' line (`replicas: NAME running N, waiting N, KV P%; ...`), empty when not read.
+    pub replicas: String,
     /// The last poll's cells.
     pub cells: BTreeMap<String, CellFigures>,
     /// Summed tok/s per cell, one value per poll while it was active, oldest first.
@@ -111,7 +113,7 @@ fn cell_row<'a>(cell: &'a str, c: &CellFigures) -> Row<'a> {
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame, s: &ObserverScreen) {
     let [head, strip, table, spark, log] = Layout::vertical([
-        Constraint::Length(2),
+        Constraint::Length(3),
         Constraint::Length(3),
         Constraint::Min(5),
         Constraint::Length(5),
@@ -119,7 +121,12 @@ pub fn draw(f: &mut Frame, s: &ObserverScreen) {
     ])
     .areas(f.area());
     let note = Line::styled(NOT_SENT, Style::default().fg(Color::Yellow));
-    f.render_widget(Paragraph::new(vec![Line::raw(s.title.clone()), note]), head);
+    let replicas = Line::raw(if s.replicas.is_empty() {
+        "replicas: not read (--metrics-url or --replica-selector)"
+    } else {
+        s.replicas.as_str()
+    });
+    f.render_widget(Paragraph::new(vec![Line::raw(s.title.clone()), note, replicas]), head);
     let mut spans: Vec<Span> = s.shards.iter().map(|(n, st)| shard_span(n, st)).collect();
     if spans.is_empty() {
         spans.push(Span::raw(" no shard seen yet"));

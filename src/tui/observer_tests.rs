@@ -10,6 +10,7 @@ use ratatui::backend::TestBackend;
 fn screen() -> ObserverScreen {
     let mut s = ObserverScreen {
         title: r#"observing job="shards",session="s-1" on http://127.0.0.1:9090 (scrape 1 s, rates over 4 s)"#.into(),
+        replicas: "replicas: sim-a running 4, waiting 0, KV 12%".into(),
         ..ObserverScreen::default()
     };
     let mut health = Health::new(4.0);
@@ -54,7 +55,7 @@ fn render(s: &ObserverScreen) -> String {
 fn the_screen_shows_shards_cells_the_rate_and_the_not_sent_note() {
     let text = render(&screen());
     insta::assert_snapshot!(text);
-    assert!(text.contains(NOT_SENT));
+    assert!(text.contains(NOT_SENT) && text.contains("replicas: sim-a running 4"));
     assert!(text.contains("0 up") && text.contains("1 ~stale"), "{text}");
     assert!(text.contains("812.5") && text.contains("12.3 / 45.6"), "{text}");
     assert_eq!(screen().history["ctx=0 conc=4"], [400, 800, 813]);

@@ -114,9 +114,10 @@ pub(super) async fn prometheus(targets: &[String]) -> PromProc {
     p
 }
 
-pub(super) fn observer(prom: &str, out: &Path) -> Proc {
+pub(super) fn observer(prom: &str, out: &Path, extra: &[&str]) -> Proc {
     let mut cmd = bin();
     cmd.args(["run", "--observe", "--headless", "--prometheus", prom])
+        .args(extra)
         .args(["--client-selector", r#"{job="shards",session="obs-1"}"#, "--out"])
         .arg(out);
     Proc::spawn(cmd)
@@ -173,10 +174,13 @@ async fn the_observer_sums_two_shards_and_shows_a_killed_one_stale() {
     let (mut s1, a1) = shard(1, &r.url, &r.metrics_url, start_at, &outs[1]).await;
     let prom = prometheus(&[a0, a1]).await;
     let obs_out = dir.path().join("observer.json");
-    let mut obs = observer(&prom.url, &obs_out);
+    // The replica is read once, by the observer (its own page here).
+    let mut obs = observer(&prom.url, &obs_out, &["--metrics-url", &r.metrics_url]);
     obs.line("shard 0 reporting (session obs-1)").await;
     obs.line("shard 1 reporting (session obs-1)").await;
     // Shard 1 is killed once the second cell runs on it; shard 0 ends cleanly.
+    let replica = obs.line("replicas: ").await;
+    assert!(replica.contains(" running "), "{replica}");
     s1.line("ctx=0 conc=4").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     s1.child.kill().unwrap();

@@ -67,7 +67,7 @@ async fn four_shards_observed_live_and_merged_exactly() {
     };
     let before = served(&c);
     let obs_out = dir.path().join("observer.json");
-    let mut obs = observer(&prom.url, &obs_out);
+    let mut obs = observer(&prom.url, &obs_out, &[]);
     for p in &mut procs {
         p.line("serving the final counts").await;
     }

@@ -9,12 +9,14 @@
 pub(crate) mod lines;
 pub(crate) mod monitor;
 pub(crate) mod record;
+pub(crate) mod replicas;
 
 use super::headless::Printer;
 use super::session;
 use crate::cli::run::RunArgs;
 use crate::load::backend::HttpBackend;
 use crate::metrics::observe::{ClientSource, Health, View, health};
+use crate::metrics::poller::PollerHandle;
 use crate::metrics::prom_poller::DEFAULT_SCRAPE_INTERVAL_S;
 use crate::metrics::promql::PromServer;
 use crate::signal::Signals;
@@ -48,6 +50,11 @@ pub(crate) async fn run(args: RunArgs, source: ClientSource) -> anyhow::Result<E
         return Ok(session::usage(&e));
     }
     let backend = HttpBackend::new(crate::net::client_builder().build()?);
+    if args.prom.replica_selector.is_some() && !args.metrics_url.is_empty() {
+        return Ok(session::usage(
+            "--replica-selector and --metrics-url are exclusive: the replicas come from one or the other",
+        ));
+    }
     let server = PromServer::new(&source.url, "").map_err(anyhow::Error::msg)?;
     let read = server.configured_interval(&backend, QUERY_TIMEOUT).await;
     let scrape_s = read.unwrap_or(DEFAULT_SCRAPE_INTERVAL_S);
@@ -60,6 +67,11 @@ pub(crate) async fn run(args: RunArgs, source: ClientSource) -> anyhow::Result<E
             return Ok(ExitCode::from(super::exit::PREFLIGHT));
         }
     };
+    let replicas = match replicas::start(&args, scrape_s) {
+        Ok(r) => r,
+        Err(e) => return Ok(session::usage(&e)),
+    };
+    let sources = Sources { client: &source, backend: &backend, replicas: replicas.as_ref() };
     let mut obs = Observing::new(&source, scrape_s);
     let assumed = if read.is_some() { "" } else { " (could not be read: assumed)" };
     let title = format!(
@@ -78,11 +90,11 @@ pub(crate) async fn run(args: RunArgs, source: ClientSource) -> anyhow::Result<E
             printer.line(&title);
             printer.line("this observer sends nothing to the shards: they run their own plan (no pause, skip or knob)");
             obs.step_printed(&first, now_unix(), &mut printer);
-            let ended_by = watch(&mut obs, &source, &backend, every, timeout, &mut printer).await?;
+            let ended_by = watch(&mut obs, &sources, every, timeout, &mut printer).await?;
             printer.line(&format!("observer ended ({ended_by}); report: {}", out.display()));
             ended_by
         }
-        None => monitor::watch(&mut obs, &source, &backend, (every, timeout), title, &first).await?,
+        None => monitor::watch(&mut obs, &sources, (every, timeout), title, &first).await?,
     };
     obs.report.ended_by = ended_by;
     obs.report.ended_unix = now_unix();
@@ -97,8 +109,7 @@ pub(crate) async fn run(args: RunArgs, source: ClientSource) -> anyhow::Result<E
 /// Polls every `every` until every shard is done, `timeout` passes, or a signal; returns why it ended.
 async fn watch(
     obs: &mut Observing,
-    source: &ClientSource,
-    backend: &HttpBackend,
+    sources: &Sources<'_>,
     every: Duration,
     timeout: Option<Duration>,
     printer: &mut Printer,
@@ -120,13 +131,35 @@ async fn watch(
             return Ok("all_shards_done".into());
         }
         tokio::select! {
-            _ = tick.tick() => match source.poll(backend, QUERY_TIMEOUT).await {
-                Ok(view) => obs.step_printed(&view, now_unix(), printer),
-                Err(e) => printer.line(&obs.failed(e)),
+            _ = tick.tick() => {
+                match sources.client.poll(sources.backend, QUERY_TIMEOUT).await {
+                    Ok(view) => obs.step_printed(&view, now_unix(), printer),
+                    Err(e) => printer.line(&obs.failed(e)),
+                }
+                if let Some(line) = sources.replica_line() {
+                    printer.line(&line);
+                }
             },
             _ = &mut until => return Ok("timeout".into()),
             s = signals.recv() => return Ok(s.name().to_string()),
         }
+    }
+}
+
+/// Where the observer reads: the shards' client series, and the replicas when named.
+pub(crate) struct Sources<'a> {
+    /// The Prometheus server and the client selector.
+    pub client: &'a ClientSource,
+    /// The HTTP client of the queries.
+    pub backend: &'a HttpBackend,
+    /// The replicas' reader (`--metrics-url`, or `--replica-selector`), if any.
+    pub replicas: Option<&'a PollerHandle>,
+}
+
+impl Sources<'_> {
+    /// The replicas' line of the latest reading, if they are read.
+    pub(crate) fn replica_line(&self) -> Option<String> {
+        self.replicas.and_then(|h| replicas::line(&h.latest()))
     }
 }
 

@@ -2,9 +2,8 @@
 //! and key. `q` (or Ctrl-C, or a signal) ends it; the keys that act on a session in its own
 //! monitor (pause, skip, knob) are answered with a note, since nothing is sent to the shards.
 
-use super::{GIVE_UP_S, Observing, QUERY_TIMEOUT, now_unix};
-use crate::load::backend::HttpBackend;
-use crate::metrics::observe::{ClientSource, View};
+use super::{GIVE_UP_S, Observing, QUERY_TIMEOUT, Sources, now_unix};
+use crate::metrics::observe::View;
 use crate::signal::Signals;
 use crate::tui::observer::{ObserverScreen, draw, key_action, not_sent_note};
 use crate::tui::{CrosstermTerminal, TerminalGuard};
@@ -16,8 +15,7 @@ use std::time::Duration;
 /// showing the screen; returns why it ended.
 pub(crate) async fn watch(
     obs: &mut Observing,
-    source: &ClientSource,
-    backend: &HttpBackend,
+    sources: &Sources<'_>,
     bounds: (Duration, Option<Duration>),
     title: String,
     first: &View,
@@ -44,9 +42,12 @@ pub(crate) async fn watch(
         }
         terminal.draw(|f| draw(f, &screen))?;
         tokio::select! {
-            _ = tick.tick() => match source.poll(backend, QUERY_TIMEOUT).await {
-                Ok(view) => take(obs, &mut screen, &view),
-                Err(e) => screen.note(obs.failed(e)),
+            _ = tick.tick() => {
+                match sources.client.poll(sources.backend, QUERY_TIMEOUT).await {
+                    Ok(view) => take(obs, &mut screen, &view),
+                    Err(e) => screen.note(obs.failed(e)),
+                }
+                screen.replicas = sources.replica_line().unwrap_or_default();
             },
             key = keys.next() => match key {
                 Some(Ok(Event::Key(k))) => if let Some(why) = on_key(k, &mut screen) { break why },
