@@ -20,7 +20,7 @@ const RUN_NUMERIC: &str = "ctx conc window warmup-timeout settle kv-oversubscrib
     random-range-ratio sharegpt-output-len custom-output-len prefix-repetition-prefix-len \
     prefix-repetition-suffix-len prefix-repetition-num-prefixes prefix-repetition-output-len replay-speed \
     num-conversations turns turn-input-len think-time slo-attainment slo-start-load slo-max-load slo-resolution \
-    slo-repeats server-timeout server-grace num-runs shard shards start-at metrics-linger";
+    slo-repeats server-timeout server-grace num-runs shard shards start-at metrics-linger observe-timeout";
 /// The flags of `run` that take no number.
 const RUN_OTHER: &str = "overwrite base-url model metrics-url prometheus replica-selector gateway-metrics no-metrics plan \
     endpoint api-key-env api-key run-burst stop-at-knee served-by-header out result-dir result-filename \
@@ -29,7 +29,7 @@ const RUN_OTHER: &str = "overwrite base-url model metrics-url prometheus replica
     trust-remote-code num-warmups profile temperature top-p top-k min-p append-result random-prefix-len label \
     ready-check-timeout-sec save-detailed request-id-prefix metadata tokenizer-mode logprobs use-beam-search \
     served-model-name disable-tqdm history session-header slo-search server-cmd server-param server-params \
-    source-addrs session-id metrics-listen";
+    source-addrs session-id metrics-listen observe client-selector";
 /// Numeric flags of `sim`.
 const SIM_NUMERIC: &str = "port replicas slot-ctx max-num-seqs max-num-batched-tokens kv-blocks block-size \
     max-model-len stream-interval speed step-base-ms step-per-seq-ms step-per-prefill-token-us \

@@ -6,6 +6,7 @@ pub mod config_file;
 pub(crate) mod conversation_flags;
 pub(crate) mod demo;
 pub(crate) mod extras;
+pub(crate) mod observe_flags;
 pub(crate) mod prometheus;
 pub(crate) mod report;
 pub(crate) mod report_merge;

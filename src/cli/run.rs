@@ -55,6 +55,9 @@ pub struct RunArgs {
     /// `--shard i/N`, `--shards N`, `--session-id`, `--start-at`: one shard of a session.
     #[command(flatten)]
     pub sharding: super::shard_flags::ShardFlags,
+    /// `--observe`, `--client-selector`, `--observe-timeout`: watch a sharded session instead.
+    #[command(flatten)]
+    pub observing: super::observe_flags::ObserveFlags,
     /// Serve the client's live figures at http://IP:PORT/metrics in Prometheus text format for
     /// the whole session (tokens, requests, errors by kind, running streams, TTFT/ITL/TPOT
     /// histograms; labels cell, shard, session; docs/metrics.md), e.g. 0.0.0.0:9464; port 0

@@ -7,6 +7,7 @@ pub mod exit;
 pub(crate) mod extras;
 pub mod headless;
 pub(crate) mod metrics_page;
+pub(crate) mod observe;
 pub(crate) mod report;
 pub(crate) mod report_merge;
 pub mod run;

@@ -17,6 +17,12 @@ use std::process::ExitCode;
 /// otherwise with progress on stderr (and `--log-file`); prints the final tables either way. Bad flags and an
 /// unwritable `--out` exit 2 and a failed preflight 3, before any load is sent.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    // `--observe` sends no load: it watches a sharded session through Prometheus.
+    match args.observing.source(args.prom.prometheus.as_deref()) {
+        Err(e) => return Ok(session::usage(&e)),
+        Ok(Some(source)) => return super::observe::run(args, source).await,
+        Ok(None) => {}
+    }
     let host_port = args.vllm.host.is_some() || args.vllm.port.is_some();
     match args.sweep.sweep(args.base_url.as_deref(), host_port, &args.metrics_url, args.resume.is_some()) {
         Err(e) => return Ok(session::usage(&e)),

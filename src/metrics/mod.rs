@@ -10,6 +10,7 @@
 //! * [`promql`], [`prom_poller`]: the same snapshots read from a Prometheus server's API.
 //! * [`snapshot`]: what it publishes ([`snapshot::MetricsSnapshot`]) and the bounded history.
 //! * [`expose`]: the client's own live page (`run --metrics-listen`), its registry and listener.
+//! * [`observe`]: a sharded session's client series read back from Prometheus (`run --observe`).
 //! * [`window`]: pure statistics over that history: window averages, peaks, counter deltas.
 //!
 //! Metric names, types and traps follow `docs/protocol.md` §0–§2 and §4–§8.
@@ -20,6 +21,7 @@ pub mod expose;
 mod exposition;
 pub mod gateway;
 pub(crate) mod histogram;
+pub mod observe;
 pub(crate) mod page;
 pub mod poller;
 pub mod prom;

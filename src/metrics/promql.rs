@@ -105,17 +105,8 @@ impl PromServer {
     /// accepted and unwrapped.
     pub fn new(url: &str, selector: &str) -> Result<PromServer, String> {
         crate::net::check_url(url.trim()).map_err(|e| format!("--prometheus: {e}"))?;
-        let sel = selector.trim();
-        let sel = sel.strip_prefix('{').and_then(|s| s.strip_suffix('}')).unwrap_or(sel).trim();
-        if sel.contains(['{', '}']) {
-            return Err(format!("--replica-selector `{selector}`: give label matchers only, e.g. job=\"vllm\""));
-        }
-        if let Some(bad) = split_matchers(sel).into_iter().find(|m| !is_matcher(m)) {
-            return Err(format!(
-                "--replica-selector `{selector}`: `{bad}` is not a label matcher; write label=\"value\" (the value quoted, e.g. job=\"vllm\"), with =, !=, =~ or !~"
-            ));
-        }
-        Ok(PromServer { url: url.trim().trim_end_matches('/').to_string(), selector: sel.to_string() })
+        let sel = check_selector("--replica-selector", selector)?;
+        Ok(PromServer { url: url.trim().trim_end_matches('/').to_string(), selector: sel })
     }
 
     /// `{__name__=~"a|b",<selector>}[Ns]`.
@@ -149,7 +140,7 @@ impl PromServer {
     }
 }
 
-async fn get_json(backend: &dyn Backend, url: &str, timeout: Duration) -> Result<Value, String> {
+pub(crate) async fn get_json(backend: &dyn Backend, url: &str, timeout: Duration) -> Result<Value, String> {
     let headers = reqwest::header::HeaderMap::new();
     let read = async {
         let mut resp = backend.send(Exchange::get(url, &headers)).await.map_err(|e| e.describe())?;
@@ -257,6 +248,23 @@ pub fn median_spacing(series: &[Series]) -> Option<f64> {
 #[cfg(test)]
 #[path = "tests_promql.rs"]
 mod tests;
+
+/// The label matchers of `selector` (given to `flag`) without braces, or a one-line error.
+/// A selector in braces is accepted and unwrapped; every matcher is `label="value"` with `=`,
+/// `!=`, `=~` or `!~`.
+pub fn check_selector(flag: &str, selector: &str) -> Result<String, String> {
+    let sel = selector.trim();
+    let sel = sel.strip_prefix('{').and_then(|s| s.strip_suffix('}')).unwrap_or(sel).trim();
+    if sel.contains(['{', '}']) {
+        return Err(format!("{flag} `{selector}`: give label matchers only, e.g. job=\"vllm\""));
+    }
+    if let Some(bad) = split_matchers(sel).into_iter().find(|m| !is_matcher(m)) {
+        return Err(format!(
+            "{flag} `{selector}`: `{bad}` is not a label matcher; write label=\"value\" (the value quoted, e.g. job=\"vllm\"), with =, !=, =~ or !~"
+        ));
+    }
+    Ok(sel.to_string())
+}
 
 /// The comma-separated matchers of a selector, commas inside quoted values kept.
 fn split_matchers(sel: &str) -> Vec<&str> {

@@ -13,6 +13,7 @@ pub mod fleet;
 pub(crate) mod grid;
 pub(crate) mod keymap;
 pub mod logging;
+pub mod observer;
 pub(crate) mod terminal;
 pub(crate) mod theme;
 pub(crate) mod view;
