@@ -9,14 +9,14 @@
 
 use super::backend::{Backend, BackendResponse};
 use super::chunk::{ChunkInfo, ChunkReader, FinishReason, parse_chunk};
-use super::classify::{classify_status, failure, refusal, send_failure};
+use super::classify::{classify_status, failure, refusal};
 use super::live::LiveCounters;
 use super::sample::{ErrorKind, Mark, Outcome, RequestSample, TokenSource};
 use super::scrub::Scrubber;
 use super::sse::{SseDecoder, SseEvent};
 use super::timeline::Timeline;
 use bytes::Bytes;
-use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderMap, HeaderName};
+use reqwest::header::{HeaderMap, HeaderName};
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -28,7 +28,11 @@ mod wait;
 
 #[path = "stream_deadline.rs"]
 mod deadline;
+
+#[path = "stream_head.rs"]
+mod head;
 use deadline::{FirstTokenClock, next_deadline};
+use head::{await_head, event_stream_doubt, served_by};
 
 #[cfg(test)]
 #[path = "stream_tests.rs"]
@@ -223,22 +227,6 @@ fn rescale(marks: &mut Timeline, total: u64) {
     marks.map_tokens(|i, _| ((i as u64 + 1) * total).div_ceil(n));
 }
 
-/// What the headers of a success answer say against it being an event stream: another
-/// content type (HTML, JSON) or a content encoding the client did not decode. None when they
-/// say nothing (a missing content type is accepted).
-fn event_stream_doubt(headers: &HeaderMap) -> Option<String> {
-    let text = |name| headers.get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::trim);
-    if let Some(enc) = text(CONTENT_ENCODING).filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity")) {
-        return Some(format!("content-encoding {enc}"));
-    }
-    let ct = text(CONTENT_TYPE).filter(|c| !c.is_empty())?;
-    (!ct.to_ascii_lowercase().starts_with("text/event-stream")).then(|| format!("content-type {ct}"))
-}
-
-fn served_by(headers: &HeaderMap, names: &[HeaderName]) -> Option<String> {
-    names.iter().find_map(|n| headers.get(n)).and_then(|v| v.to_str().ok()).map(str::to_string)
-}
-
 /// Sends one request and measures it until it ends, fails, or `cancel` fires (a cut).
 pub async fn run_stream(
     backend: &dyn Backend,
@@ -266,38 +254,6 @@ pub async fn run_stream(
     };
     settle(live, &sample);
     sample
-}
-
-/// Sends the request and waits for the response head, within the first-token timeout: a
-/// server that never answers fails as one that answers and then sends nothing. A send that
-/// provably never reached the server is sent again, counted in `reconnects` (`resend`).
-async fn await_head(
-    backend: &dyn Backend,
-    spec: &StreamSpec<'_>,
-    body: Bytes,
-    cancel: &CancellationToken,
-    live: &LiveCounters,
-    clock: &mut FirstTokenClock,
-    reconnects: &AtomicU32,
-) -> Result<BackendResponse, Outcome> {
-    let send = super::resend::send_stream(backend, spec.url, spec.headers, body, reconnects);
-    tokio::pin!(send);
-    let mut armed = clock.first(spec);
-    let timer = tokio::time::sleep_until(armed.unwrap_or_else(Instant::now));
-    tokio::pin!(timer);
-    loop {
-        tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(Outcome::Cut),
-            r = &mut send => return r.map_err(|e| send_failure(&e)),
-            _ = &mut timer, if armed.is_some() => {
-                armed = clock.check(spec, live, Instant::now())?;
-                if let Some(d) = armed {
-                    timer.as_mut().reset(d);
-                }
-            }
-        }
-    }
 }
 
 fn settle(live: &LiveCounters, sample: &RequestSample) {
