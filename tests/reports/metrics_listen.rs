@@ -3,7 +3,7 @@
 //! request counts on it equal the report's; a real Prometheus scraping the page sums them by
 //! cell to the same figures; a bad or taken address (or a sweep) exits 2 before any load.
 
-use super::prometheus::{PromProc, listening_on, prometheus_bin, scalar};
+use super::prometheus::{PromProc, scalar, scrape_every_second, start_with_config};
 use crate::common;
 use common::{bin, cluster};
 use llm_decode_bench::metrics::prom::Scrape;
@@ -247,25 +247,7 @@ async fn a_bad_or_taken_address_or_a_sweep_exits_2_before_any_load() {
 
 /// Starts Prometheus scraping `addr` every second as job `client`.
 async fn prometheus_scraping(addr: &str) -> PromProc {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("prometheus.yml");
-    let yaml = format!(
-        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: client\n    static_configs:\n      - targets: ['{addr}']\n"
-    );
-    std::fs::write(&cfg, yaml).unwrap();
-    let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
-    let child = std::process::Command::new(prometheus_bin())
-        .arg(format!("--config.file={}", cfg.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
-        .arg("--web.listen-address=127.0.0.1:0")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .expect("prometheus starts");
-    let mut p = PromProc { child, url: String::new(), dir };
-    p.url = format!("http://{}", listening_on(&mut p).await);
-    p
+    start_with_config(&scrape_every_second("client", &[addr.to_string()])).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,7 +4,7 @@
 //! its final counts equal theirs, and a shard killed mid-cell (SIGKILL) is shown stale live and
 //! recorded in its JSON report; `--observe` without its companions, or with load flags, exits 2.
 
-use super::prometheus::{PromProc, listening_on, prometheus_bin};
+use super::prometheus::{PromProc, scrape_every_second, start_with_config};
 use crate::common;
 use common::{bin, cluster};
 use serde_json::Value;
@@ -92,26 +92,7 @@ pub(super) async fn shard_of(
 
 /// Prometheus scraping `targets` every second as job `shards`.
 pub(super) async fn prometheus(targets: &[String]) -> PromProc {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("prometheus.yml");
-    let list = targets.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(", ");
-    let yaml = format!(
-        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: shards\n    static_configs:\n      - targets: [{list}]\n"
-    );
-    std::fs::write(&cfg, yaml).unwrap();
-    let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
-    let child = std::process::Command::new(prometheus_bin())
-        .arg(format!("--config.file={}", cfg.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
-        .arg("--web.listen-address=127.0.0.1:0")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .expect("prometheus starts");
-    let mut p = PromProc { child, url: String::new(), dir };
-    p.url = format!("http://{}", listening_on(&mut p).await);
-    p
+    start_with_config(&scrape_every_second("shards", targets)).await
 }
 
 pub(super) fn observer(prom: &str, out: &Path, extra: &[&str]) -> Proc {

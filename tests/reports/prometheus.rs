@@ -90,12 +90,19 @@ fn config_yaml(c: &Cluster) -> String {
 /// Starts a server on a loopback port it picks itself (`127.0.0.1:0`, read back from its log:
 /// a port picked free here and released could be taken by another process first).
 async fn start_prometheus(c: &Cluster) -> PromProc {
-    let bin = prometheus_bin();
+    let p = start_with_config(&config_yaml(c)).await;
+    wait_ready(&p, c.info().replicas.len()).await;
+    p
+}
+
+/// A Prometheus server with configuration `yaml`, on a loopback port it picks itself (read
+/// back from its log), its data and log in a directory of its own.
+pub(crate) async fn start_with_config(yaml: &str) -> PromProc {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("prometheus.yml");
-    std::fs::write(&cfg, config_yaml(c)).unwrap();
+    std::fs::write(&cfg, yaml).unwrap();
     let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
-    let child = std::process::Command::new(bin)
+    let child = std::process::Command::new(prometheus_bin())
         .arg(format!("--config.file={}", cfg.display()))
         .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
         .arg("--web.listen-address=127.0.0.1:0")
@@ -106,8 +113,15 @@ async fn start_prometheus(c: &Cluster) -> PromProc {
         .expect("prometheus starts");
     let mut p = PromProc { child, url: String::new(), dir };
     p.url = format!("http://{}", listening_on(&mut p).await);
-    wait_ready(&p, c.info().replicas.len()).await;
     p
+}
+
+/// A configuration scraping `targets` every second as job `job`.
+pub(crate) fn scrape_every_second(job: &str, targets: &[String]) -> String {
+    let list = targets.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(", ");
+    format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: {job}\n    static_configs:\n      - targets: [{list}]\n"
+    )
 }
 
 /// The address the server logged it listens on (`msg="Listening on" address=127.0.0.1:PORT`);

@@ -67,16 +67,9 @@ pub(super) fn label(c: &DecodeCell) -> String {
 fn merge_cell(cells: &[(u32, &DecodeCell)], notes: &mut Vec<String>) -> DecodeCell {
     let base = cells[0].1;
     let name = label(base);
-    let mut numbers: Vec<u32> = cells.iter().flat_map(|(_, c)| c.attempts.iter().map(|a| a.attempt)).collect();
-    numbers.sort_unstable();
-    numbers.dedup();
-    let attempts = numbers
-        .iter()
-        .map(|n| {
-            let parts: Vec<(u32, &DecodeAttempt)> = cells
-                .iter()
-                .filter_map(|(i, c)| c.attempts.iter().find(|a| a.attempt == *n).map(|a| (*i, a)))
-                .collect();
+    let attempts = super::by_attempt_number(cells, |c| c.attempts.as_slice(), |a: &DecodeAttempt| a.attempt)
+        .into_iter()
+        .map(|(n, parts)| {
             let name = format!("{name} attempt {n}");
             if parts.len() < cells.len() {
                 let made: Vec<String> = parts.iter().map(|(i, _)| i.to_string()).collect();

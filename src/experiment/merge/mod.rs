@@ -127,3 +127,20 @@ fn dedup(notes: Vec<String>) -> Vec<String> {
     let mut seen = BTreeSet::new();
     notes.into_iter().filter(|n| seen.insert(n.clone())).collect()
 }
+
+/// Every attempt number any shard made of one cell, in order, each with the attempts of that
+/// number (shard index, attempt) of the shards that made it. `attempts` gives a cell's
+/// attempts and `number` an attempt's number.
+fn by_attempt_number<'a, C, A>(
+    cells: &[(u32, &'a C)],
+    attempts: impl Fn(&'a C) -> &'a [A],
+    number: impl Fn(&A) -> u32,
+) -> Vec<(u32, Vec<(u32, &'a A)>)> {
+    let mut numbers: Vec<u32> = cells.iter().flat_map(|(_, c)| attempts(c).iter().map(&number)).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    let of = |n: u32| -> Vec<(u32, &'a A)> {
+        cells.iter().filter_map(|(i, c)| attempts(c).iter().find(|a| number(a) == n).map(|a| (*i, a))).collect()
+    };
+    numbers.into_iter().map(|n| (n, of(n))).collect()
+}

@@ -44,16 +44,9 @@ fn same_cell(a: &ServeCellReport, b: &ServeCellReport) -> bool {
 fn merge_cell(cells: &[(u32, &ServeCellReport)], shards: usize, notes: &mut Vec<String>) -> ServeCellReport {
     let base = cells[0].1;
     let name = format!("serve ctx={} conc={} rate={}", base.ctx_label, base.max_concurrency, base.request_rate);
-    let mut numbers: Vec<u32> = cells.iter().flat_map(|(_, c)| c.attempts.iter().map(|a| a.attempt)).collect();
-    numbers.sort_unstable();
-    numbers.dedup();
-    let attempts = numbers
-        .iter()
-        .map(|n| {
-            let parts: Vec<(u32, &ServeAttempt)> = cells
-                .iter()
-                .filter_map(|(i, c)| c.attempts.iter().find(|a| a.attempt == *n).map(|a| (*i, a)))
-                .collect();
+    let attempts = super::by_attempt_number(cells, |c| c.attempts.as_slice(), |a: &ServeAttempt| a.attempt)
+        .into_iter()
+        .map(|(n, parts)| {
             let name = format!("{name} attempt {n}");
             if parts.len() < shards {
                 let made: Vec<String> = parts.iter().map(|(i, _)| i.to_string()).collect();
