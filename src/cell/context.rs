@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// Most token-timeline marks a request reserves before its first chunk (about 3 bytes each,
 /// `load::timeline`): a longer stream grows its timeline as chunks arrive, so 10,000 waiting
@@ -114,6 +115,7 @@ impl CellEnv {
             expected_chunks: expected_chunks.min(TIMELINE_RESERVE) as usize,
             live,
             nonce_base,
+            no_more: CancellationToken::new(),
         }
     }
 

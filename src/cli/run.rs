@@ -198,6 +198,11 @@ pub struct RunArgs {
     /// absolute number (streams closed loop, requests/s open loop).
     #[arg(long, default_value = "25%", value_name = "STEP")]
     pub knob_step: crate::config::KnobStep,
+    /// At the end of a decode window, let each stream finish the request it is on (up to 8 s,
+    /// then it is cut) instead of cutting it: every request then ends whole, so the report's
+    /// tokens equal the server's counters. Pair with --max-tokens so requests end.
+    #[arg(long)]
+    pub drain: bool,
     /// Arrival process of a routing phase.
     #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
     pub arrival: Arrival,

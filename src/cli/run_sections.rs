@@ -19,6 +19,7 @@ impl RunArgs {
             max_tokens: self.max_tokens,
             min_stream_tokens: self.min_stream_tokens.max(1),
             knob_step: self.knob_step,
+            drain: self.drain,
         }
     }
 

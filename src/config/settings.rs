@@ -45,6 +45,10 @@ impl RunConfig {
             put("burst-tokens", self.decode.burst_tokens.to_string());
             put("max-tokens", opt(self.decode.max_tokens));
             put("min-stream-tokens", self.decode.min_stream_tokens.to_string());
+            if self.decode.drain {
+                // Only when set: reports from before the flag keep comparing settings equal.
+                put("drain", "true".into());
+            }
         }
         if !self.rates.is_empty() {
             put("request-rate", list(&self.rates));

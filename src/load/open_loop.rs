@@ -81,6 +81,7 @@ async fn dispatch(
         if plan.slice.takes(seq) {
             let permit = tokio::select! {
                 _ = cancel.cancelled() => break,
+                _ = ctx.no_more.cancelled() => break,
                 _ = refused.cancelled() => break,
                 p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
             };
@@ -102,6 +103,7 @@ async fn dispatch(
             tokio::select! {
                 _ = cancel.cancelled() => break,
                 _ = refused.cancelled() => break,
+                _ = ctx.no_more.cancelled() => break,
                 _ = tokio::time::sleep_until(next) => break,
                 changed = rate.changed() => {
                     if changed.is_err() {

@@ -47,6 +47,7 @@ async fn arrivals(slice: Slice, seed: u64, shape: f64) -> Vec<(u64, Duration)> {
         expected_chunks: 4,
         live: Arc::new(LiveCounters::default()),
         nonce_base: 0,
+        no_more: CancellationToken::new(),
     });
     let opts = BodyOptions { endpoint: Endpoint::Completions, model: "m".into(), max_tokens: 1, ignore_eos: true };
     let plan = OpenLoopPlan { body: BodyTemplate::new(&opts, "hi"), cap: 10_000, shape, seed, slice };

@@ -40,6 +40,9 @@ pub struct WorkerCtx {
     pub live: Arc<LiveCounters>,
     /// Distinguishes this attempt's nonces from every other attempt's.
     pub nonce_base: u64,
+    /// Once cancelled, no worker starts another request; those in flight run to their end
+    /// (a decode window's `--drain`). The workers' own stop token still cuts them.
+    pub no_more: CancellationToken,
 }
 
 impl WorkerCtx {
@@ -88,7 +91,7 @@ pub(super) async fn closed_loop(
     let spec = ctx.spec();
     let mut failures = 0usize;
     for seq in 0u64.. {
-        if cancel.is_cancelled() {
+        if cancel.is_cancelled() || ctx.no_more.is_cancelled() {
             break;
         }
         let nonce = format!("[{:x}.{worker}.{seq}] ", ctx.nonce_base);
@@ -105,6 +108,7 @@ pub(super) async fn closed_loop(
                 failures += 1;
                 tokio::select! {
                     _ = cancel.cancelled() => break,
+                    _ = ctx.no_more.cancelled() => break,
                     _ = tokio::time::sleep(pause) => {}
                 }
             }

@@ -7,6 +7,7 @@
 mod common;
 
 mod baseline_overlay;
+mod drain;
 mod knee_sweep;
 mod knob;
 mod kv_redetect;

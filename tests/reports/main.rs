@@ -16,3 +16,4 @@ mod report_cmd;
 mod report_many;
 mod saves;
 mod sharded;
+mod sharded_kill;

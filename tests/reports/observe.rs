@@ -1,18 +1,17 @@
-//! `run --observe` end to end: two shards of one session (`run --shard i/2 --metrics-listen`)
-//! against the simulator, a real Prometheus scraping both every second, and the observer
-//! headless reading them back. The observer's summed tok/s agrees with the shards' own reports,
-//! its final counts equal theirs, and a shard killed mid-cell (SIGKILL) is shown stale live and
-//! recorded in its JSON report; `--observe` without its companions, or with load flags, exits 2.
+//! What the sharded end-to-end tests share (sharded.rs, sharded_kill.rs): shard processes
+//! (`run --shard i/N --metrics-listen`) against the simulator, a real Prometheus scraping
+//! them every second, the headless observer and readers of their reports; and `--observe`
+//! without its companions, or with load flags, exits 2.
 
 use super::prometheus::{PromProc, scrape_every_second, start_with_config};
 use crate::common;
-use common::{bin, cluster};
+use common::bin;
 use serde_json::Value;
 use std::io::BufRead;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::time::Instant;
 
 /// Longest wait for a page address, a line of the observer, or its end.
@@ -61,26 +60,26 @@ impl Proc {
     }
 }
 
-/// Starts shard `i` of 2 against `base`, its page on a free loopback port; the process and the
-/// page's `IP:PORT`.
-async fn shard(i: u32, base: &str, metrics_url: &str, start_at: u64, out: &Path) -> (Proc, String) {
-    shard_of(&format!("{i}/2"), "2,4", (base, metrics_url), start_at, out).await
+/// One shard process to start: shard `spec` (`i/N`) of `session`, decode cells at `--conc
+/// conc` with `extra` flags, against `target` (base URL, metrics URL), from `start_at`.
+pub(super) struct ShardArgs<'a> {
+    pub session: &'a str,
+    pub spec: String,
+    pub conc: &'a str,
+    pub target: (&'a str, &'a str),
+    pub start_at: u64,
+    pub extra: &'a [&'a str],
 }
 
-/// Starts shard `spec` (`i/N`) of session `obs-1`, decode cells at `--conc conc`, against
-/// `target` (base URL, metrics URL), its page on a free loopback port; the process and the
+/// Starts the shard `a` writing `out`, its page on a free loopback port; the process and the
 /// page's `IP:PORT`.
-pub(super) async fn shard_of(
-    spec: &str,
-    conc: &str,
-    target: (&str, &str),
-    start_at: u64,
-    out: &Path,
-) -> (Proc, String) {
-    let (base, metrics_url) = target;
+pub(super) async fn shard_of(a: &ShardArgs<'_>, out: &Path) -> (Proc, String) {
+    let (base, metrics_url) = a.target;
+    let (spec, conc, session, start_at) = (a.spec.as_str(), a.conc, a.session, a.start_at);
     let mut cmd = bin();
     cmd.args(["run", "--headless", "--base-url", base, "--metrics-url", metrics_url, "--ctx", "0", "--conc", conc])
-        .args(["--window", "8s", "--warmup-timeout", "2s", "--shard", spec, "--session-id", "obs-1"])
+        .args(["--window", "8s", "--warmup-timeout", "2s", "--shard", spec, "--session-id", session])
+        .args(a.extra)
         .args(["--start-at", &start_at.to_string(), "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "20s"])
         .arg("--out")
         .arg(out);
@@ -95,11 +94,14 @@ pub(super) async fn prometheus(targets: &[String]) -> PromProc {
     start_with_config(&scrape_every_second("shards", targets)).await
 }
 
-pub(super) fn observer(prom: &str, out: &Path, extra: &[&str]) -> Proc {
+/// The headless observer of `session` (shards scraped as job `shards`) with `extra` flags,
+/// writing `out`.
+pub(super) fn observer(prom: &str, session: &str, out: &Path, extra: &[&str]) -> Proc {
     let mut cmd = bin();
+    let selector = format!(r#"{{job="shards",session="{session}"}}"#);
     cmd.args(["run", "--observe", "--headless", "--prometheus", prom])
         .args(extra)
-        .args(["--client-selector", r#"{job="shards",session="obs-1"}"#, "--out"])
+        .args(["--client-selector", &selector, "--out"])
         .arg(out);
     Proc::spawn(cmd)
 }
@@ -142,78 +144,6 @@ pub(super) fn window_of(r: &Value, cell: &str, window_s: f64) -> (f64, f64) {
     let slot = r["shard"]["timeline"].as_array().unwrap().iter().find(|s| s["cell"] == cell).expect("slot");
     let at = slot["window_due_unix_s"].as_f64().unwrap();
     (at, at + window_s)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_observer_sums_two_shards_and_shows_a_killed_one_stale() {
-    let c = cluster(1, 25.0, |_| {}).await;
-    let r = &c.info().replicas[0];
-    let dir = tempfile::tempdir().unwrap();
-    let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 6;
-    let outs = [dir.path().join("s0.json"), dir.path().join("s1.json")];
-    let (mut s0, a0) = shard(0, &r.url, &r.metrics_url, start_at, &outs[0]).await;
-    let (mut s1, a1) = shard(1, &r.url, &r.metrics_url, start_at, &outs[1]).await;
-    let prom = prometheus(&[a0, a1]).await;
-    let obs_out = dir.path().join("observer.json");
-    // The replica is read once, by the observer (its own page here).
-    let mut obs = observer(&prom.url, &obs_out, &["--metrics-url", &r.metrics_url]);
-    obs.line("shard 0 reporting (session obs-1)").await;
-    obs.line("shard 1 reporting (session obs-1)").await;
-    // Shard 1 is killed once the second cell runs on it; shard 0 ends cleanly.
-    let replica = obs.line("replicas: ").await;
-    assert!(replica.contains(" running "), "{replica}");
-    s1.line("ctx=0 conc=4").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    s1.child.kill().unwrap();
-    let stale = obs.line("shard 1 stale").await;
-    assert!(stale.contains("its series are gone from the server"), "{stale}");
-    s0.line("serving the final counts").await;
-    obs.line("shard 0 finished its session").await;
-    // A stale shard holds the observer open (60 s); a signal ends it and writes the report.
-    unsafe { libc::kill(obs.child.id() as i32, libc::SIGINT) };
-    let status = obs.child.wait().unwrap();
-    assert!(status.success(), "{status:?}; stderr:\n{}", obs.stderr());
-    let o = read(&obs_out);
-    assert_eq!((o["kind"].as_str(), o["ended_by"].as_str()), (Some("observer"), Some("SIGINT")));
-    let events: Vec<(String, String)> = o["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e["event"].as_str().unwrap().to_string(), e["shard"].as_str().unwrap().to_string()))
-        .collect();
-    for want in [("joined", "0"), ("joined", "1"), ("stale", "1"), ("finished", "0")] {
-        assert!(events.contains(&(want.0.into(), want.1.into())), "{want:?} in {events:?}");
-    }
-    assert!(!events.contains(&("stale".into(), "0".into())), "{events:?}");
-    assert_eq!((o["shards"]["1"]["stale"].as_bool(), o["shards"]["0"]["finished"].as_bool()), (Some(true), Some(true)));
-    // The first cell ran on both shards: the observer's summed rate agrees with their reports.
-    let r0 = read(&outs[0]);
-    let cell = "ctx=0 conc=2";
-    let (from, to) = window_of(&r0, cell, 8.0);
-    // Shard 1's report may be cut short by the kill: both shards ran one stream of this cell
-    // against the same replica, so twice shard 0's rate stands for their sum.
-    let want: f64 = shard_cells(&r0).iter().filter(|(l, ..)| l == cell).map(|(_, tps, _)| tps).sum::<f64>() * 2.0;
-    let seen = observed_median(&o, cell, 2.0, (from, to)).expect("a poll inside the window");
-    assert!((seen - want).abs() <= 0.2 * want, "{cell}: observer {seen} tok/s, shards ~{want} tok/s");
-    // Shard 0's final counts reached the observer (its page lingered past its report).
-    let started0: f64 = shard_cells(&r0).iter().map(|(.., n)| n).sum();
-    let totals: f64 = o["totals"].as_object().unwrap().values().map(|t| t["started"].as_f64().unwrap()).sum();
-    assert_eq!(totals, started0, "only shard 0's series remain once shard 1 is gone");
-    // The merged report records the killed shard: `incomplete` when its report was written
-    // before the kill (it is after every cell start), `missing` when it was not given.
-    let merged = dir.path().join("merged.json");
-    let given: Vec<&std::path::PathBuf> = outs.iter().filter(|p| p.exists()).collect();
-    let mut merge = bin();
-    merge.args(["report", "merge"]).args(&given).arg("--out").arg(&merged);
-    let done = common::output(merge).await;
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
-    let m = read(&merged);
-    let status =
-        |i: u64| m["merge"]["shards"].as_array().unwrap().iter().find(|s| s["index"] == i).unwrap()["status"].clone();
-    assert_eq!(status(0), "merged");
-    let want1 = if outs[1].exists() { "incomplete" } else { "missing" };
-    assert_eq!(status(1), want1);
-    assert_eq!(m["complete"], false);
 }
 
 #[tokio::test]

@@ -4,14 +4,14 @@
 //! the sum of the shards' own window rates: its rate window of 4 scrapes has edges known only to
 //! one scrape interval, so they agree within scrape / window = 1/4 of the sum (the median of
 //! the polls whose rate window lies inside the shards' common measuring window). (b) `report
-//! merge` of the four reports counts exactly the requests the simulator served during the
-//! cells (its counters read before the start and after the end) and at most its generated
-//! tokens (less by those of cut streams still in flight, under 0.1%), exactly the observer's last
-//! summed requests and tokens, and its TTFT p50/p99 equal numpy's linear percentiles of
-//! every shard's per-request TTFT together. (c) A shard killed mid-cell is covered by
-//! `observe.rs` (two shards: stale live, `incomplete`/`missing` in the merge).
+//! merge` of the four reports counts exactly the requests and the output tokens the simulator
+//! served during the cells (its counters read before the start and after the end; the shards
+//! `--drain` their windows, so no stream is cut with tokens on the way), exactly the
+//! observer's last summed requests and tokens, and its TTFT p50/p99 equal numpy's linear
+//! percentiles of every shard's per-request TTFT together. (c) Then a second session of 4
+//! shards, one killed mid-cell (sharded_kill.rs): stale live, recorded in the merged report.
 
-use super::observe::{observed_median, observer, prometheus, read, shard_cells, shard_of, window_of};
+use super::observe::{ShardArgs, observed_median, observer, prometheus, read, shard_cells, shard_of, window_of};
 use crate::common;
 use common::{bin, cluster};
 use serde_json::Value;
@@ -44,6 +44,11 @@ fn cell_samples(r: &Value) -> Vec<(String, f64, f64, Vec<f64>)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_shards_observed_live_merged_exactly_and_a_killed_one_recorded() {
+    four_shards_observed_live_and_merged_exactly().await;
+    super::sharded_kill::four_shards_one_killed_mid_cell().await;
+}
+
 async fn four_shards_observed_live_and_merged_exactly() {
     let c = cluster(1, 25.0, |_| {}).await;
     let r = &c.info().replicas[0];
@@ -51,8 +56,19 @@ async fn four_shards_observed_live_and_merged_exactly() {
     let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 10;
     let outs: Vec<_> = (0..SHARDS).map(|i| dir.path().join(format!("s{i}.json"))).collect();
     let (mut procs, mut addrs) = (Vec::new(), Vec::new());
+    // Requests of 2,048 tokens (under a second here) end on their own when the windows drain.
+    let extra = ["--drain", "--max-tokens", "2048"];
     for (i, out) in outs.iter().enumerate() {
-        let (p, a) = shard_of(&format!("{i}/{SHARDS}"), "4,8", (&r.url, &r.metrics_url), start_at, out).await;
+        let spec = format!("{i}/{SHARDS}");
+        let a = ShardArgs {
+            session: "obs-1",
+            spec,
+            conc: "4,8",
+            target: (&r.url, &r.metrics_url),
+            start_at,
+            extra: &extra,
+        };
+        let (p, a) = shard_of(&a, out).await;
         procs.push(p);
         addrs.push(a);
     }
@@ -67,7 +83,7 @@ async fn four_shards_observed_live_and_merged_exactly() {
     };
     let before = served(&c);
     let obs_out = dir.path().join("observer.json");
-    let mut obs = observer(&prom.url, &obs_out, &[]);
+    let mut obs = observer(&prom.url, "obs-1", &obs_out, &[]);
     for p in &mut procs {
         p.line("serving the final counts").await;
     }
@@ -98,15 +114,13 @@ async fn four_shards_observed_live_and_merged_exactly() {
     let total =
         |key: &str| -> f64 { o["totals"].as_object().unwrap().values().map(|t| t[key].as_f64().unwrap()).sum() };
     assert_eq!((total("started"), total("output_tokens")), (requests, tokens), "the observer's last summed counts");
-    assert_eq!(requests, after.0 - before.0, "merged requests vs the simulator's");
-    // The simulator counts a token when it generates it; a stream the client cuts at the end of
-    // a window leaves the tokens still on their way uncounted by the client, so the simulator's
-    // count is an upper bound, exceeded by a few tokens per cut stream.
-    let sim_tokens = after.1 - before.1;
-    assert!(
-        tokens <= sim_tokens && sim_tokens - tokens <= 1e-3 * sim_tokens,
-        "merged {tokens} tokens, simulator {sim_tokens}"
-    );
+    assert_eq!((requests, tokens), (after.0 - before.0, after.1 - before.1), "merged vs the simulator's");
+    let cut: f64 = reports
+        .iter()
+        .flat_map(|r| r["decode"]["cells"].as_array().unwrap())
+        .map(|c| c["attempts"][0]["request_outcomes"]["cut"].as_f64().unwrap_or(0.0))
+        .sum();
+    assert_eq!(cut, 0.0, "drained windows cut no stream");
     for (i, (cell, _, _, ttft)) in cells.iter().enumerate() {
         let mut all: Vec<f64> =
             reports.iter().flat_map(cell_samples).filter(|c| c.0 == *cell).flat_map(|c| c.3).collect();

@@ -33,6 +33,10 @@ mod fixed;
 /// Longest wait for the streams to end once they are told to stop.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 
+/// With `--drain`, longest wait for the requests in flight at the window's end to finish on
+/// their own; the rest are then cut within what is left of [`STOP_GRACE`].
+pub(crate) const DRAIN_WAIT: Duration = Duration::from_secs(8);
+
 struct Run<'a> {
     env: &'a CellEnv,
     spec: &'a DecodeCellSpec,
@@ -51,6 +55,8 @@ struct Run<'a> {
     levels: Option<Levels>,
     /// Metrics round and requests sent when the planned level closed (first knob step).
     planned_close: Option<(Option<Arc<MetricsSnapshot>>, u64)>,
+    /// Stops the workers starting requests (the workers' `no_more`), for `--drain`.
+    no_more: CancellationToken,
 }
 
 /// What woke the measuring loop.
@@ -247,12 +253,30 @@ impl Run<'_> {
     }
 
     async fn stop_workers(&mut self, stop: &CancellationToken) {
-        stop.cancel();
         let grace_end = Instant::now() + STOP_GRACE;
+        if self.env.cfg.decode.drain && !stop.is_cancelled() {
+            self.drain(Instant::now() + DRAIN_WAIT).await;
+        }
+        stop.cancel();
         let workers = self.load.tasks();
         let joined = async { while workers.join_next().await.is_some() {} };
         if self.lp.run_until(tokio::time::timeout_at(grace_end, joined)).await.is_err() {
             self.load.tasks().abort_all();
+        }
+    }
+
+    /// `--drain`: no stream starts another request; those in flight finish on their own until
+    /// `until`, when the ones left are said in the log (the caller then cuts them).
+    async fn drain(&mut self, until: Instant) {
+        self.no_more.cancel();
+        let workers = self.load.tasks();
+        let joined = async { while workers.join_next().await.is_some() {} };
+        if self.lp.run_until(tokio::time::timeout_at(until, joined)).await.is_err() {
+            let left = self.lp.live().totals().in_flight.max(0);
+            let (label, wait) = (&self.spec.label, DRAIN_WAIT.as_secs_f64());
+            self.env.emit(RunnerEvent::Log(format!(
+                "{label}: {left} requests still in flight after {wait:.0} s of --drain are cut (lower --max-tokens so they end)"
+            )));
         }
     }
 }
@@ -286,6 +310,7 @@ fn start<'a>(
     let mut ctx = env.worker_ctx(live.clone(), max_tokens, None, Some(first_token), nonce_base);
     // Streams beyond what the engine runs at once queue behind the running ones: they wait.
     ctx.queued_waits = true;
+    let no_more = ctx.no_more.clone();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let seed = env.cfg.routing.seed.wrapping_add(spec.cell as u64).wrapping_add(u64::from(spec.attempt) << 32);
     let open = spec.rate.map(|r| (r, env.cfg.burstiness, seed));
@@ -305,6 +330,7 @@ fn start<'a>(
         knob,
         levels: None,
         planned_close: None,
+        no_more,
     }
 }
 
