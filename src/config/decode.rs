@@ -26,7 +26,7 @@ pub struct DecodeConfig {
     pub min_stream_tokens: u64,
     /// How far one `+` / `-` of the monitor's load knob turns a decode cell (`--knob-step`).
     pub knob_step: KnobStep,
-    /// At the window's end, let every stream finish the request it is on (up to
-    /// [`crate::experiment::decode::attempt::DRAIN_WAIT`]) instead of cutting it (`--drain`).
+    /// At the window's end, let every stream finish the request it is on (up to 8 s) instead
+    /// of cutting it (`--drain`).
     pub drain: bool,
 }
