@@ -1,9 +1,12 @@
 //! Shared HTTP helpers: client construction (TLS provider, no Nagle), one-line error chains,
 //! URLs reduced to `host:port` or stripped of credentials, and the check that a URL is http(s).
 
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 
 static TLS_INIT: Once = Once::new();
+
+/// Whether this system has no CA certificates to verify https:// servers with, checked once.
+static NO_CA_STORE: OnceLock<bool> = OnceLock::new();
 
 /// Installs the process-wide rustls crypto provider (ring) once; reqwest needs it for HTTPS.
 pub fn init_tls() {
@@ -17,9 +20,30 @@ pub fn init_tls() {
 /// reach the client as soon as the server writes them) and redirects never followed: a 3xx
 /// is an answer of its own (`redirected`), so no request, body or key goes to another origin
 /// and no other server is measured in the target's name.
+///
+/// On a system without CA certificates (e.g. a `FROM scratch` image) a client with the
+/// platform's verifier cannot even be built, which would fail http:// targets too: the builder
+/// then trusts no root at all, so http:// works and an https:// handshake fails (preflight
+/// says why: [`ca_store_missing`]).
 pub fn client_builder() -> reqwest::ClientBuilder {
     init_tls();
-    reqwest::Client::builder().tcp_nodelay(true).redirect(reqwest::redirect::Policy::none())
+    let b = reqwest::Client::builder().tcp_nodelay(true).redirect(reqwest::redirect::Policy::none());
+    match ca_store_missing() {
+        true => b.tls_certs_only(Vec::<reqwest::Certificate>::new()),
+        false => b,
+    }
+}
+
+/// True when the system has no CA certificates (a client with the platform's verifier cannot be
+/// built for want of them); checked once per process.
+pub fn ca_store_missing() -> bool {
+    *NO_CA_STORE.get_or_init(|| {
+        init_tls();
+        match reqwest::Client::builder().build() {
+            Ok(_) => false,
+            Err(e) => describe_chain(&e).contains("No CA certificates"),
+        }
+    })
 }
 
 /// An error and its causes in one line, each cause once (reqwest repeats them), without the

@@ -182,6 +182,12 @@ pub async fn start(cfg: RunConfig) -> anyhow::Result<SessionHandles> {
 /// [`start`] reading the earlier sessions of `prior`: it continues `--resume`'s report and
 /// compares every cell with `--baseline`'s.
 pub async fn start_continuing(cfg: RunConfig, prior: Prior) -> anyhow::Result<SessionHandles> {
+    if cfg.base_url.starts_with("https://") && crate::net::ca_store_missing() {
+        anyhow::bail!(
+            "{} is https:// but this system has no CA certificates to verify it with (install ca-certificates, or mount /etc/ssl/certs into the container)",
+            crate::net::redact_url(&cfg.base_url)
+        );
+    }
     let http = HttpBackend::from_builder(|| crate::net::client_builder().pool_idle_timeout(Duration::from_secs(90)))?;
     let http = http.with_sources(&cfg.source_addrs);
     start_session(cfg, prior, Arc::new(http), &[]).await

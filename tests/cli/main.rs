@@ -10,6 +10,7 @@ mod bench;
 mod bench_frames;
 mod bench_smoke;
 mod bench_whole;
+mod ca_store;
 mod example_configs;
 mod extras;
 mod report_merge;
