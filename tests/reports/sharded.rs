@@ -28,7 +28,9 @@ fn np_percentile(v: &mut [f64], q: f64) -> f64 {
 }
 
 /// Per cell label: requests (every outcome), output tokens and the TTFTs of the report's
-/// first attempt of each decode cell.
+/// first attempt of each decode cell. A cell's TTFT figures are those of first tokens before
+/// its window closed (a drained request may start just before the end and see its first token
+/// after), so only those samples are kept: sent + TTFT before warmup + window.
 fn cell_samples(r: &Value) -> Vec<(String, f64, f64, Vec<f64>)> {
     let cells = r["decode"]["cells"].as_array().unwrap();
     let one = |c: &Value| {
@@ -37,7 +39,10 @@ fn cell_samples(r: &Value) -> Vec<(String, f64, f64, Vec<f64>)> {
         let requests = a["request_outcomes"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
         let samples = a["request_samples"].as_array().unwrap();
         let tokens = samples.iter().map(|s| s["output_tokens"].as_f64().unwrap()).sum();
-        let ttft = samples.iter().filter_map(|s| s["ttft_ms"].as_f64()).collect();
+        let closed_ms = (a["warmup_s"].as_f64().unwrap() + a["window_s"].as_f64().unwrap()) * 1e3;
+        let first_token = |s: &Value| Some((s["sent_ms"].as_f64()?, s["ttft_ms"].as_f64()?));
+        let ttft =
+            samples.iter().filter_map(first_token).filter(|(at, t)| at + t < closed_ms).map(|(_, t)| t).collect();
         (label, requests, tokens, ttft)
     };
     cells.iter().map(one).collect()
