@@ -86,7 +86,11 @@ async fn two_shards_are_merged_and_a_reused_session_is_refused() {
     assert_eq!(statuses(&merged), ["merged", "merged"]);
     assert_eq!(merged["merge"]["session_id"], "ssh-e2e");
     let streams: Vec<u64> = (0..2)
-        .map(|i| report(&reports.join(format!("shard-{i}.json")))["decode"]["cells"][0]["attempts"][0]["requested"].as_u64().unwrap())
+        .map(|i| {
+            report(&reports.join(format!("shard-{i}.json")))["decode"]["cells"][0]["attempts"][0]["requested"]
+                .as_u64()
+                .unwrap()
+        })
         .collect();
     assert_eq!(streams, [2, 1], "conc 3 split over the two shards");
     // The same SESSION_ID and folder again: refused before any shard starts, nothing rewritten.
