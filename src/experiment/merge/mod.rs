@@ -7,6 +7,7 @@ mod attempt;
 mod check;
 mod decode;
 mod dists;
+mod saturation;
 mod serve;
 #[cfg(test)]
 mod tests;
