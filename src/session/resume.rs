@@ -256,23 +256,10 @@ mod tests {
         assert_eq!(now.warnings, ["w1", "w2"]);
     }
 
-    fn slot(cell: &str, attempt: u32, start: f64) -> SlotRecord {
-        SlotRecord {
-            cell: cell.into(),
-            attempt,
-            slot_start_unix_s: start,
-            slot_s: 16.0,
-            started_unix_s: start,
-            late_ms: 0.0,
-            window_due_unix_s: None,
-            window_opened_unix_s: None,
-        }
-    }
-
     #[test]
     fn a_resumed_shard_keeps_the_saved_slots_of_cells_it_does_not_run_again() {
-        let saved = [slot("a", 1, 100.0), slot("b", 1, 116.0)];
-        let kept = slots_kept(&saved, vec![slot("b", 1, 500.0), slot("c", 1, 516.0)]);
+        let saved = [SlotRecord::on_time("a", 1, 100.0), SlotRecord::on_time("b", 1, 116.0)];
+        let kept = slots_kept(&saved, vec![SlotRecord::on_time("b", 1, 500.0), SlotRecord::on_time("c", 1, 516.0)]);
         let got: Vec<(&str, f64)> = kept.iter().map(|s| (s.cell.as_str(), s.slot_start_unix_s)).collect();
         assert_eq!(got, [("a", 100.0), ("b", 500.0), ("c", 516.0)]);
     }

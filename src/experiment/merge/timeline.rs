@@ -63,19 +63,6 @@ fn wall(unix_s: f64) -> String {
 mod tests {
     use super::*;
 
-    fn slot(cell: &str, attempt: u32, start: f64) -> SlotRecord {
-        SlotRecord {
-            cell: cell.into(),
-            attempt,
-            slot_start_unix_s: start,
-            slot_s: 16.0,
-            started_unix_s: start,
-            late_ms: 0.0,
-            window_due_unix_s: None,
-            window_opened_unix_s: None,
-        }
-    }
-
     fn shard(index: u32, timeline: Vec<SlotRecord>) -> SessionReport {
         let mut r = crate::report::tests_schema::minimal_report();
         r.shard = Some(crate::report::shard::ShardSection {
@@ -92,15 +79,18 @@ mod tests {
     #[test]
     fn a_cell_run_on_another_timeline_is_named_with_its_shards() {
         let t0 = 1_800_000_000.0;
-        let a = shard(0, vec![slot("ctx=64 conc=2", 1, t0), slot("ctx=64 conc=4", 1, t0 + 16.0)]);
+        let a = shard(
+            0,
+            vec![SlotRecord::on_time("ctx=64 conc=2", 1, t0), SlotRecord::on_time("ctx=64 conc=4", 1, t0 + 16.0)],
+        );
         // Shard 1 was killed in the second cell and resumed 100 s later: its saved slot of the
         // second cell comes first, the resumed run's last.
         let b = shard(
             1,
             vec![
-                slot("ctx=64 conc=2", 1, t0),
-                slot("ctx=64 conc=4", 1, t0 + 16.0),
-                slot("ctx=64 conc=4", 1, t0 + 116.0),
+                SlotRecord::on_time("ctx=64 conc=2", 1, t0),
+                SlotRecord::on_time("ctx=64 conc=4", 1, t0 + 16.0),
+                SlotRecord::on_time("ctx=64 conc=4", 1, t0 + 116.0),
             ],
         );
         let notes = notes(&[(0, &a), (1, &b)]);
@@ -113,11 +103,11 @@ mod tests {
     #[test]
     fn shards_of_one_timeline_say_nothing() {
         let t0 = 1_800_000_000.0;
-        let a = shard(0, vec![slot("c", 1, t0), slot("c", 2, t0 + 16.0)]);
-        let b = shard(1, vec![slot("c", 1, t0 + 0.0004), slot("c", 2, t0 + 16.0)]);
+        let a = shard(0, vec![SlotRecord::on_time("c", 1, t0), SlotRecord::on_time("c", 2, t0 + 16.0)]);
+        let b = shard(1, vec![SlotRecord::on_time("c", 1, t0 + 0.0004), SlotRecord::on_time("c", 2, t0 + 16.0)]);
         assert!(notes(&[(0, &a), (1, &b)]).is_empty());
         assert!(notes(&[(0, &a)]).is_empty(), "one shard alone");
-        let c = shard(1, vec![slot("c", 2, t0 + 20.0)]);
+        let c = shard(1, vec![SlotRecord::on_time("c", 2, t0 + 20.0)]);
         assert_eq!(notes(&[(0, &a), (1, &c)]).len(), 1, "a later attempt apart is named too");
     }
 }
