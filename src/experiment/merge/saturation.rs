@@ -32,14 +32,14 @@ pub(super) fn merge(
         notes
             .push(format!("{name}: the saturation test's tok/s trend is left out (each shard's was its own client's)"));
     }
-    let tps = if client_series { None } else { base.tps.clone() };
+    let tps = if client_series { None } else { base.tps };
     let noise = match source == Some(ENGINE_SERIES) {
         true => base.tps_noise.clone(),
         false if window_s > 0.0 => stream_spread_noise(&stream_rates(records, window_s)),
         false => None,
     };
     let ttft: Vec<(f64, f64)> = records.iter().filter_map(|r| Some((r.sent_ms / 1e3, r.ttft_ms?))).collect();
-    Some(judge(base.waiting.clone(), trend(&ttft), tps, noise))
+    Some(judge(base.waiting, trend(&ttft), tps, noise))
 }
 
 #[cfg(test)]
