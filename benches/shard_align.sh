@@ -2,10 +2,10 @@
 # Shard window alignment (BENCHMARKS.md, issue 27): three sessions of two shards each
 # (`run --shard i/2 --start-at T`), one after the other, against the simulator; prints how far
 # apart the shards' decode windows opened and how late each opened and started.
-# Usage: benches/shard_align.sh   (BIN: the binary, default target/debug/llm-decode-bench;
-# OUT: where the reports go, default /tmp/shard_align)
+# Usage: benches/shard_align.sh   (BIN: the binary, default the debug build under
+# $CARGO_TARGET_DIR, else target/; OUT: where the reports go, default /tmp/shard_align)
 set -e
-BIN=${BIN:-target/debug/llm-decode-bench}
+BIN=${BIN:-${CARGO_TARGET_DIR:-target}/debug/llm-decode-bench}
 OUT=${OUT:-/tmp/shard_align}
 mkdir -p "$OUT"
 cat /proc/loadavg

@@ -5,12 +5,20 @@
 # streams go to one bench server, refused from one address (exit 2 before any load) and
 # carried from two (BENCHMARKS.md, "Where one box ends"). Not in CI; about 20 s.
 # Usage: benches/source_addrs_netns.sh [path/to/llm-decode-bench]
+# (default: the release build under $CARGO_TARGET_DIR, else target/). The reports go to a
+# temporary folder removed at the end; KEEP=1 keeps it (its path is printed).
 set -eu
-BIN=${1:-target/release/llm-decode-bench}
-[ -x "$BIN" ] || { echo "build first: cargo build --release (or pass the binary)" >&2; exit 2; }
+BIN=${1:-${CARGO_TARGET_DIR:-target}/release/llm-decode-bench}
+[ -x "$BIN" ] || { echo "build first: cargo build --release (or pass the binary; not found: $BIN)" >&2; exit 2; }
 BIN=$(readlink -f "$BIN")
 OUT=$(mktemp -d)
-exec unshare -rn sh -c '
+if [ "${KEEP:-0}" = 1 ]; then
+    echo "reports kept in $OUT"
+else
+    trap 'rm -rf "$OUT"' EXIT
+fi
+# shellcheck disable=SC2016 # expanded by the inner shell, not here
+unshare -rn sh -c '
 set -u
 BIN=$1; OUT=$2
 ip link set lo up
@@ -28,7 +36,7 @@ sleep 7
 echo "established connections to the server by source address:"
 ss -Htn state established "( dport = :18900 )" | awk "{print \$3}" | cut -d: -f1 | sort | uniq -c
 wait $RUN
-echo "two source addresses: exit $? (report: $OUT/two.json)"
+echo "two source addresses: exit $? (report: $OUT/two.json, kept with KEEP=1)"
 tail -n 6 "$OUT/two.out"
 kill $SERVER
 ' sh "$BIN" "$OUT"

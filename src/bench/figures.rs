@@ -143,7 +143,7 @@ impl Row {
 /// The table header.
 pub(crate) fn header() -> String {
     format!(
-        "{:<8} {:>7} {:<12} {:>11} {:>8} {:>7} {:>8} {:>22} {:>9} {:>6} {:>12} {:>17}",
+        "{:<8} {:>7} {:<12} {:>11} {:>8} {:>7} {:>8} {:>22} {:>9} {:>6} {:>14} {:>17}",
         "mode",
         "streams",
         "client",
@@ -154,7 +154,7 @@ pub(crate) fn header() -> String {
         "lag p50/p99/max ms",
         "KiB/strm",
         "errors",
-        "key p50/max",
+        "key p50/max ms",
         "tok/s x raw"
     )
 }
@@ -167,7 +167,7 @@ pub(crate) fn line(r: &Row) -> String {
         (format!("{:.1}x", v.cpu_us_per_token), format!("{:.2}x", v.tokens_per_s))
     });
     format!(
-        "{:<8} {:>7} {:<12} {:>11.0} {:>8.3} {:>7} {:>8.3} {:>22} {:>9.1} {:>6} {:>12} {:>17}",
+        "{:<8} {:>7} {:<12} {:>11.0} {:>8.3} {:>7} {:>8.3} {:>22} {:>9.1} {:>6} {:>14} {:>17}",
         format!("{:?}", r.mode).to_lowercase(),
         r.streams,
         r.client.name(),

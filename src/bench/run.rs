@@ -201,21 +201,26 @@ pub(crate) async fn tool_row(
     Ok(r)
 }
 
+/// How the server frames `mode`'s events under `plan`, as the table's heading says it.
+fn framing(plan: &Plan, mode: Mode) -> String {
+    match (mode, plan.events_per_frame) {
+        (Mode::Paced, _) => format!("paced: 1 event per frame, a token every {:?} per stream", plan.interval),
+        (Mode::Firehose, None) => "firehose about 64 KiB per frame".into(),
+        (Mode::Firehose, Some(1)) => "firehose 1 event per frame".into(),
+        (Mode::Firehose, Some(n)) => format!("firehose {n} events per frame"),
+    }
+}
+
 /// Runs the plan with bench servers started from `exe`; prints each row as it is measured.
 pub(crate) async fn run(plan: &Plan, exe: &Path) -> anyhow::Result<Vec<Row>> {
-    let frames = match plan.events_per_frame {
-        None => "about 64 KiB per frame".to_string(),
-        Some(1) => "1 event per frame".to_string(),
-        Some(n) => format!("{n} events per frame"),
-    };
-    crate::out_line!("server: {} chunks, firehose {frames}", plan.shape.name())?;
-    crate::out_line!("{}", header())?;
     let mut rows = Vec::new();
     let label = |mut r: Row| {
         (r.chunk_shape, r.events_per_frame) = (plan.shape, plan.events_per_frame);
         r
     };
     for &mode in &plan.modes {
+        crate::out_line!("server: {} chunks, {}", plan.shape.name(), framing(plan, mode))?;
+        crate::out_line!("{}", header())?;
         let srv = ServerProcess::spawn(exe, &server_args(plan, mode))?;
         for &n in &plan.streams {
             let raw = label(super::rowproc::measure(exe, &srv.url, mode, n, Client::Raw, plan).await?);

@@ -78,7 +78,8 @@ fn cpu_targets(rows: &[Row], out: &mut Vec<Target>) {
                 let r = find(rows, Mode::Firehose, Some(epf), n, c);
                 let x = r.and_then(|r| r.vs_raw).map(|v| v.cpu_us_per_token);
                 let us = r.map(|r| r.cpu_us_per_token);
-                let what = format!("CPU <= 3x raw, {n} streams, {epf} events/frame, {win}");
+                let events = if epf == 1 { "event" } else { "events" };
+                let what = format!("CPU <= 3x raw, {n} streams, {epf} {events}/frame, {win}");
                 let measured = x.zip(us).map(|(x, us)| format!("{x:.2}x ({us:.3} us/token)"));
                 out.push(target(what, measured, x.map(|x| x <= 3.0)));
                 if epf == 16 {
@@ -251,7 +252,7 @@ mod tests {
         let get = |s: &str| t.iter().find(|x| x.target == s).unwrap_or_else(|| panic!("{s} in {t:?}"));
         let cell = get("CPU <= 3x raw, 64 streams, 16 events/frame, cell window");
         assert_eq!((cell.met, cell.measured.as_str()), (Some(true), "2.00x (0.400 us/token)"));
-        assert_eq!(get("CPU <= 3x raw, 1024 streams, 1 events/frame, whole window").met, Some(false), "4.5x");
+        assert_eq!(get("CPU <= 3x raw, 1024 streams, 1 event/frame, whole window").met, Some(false), "4.5x");
         assert_eq!(get("CPU <= 0.5 us/token, 1024 streams, 16 events/frame, whole window").met, Some(false));
         assert_eq!(get("CPU <= 0.5 us/token, 64 streams, 16 events/frame, cell window").met, Some(true));
         let mem = get("<= 64 KiB/stream, 1,024 firehose streams (tool)");

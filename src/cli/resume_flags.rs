@@ -32,6 +32,7 @@ pub fn expand(cli: &Command, argv: Vec<OsString>) -> Result<Vec<OsString>, Strin
     let Some(path) = flag_value(&user, "--resume") else { return Ok(argv) };
     let report = crate::session::resume::read(std::path::Path::new(&path))?;
     let mut taken = given(run, &user);
+    new_start_needed(&report, &path, &taken, std::time::SystemTime::now())?;
     let mut restored = first_flags(run, &report, &mut taken);
     restored.extend(metrics_flags(&report, &mut taken));
     for _ in 0..PASSES {
@@ -46,6 +47,30 @@ pub fn expand(cli: &Command, argv: Vec<OsString>) -> Result<Vec<OsString>, Strin
     Ok(splice(&argv, run_at, &restored))
 }
 
+/// Refuses to restore a shard's `--start-at` that has passed at `now` (the run would refuse
+/// it as a typed one, less clearly): a resumed shard is given a new one, which replaces the
+/// saved one (src/session/resume.rs); its unfinished cells then run on that timeline.
+fn new_start_needed(
+    report: &SessionReport,
+    path: &str,
+    taken: &BTreeSet<String>,
+    now: std::time::SystemTime,
+) -> Result<(), String> {
+    let Some(saved) = report.plan.settings.get("start-at") else { return Ok(()) };
+    if taken.contains("start_at") {
+        return Ok(());
+    }
+    let Ok(at) = super::shard_flags::parse_start_at(saved) else { return Ok(()) };
+    match now.duration_since(at) {
+        Ok(ago) if ago > super::shard_flags::START_AT_PAST_MAX => Err(format!(
+            "--resume {path}: the shard's --start-at {saved} passed {:.0} s ago; give it a new one (--start-at T): \
+             its unfinished cells run on that timeline, alone unless the other shards resume at the same T",
+            ago.as_secs_f64()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `argv` with `flags` after its `run`.
 fn splice(argv: &[OsString], run_at: usize, flags: &[String]) -> Vec<OsString> {
     let mut out = argv[..=run_at].to_vec();
@@ -54,9 +79,10 @@ fn splice(argv: &[OsString], run_at: usize, flags: &[String]) -> Vec<OsString> {
     out
 }
 
-/// `--base-url` (required) and `--plan` (it decides which settings apply), unless given.
+/// `--base-url` (required), `--plan` (it decides which settings apply) and `--shard` (a new
+/// `--start-at` given with `--resume` is refused without it), unless given.
 fn first_flags(run: &Command, report: &SessionReport, taken: &mut BTreeSet<String>) -> Vec<String> {
-    let first = report.plan.settings.iter().filter(|(k, _)| *k == "base-url" || *k == "plan");
+    let first = report.plan.settings.iter().filter(|(k, _)| matches!(k.as_str(), "base-url" | "plan" | "shard"));
     first.flat_map(|(k, v)| flag(run, k, v, taken)).collect()
 }
 

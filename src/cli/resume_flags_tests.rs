@@ -143,3 +143,32 @@ fn an_unreadable_report_is_the_one_line_resume_error() {
     let argv: Vec<OsString> = ["x", "run", "--base-url", "http://h"].map(OsString::from).to_vec();
     assert_eq!(expand(&Cli::command(), argv.clone()).unwrap(), argv, "without --resume argv is untouched");
 }
+
+#[test]
+fn a_killed_shard_resumes_on_a_new_start_at_and_keeps_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shard-1.json");
+    let file = path.to_str().unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let mut report = saved(&path, &["--shard", "1/2", "--start-at", &(now + 60).to_string()]);
+    let id = report.plan.settings["session-id"].clone();
+    // Killed long ago: its start instant has passed.
+    report.plan.settings.insert("start-at".into(), format!("{}.000", now - 600));
+    write(&path, &report);
+    let e = parse(&["--resume", file]).unwrap_err();
+    assert!(e.starts_with("--resume ") && e.contains(" s ago; give it a new one (--start-at T)"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+    let new = (now + 30).to_string();
+    let cfg = parse(&["--resume", file, "--start-at", &new]).expect("a new --start-at replaces the saved one");
+    assert_eq!(cfg.session_id.as_deref(), Some(id.as_str()), "the session id stays");
+    assert_eq!(cfg.shard.map(|s| (s.index, s.count)), Some((1, 2)));
+    let at = cfg.start_at.unwrap().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    assert_eq!(at, now + 30);
+    let e = parse(&["--resume", file, "--start-at", &new, "--window", "9s"]).unwrap_err();
+    assert!(e.contains("this run has --window 9s"), "other settings still may not change: {e}");
+    // A start that has not passed is restored as it was.
+    report.plan.settings.insert("start-at".into(), format!("{}.000", now + 45));
+    write(&path, &report);
+    let cfg = parse(&["--resume", file]).unwrap();
+    assert_eq!(cfg.start_at.unwrap().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(), now + 45);
+}

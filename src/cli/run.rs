@@ -253,6 +253,10 @@ pub struct RunArgs {
     /// Continue the interrupted session saved in this report: its finished cells are kept, the
     /// rest run, and the report is written back to it (unless --out is given). The flags the
     /// report recorded are restored; a flag given that differs is refused before any load.
+    /// A shard's report (--shard) whose --start-at has passed takes a new --start-at, which
+    /// replaces the saved one (the session id stays): its unfinished cells run on the new
+    /// timeline, alone unless the other shards resume at the same instant (`report merge`
+    /// notes such cells).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Show every cell's delta against the same cell of this saved session report (matched

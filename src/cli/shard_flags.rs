@@ -38,7 +38,9 @@ pub struct ShardFlags {
     /// alike (--warmup-timeout, then the window, then a 14 s drain allowance; the window opens
     /// when the warmup ends, at the same instant on every shard, so every warmup lasts
     /// --warmup-timeout); serve and conversation cells start when the one before ends. At most a
-    /// day ahead, at most 5 s past
+    /// day ahead; a shard started up to 5 s after it still runs (its first cell late, recorded
+    /// in the report's `shard.timeline`), later is exit 2. With --resume: a new instant for a
+    /// resumed shard, replacing the saved one
     #[arg(long, value_name = "T", value_parser = parse_start_at)]
     pub start_at: Option<SystemTime>,
 }

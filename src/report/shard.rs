@@ -51,6 +51,24 @@ pub struct SlotRecord {
     pub window_opened_unix_s: Option<f64>,
 }
 
+#[cfg(test)]
+impl SlotRecord {
+    /// A slot of `cell`'s attempt `attempt` that began at `start` (unix s), started on time and
+    /// opened no window, for tests.
+    pub(crate) fn on_time(cell: &str, attempt: u32, start: f64) -> SlotRecord {
+        SlotRecord {
+            cell: cell.into(),
+            attempt,
+            slot_start_unix_s: start,
+            slot_s: 16.0,
+            started_unix_s: start,
+            late_ms: 0.0,
+            window_due_unix_s: None,
+            window_opened_unix_s: None,
+        }
+    }
+}
+
 /// A machine's clock against true time, as the kernel's NTP state reports it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ClockReading {

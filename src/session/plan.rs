@@ -254,7 +254,7 @@ pub async fn start_session(
     let mut state = build_state(&experiments, started, cfg.num_runs);
     if let Some(r) = &prior.resume {
         let kept = super::resume::apply(&r.report, &experiments, &mut state);
-        state.act(&super::resume::action(r, kept), None);
+        state.act(&super::resume::action(r, kept, &cfg), None);
     }
     state.timing = Timing::new(planned_lengths(&experiments, &cfg, &state));
     let timeline = super::timeline::of_state(&cfg, &state);

@@ -9,6 +9,7 @@ use crate::config::settings::first_difference;
 use crate::experiment::Experiments;
 use crate::report::json::SessionReport;
 use crate::report::load::load_report;
+use crate::report::shard::SlotRecord;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -37,13 +38,28 @@ fn resume_error(path: &Path, reason: &str) -> String {
 pub fn open(path: &Path, cfg: &RunConfig) -> Result<ResumeFrom, String> {
     let why = |reason: String| resume_error(path, &reason);
     let report = read(path)?;
-    if let Some(d) = first_difference(&report.plan.settings, &cfg.settings()) {
+    let (saved, now) = (replaceable_left_out(&report.plan.settings), replaceable_left_out(&cfg.settings()));
+    if let Some(d) = first_difference(&saved, &now) {
         return Err(why(format!("{d}; a flag given with --resume must match the original run's (or be left out)")));
     }
     if report.complete {
         return Err(why("nothing to resume: every cell of that session has an outcome".into()));
     }
     Ok(ResumeFrom { path: path.to_path_buf(), report: Arc::new(report) })
+}
+
+/// Settings a resumed run may give anew: `--start-at`, as the saved one of a killed shard has
+/// passed. The resumed shard's unfinished cells run on the new timeline; the session id (and
+/// the seed derived from it) stays the saved one, restored with the other settings.
+pub const RESUME_REPLACES: [&str; 1] = ["start-at"];
+
+/// `settings` without [`RESUME_REPLACES`].
+fn replaceable_left_out(settings: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    settings
+        .iter()
+        .filter(|(k, _)| !RESUME_REPLACES.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// Refuses a target that serves another model than the saved session measured.
@@ -127,6 +143,19 @@ pub fn merge_history(saved: &SessionReport, report: &mut SessionReport) {
         }
     }
     report.warnings = warnings;
+    if let (Some(was), Some(now)) = (&saved.shard, report.shard.as_mut()) {
+        now.timeline = slots_kept(&was.timeline, std::mem::take(&mut now.timeline));
+    }
+}
+
+/// A resumed shard's timeline: the saved run's slots (each at its own `--start-at`'s instant)
+/// but those of attempts run again, then the resumed run's. `report merge` reads a cell's slot
+/// on every shard to tell whether they ran it together.
+fn slots_kept(saved: &[SlotRecord], now: Vec<SlotRecord>) -> Vec<SlotRecord> {
+    let again = |s: &SlotRecord| now.iter().any(|n| (&n.cell, n.attempt) == (&s.cell, s.attempt));
+    let mut out: Vec<SlotRecord> = saved.iter().filter(|s| !again(s)).cloned().collect();
+    out.extend(now);
+    out
 }
 
 fn join_maps<T: Clone>(saved: &BTreeMap<String, Vec<T>>, now: BTreeMap<String, Vec<T>>) -> BTreeMap<String, Vec<T>> {
@@ -137,9 +166,21 @@ fn join_maps<T: Clone>(saved: &BTreeMap<String, Vec<T>>, now: BTreeMap<String, V
     out
 }
 
-/// The action logged when a session is resumed.
-pub fn action(resume: &ResumeFrom, kept: Kept) -> String {
-    format!("resumed session from {}: {} cell(s) kept, {} to run", resume.path.display(), kept.finished, kept.to_run)
+/// The action logged when a session is resumed under `cfg`; it names a new `--start-at`.
+pub fn action(resume: &ResumeFrom, kept: Kept, cfg: &RunConfig) -> String {
+    let line = format!(
+        "resumed session from {}: {} cell(s) kept, {} to run",
+        resume.path.display(),
+        kept.finished,
+        kept.to_run
+    );
+    let key = RESUME_REPLACES[0];
+    match (resume.report.plan.settings.get(key), cfg.settings().get(key)) {
+        (Some(was), Some(now)) if was != now => {
+            format!("{line}, on a new timeline: --start-at {now} (was {was})")
+        }
+        _ => line,
+    }
 }
 
 /// How long ago `report`'s session started, when it can be told.
@@ -213,6 +254,14 @@ mod tests {
         assert_eq!(now.replica_series["b"].len(), 1);
         assert_eq!(now.replica_stale["a"].len(), 1);
         assert_eq!(now.warnings, ["w1", "w2"]);
+    }
+
+    #[test]
+    fn a_resumed_shard_keeps_the_saved_slots_of_cells_it_does_not_run_again() {
+        let saved = [SlotRecord::on_time("a", 1, 100.0), SlotRecord::on_time("b", 1, 116.0)];
+        let kept = slots_kept(&saved, vec![SlotRecord::on_time("b", 1, 500.0), SlotRecord::on_time("c", 1, 516.0)]);
+        let got: Vec<(&str, f64)> = kept.iter().map(|s| (s.cell.as_str(), s.slot_start_unix_s)).collect();
+        assert_eq!(got, [("a", 100.0), ("b", 500.0), ("c", 516.0)]);
     }
 
     #[test]

@@ -93,9 +93,12 @@ fn grows(t: &Option<Trend>, floor: impl Fn(&Trend) -> f64) -> bool {
 
 /// Runs the test on `s`; `noise` is the cell's throughput noise, kept with the evidence.
 pub fn saturation(s: &WindowSeries, noise: Option<TpsNoise>) -> Saturation {
-    let waiting = trend(&s.waiting);
-    let ttft = trend(&s.ttft);
-    let tps = trend(&s.tps);
+    judge(trend(&s.waiting), trend(&s.ttft), trend(&s.tps), noise)
+}
+
+/// The test's verdict from the window's fitted trends (queue, TTFT, tok/s: [`saturation`]
+/// fits them; a merged report takes some from a shard), with the evidence.
+pub fn judge(waiting: Option<Trend>, ttft: Option<Trend>, tps: Option<Trend>, noise: Option<TpsNoise>) -> Saturation {
     let queue_grows = grows(&waiting, |_| QUEUE_RISE_MIN);
     let ttft_grows = grows(&ttft, |t| TTFT_RISE_MIN * t.mean.abs());
     let tps_rises = tps.as_ref().is_some_and(Trend::rising);

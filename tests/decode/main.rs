@@ -13,6 +13,7 @@ mod knob;
 mod kv_redetect;
 mod run;
 mod shards;
+mod shards_resume;
 mod staleness;
 mod verdicts;
 mod warm;

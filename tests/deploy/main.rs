@@ -4,8 +4,16 @@
 //! on a cluster ([`manifests`]); every kustomization points at files that exist, and what it
 //! assembles parses too ([`kustomize`]); the shard Job runs only flags the binary knows, or the
 //! scale-out flags issue 27 names, and its plan files parse as `run --config` reads them
-//! ([`job_args`]).
+//! ([`job_args`]). Every shell script parses and passes shellcheck ([`scripts`]); collect.sh
+//! runs against a `kubectl` shim ([`collect`]) and run-shards.sh on loopback with `ssh` and
+//! `scp` shims against the simulator ([`ssh_run`]).
 
+#[path = "../common/mod.rs"]
+mod common;
+
+mod collect;
 mod job_args;
 mod kustomize;
 mod manifests;
+mod scripts;
+mod ssh_run;

@@ -53,7 +53,7 @@ fn polled_series(h: &History, w: Window, step: Duration) -> (Series, Series) {
 }
 
 /// The streams' own tok/s over the window (for the noise when nothing was polled).
-fn stream_rates(records: &[RequestRecord], window_s: f64) -> Vec<f64> {
+pub(crate) fn stream_rates(records: &[RequestRecord], window_s: f64) -> Vec<f64> {
     let mut by_worker: BTreeMap<u32, u64> = BTreeMap::new();
     for r in records {
         *by_worker.entry(r.worker).or_default() += r.window_tokens;

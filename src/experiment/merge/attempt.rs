@@ -25,8 +25,8 @@ pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec
         ));
     }
     let window_tokens = all().map(|a| a.window_tokens).sum();
-    let aggregate_tps = all().map(|a| a.aggregate_tps).sum::<f64>();
-    let decoding_avg = all().map(|a| a.decoding_avg).sum::<Option<f64>>();
+    let aggregate_tps = added(all().map(|a| a.aggregate_tps));
+    let decoding_avg = all().map(|a| a.decoding_avg).sum::<Option<f64>>().map(tidy);
     let requested = all().map(|a| a.requested).sum::<u32>();
     let streams = decoding_avg.filter(|d| *d > 0.0).unwrap_or(f64::from(requested.max(1)));
     let figures = dists::merge(parts, name, notes);
@@ -34,6 +34,8 @@ pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec
     if all().any(|a| !a.levels.is_empty()) {
         notes.push(format!("{name}: load levels (the knob) are per shard and left out"));
     }
+    let request_samples = records(parts.iter().map(|(_, a)| (a.request_samples.as_slice(), a.requested)));
+    let saturation = super::saturation::merge(parts, &request_samples, window_s, name, notes);
     DecodeAttempt {
         attempt: base.attempt,
         status: least_finished(&parts.iter().map(|(i, a)| (*i, a.status)).collect::<Vec<_>>(), name, notes),
@@ -67,15 +69,34 @@ pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec
         prometheus: base.prometheus.clone().map(|p| validation(p, window_tokens, aggregate_tps)),
         client_lag_ms: worst_lag(all().map(|a| a.client_lag_ms.as_ref())),
         target_lost: target_lost(all().map(|a| a.target_lost.as_slice())),
-        request_samples: records(parts.iter().map(|(_, a)| (a.request_samples.as_slice(), a.requested))),
+        request_samples,
         request_outcomes: add_counts(all().map(|a| &a.request_outcomes)),
         goodput: goodput(all().map(|a| a.goodput.as_ref())),
-        saturation: None,
+        saturation,
         rate: base.rate,
-        achieved_rate: all().map(|a| a.achieved_rate).sum::<Option<f64>>(),
+        achieved_rate: all().map(|a| a.achieved_rate).sum::<Option<f64>>().map(tidy),
         levels: Vec::new(),
         prefix_cache: base.prefix_cache,
         shard_dists: None,
+    }
+}
+
+/// Shard figures added (rates, stream averages), [`tidy`].
+pub(super) fn added(values: impl Iterator<Item = f64>) -> f64 {
+    tidy(values.sum())
+}
+
+/// `x` to 12 significant digits. A shard's figure is one division (tokens / window) and its
+/// float prints short (`3247.8`); adding shards' figures in binary floating point adds digits
+/// past the 15th (`3000.1 + 3495.5 = 6495.599999999999`) that no measurement holds.
+pub(super) fn tidy(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let digits = 11 - x.abs().log10().floor() as i32;
+    match digits >= 0 {
+        true => (x * 10f64.powi(digits)).round() / 10f64.powi(digits),
+        false => (x / 10f64.powi(-digits)).round() * 10f64.powi(-digits),
     }
 }
 
@@ -157,6 +178,6 @@ pub(super) fn records<'a>(parts: impl Iterator<Item = (&'a [RequestRecord], u32)
 fn goodput<'a>(tallies: impl Iterator<Item = Option<&'a Goodput>>) -> Option<Goodput> {
     let tallies: Vec<&Goodput> = tallies.collect::<Option<_>>()?;
     let (good, judged) = tallies.iter().fold((0, 0), |(g, j), t| (g + t.good, j + t.judged));
-    let rps = tallies.iter().map(|t| t.rps).sum();
+    let rps = added(tallies.iter().map(|t| t.rps));
     Some(Goodput { rps, ..Goodput::new(good, judged, 1.0) })
 }

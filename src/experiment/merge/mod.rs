@@ -7,6 +7,7 @@ mod attempt;
 mod check;
 mod decode;
 mod dists;
+mod saturation;
 mod serve;
 #[cfg(test)]
 mod tests;
@@ -14,6 +15,7 @@ mod tests;
 mod tests_prop;
 #[cfg(test)]
 mod tests_serve;
+mod timeline;
 
 pub use check::{MAX_SHARDS, SHARD_OWN_KEYS};
 
@@ -57,6 +59,8 @@ pub fn merge(mut inputs: Vec<ShardInput>) -> Result<Merged, String> {
     let mut report = base.clone();
     report.decode = decode::merge(&parts, &mut notes);
     report.serve = serve::merge(&parts, &mut notes);
+    // Cells a resumed shard ran on its own new timeline (`run --resume` with --start-at).
+    notes.extend(timeline::notes(&parts));
     report.complete = shards.iter().all(|s| s.status == MergedShardStatus::Merged);
     report.started_at = parts.iter().map(|(_, r)| r.started_at.clone()).min().unwrap_or_default();
     report.updated_at = parts.iter().map(|(_, r)| r.updated_at.clone()).max().unwrap_or_default();

@@ -135,10 +135,10 @@ fn metrics(
     m.failed = all().map(|m| m.failed).sum();
     m.total_input_tokens = all().map(|m| m.total_input_tokens).sum();
     m.total_output_tokens = all().map(|m| m.total_output_tokens).sum();
-    m.request_throughput = all().map(|m| m.request_throughput).sum();
-    m.output_throughput = all().map(|m| m.output_throughput).sum();
-    m.total_token_throughput = all().map(|m| m.total_token_throughput).sum();
-    m.request_goodput = all().map(|m| m.request_goodput).sum();
+    m.request_throughput = super::attempt::added(all().map(|m| m.request_throughput));
+    m.output_throughput = super::attempt::added(all().map(|m| m.output_throughput));
+    m.total_token_throughput = super::attempt::added(all().map(|m| m.total_token_throughput));
+    m.request_goodput = all().map(|m| m.request_goodput).sum::<Option<f64>>().map(super::attempt::tidy);
     m
 }
 

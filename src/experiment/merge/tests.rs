@@ -114,7 +114,7 @@ fn counts_add_and_rates_are_the_shards_rates_added() {
     assert_eq!((a.window_tokens, a.requested, a.error_count, a.reconnects), (3000, 8, 2, 4));
     assert_eq!(a.errors.get(&ErrorKind::Stalled), Some(&2));
     assert_eq!(a.request_outcomes.get(&RecordedOutcome::Completed), Some(&8));
-    assert!((a.aggregate_tps - 100.0).abs() < 1e-9, "1000/30 + 2000/30");
+    assert_eq!(a.aggregate_tps, 100.0, "1000/30 + 2000/30, without the float sum's last digit");
     assert_eq!(a.decoding_avg, Some(8.0));
     assert!((a.per_request_tps - 12.5).abs() < 1e-9, "100 tok/s over 8 streams decoding");
     let g = a.goodput.unwrap();
@@ -122,7 +122,10 @@ fn counts_add_and_rates_are_the_shards_rates_added() {
     let p = a.prometheus.as_ref().unwrap();
     assert!((p.client_over_server.unwrap() - 100.0 / 566.5).abs() < 1e-12, "recomputed with the merged rate");
     assert!(p.counts_disagree, "3000 client tokens against the server's 17000");
-    assert_eq!(a.saturation, None);
+    let s = a.saturation.as_ref().expect("the saturation test, from merged figures");
+    let shard_0 = two()[0].report.decode.clone().unwrap();
+    let base = shard_0.cells[0].attempts[0].saturation.clone().unwrap();
+    assert_eq!((&s.waiting, &s.tps, &s.tps_noise), (&base.waiting, &base.tps, &base.tps_noise), "the server's series");
     assert!(a.shard_dists.is_none());
 }
 

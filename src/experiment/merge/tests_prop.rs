@@ -57,3 +57,23 @@ proptest! {
         prop_assert_eq!(lat.count, reqs.len() as u64);
     }
 }
+
+proptest! {
+    /// Shards' short decimal figures add up to the short decimal sum, and tidying moves any
+    /// figure by less than one part in 10^11.
+    #[test]
+    fn added_figures_print_as_the_decimal_sum(parts in proptest::collection::vec(0u64..10_000_000, 1..6), k in 0i32..4, x in -1e12f64..1e12) {
+        let scale = 10f64.powi(k);
+        let figures = parts.iter().map(|n| *n as f64 / scale);
+        let whole = parts.iter().sum::<u64>() as f64 / scale;
+        prop_assert_eq!(attempt::added(figures), whole);
+        prop_assert!((attempt::tidy(x) - x).abs() <= 1e-11 * x.abs());
+    }
+}
+
+#[test]
+fn the_trials_sum_prints_short() {
+    assert_eq!(3000.1 + 3490.2, 6490.299999999999, "the float sum itself");
+    assert_eq!(attempt::added([3000.1, 3490.2].into_iter()), 6490.3);
+    assert_eq!(attempt::tidy(0.0), 0.0);
+}
