@@ -195,7 +195,9 @@ async fn run_burst_adds_phase_three() {
         assert!(a.e2e_ms.is_some() && a.output_tps > 0.0);
         let (itl, tpot) = (a.itl_token_ms.expect("burst ITL"), a.tpot_ms.expect("burst TPOT"));
         assert_eq!(itl.count, 47 * u64::from(cell.conc), "one gap per token after the first");
-        assert!(itl.p50 > 0.0 && tpot.p50 > 0.0 && tpot.count == u64::from(cell.conc));
+        // Tokens read together share their read's arrival time (gap 0): on a loaded machine
+        // most gaps can be 0, so the median is not asserted positive, the longest gap is.
+        assert!(itl.max > 0.0 && tpot.p50 > 0.0 && tpot.count == u64::from(cell.conc));
     }
     let six = burst.cells.iter().find(|c| c.conc == 6).unwrap().attempts[0].e2e_ms.unwrap();
     assert!(six.max > six.min, "six requests on four slots: the last two wait");

@@ -33,7 +33,8 @@ async fn two_shards_open_their_windows_together_and_split_the_load() {
     let c = cluster(1, 25.0, |_| {}).await;
     let r = &c.info().replicas[0];
     let dir = tempfile::tempdir().unwrap();
-    let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 4;
+    // Far enough ahead that both shards wait for it even when they start slowly (loaded machine).
+    let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 8;
     let outs = [dir.path().join("s0.json"), dir.path().join("s1.json")];
     let kids: Vec<_> = (0..2).map(|i| shard(&r.url, &r.metrics_url, i, start_at, &outs[i as usize])).collect();
     let logs = tokio::task::spawn_blocking(move || kids.into_iter().map(finish).collect::<Vec<_>>());
