@@ -15,6 +15,7 @@ pub(crate) mod prior;
 pub(crate) mod progress;
 pub(crate) mod prom_source;
 pub mod resume;
+pub mod shard_view;
 pub(crate) mod runner;
 pub(crate) mod runs_log;
 pub(crate) mod series;

@@ -6,8 +6,27 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+/// The keys of a shard's monitor (`--shard i/N`): pause, skip, re-run and the knob are not
+/// applied there (they would put the shard out of step with the others), and `q` stops it.
+fn shard_keys(app: &App) -> Option<Vec<(&'static str, &'static str)>> {
+    app.session.shard.as_ref()?;
+    let running = !matches!(app.run_state(), RunState::Done | RunState::Stopping) && !app.holding();
+    let quit = if running { "stop shard" } else { "quit" };
+    let keys = [("p s r ±", "off in a shard"), ("←↓↑→", "move"), ("⏎", "detail"), ("w", "save"), ("q", quit), ("?", "help")];
+    Some(keys.into_iter().collect())
+}
+
 /// The keys shown in `mode`: (key, what it does).
 pub(crate) fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
+    match app.mode {
+        Mode::ConfirmQuit | Mode::Help => {}
+        _ if app.run_state() == RunState::Stopping => {}
+        _ => {
+            if let Some(keys) = shard_keys(app) {
+                return keys;
+            }
+        }
+    }
     match app.mode {
         Mode::ConfirmQuit => vec![("y", "stop and quit"), ("n", "keep running")],
         Mode::Help => vec![("?", "close help"), ("Esc", "close")],
