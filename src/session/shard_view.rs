@@ -60,7 +60,7 @@ pub(crate) fn clock_short(r: Option<&ClockReading>) -> Option<String> {
 /// The note that answers pause, skip, re-run and the knob in shard `index` of `count`.
 pub fn keys_note(index: u32, count: u32) -> String {
     format!(
-        "sharded run: pause/skip/re-run/knob are not applied, they would put shard {index}/{count} out of step with the others; q stops this shard and writes its report (stop every shard to end the session)"
+        "sharded run: pause/skip/re-run/knob are not applied, they would put shard {index}/{count} out of step with the others; q stops this shard"
     )
 }
 
@@ -106,13 +106,18 @@ impl TimelineWait {
     }
 
     /// The Live panel's line at `now`: `waiting for --start-at 10:31:05 (in 12 s)`,
-    /// `ctx=0 conc=8: its slot opens in 4.2 s (10:31:40)`.
+    /// `ctx=0 conc=8: its slot opens in 4.2 s (10:31:40)` (UTC).
     pub fn line(&self, now: Instant) -> String {
+        self.halves(now).join(" ")
+    }
+
+    /// [`Self::line`] in the two halves a narrow panel shows on two lines.
+    pub fn halves(&self, now: Instant) -> [String; 2] {
         let left = self.due.saturating_duration_since(now);
         let (at, left) = (clock_utc(self.due_wall), in_text(left));
         match &self.what {
-            WaitFor::StartAt => format!("waiting for --start-at {at} (in {left})"),
-            WaitFor::Slot(label) => format!("{label}: its slot opens in {left} ({at})"),
+            WaitFor::StartAt => [format!("waiting for --start-at {at}"), format!("(in {left})")],
+            WaitFor::Slot(label) => [format!("{label}:"), format!("its slot opens in {left} ({at})")],
         }
     }
 }

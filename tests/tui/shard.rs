@@ -24,7 +24,7 @@ fn the_header_names_the_shard_its_session_start_and_clock() {
     assert!(s.contains("p s r ±") && s.contains("off in a shard"), "the key bar says so:\n{s}");
     assert_snapshot!(s);
     let narrow = screen(&fixtures::shard_measuring(), 80, 24);
-    assert!(narrow.contains("shard 1/4 · session s-5f3ac1d2e4b6"), "{narrow}");
+    assert!(narrow.contains("shard 1/4 · session s-5f3ac1d2e4b6 │ ⚠ clock off 1.5 ms"), "{narrow}");
     assert_snapshot!("the_header_names_the_shard_at_80x24", narrow);
 }
 
@@ -40,7 +40,9 @@ fn a_refused_key_is_answered_with_the_note() {
 #[test]
 fn between_slots_the_live_panel_says_what_it_waits_for() {
     let s = screen(&fixtures::shard_waiting_for_slot(), 100, 30);
-    assert!(s.contains("ctx=16k conc=4: its slot opens in 4.2 s (10:33:31)"), "{s}");
+    assert!(s.contains("ctx=16k conc=4:") && s.contains("its slot opens in 4.2 s (10:33:31)"), "{s}");
+    let wide = screen(&fixtures::shard_waiting_for_slot(), 160, 48);
+    assert!(wide.contains("ctx=16k conc=4: its slot opens in 4.2 s (10:33:31)"), "{wide}");
     assert_snapshot!(s);
 }
 
@@ -49,6 +51,9 @@ fn before_the_start_the_live_panel_says_when_it_starts() {
     let s = screen(&fixtures::shard_waiting_for_start(), 100, 30);
     assert!(s.contains("waiting for --start-at 10:31:05 (in 12 s)"), "{s}");
     assert_snapshot!(s);
+    // The ETA counts to the end of the timeline's last slot, the wait for the start included.
+    let wide = screen(&fixtures::shard_waiting_for_start(), 160, 48);
+    assert!(wide.contains("cell 1/12, 1 skipped, ETA 6m12s"), "{wide}");
 }
 
 #[test]

@@ -32,21 +32,23 @@ pub(crate) fn warnings(app: &App) -> Vec<String> {
     if stale > 0 {
         w.push(format!("{stale} replica metrics stale"));
     }
-    if let Some(clock) = app.session.shard.as_ref().and_then(|s| s.clock_warning.clone()) {
-        w.push(clock);
-    }
     w
 }
 
-/// Which shard and session, beside the state: `shard 1/4 · session s-5f3ac1d2e4b6` (a long
-/// `--session-id` clipped).
-fn shard_spans(shard: &ShardView) -> [Span<'static>; 4] {
-    [
+/// Which shard and session, beside the state, and the clock warning when there is one (it
+/// tells how far this shard's windows may be from the others'): `shard 1/4 · session
+/// s-5f3ac1d2e4b6 │ ⚠ clock off 1.5 ms` (a long `--session-id` clipped).
+fn shard_spans(shard: &ShardView) -> Vec<Span<'static>> {
+    let mut spans = vec![
         sep(),
         Span::styled(format!("shard {}/{}", shard.index, shard.count), theme::title()),
         Span::styled(" · session ", theme::label()),
         Span::styled(crate::text_safe::clipped(&shard.session_id, 24), theme::value()),
-    ]
+    ];
+    if let Some(w) = &shard.clock_warning {
+        spans.extend([sep(), Span::styled(format!("⚠ {w}"), theme::warn())]);
+    }
+    spans
 }
 
 /// A shard's `--start-at`: `start 10:31:05 UTC`.

@@ -166,7 +166,16 @@ fn tally(app: &App) -> Line<'static> {
     Line::styled(parts.join(" · "), theme::label())
 }
 
-fn idle_text(app: &App) -> Vec<Line<'static>> {
+/// What the runner waits for on the timeline, on one line or, narrow, two.
+fn waiting_lines(w: &crate::session::shard_view::TimelineWait, app: &App, width: usize) -> Vec<Line<'static>> {
+    let line = w.line(app.now);
+    match line.chars().count() <= width {
+        true => vec![Line::styled(line, theme::warn())],
+        false => w.halves(app.now).into_iter().map(|h| Line::styled(h, theme::warn())).collect(),
+    }
+}
+
+fn idle_text(app: &App, width: usize) -> Vec<Line<'static>> {
     match app.run_state() {
         RunState::Paused => vec![
             Line::styled("load paused", theme::warn()),
@@ -178,7 +187,7 @@ fn idle_text(app: &App) -> Vec<Line<'static>> {
         RunState::Stopping => vec![Line::styled("stopping: writing the report…", theme::warn())],
         // On the `--start-at` timeline: what the runner waits for, and for how long.
         RunState::Running => match &app.session.waiting {
-            Some(w) => vec![Line::styled(w.line(app.now), theme::warn()), tally(app)],
+            Some(w) => [waiting_lines(w, app, width), vec![tally(app)]].concat(),
             None => vec![Line::styled("between cells", theme::dim()), tally(app)],
         },
     }
@@ -219,7 +228,7 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     };
     let inner = framed(panel(title), area, buf);
     if l.cell.is_none() || l.phase == Phase::Idle {
-        lines(inner, buf, &idle_text(app));
+        lines(inner, buf, &idle_text(app, usize::from(inner.width)));
         return;
     }
     let width = usize::from(inner.width);
