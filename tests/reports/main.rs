@@ -15,4 +15,5 @@ mod prometheus;
 mod report_cmd;
 mod report_many;
 mod saves;
+mod shard_verdict;
 mod sharded;
