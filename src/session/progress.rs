@@ -150,7 +150,8 @@ impl Timing {
         // A cell still to run on the timeline: its slots end when the timeline does.
         let slotted = |id: CellId| self.timeline.as_ref().is_some_and(|t| t.cells.contains(&id));
         let on_timeline = cells.iter().enumerate().any(|(id, c)| !c.done && slotted(id));
-        let timeline_left = self.timeline.as_ref().filter(|_| on_timeline).map(|t| t.end.saturating_duration_since(now));
+        let timeline_left =
+            self.timeline.as_ref().filter(|_| on_timeline).map(|t| t.end.saturating_duration_since(now));
         let mut left = timeline_left.map_or(0.0, |d| d.as_secs_f64());
         let (mut unknown, mut any) = (false, timeline_left.is_some());
         for (id, c) in cells.iter().enumerate().filter(|(id, c)| !c.done && !slotted(*id)) {

@@ -277,6 +277,7 @@ async fn a_shard_refuses_every_command_that_would_desync_it() {
     assert_eq!(statuses(&c[0]), ["measured"]);
     assert_eq!(statuses(&c[1]), ["measured"]);
     assert!(c[0].attempts[0].levels.is_empty(), "the knob did not move the load");
-    let applied: Vec<_> = actions(&report).into_iter().map(|(a, _)| a).filter(|a| a != "start" && a != "finished").collect();
+    let applied: Vec<_> =
+        actions(&report).into_iter().map(|(a, _)| a).filter(|a| a != "start" && a != "finished").collect();
     assert!(applied.is_empty(), "no operator action recorded: {applied:?}");
 }

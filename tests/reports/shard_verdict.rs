@@ -48,7 +48,8 @@ async fn both_shards(max_num_seqs: usize) -> Vec<(Value, String)> {
     let dir = tempfile::tempdir().unwrap();
     let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 8;
     let outs: Vec<_> = (0..2).map(|i| dir.path().join(format!("s{i}.json"))).collect();
-    let mut procs: Vec<Proc> = (0..2).map(|i| shard(i, (&r.url, &r.metrics_url), start_at, &outs[i as usize])).collect();
+    let mut procs: Vec<Proc> =
+        (0..2).map(|i| shard(i, (&r.url, &r.metrics_url), start_at, &outs[i as usize])).collect();
     for p in &mut procs {
         assert_eq!(exit_of(p).await, Some(0), "stderr:\n{}", p.stderr());
     }

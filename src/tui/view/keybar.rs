@@ -12,7 +12,8 @@ fn shard_keys(app: &App) -> Option<Vec<(&'static str, &'static str)>> {
     app.session.shard.as_ref()?;
     let running = !matches!(app.run_state(), RunState::Done | RunState::Stopping) && !app.holding();
     let quit = if running { "stop shard" } else { "quit" };
-    let keys = [("p s r ±", "off in a shard"), ("←↓↑→", "move"), ("⏎", "detail"), ("w", "save"), ("q", quit), ("?", "help")];
+    let keys =
+        [("p s r ±", "off in a shard"), ("←↓↑→", "move"), ("⏎", "detail"), ("w", "save"), ("q", quit), ("?", "help")];
     Some(keys.into_iter().collect())
 }
 
