@@ -46,12 +46,18 @@ async fn both_shards(max_num_seqs: usize) -> Vec<(Value, String)> {
     let c = cluster(1, 25.0, |cfg| cfg.engine.max_num_seqs = max_num_seqs).await;
     let r = &c.info().replicas[0];
     let dir = tempfile::tempdir().unwrap();
-    let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 8;
+    // Both shards' preflights end before the start (a loaded machine included), so their
+    // windows open together and the server runs both slices in them.
+    let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 12;
     let outs: Vec<_> = (0..2).map(|i| dir.path().join(format!("s{i}.json"))).collect();
     let mut procs: Vec<Proc> =
         (0..2).map(|i| shard(i, (&r.url, &r.metrics_url), start_at, &outs[i as usize])).collect();
     for p in &mut procs {
         assert_eq!(exit_of(p).await, Some(0), "stderr:\n{}", p.stderr());
+    }
+    for o in &outs {
+        let slot = &read(o)["shard"]["timeline"][0];
+        assert!(slot["late_ms"].as_f64().unwrap() < 1000.0, "a shard started its slot late: {slot}");
     }
     let attempt = |o: &std::path::PathBuf| read(o)["decode"]["cells"][0]["attempts"][0].clone();
     outs.iter().zip(&procs).map(|(o, p)| (attempt(o), p.stderr())).collect()
