@@ -89,8 +89,14 @@ pub struct DecodeAttempt {
     pub decoding_avg: Option<f64>,
     /// 1 / median per-stream ITL, tok/s.
     pub user_tps: Option<f64>,
-    /// Requested concurrency, streams.
+    /// Requested concurrency, streams: a shard's own slice of the cell in a shard's report.
     pub requested: u32,
+    /// A shard's attempt (`run --shard i/N`): the cell's planned concurrency over every shard,
+    /// streams, which `running_avg` (server-wide) and the capacity verdict compare with, while
+    /// `requested` is this shard's slice. Absent unsharded and in merged reports (there
+    /// `requested` is the whole cell's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell_requested: Option<u32>,
     /// Average running requests (Prometheus, summed over replicas) in the window.
     pub running_avg: Option<f64>,
     /// Average waiting requests (Prometheus) in the window.
@@ -172,4 +178,13 @@ pub struct DecodeAttempt {
     /// which `report merge` recomputes the session's percentiles; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard_dists: Option<super::shard_dists::ShardDists>,
+}
+
+impl DecodeAttempt {
+    /// The concurrency `running_avg` is compared with (the `Y` of `(X/Y)`): in a shard's
+    /// report the cell's over every shard (`cell_requested`), since the server's running count
+    /// holds every shard's streams; else `requested`.
+    pub fn running_requested(&self) -> u32 {
+        self.cell_requested.unwrap_or(self.requested)
+    }
 }

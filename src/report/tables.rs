@@ -269,7 +269,7 @@ fn measured_cell(attempt: &DecodeAttempt) -> MeasuredCell {
         ttft_ms: attempt.ttft_ms.as_ref().map(|s| s.p50),
         itl_ms: attempt.itl_ms.as_ref().map(|s| s.p50),
         running_avg: attempt.running_avg,
-        requested: attempt.requested,
+        requested: attempt.running_requested(),
         limit: super::text::format::LimitMark::of(attempt),
         errors: error_total(attempt),
         latency_p50_ms: latency.map(|s| s.p50),

@@ -104,6 +104,7 @@ pub(crate) fn full_attempt(attempt: u32, status: AttemptStatus) -> DecodeAttempt
         decoding_avg: None,
         user_tps: Some(76.5),
         requested: 8,
+        cell_requested: None,
         running_avg: Some(6.9),
         waiting_avg: Some(1.1),
         streaming_at_start: 7,

@@ -179,6 +179,19 @@ fn broken_contracts_are_rejected() {
     });
 }
 
+/// A shard's attempt names the cell's conc beside its own slice (`cell_requested`); the
+/// field is a stream count, absent unsharded.
+#[test]
+fn a_shards_cell_requested_validates_and_is_a_count() {
+    let attempt = "/decode/cells/1/attempts/1";
+    let mut value = to_value(&full_report());
+    assert!(at(&mut value, attempt).get("cell_requested").is_none(), "absent unsharded");
+    at(&mut value, attempt)["cell_requested"] = json!(32);
+    assert_valid(&value);
+    assert_rejected("cell_requested as string", |v| at(v, attempt)["cell_requested"] = json!("32"));
+    assert_rejected("negative cell_requested", |v| at(v, attempt)["cell_requested"] = json!(-1));
+}
+
 #[test]
 fn errors_name_the_offending_path() {
     let mut value = to_value(&full_report());

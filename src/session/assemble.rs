@@ -153,5 +153,7 @@ pub(crate) fn snapshot(env: &CellEnv, prior: &Prior, state: &SessionState, write
         timing: state.timing.clone(),
         slo: Some(crate::report::goodput::PlanSlo::of(&env.cfg.slo, env.cfg.slo_source)),
         baseline: prior.baseline.clone(),
+        shard: super::shard_view::ShardView::of(&env.cfg),
+        waiting: state.waiting.clone(),
     }
 }

@@ -19,6 +19,7 @@ pub(crate) mod runner;
 pub(crate) mod runs_log;
 pub(crate) mod series;
 pub(crate) mod server_info;
+pub mod shard_view;
 pub mod snapshot;
 pub mod state;
 pub(crate) mod streak;

@@ -258,6 +258,7 @@ pub async fn start_session(
     }
     state.timing = Timing::new(planned_lengths(&experiments, &cfg, &state));
     let timeline = super::timeline::of_state(&cfg, &state);
+    state.timing.timeline = timeline.as_ref().and_then(super::progress::TimelineEta::of);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (live_tx, live_rx) = watch::channel(LiveAttempt::default());
     let metrics = poller.as_ref().map(|p| p.subscribe());

@@ -8,6 +8,10 @@
 //! has not opened (warming, e.g. waiting for a first token) is all still to come, however long
 //! the wait has lasted, and the ETA is then a lower bound once the wait runs past the estimate;
 //! an open window counts the rest of it.
+//!
+//! On the `--start-at` timeline (`session::timeline`) the cells with a slot end when their last
+//! slot does, whatever they take: the wait for the start and between slots included, so those
+//! cells count the time to the end of the last slot instead of their estimates.
 
 use crate::cell::control::{CellId, LiveAttempt, Phase};
 use crate::report::kind::ExperimentKind;
@@ -25,6 +29,26 @@ pub struct Timing {
     pub actual: Vec<Option<f64>>,
     /// The running cell and when its attempt started.
     pub running: Option<(CellId, Instant)>,
+    /// The `--start-at` timeline's slots, when the session has one.
+    pub timeline: Option<TimelineEta>,
+}
+
+/// The cell timeline as the estimate sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineEta {
+    /// When its last slot ends.
+    pub end: Instant,
+    /// The cells with a slot on it.
+    pub cells: Vec<CellId>,
+}
+
+impl TimelineEta {
+    /// The estimate's view of `t` (None without a slot), its end read against the clocks now.
+    pub(crate) fn of(t: &super::timeline::Timeline) -> Option<Self> {
+        let last = t.slots.last()?;
+        let end = super::shard_view::instant_of(t.start + last.offset + last.len);
+        Some(Self { end, cells: t.slots.iter().map(|s| s.cell).collect() })
+    }
 }
 
 /// Where the session stands, for display.
@@ -93,7 +117,7 @@ impl Timing {
     /// Timing of cells planned to take `planned` seconds each.
     pub fn new(planned: Vec<Option<f64>>) -> Self {
         let actual = vec![None; planned.len()];
-        Self { planned, actual, running: None }
+        Self { planned, actual, running: None, timeline: None }
     }
 
     /// Cell `id` starts an attempt at `at`.
@@ -123,8 +147,14 @@ impl Timing {
         let running = self.running.filter(|(id, _)| cells.get(*id).is_some_and(|c| !c.done));
         let position = (done + usize::from(running.is_some())).min(total);
         let scale = self.scales(cells);
-        let (mut left, mut unknown, mut any) = (0.0, false, false);
-        for (id, c) in cells.iter().enumerate().filter(|(_, c)| !c.done) {
+        // A cell still to run on the timeline: its slots end when the timeline does.
+        let slotted = |id: CellId| self.timeline.as_ref().is_some_and(|t| t.cells.contains(&id));
+        let on_timeline = cells.iter().enumerate().any(|(id, c)| !c.done && slotted(id));
+        let timeline_left =
+            self.timeline.as_ref().filter(|_| on_timeline).map(|t| t.end.saturating_duration_since(now));
+        let mut left = timeline_left.map_or(0.0, |d| d.as_secs_f64());
+        let (mut unknown, mut any) = (false, timeline_left.is_some());
+        for (id, c) in cells.iter().enumerate().filter(|(id, c)| !c.done && !slotted(*id)) {
             let Some(&(ratio, mean)) = scale.get(&c.kind) else { continue };
             let est = match self.planned.get(id).copied().flatten() {
                 Some(p) => Some(p * ratio),
@@ -301,5 +331,28 @@ mod tests {
         let measuring =
             PhaseNow { phase: Phase::Measuring, since: at(120), len: Some(Duration::from_secs(30)), ..warming };
         assert_eq!(t.progress(&cells, at(130), Some(measuring)).to_string(), "cell 2/3, ETA 1m00s");
+    }
+
+    /// Issue 27: a 60 s sharded session showed `ETA 33s` before `--start-at`. Its slotted
+    /// cells count to the end of the last slot (the wait before the start and between slots
+    /// included); a cell after the timeline adds its own estimate.
+    #[test]
+    fn slotted_cells_count_to_the_end_of_the_timeline() {
+        let t0 = Instant::now();
+        let mut t = Timing::new(vec![Some(15.0), Some(15.0), Some(10.0)]);
+        let end = t0 + Duration::from_secs(60);
+        t.timeline = Some(TimelineEta { end, cells: vec![0, 1] });
+        let cells = views(&[Decode, Decode, Burst], 0);
+        assert_eq!(t.progress(&cells, t0, None).to_string(), "cell 0/3, ETA 1m10s", "60 s of slots, then 10 s");
+        let decode_only = views(&[Decode, Decode], 0);
+        assert_eq!(t.progress(&decode_only, t0, None).to_string(), "cell 0/2, ETA 1m00s");
+        // Between the slots, cell 0 done early: the wait for cell 1's slot still counts.
+        t.start(0, t0);
+        t.finish(t0 + Duration::from_secs(5), true);
+        let p = t.progress(&views(&[Decode, Decode], 1), t0 + Duration::from_secs(20), None);
+        assert_eq!(p.eta, Some(Duration::from_secs(40)));
+        // Past the timeline's end (every slotted cell done) nothing of it is left.
+        let done = t.progress(&views(&[Decode, Decode], 2), t0 + Duration::from_secs(20), None);
+        assert_eq!(done.eta, Some(Duration::ZERO));
     }
 }

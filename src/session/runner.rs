@@ -188,6 +188,10 @@ impl Control {
         cmd: Command,
         running: Option<CellId>,
     ) -> Option<Interrupt> {
+        // A shard applies nothing that would move it off the session's timeline.
+        if super::shard_view::refuse(env, &cmd) {
+            return None;
+        }
         match cmd {
             Command::Pause if running.is_some() => return Some(Interrupt::Pause),
             Command::Pause => {
@@ -381,10 +385,10 @@ async fn run_cell(
                 halted = true;
                 cancel.cancel();
             }
-            Some(cmd) = ctl.commands.recv() => {
-                if let Command::Knob(k) = cmd {
-                    ctl.knob(env, &knob_tx, &inbox, k, id);
-                } else if let Some(i) = ctl.command_during(env, experiments, cmd, id) {
+            Some(cmd) = ctl.commands.recv() => match cmd {
+                // A shard's knob goes through `command`, which refuses it.
+                Command::Knob(k) if env.cfg.shard.is_none() => ctl.knob(env, &knob_tx, &inbox, k, id),
+                cmd => if let Some(i) = ctl.command_during(env, experiments, cmd, id) {
                     interrupt.get_or_insert(i);
                     cancel.cancel();
                 }

@@ -10,6 +10,7 @@ use crate::cell::publisher::LivePublisher;
 use crate::experiment::Experiments;
 use crate::experiment::record::Attempt;
 use crate::report::shard::SlotRecord;
+use crate::session::shard_view::{TimelineWait, WaitFor};
 use crate::session::timeline::{Slot, lateness};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -100,10 +101,19 @@ impl Control {
                 }
             };
             env.emit(RunnerEvent::Log(line));
-            // The last attempt's view would read as still draining meanwhile.
+            // The last attempt's view would read as still draining meanwhile; the Live panel
+            // says what the runner waits for instead.
             LivePublisher::idle(env);
+            let reached = self.timeline.as_ref().is_some_and(|t| t.reached);
+            let what = if reached { WaitFor::Slot(self.state.cells[id].label.clone()) } else { WaitFor::StartAt };
+            self.state.waiting = Some(TimelineWait::new(what, due));
+            self.publish(env);
         }
-        if !self.sleep_until_wall(env, ex, due).await {
+        let slept = self.sleep_until_wall(env, ex, due).await;
+        if self.state.waiting.take().is_some() {
+            self.publish(env);
+        }
+        if !slept {
             self.state.requeue_front(id);
             return false;
         }

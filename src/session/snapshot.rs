@@ -62,6 +62,11 @@ pub struct SessionSnapshot {
     pub slo: Option<crate::report::goodput::PlanSlo>,
     /// The saved session the cells are compared with (`--baseline`).
     pub baseline: Option<std::sync::Arc<crate::report::baseline::Baseline>>,
+    /// The shard this session is, in a sharded run (`--shard i/N`): the header names it and
+    /// the keys that would put it out of step are refused.
+    pub shard: Option<super::shard_view::ShardView>,
+    /// What the runner waits for on the timeline (`--start-at`, a cell's slot), when it waits.
+    pub waiting: Option<super::shard_view::TimelineWait>,
 }
 
 impl SessionSnapshot {

@@ -28,6 +28,8 @@ pub struct SessionState {
     pub timing: super::progress::Timing,
     /// How the attempts run on the `--start-at` timeline kept their slots, in run order.
     pub slots: Vec<crate::report::shard::SlotRecord>,
+    /// What the runner waits for now on the timeline (`--start-at`, a slot), when it waits.
+    pub waiting: Option<super::shard_view::TimelineWait>,
 }
 
 impl SessionState {
@@ -40,7 +42,8 @@ impl SessionState {
         let queue = (0..cells.len()).collect();
         let timing = super::progress::Timing::new(vec![None; cells.len()]);
         let slots = Vec::new();
-        Self { cells, queue, actions: Vec::new(), started, paused: false, stopped: false, current: None, timing, slots }
+        let (actions, waiting) = (Vec::new(), None);
+        Self { cells, queue, actions, started, paused: false, stopped: false, current: None, timing, slots, waiting }
     }
 
     /// The next cell to run (pending ones only), removed from the queue.

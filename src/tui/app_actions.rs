@@ -10,7 +10,8 @@ use crate::tui::grid::Dir;
 impl App {
     /// A key in the help: scroll it, or close it.
     pub(super) fn help_key(&mut self, action: Action) {
-        let last = super::super::view::help::help_lines().len().saturating_sub(self.help_rows.get().max(1));
+        let all = super::super::view::help::help_lines(self.session.shard.is_some()).len();
+        let last = all.saturating_sub(self.help_rows.get().max(1));
         let page = self.help_rows.get().clamp(1, 100).saturating_sub(1).max(1);
         self.help_scroll = match action {
             Action::Move(Dir::Up) => self.help_scroll.saturating_sub(1),
@@ -90,8 +91,18 @@ impl App {
         self.runner_done
     }
 
+    /// True in a shard's monitor (`--shard i/N`), where pause, skip, re-run and the knob are
+    /// not applied (they would put the shard out of step with the others): said in the key
+    /// bar and the log, and nothing is sent.
+    pub(super) fn refused_in_shard(&mut self) -> bool {
+        let Some(note) = self.session.shard.as_ref().map(|s| s.keys_note()) else { return false };
+        self.log(note.clone(), true);
+        self.notice = Some(note);
+        true
+    }
+
     pub(super) fn toggle_pause(&mut self) -> Option<Command> {
-        if self.session_over() {
+        if self.session_over() || self.refused_in_shard() {
             return None;
         }
         if self.holding() {
@@ -104,7 +115,7 @@ impl App {
     }
 
     pub(super) fn skip(&mut self) -> Option<Command> {
-        if self.session_over() {
+        if self.session_over() || self.refused_in_shard() {
             return None;
         }
         let sel = self.selected?;
@@ -119,7 +130,7 @@ impl App {
     }
 
     pub(super) fn rerun(&mut self) -> Option<Command> {
-        if self.session_over() {
+        if self.session_over() || self.refused_in_shard() {
             return None;
         }
         let sel = self.selected?;
@@ -137,7 +148,7 @@ impl App {
     }
 
     pub(super) fn knob(&mut self, k: Knob) -> Option<Command> {
-        if self.session_over() {
+        if self.session_over() || self.refused_in_shard() {
             return None;
         }
         if self.session.current.is_none() || self.paused() {

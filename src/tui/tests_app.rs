@@ -308,3 +308,20 @@ fn plus_and_minus_turn_the_running_cell_only() {
     assert_eq!(ch(&mut app, '-'), None);
     assert_eq!(app.notice.as_deref(), Some("the session is over"));
 }
+
+/// In a shard's monitor pause, skip, re-run and the knob send nothing and say why; quit and
+/// save still work.
+#[test]
+fn a_shard_refuses_pause_skip_rerun_and_the_knob() {
+    let mut app = fixtures::shard_measuring();
+    for c in ['p', 's', '+', '-'] {
+        assert_eq!(ch(&mut app, c), None, "{c}");
+        assert!(app.notice.as_deref().is_some_and(|n| n.contains("shard 1/4 out of step")), "{c}: {:?}", app.notice);
+    }
+    app.selected = Some(0);
+    assert_eq!(ch(&mut app, 'r'), None, "a finished cell is not re-run");
+    assert_eq!(app.logs.iter().filter(|l| l.text.starts_with("sharded run:")).count(), 5);
+    assert_eq!(ch(&mut app, 'w'), Some(Command::Save));
+    ch(&mut app, 'q');
+    assert_eq!(ch(&mut app, 'y'), Some(Command::Stop));
+}

@@ -6,7 +6,8 @@
 use crate::common;
 
 use common::{config, inproc_cluster, validate};
-use llm_decode_bench::cell::control::{Command, Phase, RunnerEvent};
+use llm_decode_bench::cell::control::{Command, Knob, Phase, RunnerEvent};
+use llm_decode_bench::config::RunConfig;
 use llm_decode_bench::report::json::{DecodeCell, SessionReport};
 use llm_decode_bench::session::{SessionHandles, start_with};
 use llm_decode_bench::sim::inproc::InProcCluster;
@@ -28,6 +29,11 @@ struct Session {
 
 /// Starts a decode session over `ctx x conc` with 1 s windows, at the engine's real speed.
 async fn session(ctx: Vec<u64>, conc: Vec<u32>) -> Session {
+    session_with(ctx, conc, |_| {}).await
+}
+
+/// [`session`] with its configuration changed by `tweak`.
+async fn session_with(ctx: Vec<u64>, conc: Vec<u32>, tweak: impl FnOnce(&mut RunConfig)) -> Session {
     let cluster = inproc_cluster(1, 1.0, |_| {});
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report.json");
@@ -35,6 +41,7 @@ async fn session(ctx: Vec<u64>, conc: Vec<u32>) -> Session {
     let mut cfg = config(&r.url, &r.metrics_url, &out, ctx, conc);
     cfg.window = Duration::from_secs(1);
     cfg.decode.settle = Duration::from_millis(100);
+    tweak(&mut cfg);
     let h = start_with(cfg, cluster.backend()).await.expect("preflight passes");
     Session { cluster, h, out, events: Vec::new(), _dir: dir }
 }
@@ -243,4 +250,34 @@ async fn stop_mid_cell_records_a_stopped_attempt_and_an_incomplete_report() {
     let stop = logged.iter().position(|a| *a == action("stop", Some("ctx=0 conc=1"))).expect("stop logged");
     assert_eq!(logged.get(stop + 1), Some(&action("stopped", None)), "{logged:?}");
     assert_eq!(s.events.last(), Some(&RunnerEvent::Finished));
+}
+
+/// A shard (`--shard 0/2`) applies no command that would put it out of step with the other
+/// shards, whichever path sends it (not only the monitor's keys): pause, resume, skip, re-run
+/// and the knob are each answered with the note and change nothing; stop still ends it.
+#[tokio::test(start_paused = true)]
+async fn a_shard_refuses_every_command_that_would_desync_it() {
+    let shard = llm_decode_bench::config::shard::ShardSpec::new(0, 2).unwrap();
+    let mut s = session_with(vec![0], vec![2, 4], |cfg| cfg.shard = Some(shard)).await;
+    s.until_phase(0, Phase::Measuring).await;
+    let refused =
+        [Command::Pause, Command::Resume, Command::Skip(None), Command::Skip(Some(1)), Command::Knob(Knob::Up)];
+    for cmd in refused {
+        s.send(cmd);
+    }
+    s.until_finished(0).await;
+    s.send(Command::Rerun(0));
+    let (report, s) = s.report().await;
+    let note = "sharded run: pause/skip/re-run/knob are not applied, they would put shard 0/2 out of step";
+    let notes = s.events.iter().filter(|e| matches!(e, RunnerEvent::Log(l) if l.starts_with(note))).count();
+    assert_eq!(notes, 6, "each refused command answered: {:?}", s.events);
+    assert!(report.complete);
+    assert_eq!(s.started(), [(0, 1), (1, 1)], "nothing paused, skipped or run again");
+    let c = cells(&report);
+    assert_eq!(statuses(&c[0]), ["measured"]);
+    assert_eq!(statuses(&c[1]), ["measured"]);
+    assert!(c[0].attempts[0].levels.is_empty(), "the knob did not move the load");
+    let applied: Vec<_> =
+        actions(&report).into_iter().map(|(a, _)| a).filter(|a| a != "start" && a != "finished").collect();
+    assert!(applied.is_empty(), "no operator action recorded: {applied:?}");
 }

@@ -15,5 +15,6 @@ mod prometheus;
 mod report_cmd;
 mod report_many;
 mod saves;
+mod shard_verdict;
 mod sharded;
 mod sharded_kill;

@@ -8,5 +8,6 @@ mod common;
 
 mod quit;
 mod session;
+mod shard;
 mod snapshots;
 mod sweep;

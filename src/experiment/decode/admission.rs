@@ -18,6 +18,9 @@
 //! reads the queue instead: no request waiting is admitted in full; a queue with a flat
 //! running count is a limit, prefills in progress or not; without Prometheus the turnover
 //! itself ends the warmup, since nothing else can tell a queue from a slot between requests.
+//!
+//! A shard (`run --shard i/N`) sees only its own streams while the server's counts hold every
+//! shard's, so there the plateau alone makes a limit (`Observation::sharded`).
 
 use std::time::Duration;
 use tokio::time::Instant;
@@ -57,6 +60,11 @@ pub(crate) struct Observation {
     pub metrics: Option<(u64, f64, f64)>,
     /// Now.
     pub now: Instant,
+    /// A shard's attempt (`run --shard i/N`): the server's running and waiting counts hold every
+    /// shard's streams, and this shard sees only its own streaming, so whether every running
+    /// request already streams cannot be told; the plateau (held longer than a prefill takes)
+    /// decides alone.
+    pub sharded: bool,
 }
 
 impl Observation {
@@ -126,7 +134,7 @@ impl AdmissionTracker {
 
     fn check_metrics(&mut self, o: &Observation, seq: u64, running: f64, waiting: f64) -> Admission {
         self.observe_round(o, seq, running, waiting);
-        let all_running_stream = o.streaming as f64 >= running - 0.5;
+        let all_running_stream = o.sharded || o.streaming as f64 >= running - 0.5;
         if waiting > 0.0 && running >= 1.0 && all_running_stream && self.stable_polls >= STABLE_POLLS && self.held(o) {
             Admission::AtCapacity
         } else {
@@ -155,7 +163,16 @@ mod tests {
     use super::*;
 
     fn obs(streaming: i64, metrics: Option<(u64, f64, f64)>, now: Instant) -> Observation {
-        Observation { requested: 16, in_flight: 16, streaming, completed: 0, max_ttft: None, metrics, now }
+        Observation {
+            requested: 16,
+            in_flight: 16,
+            streaming,
+            completed: 0,
+            max_ttft: None,
+            metrics,
+            now,
+            sharded: false,
+        }
     }
 
     #[test]
@@ -170,7 +187,8 @@ mod tests {
                 completed: 0,
                 max_ttft: None,
                 metrics: None,
-                now
+                now,
+                sharded: false,
             }),
             Admission::Full
         );
@@ -184,6 +202,27 @@ mod tests {
             assert_eq!(t.check(&obs(8, Some((seq, 8.0, 8.0)), now)), Admission::NotYet);
         }
         assert_eq!(t.check(&obs(8, Some((4, 8.0, 8.0)), now)), Admission::AtCapacity);
+    }
+
+    /// Shard 1 of 2 at conc 8 against a server capped at 4: the server runs 4 (3 of the other
+    /// shard's, 1 of this one's) and queues 4. Its own 1 streaming of 4 is no sign of a prefill,
+    /// so the plateau is the limit (unsharded, 1 streaming of 4 running would be).
+    #[test]
+    fn a_shard_judges_the_plateau_without_the_other_shards_streams() {
+        let o = |seq: u64, sharded: bool| Observation {
+            requested: 4,
+            in_flight: 4,
+            sharded,
+            ..obs(1, Some((seq, 4.0, 4.0)), Instant::now())
+        };
+        let (mut shard, mut whole) = (AdmissionTracker::default(), AdmissionTracker::default());
+        for seq in 0..STABLE_POLLS as u64 {
+            assert_eq!(shard.check(&o(seq, true)), Admission::NotYet);
+        }
+        assert_eq!(shard.check(&o(STABLE_POLLS as u64, true)), Admission::AtCapacity);
+        for seq in 0..=STABLE_POLLS as u64 {
+            assert_eq!(whole.check(&o(seq, false)), Admission::NotYet, "three running would still prefill");
+        }
     }
 
     #[test]
@@ -234,6 +273,7 @@ mod tests {
             max_ttft: ttft,
             metrics: Some((seq, running, waiting)),
             now: t0 + at,
+            sharded: false,
         };
         for seq in 0..64 {
             let at = Duration::from_millis(250 * seq);
@@ -265,6 +305,7 @@ mod tests {
             max_ttft: Some(Duration::from_secs(16)),
             metrics: None,
             now: t0 + Duration::from_secs(at),
+            sharded: false,
         };
         assert_eq!(t.check(&o(0)), Admission::NotYet);
         assert_eq!(t.check(&o(3)), Admission::NotYet, "2 s is shorter than a 16 s prefill");
@@ -286,6 +327,7 @@ mod tests {
             max_ttft: None,
             metrics: Some((seq, 7.0, waiting)),
             now,
+            sharded: false,
         };
         assert_eq!(t.check(&o(3, 0, 0.0)), Admission::NotYet, "not yet turned over");
         assert_eq!(t.check(&o(8, 1, 0.0)), Admission::Full);
@@ -307,6 +349,7 @@ mod tests {
             max_ttft: None,
             metrics: Some((seq, 4.0, 12.0)),
             now,
+            sharded: false,
         };
         for seq in 0..STABLE_POLLS as u64 {
             assert_eq!(t.check(&o(seq)), Admission::NotYet);

@@ -151,6 +151,7 @@ impl Run<'_> {
             max_ttft: max_ttft.map(|ms| crate::units::secs(ms / 1e3)),
             metrics,
             now,
+            sharded: !self.spec.slice.is_whole(),
         })
     }
 

@@ -8,7 +8,7 @@ pub(crate) fn headline(d: &DecodeAttempt) -> Headline {
     Headline {
         tps: d.aggregate_tps,
         running_avg: d.running_avg,
-        requested: d.requested,
+        requested: d.running_requested(),
         limit: crate::report::text::format::LimitMark::of(d),
         errors: d.error_count,
         ttft_p50_ms: d.ttft_ms.map(|s| s.p50),

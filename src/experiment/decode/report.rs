@@ -127,8 +127,11 @@ pub(crate) fn build_attempt(
         }
         _ => None,
     };
+    // A shard's server-wide figures are compared with the cell's conc over every shard.
+    let planned = (!env.cfg.slice().is_whole()).then_some(spec.planned_conc);
     let mut ev = Evidence {
         requested: spec.conc,
+        planned,
         streaming_at_start: end.streaming_at_start,
         warmup_timed_out: end.warmup_timed_out,
         completed: st.completed,
@@ -177,6 +180,7 @@ pub(crate) fn build_attempt(
         decoding_avg: st.decoding_avg,
         user_tps: st.user_tps,
         requested: spec.conc,
+        cell_requested: planned,
         running_avg: ev.running_avg,
         waiting_avg: ev.waiting_avg,
         streaming_at_start: end.streaming_at_start,

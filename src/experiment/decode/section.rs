@@ -128,9 +128,10 @@ impl Experiment for Decode {
             // A shard sends its slice (`load::slice`): its streams of a closed-loop cell, its
             // share of the in-flight cap of an open-loop one (arrivals are split as they come).
             let slice = env.cfg.slice();
+            let (planned_conc, label, opens_at) = (conc, cell.label.to_string(), cell.opens_at);
             let conc = if rate.is_some() { slice.cap(conc) } else { slice.share(conc) };
-            let (label, opens_at) = (cell.label.to_string(), cell.opens_at);
-            let s = DecodeCellSpec { cell: cell.id, label, ctx, conc, rate, attempt: cell.attempt, slice, opens_at };
+            let attempt = cell.attempt;
+            let s = DecodeCellSpec { cell: cell.id, label, ctx, conc, planned_conc, rate, attempt, slice, opens_at };
             let knob = cell.knob.and_then(KnobInbox::take);
             let mut a = run_decode_attempt(env, &s, cancel, knob).await;
             // The shard's own offered rate: every count-th arrival of the cell's schedule.

@@ -9,8 +9,12 @@ pub struct DecodeCellSpec {
     pub label: String,
     /// Context size, tokens.
     pub ctx: u64,
-    /// Requested streams (closed loop), or the in-flight cap (open loop).
+    /// Requested streams (closed loop), or the in-flight cap (open loop): this shard's own
+    /// (its slice of `planned_conc`; the whole of it unsharded).
     pub conc: u32,
+    /// The cell's planned concurrency over every shard (its `conc` column), streams: what the
+    /// server's running count, which counts every shard's streams, is compared with.
+    pub planned_conc: u32,
     /// Open-loop arrival rate; None: closed loop.
     pub rate: Option<crate::config::Rate>,
     /// 1-based attempt number.

@@ -7,6 +7,10 @@
 //! evidence in the window: KV usage near full or preemptions (`kv`), or requests waiting
 //! throughout while the running count stays flat (`max_num_seqs`, inferred: vLLM's metrics do
 //! not expose the cap). Anything else that held streams back is `unknown`.
+//!
+//! A shard (`run --shard i/N`) compares like with like: the server's running count holds every
+//! shard's streams, so it is compared with the cell's planned concurrency over all shards; the
+//! shard's own streaming and completed counts with its own slice.
 
 use crate::report::status::CapacityLimit;
 
@@ -22,8 +26,11 @@ pub(crate) const COUNTS_TOLERANCE: f64 = 0.05;
 /// What the window showed.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Evidence {
-    /// Requested streams.
+    /// Requested streams: this shard's own (its slice of the cell; the whole cell unsharded).
     pub requested: u32,
+    /// The cell's planned streams over every shard, when sharded (None: `requested` is the
+    /// whole cell): what the server-wide running count is compared with.
+    pub planned: Option<u32>,
     /// Streams that had their first token when the window opened.
     pub streaming_at_start: u32,
     /// The warmup hit its timeout.
@@ -68,9 +75,16 @@ fn limit_shown(e: &Evidence) -> Option<CapacityLimit> {
 
 /// Judges an attempt that ran a window.
 pub(crate) fn capacity(e: &Evidence) -> CapacityVerdict {
-    let conc = f64::from(e.requested);
-    let below = |x: f64| x < conc - 0.5 && x < 0.95 * conc;
-    let is_below = e.running_avg.map_or(below(f64::from(e.streaming_at_start)), below);
+    let below = |x: f64, conc: u32| {
+        let conc = f64::from(conc);
+        x < conc - 0.5 && x < 0.95 * conc
+    };
+    // The server's running count is server-wide; the client's streaming count is this shard's.
+    let server_wide = e.planned.unwrap_or(e.requested);
+    let is_below = match e.running_avg {
+        Some(running) => below(running, server_wide),
+        None => below(f64::from(e.streaming_at_start), e.requested),
+    };
     // Without Prometheus the admission rule already needed streams held back for longer than
     // a prefill takes: that is evidence, of an unknown limit, unless the requests turned over
     // (as many finished as were requested), when streams between requests explain the gap.
@@ -167,6 +181,31 @@ mod tests {
         assert_eq!(capacity(&e), CapacityVerdict { capacity_limited: false, limit: None, turnover: true });
         let e = Evidence { completed: 3, ..e };
         assert_eq!(capacity(&e).limit, Some(CapacityLimit::Unknown), "fewer finished than asked");
+    }
+
+    /// A shard of 4 at conc 8 sends 2 streams; the server runs every shard's. Running 8 of the
+    /// cell's 8 is no cap (it used to read `(8/2)`), running 5 with a queue is one (it used to
+    /// read 5 >= 2, not below).
+    #[test]
+    fn a_shard_compares_the_servers_running_count_with_the_cells_conc() {
+        let shard = |running: f64, waiting: f64| Evidence {
+            requested: 2,
+            planned: Some(8),
+            streaming_at_start: 2,
+            completed: 0,
+            ..ev(running, running, waiting)
+        };
+        assert_eq!(capacity(&shard(8.0, 0.0)), CapacityVerdict::default(), "all 8 ran");
+        let capped = capacity(&shard(5.0, 3.0));
+        assert_eq!(
+            capped,
+            CapacityVerdict { capacity_limited: true, limit: Some(CapacityLimit::MaxNumSeqs), turnover: false }
+        );
+        // Without Prometheus the shard's own streams are compared with its own slice.
+        let own = Evidence { running_avg: None, running_peak: None, waiting_avg: None, ..shard(0.0, 0.0) };
+        assert!(!capacity(&own).capacity_limited, "both of its 2 streamed");
+        let held = Evidence { streaming_at_start: 1, ..own };
+        assert_eq!(capacity(&held).limit, Some(CapacityLimit::Unknown), "1 of its 2 streamed");
     }
 
     #[test]

@@ -50,6 +50,7 @@ pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec
         decoding_avg,
         user_tps: figures.itl_ms.map(|s| s.p50).filter(|p| *p > 0.0).map(|p| 1e3 / p),
         requested,
+        cell_requested: None,
         running_avg: base.running_avg,
         waiting_avg: base.waiting_avg,
         streaming_at_start: all().map(|a| a.streaming_at_start).sum(),

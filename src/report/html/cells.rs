@@ -84,7 +84,11 @@ fn row(cell: &DecodeCell) -> Vec<String> {
         if measured { pair(a.ttft_ms.map(|s| s.p50), a.ttft_ms.map(|s| s.p99), 0) } else { "—".into() },
         // One decimal: a TPOT below 1 ms is not 0.
         if measured { pair(a.itl_ms.map(|s| s.p50), a.itl_ms.map(|s| s.p99), 1) } else { "—".into() },
-        if measured { format!("{running}/{}{}", a.requested, escape(&limit)) } else { format!("—/{}", a.requested) },
+        // A shard's server-wide running count reads against the cell's conc over every shard.
+        match measured {
+            true => format!("{running}/{}{}", a.running_requested(), escape(&limit)),
+            false => format!("—/{}", a.running_requested()),
+        },
         errors.join("<br>"),
     ]);
     row

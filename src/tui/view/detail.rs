@@ -85,8 +85,10 @@ fn decode(d: &DecodeAttempt) -> Lines {
             d.user_tps.map_or_else(|| "—".into(), fmt_tps)
         )),
         Line::from(format!(
-            "running {run}/{} · warmup {:.1}s{} · capacity-limited {}",
-            d.requested,
+            "running {run}/{}{} · warmup {:.1}s{} · capacity-limited {}",
+            d.running_requested(),
+            // A shard: the server runs every shard's streams; this one sends its slice.
+            d.cell_requested.map_or_else(String::new, |_| format!(" (this shard sends {})", d.requested)),
             d.warmup_s,
             if d.warmup_timed_out { " (timed out)" } else { "" },
             match (d.capacity_limit, d.capacity_limited, d.turnover) {

@@ -1,10 +1,12 @@
 //! Header: target, model, engine dialect, plan, session clock, state, progress (cell i of N,
-//! ETA: `session::progress`), report path, warnings, the `--baseline` file overlaid.
+//! ETA: `session::progress`), report path, warnings, the `--baseline` file overlaid; in a
+//! sharded run (`--shard i/N`) which shard, its session and `--start-at`, and its clock.
 
 use super::super::app::{App, RunState};
 use super::super::theme;
 use super::widgets::clock;
 use crate::cell::control::Phase;
+use crate::session::shard_view::ShardView;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -31,6 +33,28 @@ pub(crate) fn warnings(app: &App) -> Vec<String> {
         w.push(format!("{stale} replica metrics stale"));
     }
     w
+}
+
+/// Which shard and session, beside the state, and the clock warning when there is one (it
+/// tells how far this shard's windows may be from the others'): `shard 1/4 · session
+/// s-5f3ac1d2e4b6 │ ⚠ clock off 1.5 ms` (a long `--session-id` clipped).
+fn shard_spans(shard: &ShardView) -> Vec<Span<'static>> {
+    let mut spans = vec![
+        sep(),
+        Span::styled(format!("shard {}/{}", shard.index, shard.count), theme::title()),
+        Span::styled(" · session ", theme::label()),
+        Span::styled(crate::text_safe::clipped(&shard.session_id, 24), theme::value()),
+    ];
+    if let Some(w) = &shard.clock_warning {
+        spans.extend([sep(), Span::styled(format!("⚠ {w}"), theme::warn())]);
+    }
+    spans
+}
+
+/// A shard's `--start-at`: `start 10:31:05 UTC`.
+fn start_part(shard: &ShardView) -> Option<Vec<Span<'static>>> {
+    let at = crate::session::shard_view::clock_utc(shard.start_at?);
+    Some(vec![sep(), Span::styled("start ", theme::label()), Span::styled(format!("{at} UTC"), theme::value())])
 }
 
 /// Server text (the model id, the engine) with its control characters escaped.
@@ -86,6 +110,8 @@ fn second_line_parts(app: &App) -> Vec<Vec<Span<'static>>> {
         Span::raw(" "),
         Span::styled(clock(elapsed), theme::value()),
     ]];
+    let shard = app.session.shard.as_ref();
+    parts[0].extend(shard.into_iter().flat_map(shard_spans));
     if state != RunState::Done && app.live.phase != Phase::Idle && app.live.cell.is_some() {
         parts.push(vec![
             sep(),
@@ -99,6 +125,7 @@ fn second_line_parts(app: &App) -> Vec<Vec<Span<'static>>> {
     if state != RunState::Done {
         parts.push(vec![sep(), Span::styled(app.session.progress(app.now, &app.live).to_string(), theme::value())]);
     }
+    parts.extend(shard.and_then(start_part));
     // A baseline changes how every figure on screen reads; the report path is also in the log.
     if let Some(b) = &app.session.baseline {
         parts.push(vec![

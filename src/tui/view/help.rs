@@ -115,9 +115,19 @@ fn rows_of(items: &[(&'static str, &'static str)]) -> impl Iterator<Item = Line<
     })
 }
 
-/// Every help line: the keys, the matrix notation, then each panel's legend under its title.
-pub(crate) fn help_lines() -> Vec<Line<'static>> {
+/// What the keys are in a shard's monitor (`run --shard i/N`), above the rest.
+pub(crate) const SHARD_KEYS: [(&str, &str); 2] = [
+    ("p s r + -", "not applied in a sharded run: they would put this shard out of step"),
+    ("", "with the others (the timeline); q stops this shard and writes its report"),
+];
+
+/// Every help line: the keys (in a `sharded` run, first what they are there), the matrix
+/// notation, then each panel's legend under its title.
+pub(crate) fn help_lines(sharded: bool) -> Vec<Line<'static>> {
     let mut out: Vec<Line<'static>> = vec![Line::styled("Keys", theme::title())];
+    if sharded {
+        out.extend(rows_of(&SHARD_KEYS));
+    }
     out.extend(rows_of(&KEYS));
     out.push(Line::default());
     out.push(Line::styled("Matrix", theme::title()));
@@ -130,18 +140,18 @@ pub(crate) fn help_lines() -> Vec<Line<'static>> {
     out
 }
 
-/// The first line shown for a scroll of `scroll` lines with `rows` lines of room.
-pub(crate) fn first_line(scroll: usize, rows: usize) -> usize {
-    scroll.min(help_lines().len().saturating_sub(rows))
+/// The first line shown for a scroll of `scroll` lines with `rows` lines of room, of `all`.
+pub(crate) fn first_line(scroll: usize, rows: usize, all: usize) -> usize {
+    scroll.min(all.saturating_sub(rows))
 }
 
 /// Draws the help popup over `area` (the whole screen), scrolled by the app's help scroll.
 pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let all = help_lines();
+    let all = help_lines(app.session.shard.is_some());
     let h = (all.len() + 2) as u16;
     let rows = usize::from(h.min(area.height).saturating_sub(2));
     app.help_rows.set(rows);
-    let first = first_line(app.help_scroll, rows);
+    let first = first_line(app.help_scroll, rows, all.len());
     // `bench` finds the help by this title's start (src/bench/screen.rs).
     let title = match all.len() > rows {
         true => format!(
@@ -164,15 +174,18 @@ mod tests {
     #[test]
     fn every_panel_has_a_legend_and_the_scroll_stops_at_the_end() {
         let text = |l: &Line<'_>| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>();
-        let all: Vec<String> = help_lines().iter().map(text).collect();
+        let all: Vec<String> = help_lines(false).iter().map(text).collect();
         for label in ["run wait", "hit pre", "reqs share", "★", "●", "decisions 76-100", "run/req 5/192", "good 3/4"]
         {
             assert!(all.iter().any(|l| l.trim_start().starts_with(label)), "{label} has no legend: {all:#?}");
         }
         let n = all.len();
-        assert_eq!(first_line(0, 20), 0);
-        assert_eq!(first_line(5, 20), 5);
-        assert_eq!(first_line(1000, 20), n - 20, "the last page ends on the last line");
-        assert_eq!(first_line(7, n + 5), 0, "everything fits: no scroll");
+        assert_eq!(first_line(0, 20, n), 0);
+        assert_eq!(first_line(5, 20, n), 5);
+        assert_eq!(first_line(1000, 20, n), n - 20, "the last page ends on the last line");
+        assert_eq!(first_line(7, n + 5, n), 0, "everything fits: no scroll");
+        let sharded: Vec<String> = help_lines(true).iter().map(text).collect();
+        assert_eq!(sharded.len(), n + SHARD_KEYS.len());
+        assert!(sharded[1].contains("not applied in a sharded run"), "{sharded:#?}");
     }
 }

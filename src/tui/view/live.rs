@@ -20,10 +20,22 @@ pub(crate) const HEIGHT: u16 = 7;
 /// Height of the panel in the wide layout, borders included.
 pub(crate) const HEIGHT_WIDE: u16 = 10;
 
-/// Running requests: Prometheus (summed over fresh replicas) or, without it, streaming requests.
-pub(crate) fn running(live: &LiveAttempt) -> f64 {
+/// Running requests on the server: Prometheus, summed over fresh replicas (None without it).
+fn server_running(live: &LiveAttempt) -> Option<f64> {
     let prom: Vec<f64> = live.replicas.iter().filter(|r| !r.stale).filter_map(|r| r.running).collect();
-    if prom.is_empty() { live.totals.streaming.max(0) as f64 } else { prom.iter().sum() }
+    (!prom.is_empty()).then(|| prom.iter().sum())
+}
+
+/// The gauge's running and requested: the server's running count against the cell's conc
+/// over every shard (in a shard the server runs every shard's streams), or without Prometheus
+/// the attempt's own streaming requests against its own requested count.
+fn running_of(app: &App, l: &LiveAttempt) -> (f64, u32) {
+    let Some(run) = server_running(l) else { return (l.totals.streaming.max(0) as f64, l.requested) };
+    let cell = l.cell.and_then(|id| app.session.cells.get(id)).filter(|_| app.session.shard.is_some());
+    match cell.map(|c| &c.spec.key) {
+        Some(crate::cell::spec::CellKey::Grid { conc, .. }) => (run, *conc),
+        _ => (run, l.requested),
+    }
 }
 
 fn progress(app: &App, width: usize) -> Line<'static> {
@@ -71,10 +83,10 @@ fn errors_line(l: &LiveAttempt, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn gauge_line(l: &LiveAttempt, width: usize) -> Line<'static> {
-    let run = running(l);
-    let req = f64::from(l.requested.max(1));
-    let tail = format!(" {run:.0}/{}", l.requested);
+fn gauge_line(app: &App, l: &LiveAttempt, width: usize) -> Line<'static> {
+    let (run, requested) = running_of(app, l);
+    let req = f64::from(requested.max(1));
+    let tail = format!(" {run:.0}/{requested}");
     let w = width.saturating_sub(8 + tail.len()).max(4);
     Line::from(vec![
         Span::styled("run/req ", theme::label()),
@@ -154,7 +166,16 @@ fn tally(app: &App) -> Line<'static> {
     Line::styled(parts.join(" · "), theme::label())
 }
 
-fn idle_text(app: &App) -> Vec<Line<'static>> {
+/// What the runner waits for on the timeline, on one line or, narrow, two.
+fn waiting_lines(w: &crate::session::shard_view::TimelineWait, app: &App, width: usize) -> Vec<Line<'static>> {
+    let line = w.line(app.now);
+    match line.chars().count() <= width {
+        true => vec![Line::styled(line, theme::warn())],
+        false => w.halves(app.now).into_iter().map(|h| Line::styled(h, theme::warn())).collect(),
+    }
+}
+
+fn idle_text(app: &App, width: usize) -> Vec<Line<'static>> {
     match app.run_state() {
         RunState::Paused => vec![
             Line::styled("load paused", theme::warn()),
@@ -164,7 +185,11 @@ fn idle_text(app: &App) -> Vec<Line<'static>> {
         ],
         RunState::Done => vec![Line::styled("session over", theme::dim()), tally(app)],
         RunState::Stopping => vec![Line::styled("stopping: writing the report…", theme::warn())],
-        RunState::Running => vec![Line::styled("between cells", theme::dim()), tally(app)],
+        // On the `--start-at` timeline: what the runner waits for, and for how long.
+        RunState::Running => match &app.session.waiting {
+            Some(w) => [waiting_lines(w, app, width), vec![tally(app)]].concat(),
+            None => vec![Line::styled("between cells", theme::dim()), tally(app)],
+        },
     }
 }
 
@@ -203,7 +228,7 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     };
     let inner = framed(panel(title), area, buf);
     if l.cell.is_none() || l.phase == Phase::Idle {
-        lines(inner, buf, &idle_text(app));
+        lines(inner, buf, &idle_text(app, usize::from(inner.width)));
         return;
     }
     let width = usize::from(inner.width);
@@ -211,7 +236,7 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let tall = inner.height >= 8;
     let mut out = vec![progress(app, width)];
     out.push(tps_line(app, tps, tall, width));
-    out.extend([latency_line(l, width), gauge_line(l, width)]);
+    out.extend([latency_line(l, width), gauge_line(app, l, width)]);
     // Compact: the knob curve takes the errors line's place while there are none.
     match (tall, l.levels.is_empty()) {
         (false, false) if l.errors.is_empty() => out.push(levels_line(l, width)),
