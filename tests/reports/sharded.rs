@@ -19,12 +19,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const SHARDS: usize = 4;
 
-/// numpy's default percentile (linear between the closest ranks) of `v`, `q` in [0, 100].
+/// numpy's default percentile (`method="linear"`) of `v`, `q` in [0, 100], with numpy's own
+/// interpolation (`_lerp`: from the lower neighbour below a fraction of one half, from the
+/// upper one above), so the figure is numpy's to the last bit.
 fn np_percentile(v: &mut [f64], q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
-    let rank = q / 100.0 * (v.len() - 1) as f64;
-    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
-    v[lo] + (v[hi] - v[lo]) * (rank - lo as f64)
+    let rank = (v.len() - 1) as f64 * (q / 100.0);
+    let lo = rank.floor() as usize;
+    let (a, b, t) = (v[lo], v[(lo + 1).min(v.len() - 1)], rank - rank.floor());
+    let diff = b - a;
+    if t >= 0.5 { b - diff * (1.0 - t) } else { a + diff * t }
 }
 
 /// Per cell label: requests (every outcome), output tokens and the TTFTs of the report's
