@@ -114,6 +114,7 @@ impl CellEnv {
             expected_chunks: expected_chunks.min(TIMELINE_RESERVE) as usize,
             live,
             nonce_base,
+            request_timeout: None,
         }
     }
 

@@ -37,10 +37,17 @@ pub struct ShardFlags {
     /// then, then starts every decode cell at its fixed slot of a timeline every shard computes
     /// alike (--warmup-timeout, then the window, then a 14 s drain allowance; the window opens
     /// when the warmup ends, at the same instant on every shard, so every warmup lasts
-    /// --warmup-timeout); serve and conversation cells start when the one before ends. At most a
-    /// day ahead, at most 5 s past
+    /// --warmup-timeout); serve and conversation cells get slots with --request-timeout (else
+    /// they start when the one before ends). At most a day ahead, at most 5 s past
     #[arg(long, value_name = "T", value_parser = parse_start_at)]
     pub start_at: Option<SystemTime>,
+    /// Longest a serve or conversation request may take from its send; past it the request is
+    /// cut (recorded `cut`, not completed). On the --start-at timeline it bounds those cells'
+    /// slots: 3 s lead, the schedule's last arrival, this (per turn for a conversation, plus
+    /// the longest think time between turns), then 4 s for the closing scrapes [default: no
+    /// limit]
+    #[arg(long, value_name = "D", value_parser = crate::units::parse_duration)]
+    pub request_timeout: Option<Duration>,
 }
 
 /// What the flags resolve to.
@@ -52,6 +59,8 @@ pub struct Sharding {
     pub session_id: Option<String>,
     /// `--start-at`.
     pub start_at: Option<SystemTime>,
+    /// `--request-timeout`.
+    pub request_timeout: Option<Duration>,
 }
 
 impl ShardFlags {
@@ -69,7 +78,11 @@ impl ShardFlags {
         if let Some(t) = self.start_at {
             check_start_at(t, now)?;
         }
-        Ok(Sharding { shard, session_id: self.session_id.clone(), start_at: self.start_at })
+        if self.request_timeout.is_some_and(|t| t.is_zero()) {
+            return Err("--request-timeout must be longer than 0".into());
+        }
+        let (session_id, start_at, request_timeout) = (self.session_id.clone(), self.start_at, self.request_timeout);
+        Ok(Sharding { shard, session_id, start_at, request_timeout })
     }
 }
 
