@@ -3,11 +3,12 @@
 //! (and decode windows open) at the same wall-clock instants on every shard without the shards
 //! talking. A decode cell's slot is its longest warmup, its window, then a drain allowance; a
 //! serve or conversation cell's is its schedule's span within `--request-timeout`
-//! (`timeline_open`). A cell with no bound fixed in advance (no `--request-timeout`, an
-//! unbounded think time, an SLO search, bursts, routing) ends the timeline: the cells from
+//! and a burst's its requests within `--request-timeout` (`timeline_open`). A cell with no
+//! bound fixed in advance (no `--request-timeout`, an unbounded think time, routing) ends the
+//! timeline: the cells from
 //! there on start when the one before ends, and the log says why.
 
-use super::timeline_open::{SlotShape, conversation_slot, serve_slot};
+use super::timeline_open::{SlotShape, burst_slot, conversation_slot, serve_slot};
 use crate::cell::control::CellId;
 use crate::cell::spec::{CellKey, CellSpec};
 use crate::config::{Rate, RunConfig};
@@ -62,6 +63,7 @@ pub(crate) fn cell_slot(cfg: &RunConfig, spec: &CellSpec) -> SlotShape {
             Ok((warmup + cfg.window + DRAIN_ALLOWANCE, Some(warmup)))
         }
         ExperimentKind::Serve => serve_slot(cfg, rate),
+        ExperimentKind::Burst => burst_slot(cfg),
         ExperimentKind::Extension(name) if name.as_str() == crate::experiment::conversation::NAME => {
             conversation_slot(cfg, rate)
         }
@@ -141,8 +143,10 @@ mod tests {
         let serve = CellSpec { kind: ExperimentKind::Serve, key: CellKey::Grid { ctx: 8, conc: 2, rate: None } };
         let why = cell_slot(&cfg, &serve).unwrap_err();
         assert!(why.contains("--request-timeout"), "{why}");
+        let routing = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Routing, 0, 4)).unwrap_err();
+        assert!(routing.contains("routing"), "{routing}");
         let burst = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Burst, 0, 4)).unwrap_err();
-        assert!(burst.contains("burst"), "{burst}");
+        assert!(burst.contains("--request-timeout"), "{burst}");
         let d = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Decode, 0, 4));
         let t = Timeline::plan(SystemTime::UNIX_EPOCH, [(0, 1, 1, d.clone()), (1, 1, 1, Err(why.clone())), (2, 1, 1, d.clone())]);
         assert_eq!((t.slots.len(), &t.ends_before), (1, &Some((1, why.clone()))));

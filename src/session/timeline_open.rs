@@ -37,6 +37,12 @@ pub(crate) fn serve_slot(cfg: &RunConfig, rate: Rate) -> SlotShape {
     Ok(shape(last.unwrap_or(Duration::ZERO) + limit))
 }
 
+/// The slot of a burst cell: lead + `--request-timeout` (every request is sent at the
+/// schedule's start) + the closing allowance.
+pub(crate) fn burst_slot(cfg: &RunConfig) -> SlotShape {
+    Ok(shape(request_limit(cfg)?))
+}
+
 /// The slot of a conversation cell at `rate`: lead + the last conversation's arrival + its
 /// turns, each within `--request-timeout`, with the longest think time between them + the
 /// closing allowance. None for an unbounded think time (`exp:`).

@@ -4,12 +4,15 @@
 //! The rules are in docs/reports.md "Merged reports".
 
 mod attempt;
+mod burst;
 mod check;
 mod decode;
 mod dists;
 mod serve;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_burst;
 #[cfg(test)]
 mod tests_prop;
 #[cfg(test)]
@@ -57,6 +60,7 @@ pub fn merge(mut inputs: Vec<ShardInput>) -> Result<Merged, String> {
     let mut report = base.clone();
     report.decode = decode::merge(&parts, &mut notes);
     report.serve = serve::merge(&parts, &mut notes);
+    report.burst = burst::merge(&parts, &mut notes);
     report.complete = shards.iter().all(|s| s.status == MergedShardStatus::Merged);
     report.started_at = parts.iter().map(|(_, r)| r.started_at.clone()).min().unwrap_or_default();
     report.updated_at = parts.iter().map(|(_, r)| r.updated_at.clone()).max().unwrap_or_default();
