@@ -91,3 +91,17 @@ fn a_shard_without_distributions_leaves_the_percentiles_out_with_a_note() {
     assert_eq!((m.requests, m.ttft_ms), (4, None));
     assert!(notes.iter().any(|n| n.contains("shard 1 wrote no distributions")), "{notes:?}");
 }
+
+#[test]
+fn a_shards_burst_with_its_distributions_validates_against_the_schema() {
+    let origin = Instant::now();
+    let samples: Vec<RequestSample> = (0..3).map(|i| request(origin, i, (50, 4, 5, 2), false)).collect();
+    let a = summarize_burst(&samples, (origin, 0.0), Slo::default(), 1, true);
+    let mut r = crate::report::tests_schema::full_report();
+    r.burst.as_mut().unwrap().cells[0].attempts[0].shard_dists = a.shard_dists;
+    let mut v = serde_json::to_value(&r).unwrap();
+    assert!(v["burst"]["cells"][0]["attempts"][0]["shard_dists"]["ttft_ms"]["count"] == 3);
+    crate::report::tests_schema::assert_valid(&v);
+    v["burst"]["cells"][0]["attempts"][0]["shard_dists"]["ttft"] = serde_json::json!(1);
+    assert!(std::panic::catch_unwind(|| crate::report::tests_schema::assert_valid(&v)).is_err(), "an unknown field is refused");
+}
