@@ -8,11 +8,14 @@ mod burst;
 mod check;
 mod decode;
 mod dists;
+mod extension;
 mod serve;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_burst;
+#[cfg(test)]
+mod tests_extension;
 #[cfg(test)]
 mod tests_prop;
 #[cfg(test)]
@@ -61,6 +64,7 @@ pub fn merge(mut inputs: Vec<ShardInput>) -> Result<Merged, String> {
     report.decode = decode::merge(&parts, &mut notes);
     report.serve = serve::merge(&parts, &mut notes);
     report.burst = burst::merge(&parts, &mut notes);
+    report.extensions = extension::merge(&parts, &mut notes);
     report.complete = shards.iter().all(|s| s.status == MergedShardStatus::Merged);
     report.started_at = parts.iter().map(|(_, r)| r.started_at.clone()).min().unwrap_or_default();
     report.updated_at = parts.iter().map(|(_, r)| r.updated_at.clone()).max().unwrap_or_default();
