@@ -77,11 +77,14 @@ async fn bad_shard_flags_are_one_line_and_exit_2_before_any_load() {
     let port = common::refused_port();
     let base = port.base();
     let past = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() - 60).to_string();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--shard", "0/2", "--shards", "2"], "not both"),
         (&["--shard", "0/2", "--start-at", &past], "passed"),
         (&["--shard", "1/2", "--plan", "routing"], "cannot be sharded"),
         (&["--start-at", "2999999999"], "at most 24 h ahead"),
+        (&["--shard", "0/2", "--run-burst"], "--run-burst sharded needs --start-at and --request-timeout"),
+        (&["--shard", "0/2", "--plan", "serve", "--ctx", "32", "--slo-search", "rate", "--goodput", "ttft:500"], "--slo-search cannot be sharded"),
+        (&["--request-timeout", "0s"], "--request-timeout must be longer than 0"),
     ];
     for (flags, want) in cases {
         let mut args: Vec<String> = ["run", "--headless", "--base-url", base.as_str()].map(String::from).to_vec();
