@@ -145,10 +145,11 @@ impl Control {
     /// Records how the attempt `ran` of cell `id` kept the slot it started on.
     pub(super) fn record_slot(&mut self, env: &CellEnv, id: CellId, s: &SlotStart, ran: &Attempt) {
         let anchor = (s.started, s.started_wall);
-        // A decode window's opening; a serve or conversation schedule's start.
+        // A decode window's opening; a serve, conversation or burst schedule's start.
         let opened_s = match ran {
             Attempt::Decode(d) => (d.window_s > 0.0).then_some(d.started_s + d.warmup_s),
             Attempt::Serve(a) => Some(a.started_s),
+            Attempt::Burst(b) => Some(b.started_s),
             Attempt::Extension(e) => Some(e.started_s),
             _ => None,
         };
