@@ -3,8 +3,8 @@
 //! The limit is one timer beside the stream's own future, so the read path is unchanged.
 
 use super::sample::RequestSample;
-use super::worker::WorkerCtx;
 use super::stream::{StreamSpec, run_stream};
+use super::worker::WorkerCtx;
 use bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 

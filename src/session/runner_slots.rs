@@ -70,7 +70,9 @@ impl Control {
                 return SlotWait::Interrupted;
             }
             let label = &self.state.cells[id].label;
-            env.emit(RunnerEvent::Log(format!("{label}: no slot on the timeline ({why}); starts when the cell before ends")));
+            env.emit(RunnerEvent::Log(format!(
+                "{label}: no slot on the timeline ({why}); starts when the cell before ends"
+            )));
             return SlotWait::Off;
         };
         let due = start + slot.offset;

@@ -148,7 +148,10 @@ mod tests {
         let burst = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Burst, 0, 4)).unwrap_err();
         assert!(burst.contains("--request-timeout"), "{burst}");
         let d = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Decode, 0, 4));
-        let t = Timeline::plan(SystemTime::UNIX_EPOCH, [(0, 1, 1, d.clone()), (1, 1, 1, Err(why.clone())), (2, 1, 1, d.clone())]);
+        let t = Timeline::plan(
+            SystemTime::UNIX_EPOCH,
+            [(0, 1, 1, d.clone()), (1, 1, 1, Err(why.clone())), (2, 1, 1, d.clone())],
+        );
         assert_eq!((t.slots.len(), &t.ends_before), (1, &Some((1, why.clone()))));
         assert_eq!(t.slot(2, 1), None, "no slot after the end");
         // With --request-timeout the serve cell has its slot, right after the decode cell's.

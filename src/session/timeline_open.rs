@@ -7,9 +7,9 @@
 //! time limit (its first-token wait restarts while others stream, and the idle timeout is per
 //! read), so such a cell has no slot, and the reason is said.
 
+use crate::config::Rate;
 use crate::config::RunConfig;
 use crate::config::conversation::ThinkTime;
-use crate::config::Rate;
 use std::time::Duration;
 
 /// From a slot's start to its schedule's start: the work before the load (the scrape of the

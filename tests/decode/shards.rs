@@ -83,7 +83,10 @@ async fn bad_shard_flags_are_one_line_and_exit_2_before_any_load() {
         (&["--shard", "1/2", "--plan", "routing"], "cannot be sharded"),
         (&["--start-at", "2999999999"], "at most 24 h ahead"),
         (&["--shard", "0/2", "--run-burst"], "--run-burst sharded needs --start-at and --request-timeout"),
-        (&["--shard", "0/2", "--plan", "serve", "--ctx", "32", "--slo-search", "rate", "--goodput", "ttft:500"], "--slo-search cannot be sharded"),
+        (
+            &["--shard", "0/2", "--plan", "serve", "--ctx", "32", "--slo-search", "rate", "--goodput", "ttft:500"],
+            "--slo-search cannot be sharded",
+        ),
         (&["--request-timeout", "0s"], "--request-timeout must be longer than 0"),
     ];
     for (flags, want) in cases {

@@ -60,7 +60,10 @@ async fn serve_cells_start_together_on_both_shards_and_merge_to_the_whole_schedu
     assert!((a[0].slot_s - 12.5).abs() < 1e-9 && (a[1].slot_s - 12.25).abs() < 1e-9, "{a:?}");
     assert!((a[1].slot_start_unix_s - (start_at as f64 + 12.5)).abs() < 1e-9);
     for (x, y) in a.iter().zip(&b) {
-        assert_eq!((&x.cell, x.slot_start_unix_s, x.window_due_unix_s), (&y.cell, y.slot_start_unix_s, y.window_due_unix_s));
+        assert_eq!(
+            (&x.cell, x.slot_start_unix_s, x.window_due_unix_s),
+            (&y.cell, y.slot_start_unix_s, y.window_due_unix_s)
+        );
         let due = x.window_due_unix_s.expect("a schedule instant");
         assert_eq!(due, x.slot_start_unix_s + 3.0, "the schedule starts after the lead");
         let (ox, oy) = (x.window_opened_unix_s.unwrap(), y.window_opened_unix_s.unwrap());
@@ -71,7 +74,8 @@ async fn serve_cells_start_together_on_both_shards_and_merge_to_the_whole_schedu
     // Each shard sent its k mod 2 share; the merge holds every request of the schedule.
     let merged = dir.path().join("m.json");
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    let args = ["report", "merge", &s(&dir.path().join("s0.json")), &s(&dir.path().join("s1.json")), "--out", &s(&merged)];
+    let args =
+        ["report", "merge", &s(&dir.path().join("s0.json")), &s(&dir.path().join("s1.json")), "--out", &s(&merged)];
     let out = common::run_bin(args.map(String::from).to_vec()).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let m = validate(&merged);
@@ -89,7 +93,11 @@ async fn without_a_request_timeout_serve_cells_have_no_slot_and_the_log_says_why
     let dir = tempfile::tempdir().unwrap();
     let (reports, logs, _) = run_both(&[], dir.path()).await;
     assert!(slots(&reports[0]).is_empty(), "{:?}", slots(&reports[0]));
-    assert!(logs[0].contains("no slot on the timeline (its requests have no time limit (--request-timeout))"), "{}", logs[0]);
+    assert!(
+        logs[0].contains("no slot on the timeline (its requests have no time limit (--request-timeout))"),
+        "{}",
+        logs[0]
+    );
     let done: u64 = reports.iter().map(|r| r.serve.as_ref().unwrap().cells[0].attempts[0].metrics.completed).sum();
     assert_eq!(done, PROMPTS);
 }

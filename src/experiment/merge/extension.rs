@@ -36,7 +36,8 @@ pub(super) fn merge(parts: &[(u32, &SessionReport)], notes: &mut Vec<String>) ->
 
 /// One cell over the shards' sections that have it.
 fn merge_cell(sections: &[(u32, &ExtensionSection)], cell: &ExtensionCell, notes: &mut Vec<String>) -> ExtensionCell {
-    let same = |c: &&ExtensionCell| (c.ctx, c.conc, &c.rate, &c.label) == (cell.ctx, cell.conc, &cell.rate, &cell.label);
+    let same =
+        |c: &&ExtensionCell| (c.ctx, c.conc, &c.rate, &c.label) == (cell.ctx, cell.conc, &cell.rate, &cell.label);
     let cells: Vec<(u32, &ExtensionCell)> =
         sections.iter().filter_map(|(i, s)| s.cells.iter().find(same).map(|c| (*i, c))).collect();
     let name = cell.label.clone();
@@ -60,7 +61,11 @@ fn merge_cell(sections: &[(u32, &ExtensionSection)], cell: &ExtensionCell, notes
 }
 
 /// One attempt over the shards that made it: counts add, rates add, the rest left out.
-pub(super) fn merge_attempt(parts: &[(u32, &ExtensionAttempt)], name: &str, notes: &mut Vec<String>) -> ExtensionAttempt {
+pub(super) fn merge_attempt(
+    parts: &[(u32, &ExtensionAttempt)],
+    name: &str,
+    notes: &mut Vec<String>,
+) -> ExtensionAttempt {
     let base = parts[0].1;
     let all = || parts.iter().map(|(_, a)| *a);
     let mut left_out = Vec::new();

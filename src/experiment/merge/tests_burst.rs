@@ -11,12 +11,17 @@ use proptest::prelude::*;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// (TTFT ms, tokens, ms a token, tokens a chunk).
+type Shape = (u64, u64, u64, u64);
+
 /// Request `i` of a burst sent at `origin`: its first token after `ttft_ms`, then `n` more
 /// tokens `every_ms` apart in chunks of `per` tokens; failed (stalled) when `failed`.
-fn request(origin: Instant, i: u32, (ttft_ms, n, every_ms, per): (u64, u64, u64, u64), failed: bool) -> RequestSample {
+fn request(origin: Instant, i: u32, (ttft_ms, n, every_ms, per): Shape, failed: bool) -> RequestSample {
     let mut s = RequestSample::new(i, origin);
     let chunks = n.div_ceil(per).max(1);
-    s.marks = (0..chunks).map(|c| Mark { at_us: (ttft_ms + c * every_ms * per) * 1000, tokens: ((c + 1) * per).min(n.max(1)) }).collect();
+    s.marks = (0..chunks)
+        .map(|c| Mark { at_us: (ttft_ms + c * every_ms * per) * 1000, tokens: ((c + 1) * per).min(n.max(1)) })
+        .collect();
     s.output_tokens = n.max(1);
     s.token_source = TokenSource::OpenaiContinuousUsage;
     s.ended_at = origin + Duration::from_millis(ttft_ms + chunks * every_ms * per + 1);
@@ -38,8 +43,11 @@ fn same(got: Option<Summary>, want: Option<Summary>) -> Result<(), TestCaseError
     Ok(())
 }
 
-fn requests() -> impl Strategy<Value = Vec<((u64, u64, u64, u64), bool, usize)>> {
-    // (TTFT ms, tokens, ms a token, tokens a chunk), failed, shard draw.
+/// A request's shape (TTFT ms, tokens, ms a token, tokens a chunk), whether it failed, and
+/// the draw that picks its shard.
+type Drawn = (Shape, bool, usize);
+
+fn requests() -> impl Strategy<Value = Vec<Drawn>> {
     prop::collection::vec(((1u64..3_000, 1u64..64, 1u64..40, 1u64..5), prop::bool::weighted(0.1), 0usize..64), 1..120)
 }
 
@@ -103,5 +111,8 @@ fn a_shards_burst_with_its_distributions_validates_against_the_schema() {
     assert!(v["burst"]["cells"][0]["attempts"][0]["shard_dists"]["ttft_ms"]["count"] == 3);
     crate::report::tests_schema::assert_valid(&v);
     v["burst"]["cells"][0]["attempts"][0]["shard_dists"]["ttft"] = serde_json::json!(1);
-    assert!(std::panic::catch_unwind(|| crate::report::tests_schema::assert_valid(&v)).is_err(), "an unknown field is refused");
+    assert!(
+        std::panic::catch_unwind(|| crate::report::tests_schema::assert_valid(&v)).is_err(),
+        "an unknown field is refused"
+    );
 }

@@ -49,7 +49,8 @@ fn with_section(index: u32, kind: &str, a: ExtensionAttempt) -> ShardInput {
         baseline: Vec::new(),
         runs: None,
     };
-    input.report.extensions = vec![ExtensionSection { kind: kind.into(), title: "Conversations".into(), cells: vec![cell] }];
+    input.report.extensions =
+        vec![ExtensionSection { kind: kind.into(), title: "Conversations".into(), cells: vec![cell] }];
     input
 }
 
