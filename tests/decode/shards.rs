@@ -28,16 +28,26 @@ fn finish(child: std::process::Child) -> String {
     err
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_shards_open_their_windows_together_and_split_the_load() {
+/// How a test starts a shard: base URL, metrics URL, index, `--start-at`, report path.
+type Start = fn(&str, &str, u32, u64, &Path) -> std::process::Child;
+
+/// Starts shards 0 and 1 of 2 with `start` against a simulated replica, 4 s ahead, and waits
+/// for both to end; their reports' paths (in `dir`), their logs and the start instant.
+async fn run_two(start: Start, dir: &Path) -> ([std::path::PathBuf; 2], Vec<String>, u64) {
     let c = cluster(1, 25.0, |_| {}).await;
     let r = &c.info().replicas[0];
-    let dir = tempfile::tempdir().unwrap();
     let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 4;
-    let outs = [dir.path().join("s0.json"), dir.path().join("s1.json")];
-    let kids: Vec<_> = (0..2).map(|i| shard(&r.url, &r.metrics_url, i, start_at, &outs[i as usize])).collect();
+    let outs = [dir.join("s0.json"), dir.join("s1.json")];
+    let kids: Vec<_> = (0..2).map(|i| start(&r.url, &r.metrics_url, i, start_at, &outs[i as usize])).collect();
     let logs = tokio::task::spawn_blocking(move || kids.into_iter().map(finish).collect::<Vec<_>>());
     let logs = tokio::time::timeout(Duration::from_secs(120), logs).await.expect("both shards end").unwrap();
+    (outs, logs, start_at)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_shards_open_their_windows_together_and_split_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outs, logs, start_at) = run_two(shard, dir.path()).await;
     assert!(logs[0].contains("waiting for --start-at"), "{}", logs[0]);
     let reports: Vec<SessionReport> = outs.iter().map(|o| validate(o)).collect();
     let shards: Vec<_> = reports.iter().map(|r| r.shard.clone().expect("a shard section")).collect();
@@ -112,14 +122,8 @@ fn burst_shard(url: &str, metrics: &str, index: u32, start_at: u64, out: &Path) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_shards_send_their_shares_of_a_burst_together_and_merge_to_the_whole_burst() {
-    let c = cluster(1, 25.0, |_| {}).await;
-    let r = &c.info().replicas[0];
     let dir = tempfile::tempdir().unwrap();
-    let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 4;
-    let outs = [dir.path().join("b0.json"), dir.path().join("b1.json")];
-    let kids: Vec<_> = (0..2).map(|i| burst_shard(&r.url, &r.metrics_url, i, start_at, &outs[i as usize])).collect();
-    let logs = tokio::task::spawn_blocking(move || kids.into_iter().map(finish).collect::<Vec<_>>());
-    tokio::time::timeout(Duration::from_secs(120), logs).await.expect("both shards end").unwrap();
+    let (outs, _, start_at) = run_two(burst_shard, dir.path()).await;
     let reports: Vec<SessionReport> = outs.iter().map(|o| validate(o)).collect();
     // The burst's slot follows the decode cell's (2 s + 2 s + 14 s); both shards sent at 3 s in.
     let sent: Vec<f64> = reports

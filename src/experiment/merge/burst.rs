@@ -7,7 +7,7 @@
 //! goodput rps are the totals over it, as one process computes them.
 
 use super::attempt::{add_counts, examples, least_finished, records, target_lost};
-use super::decode::cell_status;
+use super::decode::cell_verdict;
 use super::dists;
 use crate::load::slice::Slice;
 use crate::report::goodput::Goodput;
@@ -42,30 +42,17 @@ fn merge_cell(cells: &[(u32, &BurstCellReport)], notes: &mut Vec<String>) -> Bur
         .map(|(n, parts)| {
             let name = format!("{name} attempt {n}");
             if parts.len() < cells.len() {
-                let made: Vec<String> = parts.iter().map(|(i, _)| i.to_string()).collect();
                 let sent: u64 = parts.iter().map(|(_, a)| a.requests).sum();
-                notes.push(format!(
-                    "{name}: only shard {} made it ({sent} of the burst's {} requests); its figures are theirs",
-                    made.join(", "),
-                    base.conc
-                ));
+                let ran = format!("{sent} of the burst's {} requests", base.conc);
+                notes.push(super::only_some_made(&name, parts.iter().map(|p| p.0), &ran));
             }
             merge_attempt(&parts, &name, notes)
         })
         .collect();
-    if cells.iter().any(|(_, c)| c.runs.is_some() || !c.baseline.is_empty()) {
-        notes.push(format!("{name}: repeated runs and --baseline figures are not merged"));
-    }
-    let status = cell_status(&cells.iter().map(|(i, c)| (*i, c.status)).collect::<Vec<_>>(), &name, notes);
-    BurstCellReport {
-        status,
-        timeout_reason: cells.iter().find_map(|(_, c)| c.timeout_reason.clone()),
-        skip: cells.iter().find_map(|(_, c)| c.skip),
-        attempts,
-        baseline: Vec::new(),
-        runs: None,
-        ..base.clone()
-    }
+    let read =
+        |c: &BurstCellReport| (c.status, c.timeout_reason.clone(), c.skip, c.runs.is_some() || !c.baseline.is_empty());
+    let (status, timeout_reason, skip) = cell_verdict(cells, read, &name, notes);
+    BurstCellReport { status, timeout_reason, skip, attempts, baseline: Vec::new(), runs: None, ..base.clone() }
 }
 
 /// One burst attempt over the shards that made it.

@@ -7,7 +7,7 @@
 //! Other kinds are refused in `check` (an SLO search cannot be sharded at all).
 
 use super::attempt::{add_counts, examples, least_finished};
-use super::decode::cell_status;
+use super::decode::cell_verdict;
 use crate::report::extension::{ExtensionAttempt, ExtensionCell, ExtensionFigure, ExtensionSection};
 use crate::report::json::SessionReport;
 
@@ -45,19 +45,10 @@ fn merge_cell(sections: &[(u32, &ExtensionSection)], cell: &ExtensionCell, notes
         .into_iter()
         .map(|(n, parts)| merge_attempt(&parts, &format!("{name} attempt {n}"), notes))
         .collect();
-    if cells.iter().any(|(_, c)| c.runs.is_some() || !c.baseline.is_empty()) {
-        notes.push(format!("{name}: repeated runs and --baseline figures are not merged"));
-    }
-    let status = cell_status(&cells.iter().map(|(i, c)| (*i, c.status)).collect::<Vec<_>>(), &name, notes);
-    ExtensionCell {
-        status,
-        timeout_reason: cells.iter().find_map(|(_, c)| c.timeout_reason.clone()),
-        skip: cells.iter().find_map(|(_, c)| c.skip),
-        attempts,
-        baseline: Vec::new(),
-        runs: None,
-        ..cell.clone()
-    }
+    let read =
+        |c: &ExtensionCell| (c.status, c.timeout_reason.clone(), c.skip, c.runs.is_some() || !c.baseline.is_empty());
+    let (status, timeout_reason, skip) = cell_verdict(&cells, read, &name, notes);
+    ExtensionCell { status, timeout_reason, skip, attempts, baseline: Vec::new(), runs: None, ..cell.clone() }
 }
 
 /// One attempt over the shards that made it: counts add, rates add, the rest left out.

@@ -136,6 +136,13 @@ fn dedup(notes: Vec<String>) -> Vec<String> {
     notes.into_iter().filter(|n| seen.insert(n.clone())).collect()
 }
 
+/// The note for attempt `name` that only the shards `made` made (a shard killed or stopped
+/// before it), `ran` saying what they ran of it.
+fn only_some_made(name: &str, made: impl Iterator<Item = u32>, ran: &str) -> String {
+    let made: Vec<String> = made.map(|i| i.to_string()).collect();
+    format!("{name}: only shard {} made it ({ran}); its figures are theirs", made.join(", "))
+}
+
 /// Every attempt number any shard made of one cell, in order, each with the attempts of that
 /// number (shard index, attempt) of the shards that made it. `attempts` gives a cell's
 /// attempts and `number` an attempt's number.

@@ -5,8 +5,8 @@ use super::tests::{attempt, dists, shard};
 use super::*;
 use crate::load::sample::ErrorKind;
 use crate::report::compare::Better;
-use crate::report::extension::{ExtensionAttempt, ExtensionCell, ExtensionFigure, ExtensionSection};
-use crate::report::status::{AttemptStatus, CellOutcome};
+use crate::report::extension::{ExtensionAttempt, ExtensionFigure};
+use crate::report::status::AttemptStatus;
 use std::collections::BTreeMap;
 
 fn figure(name: &str, value: f64) -> ExtensionFigure {
@@ -36,21 +36,10 @@ fn conversation(requests: u64, tokens: u64, unsent: f64, ttft: f64) -> Extension
 /// Shard `index` of 2 with one `kind` cell holding `a`.
 fn with_section(index: u32, kind: &str, a: ExtensionAttempt) -> ShardInput {
     let mut input = shard(index, 2, attempt(4, 100, dists(&[1.0], &[1.0])));
-    let cell = ExtensionCell {
-        ctx: 0,
-        ctx_label: "0".into(),
-        conc: 4,
-        rate: Some("2".into()),
-        label: "conversation conc=4 rate=2".into(),
-        status: CellOutcome::Measured,
-        timeout_reason: None,
-        skip: None,
-        attempts: vec![a],
-        baseline: Vec::new(),
-        runs: None,
-    };
-    input.report.extensions =
-        vec![ExtensionSection { kind: kind.into(), title: "Conversations".into(), cells: vec![cell] }];
+    let mut section = crate::report::pareto::tests::conversation(None);
+    section.kind = kind.into();
+    section.cells[0].attempts = vec![a];
+    input.report.extensions = vec![section];
     input
 }
 
