@@ -87,7 +87,7 @@ impl Timeline {
             };
             for attempt in first..first + runs.max(1) {
                 slots.push(Slot { cell, attempt, offset: at, len, window_at });
-                at += len;
+                at = at.saturating_add(len);
             }
         }
         Self { start, slots, ends_before: None, reached: false }

@@ -34,7 +34,7 @@ pub(crate) fn serve_slot(cfg: &RunConfig, rate: Rate) -> SlotShape {
         Some(t) => crate::experiment::serve::trace::offsets(t, cfg.serve.num_prompts as usize).last().copied(),
         None => Some(last_arrival(cfg.serve.num_prompts, rate)),
     };
-    Ok(shape(last.unwrap_or(Duration::ZERO) + limit))
+    Ok(shape(last.unwrap_or(Duration::ZERO).saturating_add(limit)))
 }
 
 /// The slot of a burst cell: lead + `--request-timeout` (every request is sent at the
@@ -68,11 +68,11 @@ fn shape(span: Duration) -> (Duration, Option<Duration>) {
 }
 
 /// The last of `n` arrivals at `rate` after the schedule's start: n / rate (the schedule is
-/// scaled to land there, `schedule::arrival_offsets`), rounded up to the millisecond; 0 at
-/// `inf`.
+/// scaled to land there, `schedule::arrival_offsets`), rounded up to the millisecond (at most
+/// [`crate::units::LONGEST`]); 0 at `inf`.
 pub(crate) fn last_arrival(n: u32, rate: Rate) -> Duration {
     match rate {
-        Rate::PerSecond(r) if n > 0 => Duration::from_millis((f64::from(n) / r * 1e3).ceil() as u64),
+        Rate::PerSecond(r) if n > 0 => crate::units::secs((f64::from(n) / r * 1e3).ceil() / 1e3),
         _ => Duration::ZERO,
     }
 }

@@ -101,3 +101,45 @@ async fn without_a_request_timeout_serve_cells_have_no_slot_and_the_log_says_why
     let done: u64 = reports.iter().map(|r| r.serve.as_ref().unwrap().cells[0].attempts[0].metrics.completed).sum();
     assert_eq!(done, PROMPTS);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conversation_cells_get_slots_and_merge_their_counts() {
+    let c = cluster(1, 25.0, |_| {}).await;
+    let r = &c.info().replicas[0];
+    let dir = tempfile::tempdir().unwrap();
+    let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 4;
+    let outs = [dir.path().join("c0.json"), dir.path().join("c1.json")];
+    let kids: Vec<_> = (0..2)
+        .map(|i| {
+            let mut cmd = common::bin();
+            cmd.args(["run", "--headless", "--base-url", &r.url, "--metrics-url", &r.metrics_url]);
+            cmd.args(["--plan", "conversation", "--num-conversations", "6", "--turns", "3", "--max-concurrency", "3"]);
+            cmd.args(["--random-output-len", "8", "--think-time", "uniform:10ms..50ms", "--request-timeout", "4s"]);
+            cmd.args(["--shard", &format!("{i}/2"), "--start-at", &start_at.to_string(), "--session-id", "conv-tl"]);
+            cmd.arg("--out").arg(&outs[i as usize]);
+            cmd.stderr(std::process::Stdio::piped()).spawn().expect("the binary starts")
+        })
+        .collect();
+    let logs = tokio::task::spawn_blocking(move || kids.into_iter().map(finish).collect::<Vec<_>>());
+    tokio::time::timeout(Duration::from_secs(150), logs).await.expect("both shards end").unwrap();
+    let reports: Vec<SessionReport> = outs.iter().map(|o| validate(o)).collect();
+    let opened: Vec<f64> = reports
+        .iter()
+        .map(|r| {
+            let slot = &slots(r)[0];
+            // 3 s lead, every conversation at once (inf), 3 turns of 4 s and 2 pauses of 50 ms, 4 s.
+            assert!((slot.slot_s - (3.0 + 12.1 + 4.0)).abs() < 1e-9, "{slot:?}");
+            slot.window_opened_unix_s.expect("its schedule started")
+        })
+        .collect();
+    assert!((opened[0] - opened[1]).abs() < 0.1, "{opened:?}");
+    let merged = dir.path().join("m.json");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let args = ["report", "merge", &s(&outs[0]), &s(&outs[1]), "--out", &s(&merged)];
+    let out = common::run_bin(args.map(String::from).to_vec()).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m = validate(&merged);
+    let a = &m.extensions[0].cells[0].attempts[0];
+    assert_eq!(a.requests, 18, "6 conversations of 3 turns, split 3 + 3");
+    assert_eq!(a.ttft_p50_ms, None, "no median of the shards' medians");
+}
