@@ -41,11 +41,11 @@ pub struct ShardFlags {
     /// they start when the one before ends). At most a day ahead, at most 5 s past
     #[arg(long, value_name = "T", value_parser = parse_start_at)]
     pub start_at: Option<SystemTime>,
-    /// Longest a serve or conversation request may take from its send; past it the request is
-    /// cut (recorded `cut`, not completed). On the --start-at timeline it bounds those cells'
-    /// slots: 3 s lead, the schedule's last arrival, this (per turn for a conversation, plus
-    /// the longest think time between turns), then 4 s for the closing scrapes [default: no
-    /// limit]
+    /// Longest a serve, conversation or burst request may take from its send; past it the
+    /// request is cut (recorded `cut`, not completed). On the --start-at timeline it bounds those
+    /// cells' slots: 3 s lead, the schedule's last arrival, this (per turn for a conversation,
+    /// plus the longest think time between turns), then 4 s for the closing scrapes [default:
+    /// no limit]
     #[arg(long, value_name = "D", value_parser = crate::units::parse_duration)]
     pub request_timeout: Option<Duration>,
 }

@@ -137,7 +137,7 @@ pub struct RunConfig {
     /// runner waits until then and starts every cell at its slot of the timeline
     /// (`session::timeline`); None starts at once, each cell when the one before ends.
     pub start_at: Option<std::time::SystemTime>,
-    /// The longest a serve or conversation request may take from its send
+    /// The longest a serve, conversation or burst request may take from its send
     /// (`--request-timeout`): past it the request is cut. It bounds those cells' slots on the
     /// `--start-at` timeline (`session::timeline_open`); None: no limit (and no slot).
     pub request_timeout: Option<std::time::Duration>,

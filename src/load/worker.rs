@@ -40,8 +40,8 @@ pub struct WorkerCtx {
     pub live: Arc<LiveCounters>,
     /// Distinguishes this attempt's nonces from every other attempt's.
     pub nonce_base: u64,
-    /// Longest a request may take from its send before it is cut (`--request-timeout`, serve
-    /// and conversation requests: [`crate::load::stream_limit::run_stream_within`]); None: no
+    /// Longest a request may take from its send before it is cut (`--request-timeout`, serve,
+    /// conversation and burst requests: [`crate::load::stream_limit::run_stream_within`]); None: no
     /// limit.
     pub request_timeout: Option<Duration>,
 }
