@@ -116,6 +116,7 @@ impl CellEnv {
             live,
             nonce_base,
             no_more: CancellationToken::new(),
+            request_timeout: None,
         }
     }
 

@@ -390,6 +390,7 @@ impl RunArgs {
             shard: sharding.shard,
             session_id: sharding.session_id,
             start_at: sharding.start_at,
+            request_timeout: sharding.request_timeout,
             exposition: None,
         };
         super::shard_session::finish(cfg, self.seed.is_some())

@@ -37,12 +37,19 @@ pub struct ShardFlags {
     /// then, then starts every decode cell at its fixed slot of a timeline every shard computes
     /// alike (--warmup-timeout, then the window, then a 14 s drain allowance; the window opens
     /// when the warmup ends, at the same instant on every shard, so every warmup lasts
-    /// --warmup-timeout); serve and conversation cells start when the one before ends. At most a
-    /// day ahead; a shard started up to 5 s after it still runs (its first cell late, recorded
-    /// in the report's `shard.timeline`), later is exit 2. With --resume: a new instant for a
-    /// resumed shard, replacing the saved one
+    /// --warmup-timeout); serve and conversation cells get slots with --request-timeout (else
+    /// they start when the one before ends). At most a day ahead; a shard started up to 5 s after
+    /// it still runs (its first cell late, recorded in the report's `shard.timeline`), later is
+    /// exit 2. With --resume: a new instant for a resumed shard, replacing the saved one
     #[arg(long, value_name = "T", value_parser = parse_start_at)]
     pub start_at: Option<SystemTime>,
+    /// Longest a serve, conversation or burst request may take from its send; past it the
+    /// request is cut (recorded `cut`, not completed). On the --start-at timeline it bounds those
+    /// cells' slots: 3 s lead, the schedule's last arrival, this (per turn for a conversation,
+    /// plus the longest think time between turns), then 4 s for the closing scrapes [default:
+    /// no limit]
+    #[arg(long, value_name = "D", value_parser = crate::units::parse_duration)]
+    pub request_timeout: Option<Duration>,
 }
 
 /// What the flags resolve to.
@@ -54,6 +61,8 @@ pub struct Sharding {
     pub session_id: Option<String>,
     /// `--start-at`.
     pub start_at: Option<SystemTime>,
+    /// `--request-timeout`.
+    pub request_timeout: Option<Duration>,
 }
 
 impl ShardFlags {
@@ -71,7 +80,11 @@ impl ShardFlags {
         if let Some(t) = self.start_at {
             check_start_at(t, now)?;
         }
-        Ok(Sharding { shard, session_id: self.session_id.clone(), start_at: self.start_at })
+        if self.request_timeout.is_some_and(|t| t.is_zero()) {
+            return Err("--request-timeout must be longer than 0".into());
+        }
+        let (session_id, start_at, request_timeout) = (self.session_id.clone(), self.start_at, self.request_timeout);
+        Ok(Sharding { shard, session_id, start_at, request_timeout })
     }
 }
 

@@ -20,6 +20,7 @@ pub(crate) fn finish(mut cfg: RunConfig, seed_given: bool) -> Result<RunConfig, 
     if cfg.plans.contains(&PlanKind::Routing) {
         return Err("--plan routing cannot be sharded yet (its priming's family map would live on shard 0 only); shard decode, serve or conversation".into());
     }
+    not_sliceable(&cfg)?;
     let id = cfg.session_id.clone().unwrap_or_else(|| derived_session_id(&cfg.settings(), cfg.start_at));
     if !seed_given {
         let seed = derived_seed(&id);
@@ -27,6 +28,20 @@ pub(crate) fn finish(mut cfg: RunConfig, seed_given: bool) -> Result<RunConfig, 
     }
     cfg.session_id = Some(id);
     Ok(cfg)
+}
+
+/// Refuses the sharded plans no shard can run its part of alone: an SLO search picks each
+/// probe's load from the probes before (every shard would need all shards' results), and a
+/// burst is its requests sent at one instant, which shards keep only on the `--start-at`
+/// timeline with a slot `--request-timeout` bounds.
+fn not_sliceable(cfg: &RunConfig) -> Result<(), String> {
+    if cfg.slo_search.is_some() {
+        return Err("--slo-search cannot be sharded: each probe's load follows from every shard's results of the probes before; run the search in one process".into());
+    }
+    if cfg.decode.run_burst && (cfg.start_at.is_none() || cfg.request_timeout.is_none()) {
+        return Err("--run-burst sharded needs --start-at and --request-timeout: a burst's requests leave every shard at its slot's instant".into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -64,5 +79,20 @@ mod tests {
         let mut cfg = sharded(0);
         cfg.plans.push(PlanKind::Routing);
         assert!(finish(cfg, true).unwrap_err().contains("--plan routing cannot be sharded"));
+    }
+
+    #[test]
+    fn a_sharded_burst_needs_the_timeline_and_a_request_timeout() {
+        let mut cfg = sharded(0);
+        (cfg.plans, cfg.decode.run_burst) = (vec![PlanKind::Decode], true);
+        let no_timeline = finish(cfg.clone(), true).unwrap_err();
+        assert!(no_timeline.contains("--run-burst sharded needs --start-at and --request-timeout"), "{no_timeline}");
+        cfg.start_at = Some(std::time::SystemTime::now());
+        assert!(finish(cfg.clone(), true).is_err(), "--start-at alone is not enough");
+        cfg.request_timeout = Some(std::time::Duration::from_secs(30));
+        assert!(finish(cfg.clone(), true).is_ok());
+        cfg.shard = None;
+        cfg.start_at = None;
+        assert!(finish(cfg, true).is_ok(), "unsharded bursts are as before");
     }
 }

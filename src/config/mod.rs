@@ -137,6 +137,10 @@ pub struct RunConfig {
     /// runner waits until then and starts every cell at its slot of the timeline
     /// (`session::timeline`); None starts at once, each cell when the one before ends.
     pub start_at: Option<std::time::SystemTime>,
+    /// The longest a serve, conversation or burst request may take from its send
+    /// (`--request-timeout`): past it the request is cut. It bounds those cells' slots on the
+    /// `--start-at` timeline (`session::timeline_open`); None: no limit (and no slot).
+    pub request_timeout: Option<std::time::Duration>,
     /// The live `/metrics` page of `--metrics-listen` (bound before preflight), which every
     /// attempt registers with; None without the flag.
     pub exposition: Option<std::sync::Arc<crate::metrics::expose::Exposition>>,

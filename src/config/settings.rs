@@ -97,6 +97,9 @@ impl RunConfig {
             let unix = t.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
             put("start-at", format!("{unix:.3}"));
         }
+        if let Some(t) = self.request_timeout {
+            put("request-timeout", humantime::format_duration(t).to_string());
+        }
         s
     }
 

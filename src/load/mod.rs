@@ -30,6 +30,7 @@ pub mod slice;
 pub mod slo;
 pub mod sse;
 pub mod stream;
+pub(crate) mod stream_limit;
 pub(crate) mod tap;
 pub(crate) mod text;
 pub(crate) mod timeline;

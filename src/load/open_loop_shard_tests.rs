@@ -44,6 +44,7 @@ async fn arrivals(slice: Slice, seed: u64, shape: f64) -> Vec<(u64, Duration)> {
         first_token_timeout: None,
         queued_waits: false,
         idle_timeout: Duration::from_secs(5),
+        request_timeout: None,
         expected_chunks: 4,
         live: Arc::new(LiveCounters::default()),
         nonce_base: 0,

@@ -43,6 +43,10 @@ pub struct WorkerCtx {
     /// Once cancelled, no worker starts another request; those in flight run to their end
     /// (a decode window's `--drain`). The workers' own stop token still cuts them.
     pub no_more: CancellationToken,
+    /// Longest a request may take from its send before it is cut (`--request-timeout`, serve,
+    /// conversation and burst requests: [`crate::load::stream_limit::run_stream_within`]); None: no
+    /// limit.
+    pub request_timeout: Option<Duration>,
 }
 
 impl WorkerCtx {

@@ -106,4 +106,9 @@ pub struct BurstAttempt {
     /// more (absent in reports that predate it, or without prefix-cache counters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_cache: Option<super::prefix_cache::PrefixCacheCheck>,
+    /// The distributions behind its TTFT, TPOT, e2e (`latency_ms`) and per-token ITL figures,
+    /// written only by `run --shard i/N` so `report merge` recomputes them from every shard's
+    /// values (src/report/shard_dists.rs; its per-stream and per-chunk entries stay empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_dists: Option<crate::report::shard_dists::ShardDists>,
 }

@@ -191,6 +191,7 @@ fn full_burst() -> BurstSection {
                 request_samples: vec![request(0, "completed")],
                 goodput: Some(crate::report::goodput::Goodput::new(1, 4, 2.5)),
                 prefix_cache: None,
+                shard_dists: None,
             }],
         }],
     }

@@ -24,6 +24,7 @@ pub mod snapshot;
 pub mod state;
 pub(crate) mod streak;
 pub(crate) mod timeline;
+pub(crate) mod timeline_open;
 
 pub use handles::SessionHandles;
 pub use plan::{start, start_continuing, start_session, start_with, start_with_setups};

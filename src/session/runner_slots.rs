@@ -62,11 +62,18 @@ impl Control {
         let attempt = self.state.cells[id].attempts.len() as u32 + 1;
         let (slot, reached, start) = (t.slot(id, attempt), t.reached, t.start);
         let Some(slot) = slot else {
+            let why = match &t.ends_before {
+                Some((c, why)) if *c == id => why.clone(),
+                Some((c, _)) => format!("the timeline ended before {}", self.state.cells[*c].label),
+                None => "the timeline was planned without it".into(),
+            };
             if !reached && !self.wait_for(env, ex, id, start).await {
                 return SlotWait::Interrupted;
             }
             let label = &self.state.cells[id].label;
-            env.emit(RunnerEvent::Log(format!("{label}: no slot on the timeline; starts now")));
+            env.emit(RunnerEvent::Log(format!(
+                "{label}: no slot on the timeline ({why}); starts when the cell before ends"
+            )));
             return SlotWait::Off;
         };
         let due = start + slot.offset;
@@ -150,8 +157,16 @@ impl Control {
     /// Records how the attempt `ran` of cell `id` kept the slot it started on.
     pub(super) fn record_slot(&mut self, env: &CellEnv, id: CellId, s: &SlotStart, ran: &Attempt) {
         let anchor = (s.started, s.started_wall);
-        let opened = ran.as_decode().filter(|d| d.window_s > 0.0).map(|d| {
-            let at = env.started + Duration::from_secs_f64((d.started_s + d.warmup_s).max(0.0));
+        // A decode window's opening; a serve, conversation or burst schedule's start.
+        let opened_s = match ran {
+            Attempt::Decode(d) => (d.window_s > 0.0).then_some(d.started_s + d.warmup_s),
+            Attempt::Serve(a) => Some(a.started_s),
+            Attempt::Burst(b) => Some(b.started_s),
+            Attempt::Extension(e) => Some(e.started_s),
+            _ => None,
+        };
+        let opened = opened_s.filter(|_| s.slot.window_at.is_some()).map(|at| {
+            let at = env.started + Duration::from_secs_f64(at.max(0.0));
             unix_s(wall_of(at, anchor))
         });
         self.state.slots.push(SlotRecord {

@@ -1,12 +1,17 @@
 //! The session's cell timeline (`run --start-at`, issue 27): every shard computes the same
 //! fixed slot for each planned attempt, from the plan and the flags alone, so cells start
 //! (and decode windows open) at the same wall-clock instants on every shard without the shards
-//! talking. A decode cell's slot is its longest warmup, its window, then a drain allowance;
-//! cells of other experiments have no bound fixed in advance yet, so the timeline ends at the
-//! first of them and the cells from there on start when the one before ends.
+//! talking. A decode cell's slot is its longest warmup, its window, then a drain allowance; a
+//! serve or conversation cell's is its schedule's span within `--request-timeout`
+//! and a burst's its requests within `--request-timeout` (`timeline_open`). A cell with no
+//! bound fixed in advance (no `--request-timeout`, an unbounded think time, routing) ends the
+//! timeline: the cells from
+//! there on start when the one before ends, and the log says why.
 
+use super::timeline_open::{SlotShape, burst_slot, conversation_slot, serve_slot};
 use crate::cell::control::CellId;
-use crate::config::RunConfig;
+use crate::cell::spec::{CellKey, CellSpec};
+use crate::config::{Rate, RunConfig};
 use crate::report::kind::ExperimentKind;
 use std::time::{Duration, SystemTime};
 
@@ -38,27 +43,37 @@ pub(crate) struct Timeline {
     pub start: SystemTime,
     /// In run order.
     pub slots: Vec<Slot>,
-    /// The first planned cell without a slot (the timeline ends before it), if any.
-    pub ends_before: Option<CellId>,
+    /// The first planned cell without a slot (the timeline ends before it) and why it has
+    /// none, if any.
+    pub ends_before: Option<(CellId, String)>,
     /// True once the runner has reached the start (every later wait is for a slot).
     pub reached: bool,
 }
 
-/// A cell's slot under `cfg`: its length and when its window opens in it; None for a cell
-/// whose length cannot be bounded in advance.
-pub(crate) fn cell_slot(cfg: &RunConfig, kind: ExperimentKind) -> Option<(Duration, Option<Duration>)> {
-    match kind {
+/// A cell's slot under `cfg`: its length and when its window (a serve or conversation cell's
+/// schedule) opens in it; or why its length cannot be bounded in advance.
+pub(crate) fn cell_slot(cfg: &RunConfig, spec: &CellSpec) -> SlotShape {
+    let rate = match spec.key {
+        CellKey::Grid { rate, .. } => rate.unwrap_or(Rate::Inf),
+        _ => Rate::Inf,
+    };
+    match spec.kind {
         ExperimentKind::Decode => {
             let warmup = cfg.decode.warmup_timeout;
-            Some((warmup + cfg.window + DRAIN_ALLOWANCE, Some(warmup)))
+            Ok((warmup + cfg.window + DRAIN_ALLOWANCE, Some(warmup)))
         }
-        _ => None,
+        ExperimentKind::Serve => serve_slot(cfg, rate),
+        ExperimentKind::Burst => burst_slot(cfg),
+        ExperimentKind::Extension(name) if name.as_str() == crate::experiment::conversation::NAME => {
+            conversation_slot(cfg, rate)
+        }
+        other => Err(format!("a {} cell's length is not known in advance", other.as_str())),
     }
 }
 
 /// One planned cell: its id, the attempt it starts at (1-based), how many attempts it plans
-/// (its runs) and its slot's length and window offset (None: no slot).
-pub(crate) type PlannedCell = (CellId, u32, u32, Option<(Duration, Option<Duration>)>);
+/// (its runs) and its slot's length and window offset (or why it has no slot).
+pub(crate) type PlannedCell = (CellId, u32, u32, SlotShape);
 
 impl Timeline {
     /// The timeline of `cells` in run order from `start`: each attempt's slot right after the
@@ -66,12 +81,13 @@ impl Timeline {
     pub(crate) fn plan(start: SystemTime, cells: impl IntoIterator<Item = PlannedCell>) -> Self {
         let (mut slots, mut at) = (Vec::new(), Duration::ZERO);
         for (cell, first, runs, slot) in cells {
-            let Some((len, window_at)) = slot else {
-                return Self { start, slots, ends_before: Some(cell), reached: false };
+            let (len, window_at) = match slot {
+                Ok(s) => s,
+                Err(why) => return Self { start, slots, ends_before: Some((cell, why)), reached: false },
             };
             for attempt in first..first + runs.max(1) {
                 slots.push(Slot { cell, attempt, offset: at, len, window_at });
-                at += len;
+                at = at.saturating_add(len);
             }
         }
         Self { start, slots, ends_before: None, reached: false }
@@ -89,7 +105,7 @@ pub(crate) fn of_state(cfg: &RunConfig, state: &super::state::SessionState) -> O
     let cells = state.queue.iter().filter_map(|&id| {
         let c = state.cells.get(id)?;
         let runs = c.run_progress().map_or(1, |p| p.planned.saturating_sub(p.done).max(1));
-        Some((id, c.attempts.len() as u32 + 1, runs, cell_slot(cfg, c.spec.kind)))
+        Some((id, c.attempts.len() as u32 + 1, runs, cell_slot(cfg, &c.spec)))
     });
     Some(Timeline::plan(start, cells))
 }
@@ -110,10 +126,10 @@ mod tests {
     fn decode_slots_follow_each_other_and_repeat_for_runs() {
         let mut cfg = crate::cli::run::tests_support::config();
         (cfg.decode.warmup_timeout, cfg.window) = (S(5), S(10));
-        let slot = cell_slot(&cfg, ExperimentKind::Decode);
-        assert_eq!(slot, Some((S(5) + S(10) + DRAIN_ALLOWANCE, Some(S(5)))));
+        let slot = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Decode, 0, 4));
+        assert_eq!(slot, Ok((S(5) + S(10) + DRAIN_ALLOWANCE, Some(S(5)))));
         assert_eq!(DRAIN_ALLOWANCE, S(14), "README and --help say 14 s");
-        let t = Timeline::plan(SystemTime::UNIX_EPOCH, [(0, 1, 1, slot), (2, 1, 2, slot)]);
+        let t = Timeline::plan(SystemTime::UNIX_EPOCH, [(0, 1, 1, slot.clone()), (2, 1, 2, slot)]);
         let len = S(15) + DRAIN_ALLOWANCE;
         let offsets: Vec<_> = t.slots.iter().map(|s| (s.cell, s.attempt, s.offset)).collect();
         assert_eq!(offsets, [(0, 1, S(0)), (2, 1, len), (2, 2, len * 2)]);
@@ -123,12 +139,29 @@ mod tests {
 
     #[test]
     fn the_timeline_ends_at_the_first_cell_without_a_bound() {
-        let cfg = crate::cli::run::tests_support::config();
-        assert_eq!(cell_slot(&cfg, ExperimentKind::Serve), None);
-        let d = cell_slot(&cfg, ExperimentKind::Decode);
-        let t = Timeline::plan(SystemTime::UNIX_EPOCH, [(0, 1, 1, d), (1, 1, 1, None), (2, 1, 1, d)]);
-        assert_eq!((t.slots.len(), t.ends_before), (1, Some(1)));
+        let mut cfg = crate::cli::run::tests_support::config();
+        let serve = CellSpec { kind: ExperimentKind::Serve, key: CellKey::Grid { ctx: 8, conc: 2, rate: None } };
+        let why = cell_slot(&cfg, &serve).unwrap_err();
+        assert!(why.contains("--request-timeout"), "{why}");
+        let routing = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Routing, 0, 4)).unwrap_err();
+        assert!(routing.contains("routing"), "{routing}");
+        let burst = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Burst, 0, 4)).unwrap_err();
+        assert!(burst.contains("--request-timeout"), "{burst}");
+        let d = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Decode, 0, 4));
+        let t = Timeline::plan(
+            SystemTime::UNIX_EPOCH,
+            [(0, 1, 1, d.clone()), (1, 1, 1, Err(why.clone())), (2, 1, 1, d.clone())],
+        );
+        assert_eq!((t.slots.len(), &t.ends_before), (1, &Some((1, why.clone()))));
         assert_eq!(t.slot(2, 1), None, "no slot after the end");
+        // With --request-timeout the serve cell has its slot, right after the decode cell's.
+        cfg.request_timeout = Some(S(20));
+        let s = cell_slot(&cfg, &serve);
+        let t = Timeline::plan(SystemTime::UNIX_EPOCH, [(0, 1, 1, d.clone()), (1, 1, 1, s.clone()), (2, 1, 1, d)]);
+        assert_eq!((t.slots.len(), &t.ends_before), (3, &None));
+        let (len, opens) = s.unwrap();
+        assert_eq!(t.slot(1, 1).map(|x| (x.len, x.window_at)), Some((len, opens)));
+        assert_eq!(t.slot(2, 1).unwrap().offset, t.slot(1, 1).unwrap().offset + len);
     }
 
     #[test]
@@ -145,7 +178,7 @@ mod tests {
             lens in proptest::collection::vec((1u64..600, 0u64..60, 1u32..4), 1..30),
             start in 0u64..4_000_000_000,
         ) {
-            let cells = || lens.iter().enumerate().map(|(i, (len, w, runs))| (i, 1, *runs, Some((S(*len), Some(S(*w))))));
+            let cells = || lens.iter().enumerate().map(|(i, (len, w, runs))| (i, 1, *runs, Ok((S(*len), Some(S(*w))))));
             let start = SystemTime::UNIX_EPOCH + S(start);
             let (a, b) = (Timeline::plan(start, cells()), Timeline::plan(start, cells()));
             prop_assert_eq!(&a, &b);

@@ -55,6 +55,7 @@ async fn each_request_has_its_own_length_and_the_server_counts_it() {
         rate: Rate::Inf,
         attempt: 1,
         search: None,
+        opens_at: None,
     };
     let planned = Lengths::draw(N as usize, INPUT, OUTPUT, ratio, spec.seed(11));
     for rec in &a.request_samples {

@@ -12,6 +12,7 @@ mod lengths;
 mod plan;
 mod prefix;
 mod repetitions;
+mod shards;
 mod slo_search;
 mod tokenizer;
 mod trace;

@@ -29,10 +29,13 @@ pub(crate) struct BurstCellSpec {
     pub label: String,
     /// Context size, tokens.
     pub ctx: u64,
-    /// Requests in the burst.
+    /// Requests in the burst (the whole plan's).
     pub conc: u32,
     /// 1-based attempt number.
     pub attempt: u32,
+    /// The instant the burst is sent on the session's timeline (`--start-at`), the same on
+    /// every shard; None: at once.
+    pub opens_at: Option<Instant>,
 }
 
 /// Judges each request of the burst as it ends, for the live view.
@@ -48,9 +51,9 @@ impl Tally for GoodputLive {
     }
 }
 
-/// Sends `conc` requests at once and waits for all of them (or `cancel`).
+/// Sends `conc` requests at once (a shard its share, `Slice::share`, at the timeline's
+/// instant) and waits for all of them (or `cancel`).
 pub(crate) async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cancel: &CancellationToken) -> BurstAttempt {
-    let started = Instant::now();
     let prompt = env.facts.prompt(spec.ctx);
     let text = prompt.map(|p| p.text.clone()).unwrap_or_default();
     let first_token = env.cfg.first_token_limit(prompt.map_or(spec.ctx, |p| p.tokens));
@@ -65,9 +68,10 @@ pub(crate) async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cance
     let mut ctx = env.worker_ctx(live.clone(), env.cfg.decode.burst_tokens, None, Some(first_token), 0);
     // Requests of a burst queue behind each other; only a burst that gets no token fails.
     ctx.queued_waits = true;
+    ctx.request_timeout = env.cfg.request_timeout;
     let ctx = Arc::new(ctx);
-    let nonce = env.nonce ^ (env.since_start(started) * 1e6) as u64;
-    let plan = (0..spec.conc)
+    let nonce = env.nonce ^ (env.since_start(Instant::now()) * 1e6) as u64;
+    let plan = (0..env.cfg.slice().share(spec.conc))
         .map(|i| Planned { offset: Duration::ZERO, body: body.render(&format!("[b{nonce:x}.{i}] ")), tag: i })
         .collect();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -77,30 +81,46 @@ pub(crate) async fn run_burst_attempt(env: &CellEnv, spec: &BurstCellSpec, cance
     lp.phase(Phase::Measuring, None);
     // The prefix-cache counters before the first request (experiment::decode::prefix).
     let before = crate::cell::prefix_cache::start_round(env).await;
+    let started = crate::experiment::serve::attempt::schedule_start(env, &spec.label, spec.opens_at);
     lp.run_until(run_open_loop(ctx, started, plan, tx, cancel.clone())).await;
     let (samples, _) = lp.finish();
-    let mut attempt = summarize_burst(env, spec, started, samples);
+    let (started_s, sharded) = (env.since_start(started), env.cfg.shard.is_some());
+    let mut attempt = summarize_burst(&samples, (started, started_s), env.cfg.slo, spec.attempt, sharded);
     if let (Some(p), false) = (prompt, cancel.is_cancelled()) {
         attempt.prefix_cache = crate::experiment::decode::prefix::check(env, &spec.label, p, before.as_deref()).await;
     }
     attempt
 }
 
-fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, samples: Vec<RequestSample>) -> BurstAttempt {
+/// The burst attempt `attempt` of `samples`, sent at `started` (`started_s` after the session's
+/// start), judged against `slo`; with its distributions when `sharded` (a shard's report).
+pub(crate) fn summarize_burst(
+    samples: &[RequestSample],
+    (started, started_s): (Instant, f64),
+    slo: Slo,
+    attempt: u32,
+    sharded: bool,
+) -> BurstAttempt {
     let end = samples.iter().map(|s| s.ended_at).max().unwrap_or(started);
-    let mut sum = Summarizer::new(started).with_slo(env.cfg.slo);
-    for s in &samples {
+    let mut sum = Summarizer::new(started).with_slo(slo);
+    for s in samples {
         sum.add(s, None, end);
     }
-    let st = sum.finish(None, spec.conc);
+    let gaps = per_token_gaps(samples);
+    // A shard keeps its distributions for `report merge` (src/report/shard_dists.rs).
+    let shard_dists = sharded.then(|| crate::report::shard_dists::ShardDists {
+        itl_token_ms: crate::stats::SavedGapDist::of(&gaps),
+        ..sum.dists()
+    });
+    let st = sum.finish(None, samples.len() as u32);
     let makespan = end.saturating_duration_since(started).as_secs_f64();
     let output_tokens: u64 = samples.iter().map(|s| s.output_tokens).sum();
     // Errors and not one token: nothing was measured (docs/reports.md §1.5).
     let measured = st.completed > 0 && !(st.error_count > 0 && output_tokens == 0);
     BurstAttempt {
-        attempt: spec.attempt,
+        attempt,
         status: if measured { AttemptStatus::Measured } else { AttemptStatus::Errored },
-        started_s: env.since_start(started),
+        started_s,
         requests: samples.len() as u64,
         success: st.completed,
         error_count: st.error_count,
@@ -109,7 +129,7 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
         reconnects: st.reconnects,
         e2e_ms: st.latency_ms,
         ttft_ms: st.ttft_ms,
-        itl_token_ms: per_token_gaps(&samples).summary(),
+        itl_token_ms: gaps.summary(),
         tpot_ms: st.tpot_ms,
         output_tokens,
         output_tps: if makespan > 0.0 { output_tokens as f64 / makespan } else { 0.0 },
@@ -118,5 +138,6 @@ fn summarize_burst(env: &CellEnv, spec: &BurstCellSpec, started: Instant, sample
         request_samples: st.records,
         goodput: st.goodput.map(|g| g.finish(makespan)),
         prefix_cache: None,
+        shard_dists,
     }
 }

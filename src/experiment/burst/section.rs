@@ -42,7 +42,7 @@ impl Experiment for Burst {
     }
 
     fn skip_now(&self, env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
-        self.grid.skip_before_run(env, spec)
+        self.grid.skip_before_run(env, spec).or_else(|| crate::experiment::decode::section::empty_slice(env, spec))
     }
 
     fn recover(&self, report: &SessionReport, spec: &CellSpec, _label: &str) -> Vec<Attempt> {
@@ -55,7 +55,8 @@ impl Experiment for Burst {
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             let CellKey::Grid { ctx, conc, .. } = cell.spec.key else { unreachable!("burst cells are grid cells") };
-            let s = BurstCellSpec { cell: cell.id, label: cell.label.to_string(), ctx, conc, attempt: cell.attempt };
+            let (label, opens_at) = (cell.label.to_string(), cell.opens_at);
+            let s = BurstCellSpec { cell: cell.id, label, ctx, conc, attempt: cell.attempt, opens_at };
             Attempt::Burst(Box::new(run_burst_attempt(env, &s, cancel).await))
         })
     }

@@ -45,6 +45,8 @@ pub(crate) struct ConversationCell {
     pub rate: Rate,
     /// 1-based attempt number.
     pub attempt: u32,
+    /// The instant the schedule starts on the session's timeline (`--start-at`); None: at once.
+    pub opens_at: Option<Instant>,
 }
 
 /// Runs every session of `scripts`, session i arriving at `start + offsets[i]` and starting
@@ -103,6 +105,7 @@ pub(crate) async fn run_attempt(
     let mut ctx = env.worker_ctx(live.clone(), shape.max_tokens, None, Some(first_token), seed);
     ctx.url = format!("{}{}", env.target.base, Endpoint::Chat.path());
     ctx.queued_waits = true;
+    ctx.request_timeout = env.cfg.request_timeout;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let publisher = LivePublisher::new(cell.cell, cell.label.clone(), cell.conc);
     let turns_of: Vec<u32> = scripts.iter().map(|s| s.users.len() as u32).collect();
@@ -116,7 +119,7 @@ pub(crate) async fn run_attempt(
     });
     lp.phase(Phase::Measuring, None);
     let before = env.metrics_now().await;
-    let started = Instant::now();
+    let started = crate::experiment::serve::attempt::schedule_start(env, &cell.label, cell.opens_at);
     let cap = (slice.cap(cell.conc), slice);
     let run = dispatch(Arc::new(ctx), shape.clone(), scripts, (started, offsets), cap, tx, cancel.clone());
     lp.run_until(run).await;

@@ -105,6 +105,7 @@ impl Experiment for Conversations {
                 conc,
                 rate,
                 attempt: cell.attempt,
+                opens_at: cell.opens_at,
             };
             Attempt::Extension(Box::new(run_attempt(env, &c, cancel).await))
         })

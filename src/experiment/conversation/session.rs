@@ -7,7 +7,8 @@
 use super::script::Script;
 use crate::config::conversation::{History, ThinkTime};
 use crate::load::sample::RequestSample;
-use crate::load::stream::{StreamSpec, run_stream};
+use crate::load::stream::StreamSpec;
+use crate::load::stream_limit::run_stream_within;
 use crate::load::worker::WorkerCtx;
 use bytes::Bytes;
 use rand::SeedableRng;
@@ -91,7 +92,7 @@ pub(crate) async fn run_session(
         if shape.history == History::Model {
             sample.text = Some(String::new());
         }
-        let mut sample = run_stream(&*ctx.backend, &spec, body, sample, cancel, &ctx.live).await;
+        let mut sample = run_stream_within(ctx, &spec, body, sample, cancel).await;
         let failed = !sample.completed();
         let answer = match shape.history {
             History::Model => sample.text.take().unwrap_or_default(),

@@ -52,9 +52,10 @@ impl Decode {
     }
 }
 
-/// Why a closed-loop cell has nothing for this shard to send: its slice of the cell's streams is
-/// 0 (conc below the shard count). The cell's slot of the timeline stays empty.
-fn empty_slice(env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
+/// Why a closed-loop cell (decode, or a burst) has nothing for this shard to send: its slice of
+/// the cell's streams is 0 (conc below the shard count). The cell's slot of the timeline stays
+/// empty.
+pub(crate) fn empty_slice(env: &CellEnv, spec: &CellSpec) -> Option<Skip> {
     let CellKey::Grid { conc, rate: None, .. } = spec.key else { return None };
     let (slice, shard) = (env.cfg.slice(), env.cfg.shard?);
     (slice.share(conc) == 0).then(|| {

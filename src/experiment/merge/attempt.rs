@@ -149,7 +149,7 @@ fn worst_lag<'a>(lags: impl Iterator<Item = Option<&'a Summary>>) -> Option<Summ
 }
 
 /// Targets lost, by target: the longest stale time any shard saw, connection errors added.
-fn target_lost<'a>(lists: impl Iterator<Item = &'a [TargetLoss]>) -> Vec<TargetLoss> {
+pub(super) fn target_lost<'a>(lists: impl Iterator<Item = &'a [TargetLoss]>) -> Vec<TargetLoss> {
     let mut out: Vec<TargetLoss> = Vec::new();
     for t in lists.flatten() {
         match out.iter_mut().find(|o| o.replica == t.replica) {

@@ -109,19 +109,22 @@ fn get(s: &Settings<'_>, key: &str) -> Option<String> {
     s.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v.to_string())
 }
 
-/// Refuses what the merge does not merge yet (docs/reports.md §9): burst, routing, extension
-/// and sweep sections.
+/// Refuses what the merge does not merge (docs/reports.md §9): routing phases, sweeps and
+/// extension sections other than conversations. `run` refuses to shard routing, a sweep
+/// (`--server-cmd`) and an SLO search, so only a report from another version or an edited
+/// file holds them.
 fn supported(r: &SessionReport, file: &str) -> Result<(), String> {
+    let other = r.extensions.iter().find(|e| !super::extension::MERGED_KINDS.contains(&e.kind.as_str()));
+    let other = other.map(|e| format!("a `{}` extension section", e.kind));
     let what = [
-        (r.burst.as_ref().is_some_and(|b| !b.cells.is_empty()), "burst cells"),
-        (!r.phases.is_empty() || !r.phase_history.is_empty(), "routing phases"),
-        (!r.extensions.is_empty(), "extension sections"),
-        (r.sweep.is_some(), "an engine-config sweep"),
+        ((!r.phases.is_empty() || !r.phase_history.is_empty()).then(|| "routing phases".to_string())),
+        (r.sweep.is_some().then(|| "an engine-config sweep".to_string())),
+        other,
     ];
-    match what.iter().find(|(has, _)| *has) {
-        Some((_, name)) => {
-            Err(format!("{file}: has {name}; report merge merges decode and serve cells only (for now)"))
-        }
+    match what.into_iter().flatten().next() {
+        Some(name) => Err(format!(
+            "{file}: has {name}, which no sharded run writes (run refuses to shard routing, --server-cmd and --slo-search); report merge merges decode, burst, serve and conversation cells"
+        )),
         None => Ok(()),
     }
 }

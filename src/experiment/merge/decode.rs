@@ -7,6 +7,7 @@ use crate::experiment::decode::knee::row_knees;
 use crate::load::slice::Slice;
 use crate::report::json::{DecodeAttempt, DecodeCell, DecodeSection, SessionReport};
 use crate::report::kind::ExperimentKind;
+use crate::report::skip::SkipKind;
 use crate::report::status::CellOutcome;
 
 /// The decode section merged over `parts` (shard index, report; the base shard first); None
@@ -72,13 +73,9 @@ fn merge_cell(cells: &[(u32, &DecodeCell)], notes: &mut Vec<String>) -> DecodeCe
         .map(|(n, parts)| {
             let name = format!("{name} attempt {n}");
             if parts.len() < cells.len() {
-                let made: Vec<String> = parts.iter().map(|(i, _)| i.to_string()).collect();
                 let streams: u32 = parts.iter().map(|(_, a)| a.requested).sum();
-                notes.push(format!(
-                    "{name}: only shard {} made it ({streams} of the cell's {} streams); its figures are theirs",
-                    made.join(", "),
-                    base.conc
-                ));
+                let ran = format!("{streams} of the cell's {} streams", base.conc);
+                notes.push(super::only_some_made(&name, parts.iter().map(|p| p.0), &ran));
             }
             attempt::merge(&parts, &name, notes)
         })
@@ -104,6 +101,27 @@ fn merge_cell(cells: &[(u32, &DecodeCell)], notes: &mut Vec<String>) -> DecodeCe
         baseline: Vec::new(),
         runs: None,
     }
+}
+
+/// A cell as [`cell_verdict`] reads it: its status, why it was skipped and how, and whether it
+/// carries repeated runs or `--baseline` figures.
+pub(super) type CellCopy = (CellOutcome, Option<String>, Option<SkipKind>, bool);
+
+/// A merged cell's status ([`cell_status`]), skip reason and skip kind from its shards' copies
+/// `cells` (each read by `read`), with a note when repeated runs or `--baseline` figures are
+/// left out.
+pub(super) fn cell_verdict<C>(
+    cells: &[(u32, &C)],
+    read: impl Fn(&C) -> CellCopy,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> (CellOutcome, Option<String>, Option<SkipKind>) {
+    let copies: Vec<(u32, CellCopy)> = cells.iter().map(|(i, c)| (*i, read(c))).collect();
+    if copies.iter().any(|(_, c)| c.3) {
+        notes.push(format!("{name}: repeated runs and --baseline figures are not merged"));
+    }
+    let status = cell_status(&copies.iter().map(|(i, c)| (*i, c.0)).collect::<Vec<_>>(), name, notes);
+    (status, copies.iter().find_map(|(_, c)| c.1.clone()), copies.iter().find_map(|(_, c)| c.2))
 }
 
 /// The cell's status: the shards' when they agree; else, of the shards that ran it (not

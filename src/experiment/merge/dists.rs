@@ -28,11 +28,25 @@ pub(super) struct Figures {
 /// The figures of the shards' attempts `parts` together; `name` heads the notes of what was
 /// left out.
 pub(super) fn merge(parts: &[(u32, &DecodeAttempt)], name: &str, notes: &mut Vec<String>) -> Figures {
-    let dists: Option<Vec<&ShardDists>> = parts.iter().map(|(_, a)| a.shard_dists.as_ref()).collect();
+    let dists: Vec<(u32, Option<&ShardDists>)> = parts.iter().map(|(i, a)| (*i, a.shard_dists.as_ref())).collect();
+    let measured = parts.iter().any(|(_, a)| a.ttft_ms.is_some() || a.itl_token_ms.is_some());
+    of_dists(&dists, measured, name, notes)
+}
+
+/// The figures of the shards' distributions `parts` (shard index, its attempt's
+/// `shard_dists`) together; `measured` when any shard had figures (a shard without
+/// distributions then leaves them out with a note). Decode and burst attempts carry the same
+/// distributions.
+pub(super) fn of_dists(
+    parts: &[(u32, Option<&ShardDists>)],
+    measured: bool,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> Figures {
+    let dists: Option<Vec<&ShardDists>> = parts.iter().map(|(_, d)| *d).collect();
     let Some(dists) = dists else {
-        let without: Vec<String> =
-            parts.iter().filter(|(_, a)| a.shard_dists.is_none()).map(|(i, _)| i.to_string()).collect();
-        if parts.iter().any(|(_, a)| a.ttft_ms.is_some() || a.itl_token_ms.is_some()) {
+        let without: Vec<String> = parts.iter().filter(|(_, d)| d.is_none()).map(|(i, _)| i.to_string()).collect();
+        if measured {
             notes.push(format!(
                 "{name}: latency percentiles left out: shard {} wrote no distributions (`shard_dists`)",
                 without.join(", ")

@@ -4,13 +4,19 @@
 //! The rules are in docs/reports.md "Merged reports".
 
 mod attempt;
+mod burst;
 mod check;
 mod decode;
 mod dists;
+mod extension;
 mod saturation;
 mod serve;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_burst;
+#[cfg(test)]
+mod tests_extension;
 #[cfg(test)]
 mod tests_prop;
 #[cfg(test)]
@@ -61,6 +67,8 @@ pub fn merge(mut inputs: Vec<ShardInput>) -> Result<Merged, String> {
     report.serve = serve::merge(&parts, &mut notes);
     // Cells a resumed shard ran on its own new timeline (`run --resume` with --start-at).
     notes.extend(timeline::notes(&parts));
+    report.burst = burst::merge(&parts, &mut notes);
+    report.extensions = extension::merge(&parts, &mut notes);
     report.complete = shards.iter().all(|s| s.status == MergedShardStatus::Merged);
     report.started_at = parts.iter().map(|(_, r)| r.started_at.clone()).min().unwrap_or_default();
     report.updated_at = parts.iter().map(|(_, r)| r.updated_at.clone()).max().unwrap_or_default();
@@ -130,6 +138,13 @@ fn warnings(parts: &[(u32, &SessionReport)]) -> Vec<String> {
 fn dedup(notes: Vec<String>) -> Vec<String> {
     let mut seen = BTreeSet::new();
     notes.into_iter().filter(|n| seen.insert(n.clone())).collect()
+}
+
+/// The note for attempt `name` that only the shards `made` made (a shard killed or stopped
+/// before it), `ran` saying what they ran of it.
+fn only_some_made(name: &str, made: impl Iterator<Item = u32>, ran: &str) -> String {
+    let made: Vec<String> = made.map(|i| i.to_string()).collect();
+    format!("{name}: only shard {} made it ({ran}); its figures are theirs", made.join(", "))
 }
 
 /// Every attempt number any shard made of one cell, in order, each with the attempts of that

@@ -5,7 +5,7 @@
 //! (`ServeAttempt.shard_gaps`), both through `experiment::serve::metrics::serve_metrics`.
 
 use super::attempt::{add_counts, examples, least_finished, records};
-use super::decode::cell_status;
+use super::decode::cell_verdict;
 use crate::cell::spec::CellSpec;
 use crate::experiment::serve::knee::serve_knees;
 use crate::experiment::serve::metrics::{RequestFigures, ServeGaps, serve_metrics};
@@ -58,19 +58,10 @@ fn merge_cell(cells: &[(u32, &ServeCellReport)], shards: usize, notes: &mut Vec<
             merge_attempt(&parts, &name, notes)
         })
         .collect();
-    if cells.iter().any(|(_, c)| c.runs.is_some() || !c.baseline.is_empty()) {
-        notes.push(format!("{name}: repeated runs and --baseline figures are not merged"));
-    }
-    let status = cell_status(&cells.iter().map(|(i, c)| (*i, c.status)).collect::<Vec<_>>(), &name, notes);
-    ServeCellReport {
-        status,
-        timeout_reason: cells.iter().find_map(|(_, c)| c.timeout_reason.clone()),
-        skip: cells.iter().find_map(|(_, c)| c.skip),
-        attempts,
-        baseline: Vec::new(),
-        runs: None,
-        ..base.clone()
-    }
+    let read =
+        |c: &ServeCellReport| (c.status, c.timeout_reason.clone(), c.skip, c.runs.is_some() || !c.baseline.is_empty());
+    let (status, timeout_reason, skip) = cell_verdict(cells, read, &name, notes);
+    ServeCellReport { status, timeout_reason, skip, attempts, baseline: Vec::new(), runs: None, ..base.clone() }
 }
 
 /// One serve attempt over the shards that made it.

@@ -49,6 +49,10 @@ pub struct ServeCell {
     pub attempt: u32,
     /// The SLO search this attempt is a probe of, shown live beside it (`--slo-search`).
     pub search: Option<crate::cell::search_live::SearchLive>,
+    /// The instant the schedule starts on the session's timeline (`--start-at`, its slot's
+    /// start + `session::timeline_open::SCHEDULE_LEAD`, the same on every shard); None: at
+    /// once.
+    pub opens_at: Option<Instant>,
 }
 
 impl ServeCell {
@@ -178,6 +182,7 @@ pub async fn run_serve_attempt(
     // Token-id prompts are a completions feature: serve uses it whatever --endpoint says.
     ctx.url = format!("{}{}", env.target.base, Endpoint::Completions.path());
     ctx.queued_waits = true;
+    ctx.request_timeout = env.cfg.request_timeout;
     let ctx = Arc::new(ctx);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let publisher = LivePublisher::new(spec.cell, spec.label.clone(), spec.max_concurrency);
@@ -190,7 +195,7 @@ pub async fn run_serve_attempt(
     lp.live_mut().slo_search = spec.search.clone();
     lp.phase(Phase::Measuring, span);
     let before = env.metrics_now().await;
-    let started = Instant::now();
+    let started = schedule_start(env, &spec.label, spec.opens_at);
     let due = offsets.clone();
     let cap = (slice.cap(spec.max_concurrency), slice);
     lp.run_until(run_capped(ctx, started, offsets, cap, body, tx, cancel.clone())).await;
@@ -220,6 +225,21 @@ pub async fn run_serve_attempt(
         }
     }
     attempt
+}
+
+/// When an attempt's schedule starts: at `opens_at` (its slot's, on the `--start-at` timeline)
+/// when that is still ahead, else now; a start past `opens_at` is said (`label` heads it).
+pub(crate) fn schedule_start(env: &CellEnv, label: &str, opens_at: Option<Instant>) -> Instant {
+    let now = Instant::now();
+    match opens_at {
+        Some(at) if at >= now => at,
+        Some(at) => {
+            let late = now.saturating_duration_since(at).as_secs_f64() * 1e3;
+            env.warn(format!("{label}: its schedule started {late:.0} ms after its slot's instant (the work before the load overran the lead)"));
+            now
+        }
+        None => now,
+    }
 }
 
 /// The prefixes of a `prefix_repetition` attempt, drawn once, and which one each request sends.

@@ -5,7 +5,7 @@
 
 use crate::load::sample::RequestSample;
 use crate::load::slice::Slice;
-use crate::load::stream::run_stream;
+use crate::load::stream_limit::run_stream_within;
 use crate::load::worker::WorkerCtx;
 use bytes::Bytes;
 use std::sync::Arc;
@@ -70,7 +70,7 @@ pub(crate) async fn run_capped(
             let i = i as u32;
             let mut sample = RequestSample::new(i, Instant::now());
             sample.tag = i;
-            let sample = run_stream(&*ctx.backend, &ctx.spec(), body(i), sample, &cancel, &ctx.live).await;
+            let sample = run_stream_within(&ctx, &ctx.spec(), body(i), sample, &cancel).await;
             let _ = tx.send(sample);
         }
     };

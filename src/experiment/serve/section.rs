@@ -242,6 +242,7 @@ impl Experiment for Serve {
                 rate: rate.unwrap_or(Rate::Inf),
                 attempt: cell.attempt,
                 search: None,
+                opens_at: cell.opens_at,
             };
             // A failed probe is not kept: a transient refusal (a 429) is tried again next cell.
             // Dataset prompts are text: no vocabulary to probe.

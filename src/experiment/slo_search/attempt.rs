@@ -73,6 +73,7 @@ fn probe_cell(env: &CellEnv, cell: &SearchCell, mode: SearchMode, (index, load):
         // Its own seed (`ServeCell::seed` mixes the attempt in): no two probes share prompts.
         attempt: cell.attempt.saturating_mul(10_000).saturating_add(index as u32),
         search: None,
+        opens_at: None,
     }
 }
 

@@ -22,7 +22,7 @@ pub mod frontier;
 pub mod labels;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use super::json::SessionReport;
 use super::runs::{Repeated, RunsBlock};

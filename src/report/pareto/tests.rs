@@ -70,7 +70,7 @@ fn figures_that_are_absent_zero_or_not_finite_give_no_point() {
 }
 
 /// A conversation section with one measured cell, its median TPOT figure as given.
-fn conversation(tpot: Option<f64>) -> ExtensionSection {
+pub(crate) fn conversation(tpot: Option<f64>) -> ExtensionSection {
     let attempt = ExtensionAttempt {
         attempt: 1,
         status: AttemptStatus::Measured,
