@@ -55,6 +55,7 @@ impl RunArgs {
             seed: self.session_seed(),
             gateway_metrics: self.gateway_metrics.clone(),
             max_setup_attempts: 3,
+            priming_slot: self.priming_slot,
         })
     }
 }

@@ -18,7 +18,7 @@ pub(crate) fn finish(mut cfg: RunConfig, seed_given: bool) -> Result<RunConfig, 
         };
     }
     if cfg.plans.contains(&PlanKind::Routing) {
-        return Err("--plan routing cannot be sharded yet (its priming's family map would live on shard 0 only); shard decode, serve or conversation".into());
+        sharded_routing(&cfg)?;
     }
     let id = cfg.session_id.clone().unwrap_or_else(|| derived_session_id(&cfg.settings(), cfg.start_at));
     if !seed_given {
@@ -27,6 +27,25 @@ pub(crate) fn finish(mut cfg: RunConfig, seed_given: bool) -> Result<RunConfig, 
     }
     cfg.session_id = Some(id);
     Ok(cfg)
+}
+
+/// What sharded routing needs (src/experiment/routing/shard_phase.rs): every phase's slot on
+/// the timeline, so `--start-at` and no plan whose cells have no slot; no conversation
+/// scenario (its turns build on the replies of one process's earlier turns).
+fn sharded_routing(cfg: &RunConfig) -> Result<(), String> {
+    if cfg.start_at.is_none() {
+        return Err("sharded --plan routing needs --start-at: every shard starts a phase's measured part at the same instant, after shard 0's priming".into());
+    }
+    if let Some(p) = cfg.plans.iter().find(|p| matches!(p, PlanKind::Serve | PlanKind::Conversation)) {
+        return Err(format!(
+            "sharded --plan routing cannot run beside --plan {} yet (its cells have no slot on the timeline); shard them in separate sessions",
+            p.as_str()
+        ));
+    }
+    if cfg.routing.scenarios.iter().any(|s| s.conversation) {
+        return Err("the routing scenario `conversation` cannot be sharded yet (a turn holds the replies of its conversation's earlier turns, sent by other shards); shard the other scenarios".into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -60,9 +79,17 @@ mod tests {
     }
 
     #[test]
-    fn routing_is_refused_in_a_sharded_run() {
+    fn sharded_routing_needs_start_at_no_slotless_plan_and_no_conversation_scenario() {
         let mut cfg = sharded(0);
-        cfg.plans.push(PlanKind::Routing);
-        assert!(finish(cfg, true).unwrap_err().contains("--plan routing cannot be sharded"));
+        cfg.plans = vec![PlanKind::Decode, PlanKind::Routing];
+        assert!(finish(cfg.clone(), true).unwrap_err().contains("needs --start-at"));
+        cfg.start_at = Some(std::time::SystemTime::now());
+        let ok = finish(cfg.clone(), true).unwrap();
+        assert!(ok.session_id.is_some(), "decode and routing shard");
+        cfg.plans.push(PlanKind::Serve);
+        assert!(finish(cfg.clone(), true).unwrap_err().contains("beside --plan serve"));
+        cfg.plans.pop();
+        cfg.routing.scenarios.push("conversation".parse().unwrap());
+        assert!(finish(cfg, true).unwrap_err().contains("`conversation` cannot be sharded"));
     }
 }

@@ -1,7 +1,8 @@
 //! The session's cell timeline (`run --start-at`, issue 27): every shard computes the same
 //! fixed slot for each planned attempt, from the plan and the flags alone, so cells start
 //! (and decode windows open) at the same wall-clock instants on every shard without the shards
-//! talking. A decode cell's slot is its longest warmup, its window, then a drain allowance;
+//! talking. A decode cell's slot is its longest warmup, its window, then a drain allowance; a
+//! routing phase's is shard 0's priming, then its measured part (`routing::shard_slot`);
 //! cells of other experiments have no bound fixed in advance yet, so the timeline ends at the
 //! first of them and the cells from there on start when the one before ends.
 
@@ -52,6 +53,8 @@ pub(crate) fn cell_slot(cfg: &RunConfig, kind: ExperimentKind) -> Option<(Durati
             let warmup = cfg.decode.warmup_timeout;
             Some((warmup + cfg.window + DRAIN_ALLOWANCE, Some(warmup)))
         }
+        // Priming on shard 0, then the measured part from the same instant on every shard.
+        ExperimentKind::Routing => Some(crate::experiment::routing::shard_slot::slot(cfg)),
         _ => None,
     }
 }

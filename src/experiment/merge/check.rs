@@ -109,18 +109,17 @@ fn get(s: &Settings<'_>, key: &str) -> Option<String> {
     s.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v.to_string())
 }
 
-/// Refuses what the merge does not merge yet (docs/reports.md §9): burst, routing, extension
-/// and sweep sections.
+/// Refuses what the merge does not merge yet (docs/reports.md §9): burst, extension and
+/// sweep sections.
 fn supported(r: &SessionReport, file: &str) -> Result<(), String> {
     let what = [
         (r.burst.as_ref().is_some_and(|b| !b.cells.is_empty()), "burst cells"),
-        (!r.phases.is_empty() || !r.phase_history.is_empty(), "routing phases"),
         (!r.extensions.is_empty(), "extension sections"),
         (r.sweep.is_some(), "an engine-config sweep"),
     ];
     match what.iter().find(|(has, _)| *has) {
         Some((_, name)) => {
-            Err(format!("{file}: has {name}; report merge merges decode and serve cells only (for now)"))
+            Err(format!("{file}: has {name}; report merge merges decode and serve cells and routing phases only (for now)"))
         }
         None => Ok(()),
     }

@@ -7,11 +7,14 @@ mod attempt;
 mod check;
 mod decode;
 mod dists;
+mod routing;
 mod serve;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_prop;
+#[cfg(test)]
+mod tests_routing;
 #[cfg(test)]
 mod tests_serve;
 
@@ -57,6 +60,7 @@ pub fn merge(mut inputs: Vec<ShardInput>) -> Result<Merged, String> {
     let mut report = base.clone();
     report.decode = decode::merge(&parts, &mut notes);
     report.serve = serve::merge(&parts, &mut notes);
+    (report.phases, report.phase_history) = routing::merge(&parts, &mut notes);
     report.complete = shards.iter().all(|s| s.status == MergedShardStatus::Merged);
     report.started_at = parts.iter().map(|(_, r)| r.started_at.clone()).min().unwrap_or_default();
     report.updated_at = parts.iter().map(|(_, r)| r.updated_at.clone()).max().unwrap_or_default();
