@@ -118,9 +118,9 @@ fn supported(r: &SessionReport, file: &str) -> Result<(), String> {
         (r.sweep.is_some(), "an engine-config sweep"),
     ];
     match what.iter().find(|(has, _)| *has) {
-        Some((_, name)) => {
-            Err(format!("{file}: has {name}; report merge merges decode and serve cells and routing phases only (for now)"))
-        }
+        Some((_, name)) => Err(format!(
+            "{file}: has {name}; report merge merges decode and serve cells and routing phases only (for now)"
+        )),
         None => Ok(()),
     }
 }

@@ -68,7 +68,10 @@ pub(super) fn merge_phase(entries: &[(u32, &RoutingPhase)], shards: usize, notes
         notes.push(format!("routing phase {}: only shard {} of {shards} ran it", base.phase, made.join(", ")));
     }
     if entries.first().is_some_and(|(i, _)| *i != 0) {
-        notes.push(format!("routing phase {}: shard 0 did not run it, so no owner map: owner_hit_ratio left out", base.phase));
+        notes.push(format!(
+            "routing phase {}: shard 0 did not run it, so no owner map: owner_hit_ratio left out",
+            base.phase
+        ));
     }
     let mut p = RoutingPhase {
         shard_dists: None,
@@ -78,12 +81,14 @@ pub(super) fn merge_phase(entries: &[(u32, &RoutingPhase)], shards: usize, notes
         ..server.clone()
     };
     (p.config, p.initial_prefix_owners) = (base.config.clone(), base.initial_prefix_owners.clone());
-    (p.cache_reset, p.caches_reset, p.prefix_set) = (base.cache_reset.clone(), base.caches_reset, base.prefix_set.clone());
+    (p.cache_reset, p.caches_reset, p.prefix_set) =
+        (base.cache_reset.clone(), base.caches_reset, base.prefix_set.clone());
     add_counts(entries, &mut p);
     p.started_at = entries.iter().map(|(_, e)| e.started_at).fold(f64::INFINITY, f64::min);
     p.finished_at = entries.iter().map(|(_, e)| e.finished_at).fold(f64::NEG_INFINITY, f64::max);
     p.elapsed = (p.finished_at - p.started_at).max(0.0);
-    p.input_tokens_range = entries.iter().filter_map(|(_, e)| e.input_tokens_range).reduce(|a, b| [a[0].min(b[0]), a[1].max(b[1])]);
+    p.input_tokens_range =
+        entries.iter().filter_map(|(_, e)| e.input_tokens_range).reduce(|a, b| [a[0].min(b[0]), a[1].max(b[1])]);
     let mut sources: Vec<_> = entries.iter().flat_map(|(_, e)| e.token_sources.iter().copied()).collect();
     sources.sort_by_key(|s| s.as_str());
     sources.dedup();
@@ -153,7 +158,8 @@ fn replicas(entries: &[(u32, &RoutingPhase)], server: &RoutingPhase) -> BTreeMap
             }
             r.family_counts = Some(fams);
             // Each shard saw only its own requests in flight: the largest shard's peak.
-            r.gateway_outstanding_at_selection_peak = of().filter_map(|x| x.gateway_outstanding_at_selection_peak).max();
+            r.gateway_outstanding_at_selection_peak =
+                of().filter_map(|x| x.gateway_outstanding_at_selection_peak).max();
         }
     }
     out

@@ -53,7 +53,15 @@ fn phase_of(reqs: &[Req], owners: &BTreeMap<u32, Vec<String>>, finished_at: f64)
     (p.ttft, p.e2e) = (pcts(&all), pcts(&all.iter().map(|t| t * 2.0).collect::<Vec<_>>()));
     p.families = fam_ttft
         .into_iter()
-        .map(|(f, v)| (f, FamilyRecord { requests: v.len() as u64, ttft_p95: v.into_iter().collect::<Samples>().percentile(95.0) }))
+        .map(|(f, v)| {
+            (
+                f,
+                FamilyRecord {
+                    requests: v.len() as u64,
+                    ttft_p95: v.into_iter().collect::<Samples>().percentile(95.0),
+                },
+            )
+        })
         .collect();
     let n = reqs.len() as u64;
     (p.planned, p.requests, p.success, p.gateway_verified_requests) = (n as u32, n, n, n);

@@ -41,7 +41,10 @@ mod tests {
 
     #[test]
     fn requests_count_as_hits_on_their_familys_owner_only() {
-        let replicas = BTreeMap::from([("a".to_string(), served(&[(0, 3), (1, 1)])), ("b".to_string(), served(&[(1, 4), (2, 5)]))]);
+        let replicas = BTreeMap::from([
+            ("a".to_string(), served(&[(0, 3), (1, 1)])),
+            ("b".to_string(), served(&[(1, 4), (2, 5)])),
+        ]);
         let owners = BTreeMap::from([(0, vec!["a".to_string()]), (1, vec!["b".to_string()]), (2, vec![])]);
         assert_eq!(owner_hits(&replicas, &owners), (7, 8), "family 2 has no owner: not counted");
         assert_eq!(owner_hit_ratio(&replicas, &owners), Some(7.0 / 8.0));

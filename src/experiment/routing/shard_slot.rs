@@ -35,7 +35,8 @@ pub(crate) fn priming_budget(cfg: &RunConfig) -> Duration {
 
 /// The longest schedule of the plan's phases: from its first arrival to its last.
 pub(crate) fn longest_span(cfg: &RunConfig) -> Duration {
-    let spans = phases(&cfg.routing).into_iter().map(|p| traffic_of(&cfg.routing, &p).last().map_or(Duration::ZERO, |t| t.0));
+    let spans =
+        phases(&cfg.routing).into_iter().map(|p| traffic_of(&cfg.routing, &p).last().map_or(Duration::ZERO, |t| t.0));
     spans.max().unwrap_or(Duration::ZERO)
 }
 
