@@ -37,6 +37,9 @@ impl RunArgs {
             [crate::config::Rate::PerSecond(r)] => *r,
             _ => self.rps,
         };
+        if self.priming_slot.is_some_and(|d| d.is_zero()) {
+            return Err("--priming-slot must be longer than 0 s (shard 0 primes in it)".into());
+        }
         if self.routes.iter().any(|r| r.trim().is_empty()) {
             return Err("--routes has an empty name".into());
         }

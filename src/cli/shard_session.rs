@@ -8,6 +8,11 @@ use crate::config::{PlanKind, RunConfig};
 /// from the settings; without `--seed` (`seed_given` false), the seed derived from the id, so
 /// every shard draws the same schedules. Unsharded configurations pass unchanged.
 pub(crate) fn finish(mut cfg: RunConfig, seed_given: bool) -> Result<RunConfig, String> {
+    if cfg.routing.priming_slot.is_some() && (cfg.shard.is_none() || !cfg.plans.contains(&PlanKind::Routing)) {
+        return Err(
+            "--priming-slot is for sharded routing: give it with --plan routing and --shard i/N or --shards N".into()
+        );
+    }
     if cfg.shard.is_none() {
         return match cfg.start_at {
             Some(_) => {
@@ -90,6 +95,11 @@ mod tests {
         assert!(finish(cfg.clone(), true).unwrap_err().contains("beside --plan serve"));
         cfg.plans.pop();
         cfg.routing.scenarios.push("conversation".parse().unwrap());
-        assert!(finish(cfg, true).unwrap_err().contains("`conversation` cannot be sharded"));
+        assert!(finish(cfg.clone(), true).unwrap_err().contains("`conversation` cannot be sharded"));
+        cfg.routing.scenarios.pop();
+        cfg.routing.priming_slot = Some(std::time::Duration::from_secs(5));
+        assert!(finish(cfg.clone(), true).is_ok());
+        cfg.shard = None;
+        assert!(finish(cfg, true).unwrap_err().contains("--priming-slot is for sharded routing"));
     }
 }

@@ -128,6 +128,7 @@ mod tests {
     fn the_timeline_ends_at_the_first_cell_without_a_bound() {
         let cfg = crate::cli::run::tests_support::config();
         assert_eq!(cell_slot(&cfg, ExperimentKind::Serve), None);
+        assert!(cell_slot(&cfg, ExperimentKind::Routing).is_some(), "routing: priming, then the measured part");
         let d = cell_slot(&cfg, ExperimentKind::Decode);
         let t = Timeline::plan(SystemTime::UNIX_EPOCH, [(0, 1, 1, d), (1, 1, 1, None), (2, 1, 1, d)]);
         assert_eq!((t.slots.len(), t.ends_before), (1, Some(1)));

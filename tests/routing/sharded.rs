@@ -122,6 +122,7 @@ async fn two_shards_prime_once_and_merge_to_the_gateways_own_counts() {
     // pod holding its prefix unless its load shortcut fires: the owner serves nearly all, in one
     // process as across shards. Shard 1's prompts must carry shard 0's primed prefixes for that.
     let (hit, hit_one) = (owner_hit(&m), owner_hit(&one));
+    eprintln!("prefix-cache owner hit ratio: sharded {hit}, single process {hit_one}");
     assert!(hit >= 0.9 && hit_one >= 0.9, "owner hit ratio sharded {hit} vs single {hit_one}");
     assert!((hit - hit_one).abs() <= 0.1, "sharded {hit} vs single {hit_one}");
     assert_eq!(phase(&s1, "r1-hot90-prefix-cache").get("owner_hit_ratio"), None, "no map on shard 1");
