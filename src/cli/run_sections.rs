@@ -7,6 +7,9 @@ use crate::experiment::routing::RoutingConfig;
 use crate::stats::Slo;
 use std::path::PathBuf;
 
+/// Longest `--priming-slot`: an hour for one phase's resets and priming.
+const MAX_PRIMING_SLOT: std::time::Duration = std::time::Duration::from_secs(3600);
+
 impl RunArgs {
     pub(super) fn decode_config(&self) -> DecodeConfig {
         DecodeConfig {
@@ -37,8 +40,8 @@ impl RunArgs {
             [crate::config::Rate::PerSecond(r)] => *r,
             _ => self.rps,
         };
-        if self.priming_slot.is_some_and(|d| d.is_zero()) {
-            return Err("--priming-slot must be longer than 0 s (shard 0 primes in it)".into());
+        if self.priming_slot.is_some_and(|d| d.is_zero() || d > MAX_PRIMING_SLOT) {
+            return Err("--priming-slot must be longer than 0 s (shard 0 primes in it) and at most 1 h".into());
         }
         if self.routes.iter().any(|r| r.trim().is_empty()) {
             return Err("--routes has an empty name".into());

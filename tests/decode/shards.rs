@@ -86,7 +86,7 @@ async fn bad_shard_flags_are_one_line_and_exit_2_before_any_load() {
         (&["--shard", "0/2", "--start-at", &past], "passed"),
         (&["--shard", "1/2", "--plan", "routing"], "needs --start-at"),
         (&conversation, "`conversation` cannot be sharded"),
-        (&zero, "longer than 0 s"),
+        (&zero, "longer than 0 s (shard 0 primes in it) and at most 1 h"),
         (&["--plan", "routing", "--priming-slot", "5s"], "--priming-slot is for sharded routing"),
         (&["--start-at", "2999999999"], "at most 24 h ahead"),
     ];

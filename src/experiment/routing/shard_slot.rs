@@ -18,8 +18,8 @@ pub(crate) const RESET_ALLOWANCE: Duration = Duration::from_secs(2);
 /// of one output token, and the counter wait when no response names its replica).
 pub(crate) const PRIME_ALLOWANCE: Duration = Duration::from_secs(3);
 /// What the measured part leaves after the schedule's last arrival for the last requests to
-/// finish and the closing metrics round (the decode slot's drain allowance).
-pub(crate) const TAIL: Duration = crate::session::timeline::DRAIN_ALLOWANCE;
+/// finish and the closing metrics round (as long as a decode slot's drain allowance).
+pub(crate) const TAIL: Duration = Duration::from_secs(14);
 
 /// How long shard 0 has for a phase's resets and priming: `--priming-slot`, else
 /// [`RESET_ALLOWANCE`] per replica plus, when any scenario is primed, [`PRIME_ALLOWANCE`] per
@@ -28,9 +28,10 @@ pub(crate) fn priming_budget(cfg: &RunConfig) -> Duration {
     if let Some(d) = cfg.routing.priming_slot {
         return d;
     }
-    let resets = RESET_ALLOWANCE * cfg.metrics.len().max(1) as u32;
+    let replicas = u32::try_from(cfg.metrics.len().max(1)).unwrap_or(u32::MAX);
+    let resets = RESET_ALLOWANCE.saturating_mul(replicas);
     let primed = cfg.routing.scenarios.iter().any(|s| s.primed);
-    resets + if primed { PRIME_ALLOWANCE * cfg.routing.families } else { Duration::ZERO }
+    resets.saturating_add(if primed { PRIME_ALLOWANCE.saturating_mul(cfg.routing.families) } else { Duration::ZERO })
 }
 
 /// The longest schedule of the plan's phases: from its first arrival to its last.
@@ -43,8 +44,8 @@ pub(crate) fn longest_span(cfg: &RunConfig) -> Duration {
 /// A routing phase's slot: its length and when its measured part starts in it (the priming
 /// budget, then [`SCRAPE_LEAD`]); the measured part is the longest schedule and [`TAIL`].
 pub(crate) fn slot(cfg: &RunConfig) -> (Duration, Option<Duration>) {
-    let measured_at = priming_budget(cfg) + SCRAPE_LEAD;
-    (measured_at + longest_span(cfg) + TAIL, Some(measured_at))
+    let measured_at = priming_budget(cfg).saturating_add(SCRAPE_LEAD);
+    (measured_at.saturating_add(longest_span(cfg)).saturating_add(TAIL), Some(measured_at))
 }
 
 #[cfg(test)]
@@ -66,6 +67,7 @@ mod tests {
         let priming = RESET_ALLOWANCE + PRIME_ALLOWANCE * 4;
         assert_eq!(priming_budget(&c), priming, "one replica's reset at least, four families primed");
         assert_eq!(longest_span(&c), Duration::from_secs(2), "5 arrivals 0.5 s apart");
+        assert_eq!(TAIL, Duration::from_secs(14), "docs/reports.md §9 says 14 s");
         let at = priming + SCRAPE_LEAD;
         assert_eq!(slot(&c), (at + Duration::from_secs(2) + TAIL, Some(at)));
         c.routing.priming_slot = Some(Duration::from_secs(7));
