@@ -170,6 +170,9 @@ pub(crate) async fn run_phase(
         // Shard 0 reset the caches; this shard's report says nothing of it.
         entry.caches_reset = None;
     }
+    if !slice.is_whole() {
+        shard_phase::judge_prefix_cache_whole(&mut entry, &r.cfg, spec);
+    }
     check_route(env, &mut entry);
     super::prefix::warn_if_warm(env, &entry);
     entry

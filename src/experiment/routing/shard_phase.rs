@@ -11,12 +11,17 @@
 use super::env::RoutingEnv;
 use super::family_map::{Owners, pick_balanced};
 use super::measured::{PhaseData, Setup};
+use super::phase::traffic_of;
 use super::plan::PhaseSpec;
+use super::prefix::schedule_sharing;
 use super::priming::prime_candidates;
 use super::shard_slot::SCRAPE_LEAD;
 use crate::cell::context::CellEnv;
 use crate::cell::sample_window::per_token_gaps;
+use crate::config::routing::RoutingConfig;
+use crate::report::phase::RoutingPhase;
 use crate::report::phase_shard::PhaseShardDists;
+use crate::report::prefix_cache::PrefixCacheCheck;
 use crate::report::shard_dists::HeldValues;
 use crate::stats::SavedGapDist;
 use reqwest::header::HeaderMap;
@@ -98,6 +103,16 @@ pub(crate) fn say_owners_on_shard_0(env: &CellEnv, spec: &PhaseSpec) {
     }
 }
 
+/// A sharded phase's prefix-cache check judged again against the whole schedule's designed
+/// sharing: the replicas' counters are server-wide (every shard's requests), so this shard's
+/// own requests alone would flag a cold phase warm whenever another shard sent a family first.
+pub(crate) fn judge_prefix_cache_whole(entry: &mut RoutingPhase, cfg: &RoutingConfig, spec: &PhaseSpec) {
+    let families: Vec<u32> = traffic_of(cfg, spec).into_iter().map(|t| t.1).collect();
+    let designed = schedule_sharing(spec.scenario.primed, &families);
+    entry.prefix_cache =
+        entry.prefix_cache.and_then(|c| PrefixCacheCheck::judge(c.hits_tokens, c.queries_tokens, designed));
+}
+
 /// The values behind a shard's phase figures, by the rules of `report::client_side`.
 pub(crate) fn dists(d: &PhaseData<'_>) -> PhaseShardDists {
     let mut out = PhaseShardDists::default();
@@ -140,5 +155,20 @@ mod tests {
         let s = fixed_setup(&names, 4, piled);
         assert_eq!((s.family_map, s.balanced), (vec![0, 1, 2, 3], false), "the map is the identity all the same");
         assert_eq!(fixed_setup(&names, 3, Owners::new()).family_map, vec![0, 1, 2], "nothing attributed");
+    }
+
+    #[test]
+    fn a_cold_phase_is_judged_against_the_whole_schedule_not_one_shards_part() {
+        let cfg = RoutingConfig { count: 40, families: 4, ..RoutingConfig::default() };
+        let spec = super::super::plan::phases(&cfg).into_iter().find(|p| !p.scenario.primed).unwrap();
+        let families: Vec<u32> = traffic_of(&cfg, &spec).into_iter().map(|t| t.1).collect();
+        let whole = schedule_sharing(false, &families).unwrap();
+        assert!(whole > 0.8, "40 requests over 4 families repeat most: {whole}");
+        let judged_alone = PrefixCacheCheck::judge(whole * 1000.0, 1000.0, Some(0.5));
+        let mut e = RoutingPhase { prefix_cache: judged_alone, ..RoutingPhase::default() };
+        assert!(e.prefix_cache.unwrap().warm, "against a part that designs less sharing");
+        judge_prefix_cache_whole(&mut e, &cfg, &spec);
+        let c = e.prefix_cache.unwrap();
+        assert_eq!((c.warm, c.expected_max_ratio, c.hits_tokens), (false, Some(whole), whole * 1000.0));
     }
 }
