@@ -220,6 +220,11 @@ pub struct RunArgs {
     /// once the family map is balanced.
     #[arg(long, default_value_t = 16)]
     pub priming_candidates: u32,
+    /// Sharded routing (--shard with --plan routing): how long shard 0 has for a phase's cache
+    /// resets and priming before every shard starts the measured part, e.g. `20s`, at most 1 h
+    /// [default: 2 s per replica, plus 3 s per family in a primed scenario]
+    #[arg(long, value_parser = parse_duration, value_name = "D")]
+    pub priming_slot: Option<Duration>,
     /// A request is good when its TTFT is at most this [default: 2s]; with --slo-tpot, the
     /// session's goodput SLO (every experiment reports goodput against it).
     #[arg(long, value_parser = parse_duration)]

@@ -7,6 +7,9 @@ use crate::experiment::routing::RoutingConfig;
 use crate::stats::Slo;
 use std::path::PathBuf;
 
+/// Longest `--priming-slot`: an hour for one phase's resets and priming.
+const MAX_PRIMING_SLOT: std::time::Duration = std::time::Duration::from_secs(3600);
+
 impl RunArgs {
     pub(super) fn decode_config(&self) -> DecodeConfig {
         DecodeConfig {
@@ -38,6 +41,9 @@ impl RunArgs {
             [crate::config::Rate::PerSecond(r)] => *r,
             _ => self.rps,
         };
+        if self.priming_slot.is_some_and(|d| d.is_zero() || d > MAX_PRIMING_SLOT) {
+            return Err("--priming-slot must be longer than 0 s (shard 0 primes in it) and at most 1 h".into());
+        }
         if self.routes.iter().any(|r| r.trim().is_empty()) {
             return Err("--routes has an empty name".into());
         }
@@ -56,6 +62,7 @@ impl RunArgs {
             seed: self.session_seed(),
             gateway_metrics: self.gateway_metrics.clone(),
             max_setup_attempts: 3,
+            priming_slot: self.priming_slot,
         })
     }
 }

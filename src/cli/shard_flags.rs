@@ -18,8 +18,8 @@ pub(crate) const START_AT_PAST_MAX: Duration = Duration::from_secs(5);
 pub struct ShardFlags {
     /// This process's shard of a sharded session, `i/N`, 0-based (`0/4` to `3/4`). Every shard
     /// builds the same plan and sends its slice: closed loop floor(conc/N) streams, plus one for
-    /// the first conc mod N shards; open loop (--request-rate), serve and conversation arrival k
-    /// of the one seeded schedule on shard k mod N. Shards of one session must get the same
+    /// the first conc mod N shards; open loop (--request-rate), serve, conversation and routing
+    /// (priming on shard 0 only) arrival k of the one seeded schedule on shard k mod N. Shards of one session must get the same
     /// flags otherwise (the session id and the seed are derived from them)
     #[arg(long, value_name = "i/N")]
     pub shard: Option<ShardSpec>,
@@ -37,10 +37,12 @@ pub struct ShardFlags {
     /// then, then starts every decode cell at its fixed slot of a timeline every shard computes
     /// alike (--warmup-timeout, then the window, then a 14 s drain allowance; the window opens
     /// when the warmup ends, at the same instant on every shard, so every warmup lasts
-    /// --warmup-timeout); serve and conversation cells get slots with --request-timeout (else
-    /// they start when the one before ends). At most a day ahead; a shard started up to 5 s after
-    /// it still runs (its first cell late, recorded in the report's `shard.timeline`), later is
-    /// exit 2. With --resume: a new instant for a resumed shard, replacing the saved one
+    /// --warmup-timeout); a routing phase's slot is shard 0's priming (--priming-slot), then its
+    /// measured part from the same instant on every shard; serve and conversation cells get
+    /// slots with --request-timeout (else they start when the one before ends). At most a day
+    /// ahead; a shard started up to 5 s after it still runs (its first cell late, recorded in the
+    /// report's `shard.timeline`), later is exit 2. With --resume: a new instant for a resumed
+    /// shard, replacing the saved one
     #[arg(long, value_name = "T", value_parser = parse_start_at)]
     pub start_at: Option<SystemTime>,
     /// Longest a serve, conversation or burst request may take from its send; past it the

@@ -8,6 +8,11 @@ use crate::config::{PlanKind, RunConfig};
 /// from the settings; without `--seed` (`seed_given` false), the seed derived from the id, so
 /// every shard draws the same schedules. Unsharded configurations pass unchanged.
 pub(crate) fn finish(mut cfg: RunConfig, seed_given: bool) -> Result<RunConfig, String> {
+    if cfg.routing.priming_slot.is_some() && (cfg.shard.is_none() || !cfg.plans.contains(&PlanKind::Routing)) {
+        return Err(
+            "--priming-slot is for sharded routing: give it with --plan routing and --shard i/N or --shards N".into()
+        );
+    }
     if cfg.shard.is_none() {
         return match cfg.start_at {
             Some(_) => {
@@ -18,7 +23,7 @@ pub(crate) fn finish(mut cfg: RunConfig, seed_given: bool) -> Result<RunConfig, 
         };
     }
     if cfg.plans.contains(&PlanKind::Routing) {
-        return Err("--plan routing cannot be sharded yet (its priming's family map would live on shard 0 only); shard decode, serve or conversation".into());
+        sharded_routing(&cfg)?;
     }
     not_sliceable(&cfg)?;
     let id = cfg.session_id.clone().unwrap_or_else(|| derived_session_id(&cfg.settings(), cfg.start_at));
@@ -40,6 +45,25 @@ fn not_sliceable(cfg: &RunConfig) -> Result<(), String> {
     }
     if cfg.decode.run_burst && (cfg.start_at.is_none() || cfg.request_timeout.is_none()) {
         return Err("--run-burst sharded needs --start-at and --request-timeout: a burst's requests leave every shard at its slot's instant".into());
+    }
+    Ok(())
+}
+
+/// What sharded routing needs (src/experiment/routing/shard_phase.rs): every phase's slot on
+/// the timeline, so `--start-at` and no plan whose cells have no slot; no conversation
+/// scenario (its turns build on the replies of one process's earlier turns).
+fn sharded_routing(cfg: &RunConfig) -> Result<(), String> {
+    if cfg.start_at.is_none() {
+        return Err("sharded --plan routing needs --start-at: every shard starts a phase's measured part at the same instant, after shard 0's priming".into());
+    }
+    if let Some(p) = cfg.plans.iter().find(|p| matches!(p, PlanKind::Serve | PlanKind::Conversation)) {
+        return Err(format!(
+            "sharded --plan routing cannot run beside --plan {} in one sharded session yet (untried together on one timeline); shard them in separate sessions",
+            p.as_str()
+        ));
+    }
+    if cfg.routing.scenarios.iter().any(|s| s.conversation) {
+        return Err("the routing scenario `conversation` cannot be sharded yet (a turn holds the replies of its conversation's earlier turns, sent by other shards); shard the other scenarios".into());
     }
     Ok(())
 }
@@ -75,10 +99,23 @@ mod tests {
     }
 
     #[test]
-    fn routing_is_refused_in_a_sharded_run() {
+    fn sharded_routing_needs_start_at_no_slotless_plan_and_no_conversation_scenario() {
         let mut cfg = sharded(0);
-        cfg.plans.push(PlanKind::Routing);
-        assert!(finish(cfg, true).unwrap_err().contains("--plan routing cannot be sharded"));
+        cfg.plans = vec![PlanKind::Decode, PlanKind::Routing];
+        assert!(finish(cfg.clone(), true).unwrap_err().contains("needs --start-at"));
+        cfg.start_at = Some(std::time::SystemTime::now());
+        let ok = finish(cfg.clone(), true).unwrap();
+        assert!(ok.session_id.is_some(), "decode and routing shard");
+        cfg.plans.push(PlanKind::Serve);
+        assert!(finish(cfg.clone(), true).unwrap_err().contains("beside --plan serve"));
+        cfg.plans.pop();
+        cfg.routing.scenarios.push("conversation".parse().unwrap());
+        assert!(finish(cfg.clone(), true).unwrap_err().contains("`conversation` cannot be sharded"));
+        cfg.routing.scenarios.pop();
+        cfg.routing.priming_slot = Some(std::time::Duration::from_secs(5));
+        assert!(finish(cfg.clone(), true).is_ok());
+        cfg.shard = None;
+        assert!(finish(cfg, true).unwrap_err().contains("--priming-slot is for sharded routing"));
     }
 
     #[test]

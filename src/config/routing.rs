@@ -89,6 +89,9 @@ pub struct RoutingConfig {
     pub gateway_metrics: Option<String>,
     /// Priming attempts before settling for an unbalanced family map.
     pub max_setup_attempts: u32,
+    /// Sharded sessions (`--priming-slot`): how long shard 0 has for a phase's cache resets
+    /// and priming before the measured part (None: the bound `routing::shard_slot` computes).
+    pub priming_slot: Option<std::time::Duration>,
 }
 
 impl Default for RoutingConfig {
@@ -110,6 +113,7 @@ impl Default for RoutingConfig {
             seed: 101,
             gateway_metrics: None,
             max_setup_attempts: 3,
+            priming_slot: None,
         }
     }
 }

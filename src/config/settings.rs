@@ -175,6 +175,9 @@ impl RunConfig {
         put("prompt-tokens", r.prompt_tokens.to_string());
         put("families", r.families.to_string());
         put("priming-candidates", r.priming_candidates.to_string());
+        if let Some(d) = r.priming_slot {
+            put("priming-slot", secs(d));
+        }
         put("slo-ttft", opt(self.slo.ttft.map(secs)));
         put("slo-tpot", opt(self.slo.tpot.map(secs)));
         put("seed", r.seed.to_string());

@@ -30,6 +30,7 @@ pub(crate) mod merge_note;
 pub(crate) mod metrics_source;
 pub mod pareto;
 pub mod phase;
+pub mod phase_shard;
 pub mod prefix_cache;
 pub(crate) mod prom_validation;
 pub mod runs;

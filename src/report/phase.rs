@@ -112,6 +112,16 @@ pub struct RoutingPhase {
     /// The asked route is the applied policy (None when the gateway exposes no policy counters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route_applied: Option<bool>,
+    /// Of the phase's header-attributed requests of families primed before it, the share
+    /// served by the replica that owned the family's prefix then (`initial_prefix_owners`),
+    /// 0..1. Absent without priming or header attribution, and on shards other than 0 of a
+    /// sharded session (the owner map is shard 0's; `report merge` computes it for all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_hit_ratio: Option<f64>,
+    /// The values behind this shard's figures, for `report merge` (written only by `run
+    /// --shard i/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_dists: Option<super::phase_shard::PhaseShardDists>,
     /// Why the phase could not run at all (omitted when it ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

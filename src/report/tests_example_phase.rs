@@ -107,8 +107,26 @@ pub(crate) fn full_phase() -> RoutingPhase {
         early_cache_hit_ratio: Some(EarlyHitRatio { ratio: 0.125, requests: 24, source: "engine_counters".into() }),
         applied_policy: Some("cache_aware".into()),
         route_applied: Some(true),
+        owner_hit_ratio: Some(0.9375),
+        shard_dists: Some(shard_dists()),
         error: None,
         baseline: Vec::new(),
         runs: None,
+    }
+}
+
+/// The values a shard's phase carries, every collection non-empty.
+fn shard_dists() -> crate::report::phase_shard::PhaseShardDists {
+    use crate::report::shard_dists::HeldValues;
+    let held = |v: &[f64]| HeldValues { count: v.len() as u64, values: v.to_vec() };
+    let mut gaps = crate::stats::GapDist::new();
+    gaps.push(31.25);
+    crate::report::phase_shard::PhaseShardDists {
+        ttft_s: held(&[0.25, 0.5]),
+        tpot_s: held(&[0.03125]),
+        e2e_s: held(&[4.0, 4.5]),
+        itl_token_ms: crate::stats::SavedGapDist::of(&gaps),
+        family_ttft_s: [(0, held(&[0.25])), (1, held(&[0.5]))].into(),
+        schedule_lag_ms: held(&[0.5, 0.75]),
     }
 }

@@ -3,10 +3,10 @@
 //! (and decode windows open) at the same wall-clock instants on every shard without the shards
 //! talking. A decode cell's slot is its longest warmup, its window, then a drain allowance; a
 //! serve or conversation cell's is its schedule's span within `--request-timeout`
-//! and a burst's its requests within `--request-timeout` (`timeline_open`). A cell with no
-//! bound fixed in advance (no `--request-timeout`, an unbounded think time, routing) ends the
-//! timeline: the cells from
-//! there on start when the one before ends, and the log says why.
+//! and a burst's its requests within `--request-timeout` (`timeline_open`); a routing phase's
+//! is shard 0's priming, then its measured part (`routing::shard_slot`). A cell with no bound
+//! fixed in advance (no `--request-timeout`, an unbounded think time) ends the timeline: the
+//! cells from there on start when the one before ends, and the log says why.
 
 use super::timeline_open::{SlotShape, burst_slot, conversation_slot, serve_slot};
 use crate::cell::control::CellId;
@@ -67,6 +67,8 @@ pub(crate) fn cell_slot(cfg: &RunConfig, spec: &CellSpec) -> SlotShape {
         ExperimentKind::Extension(name) if name.as_str() == crate::experiment::conversation::NAME => {
             conversation_slot(cfg, rate)
         }
+        // Priming on shard 0, then the measured part from the same instant on every shard.
+        ExperimentKind::Routing => Ok(crate::experiment::routing::shard_slot::slot(cfg)),
         other => Err(format!("a {} cell's length is not known in advance", other.as_str())),
     }
 }
@@ -143,8 +145,8 @@ mod tests {
         let serve = CellSpec { kind: ExperimentKind::Serve, key: CellKey::Grid { ctx: 8, conc: 2, rate: None } };
         let why = cell_slot(&cfg, &serve).unwrap_err();
         assert!(why.contains("--request-timeout"), "{why}");
-        let routing = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Routing, 0, 4)).unwrap_err();
-        assert!(routing.contains("routing"), "{routing}");
+        let routing = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Routing, 0, 4));
+        assert!(routing.is_ok(), "routing: priming, then the measured part");
         let burst = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Burst, 0, 4)).unwrap_err();
         assert!(burst.contains("--request-timeout"), "{burst}");
         let d = cell_slot(&cfg, &CellSpec::grid(ExperimentKind::Decode, 0, 4));

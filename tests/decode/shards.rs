@@ -88,10 +88,17 @@ async fn bad_shard_flags_are_one_line_and_exit_2_before_any_load() {
     let port = common::refused_port();
     let base = port.base();
     let past = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() - 60).to_string();
-    let cases: [(&[&str], &str); 7] = [
+    let soon = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 60).to_string();
+    let routing = ["--shard", "1/2", "--plan", "routing", "--start-at", &soon];
+    let conversation = [&routing[..], &["--scenarios", "hot90,conversation"]].concat();
+    let zero = [&routing[..], &["--priming-slot", "0s"]].concat();
+    let cases: [(&[&str], &str); 10] = [
         (&["--shard", "0/2", "--shards", "2"], "not both"),
         (&["--shard", "0/2", "--start-at", &past], "passed"),
-        (&["--shard", "1/2", "--plan", "routing"], "cannot be sharded"),
+        (&["--shard", "1/2", "--plan", "routing"], "needs --start-at"),
+        (&conversation, "`conversation` cannot be sharded"),
+        (&zero, "longer than 0 s (shard 0 primes in it) and at most 1 h"),
+        (&["--plan", "routing", "--priming-slot", "5s"], "--priming-slot is for sharded routing"),
         (&["--start-at", "2999999999"], "at most 24 h ahead"),
         (&["--shard", "0/2", "--run-burst"], "--run-burst sharded needs --start-at and --request-timeout"),
         (

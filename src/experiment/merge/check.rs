@@ -109,21 +109,16 @@ fn get(s: &Settings<'_>, key: &str) -> Option<String> {
     s.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v.to_string())
 }
 
-/// Refuses what the merge does not merge (docs/reports.md §9): routing phases, sweeps and
-/// extension sections other than conversations. `run` refuses to shard routing, a sweep
-/// (`--server-cmd`) and an SLO search, so only a report from another version or an edited
-/// file holds them.
+/// Refuses what the merge does not merge (docs/reports.md §9): sweeps and extension sections
+/// other than conversations. `run` refuses to shard a sweep (`--server-cmd`) and an SLO search,
+/// so only a report from another version or an edited file holds them.
 fn supported(r: &SessionReport, file: &str) -> Result<(), String> {
     let other = r.extensions.iter().find(|e| !super::extension::MERGED_KINDS.contains(&e.kind.as_str()));
     let other = other.map(|e| format!("a `{}` extension section", e.kind));
-    let what = [
-        ((!r.phases.is_empty() || !r.phase_history.is_empty()).then(|| "routing phases".to_string())),
-        (r.sweep.is_some().then(|| "an engine-config sweep".to_string())),
-        other,
-    ];
+    let what = [(r.sweep.is_some().then(|| "an engine-config sweep".to_string())), other];
     match what.into_iter().flatten().next() {
         Some(name) => Err(format!(
-            "{file}: has {name}, which no sharded run writes (run refuses to shard routing, --server-cmd and --slo-search); report merge merges decode, burst, serve and conversation cells"
+            "{file}: has {name}, which no sharded run writes (run refuses to shard --server-cmd and --slo-search); report merge merges decode, burst, serve and conversation cells and routing phases"
         )),
         None => Ok(()),
     }

@@ -9,6 +9,7 @@ mod check;
 mod decode;
 mod dists;
 mod extension;
+mod routing;
 mod saturation;
 mod serve;
 #[cfg(test)]
@@ -19,6 +20,8 @@ mod tests_burst;
 mod tests_extension;
 #[cfg(test)]
 mod tests_prop;
+#[cfg(test)]
+mod tests_routing;
 #[cfg(test)]
 mod tests_serve;
 mod timeline;
@@ -69,6 +72,7 @@ pub fn merge(mut inputs: Vec<ShardInput>) -> Result<Merged, String> {
     notes.extend(timeline::notes(&parts));
     report.burst = burst::merge(&parts, &mut notes);
     report.extensions = extension::merge(&parts, &mut notes);
+    (report.phases, report.phase_history) = routing::merge(&parts, &mut notes);
     report.complete = shards.iter().all(|s| s.status == MergedShardStatus::Merged);
     report.started_at = parts.iter().map(|(_, r)| r.started_at.clone()).min().unwrap_or_default();
     report.updated_at = parts.iter().map(|(_, r)| r.updated_at.clone()).max().unwrap_or_default();

@@ -9,6 +9,7 @@ pub(crate) mod env;
 pub(crate) mod family_map;
 pub(crate) mod headline;
 pub(crate) mod measured;
+pub(crate) mod owner_hits;
 pub(crate) mod phase;
 pub(crate) mod plan;
 pub(crate) mod policy;
@@ -21,6 +22,8 @@ pub(crate) mod report_replicas;
 pub(crate) mod schedule;
 pub(crate) mod section;
 pub(crate) mod setup;
+pub(crate) mod shard_phase;
+pub(crate) mod shard_slot;
 pub(crate) mod spread;
 
 pub use crate::config::routing::{Arrival, RoutingConfig, Scenario};

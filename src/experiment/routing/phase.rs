@@ -7,10 +7,12 @@ use super::plan::PhaseSpec;
 use super::priming::{prime, reset_caches};
 use super::report::{PhaseData, Setup, phase_entry};
 use super::schedule::{arrivals, families_for};
+use super::shard_phase;
 use crate::cell::attempt_loop::{AttemptLoop, Tally};
 use crate::cell::context::CellEnv;
 use crate::cell::control::{FamilyLive, LiveAttempt, Phase};
 use crate::cell::publisher::LivePublisher;
+use crate::config::routing::RoutingConfig;
 use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, BodyTemplate};
 use crate::load::sample::RequestSample;
@@ -28,9 +30,14 @@ use xxhash_rust::xxh64::xxh64;
 /// Requests of the phase as (offset, family), the same for every route of a scenario in a
 /// round (the seed covers round and scenario, not route), so strategies see the same traffic.
 pub(crate) fn traffic(r: &RoutingEnv, spec: &PhaseSpec) -> Vec<(Duration, u32)> {
+    traffic_of(&r.cfg, spec)
+}
+
+/// [`traffic`] from the settings alone (a sharded session's slots are computed before setup).
+pub(crate) fn traffic_of(cfg: &RoutingConfig, spec: &PhaseSpec) -> Vec<(Duration, u32)> {
     let seed = spec.seed ^ xxh64(spec.scenario.name.as_bytes(), 0);
-    let offsets = arrivals(r.cfg.count, r.cfg.rps, r.cfg.arrival, seed);
-    let fams = families_for(r.cfg.count, r.cfg.families, spec.scenario.hot_fraction, seed);
+    let offsets = arrivals(cfg.count, cfg.rps, cfg.arrival, seed);
+    let fams = families_for(cfg.count, cfg.families, spec.scenario.hot_fraction, seed);
     offsets.into_iter().zip(fams).collect()
 }
 
@@ -78,21 +85,35 @@ impl Tally for FamilyTally<'_> {
 }
 
 /// Runs one phase until its traffic is done or `cancel` fires; returns the seed-layout entry.
+/// In a sharded session (`shard_phase`), `measured_at` is when its measured part starts on
+/// every shard (its slot on the timeline).
 pub(crate) async fn run_phase(
     env: &CellEnv,
     r: &RoutingEnv,
-    cell: usize,
+    (cell, measured_at): (usize, Option<Instant>),
     spec: &PhaseSpec,
     cancel: &CancellationToken,
 ) -> RoutingPhase {
-    let mut publisher = LivePublisher::new(cell, spec.name.clone(), r.cfg.count);
+    let slice = env.cfg.slice();
+    let measured_at = match (slice.is_whole(), measured_at) {
+        (true, _) => None,
+        (false, Some(at)) => Some(at),
+        (false, None) => return RoutingPhase::not_run(&spec.name, shard_phase::NO_SLOT),
+    };
+    let mut publisher = LivePublisher::new(cell, spec.name.clone(), slice.count_of(u64::from(r.cfg.count)) as u32);
     publisher.phase(env, Phase::Priming, None);
     let headers = route_headers(env, &spec.route);
-    let cache_reset = reset_caches(env, r).await;
-    let setup = match spec.scenario.primed && !cancel.is_cancelled() {
-        true => Some(prime(env, r, spec, &headers, cancel).await),
-        false => None,
+    // Resets are server-wide: shard 0's alone, or they would wipe what it primed.
+    let cache_reset = match slice.is_first() {
+        true => reset_caches(env, r).await,
+        false => Default::default(),
     };
+    let setup = match (spec.scenario.primed && !cancel.is_cancelled(), measured_at) {
+        (false, _) => None,
+        (true, None) => Some(prime(env, r, spec, &headers, cancel).await),
+        (true, Some(at)) => shard_phase::prime_first(env, r, spec, &headers, cancel, at).await,
+    };
+    shard_phase::say_owners_on_shard_0(env, spec);
     publisher.live_mut().families = initial_families(r, spec, setup.as_ref());
     let salt = r.prefix_set(&spec.name);
     let identity: Vec<usize> = (0..r.cfg.families as usize).collect();
@@ -105,9 +126,11 @@ pub(crate) async fn run_phase(
     };
     let traffic = traffic(r, spec);
     let turns = super::conversation::turns_of(&traffic.iter().map(|t| t.1).collect::<Vec<_>>());
+    // Arrival k of the one seeded schedule is shard k mod N's (src/load/slice.rs).
     let plan: Vec<Planned> = traffic
         .into_iter()
         .enumerate()
+        .filter(|(i, _)| slice.takes(*i as u64))
         .map(|(i, (offset, f))| {
             let c = fmap.get(f as usize).copied().unwrap_or(f as usize);
             let prompt = match spec.scenario.conversation {
@@ -118,6 +141,9 @@ pub(crate) async fn run_phase(
         })
         .collect();
     let span = plan.last().map(|p| p.offset);
+    if let Some(at) = measured_at {
+        shard_phase::await_measured(at, cancel).await;
+    }
     let before = env.metrics_now().await;
     let live = Arc::new(LiveCounters::default());
     let first_token = Some(env.cfg.idle_timeout);
@@ -126,16 +152,27 @@ pub(crate) async fn run_phase(
     let mut lp = AttemptLoop::new(env, rx, live, publisher, FamilyTally { r });
     lp.baseline(before.clone());
     lp.phase(Phase::Measuring, span);
-    let (start, started_at) = (Instant::now() + Duration::from_millis(20), unix_now());
+    let (start, started_at) = match measured_at {
+        Some(at) => (at, unix_now() + at.saturating_duration_since(Instant::now()).as_secs_f64()),
+        None => (Instant::now() + Duration::from_millis(20), unix_now()),
+    };
     lp.run_until(run_open_loop(ctx, start, plan, tx, cancel.clone())).await;
     let end = Instant::now();
     // The closing scrape before the loop's last publish, so the panels end on the counters
     // the report keeps (the gateway panel read 89 of a phase's 91 requests at DONE).
     let after = env.metrics_now().await;
     let (samples, _) = lp.finish();
-    let measured = Measured { env, r, samples };
+    let planned = slice.count_of(u64::from(r.cfg.count)) as u32;
+    let measured = Measured { env, r, samples, planned };
     let mut entry = finish(measured, spec, setup, before, after, (start, end, started_at), cache_reset);
     entry.prefix_set = Some(salt);
+    if !slice.is_first() {
+        // Shard 0 reset the caches; this shard's report says nothing of it.
+        entry.caches_reset = None;
+    }
+    if !slice.is_whole() {
+        shard_phase::judge_prefix_cache_whole(&mut entry, &r.cfg, spec);
+    }
     check_route(env, &mut entry);
     super::prefix::warn_if_warm(env, &entry);
     entry
@@ -162,6 +199,8 @@ struct Measured<'a> {
     env: &'a CellEnv,
     r: &'a RoutingEnv,
     samples: Vec<RequestSample>,
+    /// Requests of the schedule that are this process's.
+    planned: u32,
 }
 
 fn finish(
@@ -189,7 +228,7 @@ fn finish(
         repeat: t.r.families.repeat,
         setup: setup.as_ref(),
         samples: &t.samples,
-        planned: t.r.cfg.count,
+        planned: t.planned,
         replicas: &t.r.replicas,
         before: before.as_deref(),
         after: after.as_deref(),
@@ -201,5 +240,7 @@ fn finish(
     };
     let mut entry = phase_entry(&data);
     entry.early_cache_hit_ratio = early;
+    // A shard keeps the values behind its figures for `report merge` (src/report/phase_shard.rs).
+    entry.shard_dists = t.env.cfg.shard.is_some().then(|| shard_phase::dists(&data));
     entry
 }

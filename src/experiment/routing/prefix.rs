@@ -35,6 +35,16 @@ pub(crate) fn designed_sharing(primed: bool, samples: &[RequestSample]) -> Optio
     (total > 0).then(|| shared as f64 / total as f64)
 }
 
+/// [`designed_sharing`] of a whole schedule of `families` (in send order), each request
+/// weighing alike: what a sharded phase's server-wide counters are judged against, since
+/// another shard's request may have sent a family first (a phase's prompts are within a few
+/// tokens of each other, `input_tokens_range`). None for an empty schedule.
+pub(crate) fn schedule_sharing(primed: bool, families: &[u32]) -> Option<f64> {
+    let mut seen = BTreeSet::new();
+    let shared = families.iter().filter(|f| !seen.insert(**f) || primed).count();
+    (!families.is_empty()).then(|| shared as f64 / families.len() as f64)
+}
+
 /// The phase's check from its metrics rounds before and after its traffic; None without
 /// prefix-cache counters.
 pub(crate) fn check(d: &PhaseData<'_>) -> Option<PrefixCacheCheck> {
@@ -75,6 +85,17 @@ mod tests {
         assert_eq!(designed_sharing(false, &sent(&[0, 1, 2], Some(1000))), Some(0.0), "no family twice");
         assert_eq!(designed_sharing(false, &sent(&[0, 0], None)), None, "no prompt tokens: unknown");
         assert_eq!(designed_sharing(false, &[]), None, "nothing sent: nothing to judge");
+    }
+
+    #[test]
+    fn a_schedule_shares_what_repeats_a_family_whichever_shard_sent_it_first() {
+        assert_eq!(schedule_sharing(false, &[0, 1, 0, 0, 2, 1, 3, 0]), Some(4.0 / 8.0));
+        assert_eq!(schedule_sharing(true, &[0, 1]), Some(1.0));
+        assert_eq!(schedule_sharing(false, &[]), None);
+        // Shard 1 of 2 sends [1, 0, 0, 0] of it: alone it would design 2 of 4 shared, but
+        // family 0 and 1 were sent first by shard 0; the server's counters see the whole.
+        let shard1 = sent(&[1, 0, 0, 0], Some(1000));
+        assert_eq!(designed_sharing(false, &shard1), Some(0.5));
     }
 
     #[test]

@@ -204,6 +204,20 @@ impl Primer for GatewayPrimer<'_> {
     }
 }
 
+/// Primes `candidates` through the gateway once, one after another, all of them (a sharded
+/// session's fixed priming, `super::shard_phase`); who served each.
+pub(crate) async fn prime_candidates(
+    env: &CellEnv,
+    r: &RoutingEnv,
+    spec: &PhaseSpec,
+    headers: &reqwest::header::HeaderMap,
+    cancel: &CancellationToken,
+    candidates: std::ops::Range<usize>,
+) -> Owners {
+    let mut primer = GatewayPrimer { env, r, spec, headers, cancel, salt: r.prefix_set(&spec.name) };
+    primer.round(1, candidates, &|_, _| Progress::Continue).await
+}
+
 /// Primes candidates through the gateway until a balanced family map exists (or attempts run
 /// out), resetting the caches before every retry.
 pub(crate) async fn prime(

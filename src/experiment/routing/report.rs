@@ -120,6 +120,7 @@ pub(crate) fn phase_entry(d: &PhaseData<'_>) -> RoutingPhase {
     p.prefix_cache = super::prefix::check(d);
     p.input_tokens_range = input_range(d.samples);
     p.initial_prefix_owners = initial_prefix_owners(d);
+    p.owner_hit_ratio = super::owner_hits::owner_hit_ratio(&p.replicas, &p.initial_prefix_owners);
     p.routing_counter_deltas = d.routing_deltas.clone();
     p.gateway_verified_requests = verified as u64;
     extras(d, by_header, &mut p);

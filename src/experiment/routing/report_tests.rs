@@ -192,7 +192,7 @@ const SEED_LAYOUT: &str = "cache_hit_ratio config config/count config/family_map
 const EXTRA_LAYOUT: &str = "attribution cache_reset cache_reset/* caches_reset config/balanced error_examples error_examples/* errors_by_kind \
     errors_by_kind/* family_attribution_available itl_s itl_s/p50 itl_s/p95 itl_s/p99 schedule_lag_ms schedule_lag_ms/count schedule_lag_ms/max \
     schedule_lag_ms/mean schedule_lag_ms/min schedule_lag_ms/p50 schedule_lag_ms/p90 schedule_lag_ms/p95 \
-    schedule_lag_ms/p99 reconnects status token_sources";
+    schedule_lag_ms/p99 owner_hit_ratio reconnects status token_sources";
 
 /// Key paths of `v` under `prefix`, as in [`SEED_LAYOUT`].
 fn key_paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {

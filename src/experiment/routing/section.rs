@@ -53,7 +53,7 @@ impl Experiment for Routing {
     fn run<'a>(&'a self, env: &'a CellEnv, cell: CellRun<'a>, cancel: &'a CancellationToken) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             let phase = match self.env.phase(cell.label) {
-                Some(phase) => run_phase(env, &self.env, cell.id, &phase, cancel).await,
+                Some(phase) => run_phase(env, &self.env, (cell.id, cell.opens_at), &phase, cancel).await,
                 None => RoutingPhase::not_run(cell.label, "no such routing phase"),
             };
             Attempt::Routing(Box::new(phase))

@@ -65,10 +65,19 @@ async fn routing_env(
         routing.routes = routes;
         notes.extend(note);
     }
-    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let nonce = session_nonce(cfg);
     let phases = plan::phases(&routing);
     let env = RoutingEnv { cfg: routing, families, replicas, replica_clients, phases, reset_paths, nonce };
     Ok((env, notes))
+}
+
+/// The session's prefix-set nonce: drawn from the clock, or in a sharded session derived
+/// from its id, so every shard salts its prompts as shard 0 primed them.
+fn session_nonce(cfg: &RunConfig) -> u64 {
+    match (&cfg.shard, &cfg.session_id) {
+        (Some(_), Some(id)) => xxhash_rust::xxh64::xxh64(id.as_bytes(), 0x5ead),
+        _ => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
+    }
 }
 
 /// What a routing session without replicas or gateway metrics cannot report.
