@@ -29,7 +29,7 @@ const RUN_OTHER: &str = "overwrite base-url model metrics-url prometheus replica
     trust-remote-code num-warmups profile temperature top-p top-k min-p append-result random-prefix-len label \
     ready-check-timeout-sec save-detailed request-id-prefix metadata tokenizer-mode logprobs use-beam-search \
     served-model-name disable-tqdm history session-header slo-search server-cmd server-param server-params \
-    source-addrs session-id metrics-listen observe client-selector";
+    source-addrs session-id metrics-listen observe client-selector drain";
 /// Numeric flags of `sim`.
 const SIM_NUMERIC: &str = "port replicas slot-ctx max-num-seqs max-num-batched-tokens kv-blocks block-size \
     max-model-len stream-interval speed step-base-ms step-per-seq-ms step-per-prefill-token-us \
