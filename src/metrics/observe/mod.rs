@@ -6,8 +6,10 @@
 //! * [`answer`]: instant-vector answers of the HTTP API.
 //! * [`view`]: one poll's per-cell figures and per-shard view.
 //! * [`health`]: shards joining, going stale, coming back, finishing.
+//! * [`clock`]: the observer's clock and the give-up countdown (`--observe-give-up`).
 
 pub mod answer;
+pub mod clock;
 pub mod health;
 pub mod query;
 pub mod view;
