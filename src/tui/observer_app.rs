@@ -123,6 +123,8 @@ impl ObservedCell {
         let (status, headline) = match (self.figures.is_active(), self.headline()) {
             (true, _) => (CellStatus::Running, None),
             (false, Some(h)) => (CellStatus::Measured, Some(h)),
+            // It ran before the observer saw it run: `done`, with no figure of its own.
+            (false, None) if self.figures.started > 0.0 => (CellStatus::Measured, None),
             (false, None) => (CellStatus::Pending, None),
         };
         CellSummary {
@@ -237,6 +239,10 @@ mod tests {
         let live = cells[1].live(1);
         assert_eq!((live.requested, live.tps, live.itl_now_ms), (4, 800.0, Some(5.0)));
         assert_eq!(cells[0].errors(), BTreeMap::from([(ErrorKind::Stalled, 2)]));
-        assert_eq!(ObservedCell::new("ctx=0 conc=1").summary().status, CellStatus::Pending, "never seen running");
+        let mut before = ObservedCell::new("ctx=0 conc=1");
+        assert_eq!(before.summary().status, CellStatus::Pending, "nothing sent yet");
+        before.figures.started = 3.0;
+        let seen = before.summary();
+        assert_eq!((seen.status, seen.headline), (CellStatus::Measured, None), "ran before the observer saw it");
     }
 }
