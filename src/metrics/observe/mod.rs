@@ -81,7 +81,12 @@ impl ClientSource {
 
     /// [`Self::poll`] with at most `concurrency` queries in flight (at least 1), answers kept
     /// in the order of [`Queries::all`]; `benches/observe_poll.sh` compares bounds.
-    pub async fn poll_with(&self, backend: &dyn Backend, timeout: Duration, concurrency: usize) -> Result<View, String> {
+    pub async fn poll_with(
+        &self,
+        backend: &dyn Backend,
+        timeout: Duration,
+        concurrency: usize,
+    ) -> Result<View, String> {
         use futures_util::StreamExt;
         let asks = Queries::all();
         let texts: Vec<String> = asks.iter().map(|&a| self.queries.promql(a)).collect();
