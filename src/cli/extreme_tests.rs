@@ -20,7 +20,8 @@ const RUN_NUMERIC: &str = "ctx conc window warmup-timeout settle kv-oversubscrib
     random-range-ratio sharegpt-output-len custom-output-len prefix-repetition-prefix-len \
     prefix-repetition-suffix-len prefix-repetition-num-prefixes prefix-repetition-output-len replay-speed \
     num-conversations turns turn-input-len think-time slo-attainment slo-start-load slo-max-load slo-resolution \
-    slo-repeats server-timeout server-grace num-runs shard shards start-at metrics-linger observe-timeout request-timeout priming-slot";
+    slo-repeats server-timeout server-grace num-runs shard shards start-at metrics-linger observe-timeout request-timeout priming-slot \
+    observe-give-up";
 /// The flags of `run` that take no number.
 const RUN_OTHER: &str = "overwrite base-url model metrics-url prometheus replica-selector gateway-metrics no-metrics plan \
     endpoint api-key-env api-key run-burst stop-at-knee served-by-header out result-dir result-filename \
@@ -64,7 +65,8 @@ fn values(flag: &str) -> Vec<String> {
         || flag == "poll-interval"
         || flag == "server-grace"
         || flag == "metrics-linger"
-        || flag == "priming-slot";
+        || flag == "priming-slot"
+        || flag == "observe-give-up";
     let shaped = |v: &str| match flag {
         "goodput" => format!("ttft:{v}"),
         "faults" => format!("reset={v}"),

@@ -14,6 +14,7 @@ pub(crate) mod grid;
 pub(crate) mod keymap;
 pub mod logging;
 pub mod observer;
+pub mod observer_app;
 pub(crate) mod terminal;
 pub(crate) mod theme;
 pub(crate) mod view;

@@ -1,179 +1,201 @@
-//! The observer's monitor screen (`run --observe` on a terminal): a header with the note that
-//! nothing is sent to the shards, a per-shard health strip, the cells table summed over shards,
-//! the summed tok/s of the busiest active cell over time, and the latest health changes.
+//! The observer's monitor (`run --observe` on a terminal): the session monitor's own panels
+//! (src/tui/view/: header, matrix, live panel, replicas, log, help) drawn from the figures
+//! summed over shards through the adapter of [`super::observer_app`], under a shard strip
+//! (health per shard, the give-up countdown of stale ones) and the note that keys are not
+//! sent to the shards. The screen only draws: the observer's data task polls.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Row, Sparkline, Table};
 
+use super::app::{Action, App, Mode};
+use super::observer_app::{ObservedCell, ObservedSession, snapshot};
+use super::theme;
+use crate::cell::control::LiveAttempt;
+use crate::metrics::observe::View;
+use crate::metrics::observe::clock::give_up_note;
 use crate::metrics::observe::health::ShardState;
-use crate::metrics::observe::{CellFigures, Latency, View};
+use crate::metrics::poller::MetricsSnapshot;
+use tokio::time::Instant;
 
-/// Polls of summed tok/s kept per cell for the sparkline.
+/// Polls of summed tok/s kept per cell (the live panel's sparkline, an ended cell's median).
 const HISTORY: usize = 240;
-/// Log lines kept.
-const LOG_LINES: usize = 50;
 
-/// The note the header always shows.
+/// The note the screen always shows under the shard strip.
 pub const NOT_SENT: &str = "observer: sends nothing to the shards; pause, skip and knob do not cross shards";
 
-/// What the screen shows.
-#[derive(Debug, Clone, Default)]
+/// Everything the observer's screen shows.
 pub struct ObserverScreen {
-    /// The header's first line (server, selector, scrape interval).
-    pub title: String,
-    /// The replicas' line (`replicas: NAME running N, waiting N, KV P%; ...`), empty when not read.
-    pub replicas: String,
-    /// The last poll's cells.
-    pub cells: BTreeMap<String, CellFigures>,
-    /// Summed tok/s per cell, one value per poll while it was active, oldest first.
-    pub history: BTreeMap<String, VecDeque<u64>>,
-    /// Every shard seen.
+    /// The session monitor's state, fed from the observer's polls.
+    pub app: App,
+    /// The header's facts.
+    pub session: ObservedSession,
+    /// Every cell seen, in the order first seen.
+    pub cells: Vec<ObservedCell>,
+    /// Every shard seen, as of the last poll.
     pub shards: BTreeMap<String, ShardState>,
-    /// Health changes and notes, oldest first.
-    pub log: VecDeque<String>,
+    /// Stale shards and the seconds before the observer gives up on each.
+    pub countdown: Vec<(String, f64)>,
+    /// Every shard has finished (the header says DONE).
+    pub finished: bool,
+}
+
+/// Where a cell first seen in a poll goes among the others of that poll: grid cells by kind,
+/// ctx and load (the plan's own order), then the rest by label.
+fn plan_order(c: &ObservedCell) -> (bool, &'static str, u64, u32, String) {
+    match &c.spec.key {
+        crate::cell::spec::CellKey::Grid { ctx, conc, .. } => {
+            (false, c.spec.kind.as_str(), *ctx, *conc, c.label.clone())
+        }
+        crate::cell::spec::CellKey::Phase { .. } => (true, "", 0, 0, c.label.clone()),
+    }
 }
 
 impl ObserverScreen {
-    /// Takes one poll's view and the shards' states after it.
-    pub fn take(&mut self, view: &View, shards: &BTreeMap<String, ShardState>) {
-        self.cells.clone_from(&view.cells);
-        self.shards.clone_from(shards);
-        for (cell, c) in view.cells.iter().filter(|(_, c)| c.is_active()) {
-            let h = self.history.entry(cell.clone()).or_default();
-            h.push_back(c.tok_s.unwrap_or(0.0).max(0.0).round() as u64);
-            if h.len() > HISTORY {
-                h.pop_front();
+    /// Nothing seen yet.
+    pub fn new(session: ObservedSession) -> ObserverScreen {
+        let app = App::new(Arc::new(snapshot(&session, &[], false)), session.started);
+        ObserverScreen {
+            app,
+            session,
+            cells: Vec::new(),
+            shards: BTreeMap::new(),
+            countdown: Vec::new(),
+            finished: false,
+        }
+    }
+
+    /// Takes one poll's view and the shards' states after it, at `now`.
+    pub fn take(&mut self, view: &View, shards: &BTreeMap<String, ShardState>, now: Instant) {
+        let mut new: Vec<ObservedCell> = (view.cells.keys())
+            .filter(|l| !self.cells.iter().any(|c| &c.label == *l))
+            .map(|l| ObservedCell::new(l))
+            .collect();
+        new.sort_by_key(plan_order);
+        self.cells.extend(new);
+        for c in &mut self.cells {
+            match view.cells.get(&c.label) {
+                Some(f) => c.figures = f.clone(),
+                // Its series are gone (every shard that ran it went away): no longer running.
+                None => c.figures.active_shards = 0.0,
+            }
+            if c.figures.is_active() {
+                c.active_since.get_or_insert(now);
+                c.history.push(c.figures.tok_s.unwrap_or(0.0).max(0.0));
+                if c.history.len() > HISTORY {
+                    c.history.remove(0);
+                }
+            } else {
+                c.active_since = None;
             }
         }
+        self.shards.clone_from(shards);
+        self.finished = !shards.is_empty() && shards.values().all(|s| s.finished);
+        self.refresh(now);
+    }
+
+    /// Sets the clock and hands the panels a fresh snapshot and live view.
+    pub fn refresh(&mut self, now: Instant) {
+        self.app.now = now;
+        let snap = snapshot(&self.session, &self.cells, self.finished);
+        let live = snap.current.map_or_else(LiveAttempt::default, |i| self.cells[i].live(i));
+        self.app.set_session(Arc::new(snap));
+        self.app.set_live(live);
+    }
+
+    /// Takes the replicas' latest reading (scraped once, by the observer).
+    pub fn set_replicas(&mut self, m: Arc<MetricsSnapshot>) {
+        self.app.set_metrics(m);
     }
 
     /// Adds a line to the log panel.
-    pub fn note(&mut self, line: String) {
-        self.log.push_back(line);
-        if self.log.len() > LOG_LINES {
-            self.log.pop_front();
-        }
+    pub fn note(&mut self, line: String, warn: bool) {
+        self.app.log(line, warn);
+    }
+
+    /// What a key does; `Some(reason)` ends the observer. Keys that act on a session in its
+    /// own monitor (pause, skip, re-run, save, knob, skip set) answer with [`not_sent_note`];
+    /// moving, detail and help work as there.
+    pub fn key(&mut self, action: Action) -> Option<String> {
+        self.app.notice = None;
+        let refused = match action {
+            Action::Quit => return Some("quit".into()),
+            Action::Interrupt => return Some("SIGINT".into()),
+            Action::TogglePause => "p",
+            Action::Skip => "s",
+            Action::Rerun => "r",
+            Action::Save => "w",
+            Action::KnobUp => "+",
+            Action::KnobDown => "-",
+            Action::SkipSet => "x",
+            other => {
+                // The observer holds no runner: whatever command comes back goes nowhere.
+                let _ = self.app.update(other);
+                return None;
+            }
+        };
+        self.app.notice = Some(not_sent_note(refused));
+        None
     }
 }
 
-/// What a key does on the observer's screen: `Some(true)` quits, `Some(false)` is a key the
-/// session monitor acts on but the observer cannot (a note is logged), `None` nothing.
-pub fn key_action(c: char) -> Option<bool> {
-    match c {
-        'q' => Some(true),
-        'p' | 's' | 'k' | 'r' | '+' | '-' | ' ' => Some(false),
-        _ => None,
+/// The note shown for a control key the observer does not send.
+pub fn not_sent_note(key: &str) -> String {
+    format!("`{key}` not sent: the observer does not control the shards; use a shard's own monitor")
+}
+
+/// The shard strip: each shard's health, then the give-up countdown of the stale ones.
+fn strip(s: &ObserverScreen) -> Line<'static> {
+    let mut spans = vec![Span::styled(" shards ", theme::label())];
+    for (name, st) in &s.shards {
+        let (text, style) = match (st.finished, st.stale) {
+            (true, _) => (format!(" {name} done "), theme::dim()),
+            (_, true) => (format!(" {name} ~stale "), theme::error()),
+            _ => (format!(" {name} up "), theme::value()),
+        };
+        spans.push(Span::styled(text, style));
     }
+    if s.shards.is_empty() {
+        spans.push(Span::styled("none seen yet", theme::dim()));
+    }
+    for (shard, left) in &s.countdown {
+        spans.push(Span::styled(" │ ", theme::border()));
+        spans.push(Span::styled(give_up_note(shard, *left), theme::warn()));
+    }
+    Line::from(spans)
 }
 
-/// The note logged for a control key the observer does not send.
-pub fn not_sent_note(c: char) -> String {
-    format!(
-        "`{c}`: not sent: the observer does not control the shards (each runs its own plan); use the shards' own monitors"
-    )
+/// The observer's key bar over the monitor's: the keys that do something here.
+fn keybar(app: &App, area: Rect, buf: &mut Buffer) {
+    let mut spans = Vec::new();
+    if let Some(n) = &app.notice {
+        spans.push(Span::styled(format!("» {n}  "), theme::warn()));
+    }
+    let keys = [("←↓↑→", "move"), ("⏎", "detail"), ("q", "quit"), ("?", "help")];
+    for (k, what) in keys {
+        spans.push(Span::styled(format!(" {k} "), theme::key()));
+        spans.push(Span::styled(format!(" {what} "), theme::label()));
+    }
+    buf.set_line(area.x, area.y, &Line::from(" ".repeat(usize::from(area.width))), area.width);
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
 }
 
-fn ms(s: Option<f64>) -> String {
-    s.map_or_else(|| "-".into(), |s| format!("{:.1}", s * 1e3))
-}
-
-fn shard_span(name: &str, s: &ShardState) -> Span<'static> {
-    let (text, color) = match (s.finished, s.stale) {
-        (true, _) => (format!(" {name} done "), Color::Blue),
-        (_, true) => (format!(" {name} ~stale "), Color::Red),
-        _ => (format!(" {name} up "), Color::Green),
-    };
-    Span::styled(text, Style::default().fg(color).add_modifier(Modifier::BOLD))
-}
-
-fn cell_row<'a>(cell: &'a str, c: &CellFigures) -> Row<'a> {
-    let errors: f64 = c.errors.values().fold(0.0, |a, b| a + b);
-    let q = |l, q| ms(c.quantile(l, q));
-    let style = if c.is_active() { Style::default() } else { Style::default().add_modifier(Modifier::DIM) };
-    Row::new(vec![
-        cell.to_string(),
-        c.tok_s.map_or_else(|| "-".into(), |t| format!("{t:.1}")),
-        format!("{}", c.running),
-        format!("{}", c.active_shards),
-        format!("{}", c.started),
-        format!("{}", c.completed),
-        format!("{errors}"),
-        format!("{} / {}", q(Latency::Ttft, 0.5), q(Latency::Ttft, 0.99)),
-        format!("{} / {}", q(Latency::Itl, 0.5), q(Latency::Itl, 0.99)),
-        format!("{} / {}", q(Latency::Tpot, 0.5), q(Latency::Tpot, 0.99)),
-    ])
-    .style(style)
-}
-
-/// Draws the whole screen.
+/// Draws the whole screen: strip, note, then the session monitor in the rest.
 pub fn draw(f: &mut Frame, s: &ObserverScreen) {
-    let [head, strip, table, spark, log] = Layout::vertical([
-        Constraint::Length(3),
-        Constraint::Length(3),
-        Constraint::Min(5),
-        Constraint::Length(5),
-        Constraint::Length(6),
-    ])
-    .areas(f.area());
-    let note = Line::styled(NOT_SENT, Style::default().fg(Color::Yellow));
-    let replicas = Line::raw(if s.replicas.is_empty() {
-        "replicas: not read (--metrics-url or --replica-selector)"
-    } else {
-        s.replicas.as_str()
-    });
-    f.render_widget(Paragraph::new(vec![Line::raw(s.title.clone()), note, replicas]), head);
-    let mut spans: Vec<Span> = s.shards.iter().map(|(n, st)| shard_span(n, st)).collect();
-    if spans.is_empty() {
-        spans.push(Span::raw(" no shard seen yet"));
+    let [strip_row, note_row, body] =
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Min(0)]).areas(f.area());
+    let buf = f.buffer_mut();
+    buf.set_line(strip_row.x, strip_row.y, &strip(s), strip_row.width);
+    buf.set_line(note_row.x, note_row.y, &Line::styled(NOT_SENT, theme::warn()), note_row.width);
+    f.render_widget(&s.app, body);
+    let big = body.width >= super::view::MIN_WIDTH && body.height >= super::view::MIN_HEIGHT;
+    if big && s.app.mode != Mode::Help && body.height > 0 {
+        keybar(&s.app, Rect { y: body.bottom() - 1, height: 1, ..body }, f.buffer_mut());
     }
-    let strip_block = Block::default().borders(Borders::ALL).title(" shards ");
-    f.render_widget(Paragraph::new(Line::from(spans)).block(strip_block), strip);
-    let header = Row::new([
-        "cell",
-        "tok/s",
-        "running",
-        "shards",
-        "sent",
-        "done",
-        "errors",
-        "TTFT ms p50/p99",
-        "ITL ms p50/p99",
-        "TPOT ms p50/p99",
-    ])
-    .style(Style::default().add_modifier(Modifier::BOLD));
-    let widths = [18, 10, 8, 7, 8, 8, 7, 16, 15, 16].map(Constraint::Length);
-    let rows = s.cells.iter().map(|(cell, c)| cell_row(cell, c));
-    let title = " cells, summed over shards (quantiles from summed buckets over the rate window) ";
-    f.render_widget(
-        Table::new(rows, widths).header(header).block(Block::default().borders(Borders::ALL).title(title)),
-        table,
-    );
-    let busiest = s
-        .cells
-        .iter()
-        .filter(|(_, c)| c.is_active())
-        .max_by(|a, b| a.1.tok_s.partial_cmp(&b.1.tok_s).unwrap_or(std::cmp::Ordering::Equal));
-    let (name, data) = match busiest.and_then(|(n, _)| Some((n.as_str(), s.history.get(n)?))) {
-        Some((n, h)) => (n, h.iter().copied().collect::<Vec<u64>>()),
-        None => ("no active cell", Vec::new()),
-    };
-    let spark_block = Block::default().borders(Borders::ALL).title(format!(" tok/s summed: {name} "));
-    f.render_widget(Sparkline::default().block(spark_block).data(&data), spark);
-    let lines: Vec<Line> = s
-        .log
-        .iter()
-        .rev()
-        .take(usize::from(log.height.saturating_sub(2)))
-        .rev()
-        .map(|l| Line::raw(l.clone()))
-        .collect();
-    let log_block = Block::default().borders(Borders::ALL).title(" shard health (q quits) ");
-    f.render_widget(Paragraph::new(lines).block(log_block), log);
 }
 
 #[cfg(test)]

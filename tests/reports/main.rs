@@ -1,7 +1,8 @@
 //! The `reports` suite (`cargo test --test reports`): `report FILE` ([`report_cmd`]), the HTML
 //! report in a real browser ([`html`]), the report writer ([`saves`]), `compare` ([`compare`]) and a
 //! real Prometheus reading the simulated replicas ([`prometheus`]), and the client's own live
-//! page (`run --metrics-listen`) against the report and through a real Prometheus ([`metrics_listen`]).
+//! page (`run --metrics-listen`) against the report and through a real Prometheus ([`metrics_listen`]),
+//! and the observer's give-up and file schema ([`observe_screen`]).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -11,6 +12,7 @@ mod extension;
 mod html;
 mod metrics_listen;
 mod observe;
+mod observe_screen;
 mod prometheus;
 mod report_cmd;
 mod report_many;

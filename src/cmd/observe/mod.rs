@@ -3,8 +3,8 @@
 //! [`Queries::all`](crate::metrics::observe::Queries::all) together, prints one line per
 //! active cell and one per change of a shard's health, and records both for the JSON report
 //! (`--out`, else `sessions/observe-<unix>.json`), written atomically when it ends: once every
-//! shard seen reported `session_finished` or has been stale for [`GIVE_UP_S`], at
-//! `--observe-timeout`, or on a signal.
+//! shard seen reported `session_finished` or has been stale for `--observe-give-up` (never
+//! with 0), at `--observe-timeout`, or on a signal.
 
 pub(crate) mod lines;
 pub(crate) mod monitor;
@@ -15,6 +15,7 @@ use super::headless::Printer;
 use super::session;
 use crate::cli::run::RunArgs;
 use crate::load::backend::HttpBackend;
+use crate::metrics::observe::clock::Clock;
 use crate::metrics::observe::{ClientSource, Health, View, health};
 use crate::metrics::poller::PollerHandle;
 use crate::metrics::prom_poller::DEFAULT_SCRAPE_INTERVAL_S;
@@ -25,9 +26,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A shard stale this long no longer holds the observer open, seconds.
-pub(crate) const GIVE_UP_S: f64 = 60.0;
-
 /// Longest wait for one answer of the server.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -36,6 +34,11 @@ const MAX_ERRORS: usize = 100;
 
 fn now_unix() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `--observe-give-up` as the title says it.
+fn give_up_text(give_up_s: Option<f64>) -> String {
+    give_up_s.map_or_else(|| "never given up on".into(), |g| format!("given up on after {g} s stale"))
 }
 
 /// Runs the observer; bad flags exit 2 and a server that does not answer 3, before the first poll.
@@ -72,14 +75,15 @@ pub(crate) async fn run(args: RunArgs, source: ClientSource) -> anyhow::Result<E
         Err(e) => return Ok(session::usage(&e)),
     };
     let sources = Sources { client: &source, backend: &backend, replicas: replicas.as_ref() };
-    let mut obs = Observing::new(&source, scrape_s);
+    let mut obs = Observing::new(&source, scrape_s, args.observing.give_up_s());
     let assumed = if read.is_some() { "" } else { " (could not be read: assumed)" };
     let title = format!(
-        "observing {} on {}: scrape interval {scrape_s} s{assumed}, rates over {} s, a shard stale after {} s; report: {}",
+        "observing {} on {}: scrape interval {scrape_s} s{assumed}, rates over {} s, a shard stale after {} s, {}; report: {}",
         source.queries.selector,
         obs.report.prometheus,
         source.queries.window_s,
         obs.health.stale_after_s,
+        give_up_text(obs.give_up_s),
         out.display()
     );
     let every = Duration::from_secs_f64(scrape_s).max(args.poll_interval);
@@ -89,15 +93,19 @@ pub(crate) async fn run(args: RunArgs, source: ClientSource) -> anyhow::Result<E
         Some(mut printer) => {
             printer.line(&title);
             printer.line("this observer sends nothing to the shards: they run their own plan (no pause, skip or knob)");
-            obs.step_printed(&first, now_unix(), &mut printer);
+            let now = obs.clock.now_unix();
+            obs.step_printed(&first, now, &mut printer);
             let ended_by = watch(&mut obs, &sources, every, timeout, &mut printer).await?;
             printer.line(&format!("observer ended ({ended_by}); report: {}", out.display()));
             ended_by
         }
-        None => monitor::watch(&mut obs, &sources, (every, timeout), title, &first).await?,
+        None => {
+            let shown = monitor::Shown { title, report_path: out.display().to_string() };
+            monitor::watch(&mut obs, &sources, (every, timeout), shown, &first).await?
+        }
     };
     obs.report.ended_by = ended_by;
-    obs.report.ended_unix = now_unix();
+    obs.report.ended_unix = obs.clock.now_unix();
     obs.report.shards = obs.health.shards.clone();
     if let Err(e) = obs.report.write(&out) {
         crate::err_line!("error: the observer's report could not be written to {}: {e}", out.display());
@@ -127,13 +135,13 @@ async fn watch(
     };
     tokio::pin!(until);
     loop {
-        if obs.health.all_done(now_unix(), GIVE_UP_S) {
+        if obs.all_done() {
             return Ok("all_shards_done".into());
         }
         tokio::select! {
             _ = tick.tick() => {
                 match sources.client.poll(sources.backend, QUERY_TIMEOUT).await {
-                    Ok(view) => obs.step_printed(&view, now_unix(), printer),
+                    Ok(view) => obs.step_printed(&view, obs.clock.now_unix(), printer),
                     Err(e) => printer.line(&obs.failed(e)),
                 }
                 if let Some(line) = sources.replica_line() {
@@ -169,19 +177,26 @@ pub(crate) struct Observing {
     pub health: Health,
     /// What the report will hold.
     pub report: ObserverReport,
+    /// The clock of health and give-up.
+    pub clock: Clock,
+    /// `--observe-give-up`, seconds; `None` never gives up on a stale shard.
+    pub give_up_s: Option<f64>,
 }
 
 impl Observing {
-    /// Nothing seen yet.
-    pub(crate) fn new(source: &ClientSource, scrape_s: f64) -> Observing {
+    /// Nothing seen yet; a stale shard is given up on after `give_up_s` (never with `None`).
+    pub(crate) fn new(source: &ClientSource, scrape_s: f64, give_up_s: Option<f64>) -> Observing {
+        let clock = Clock::start();
         let report = ObserverReport {
+            schema_version: record::OBSERVER_SCHEMA_VERSION,
             kind: "observer",
             version: crate::version::VERSION.to_string(),
             prometheus: crate::net::redact_url(&source.url),
             client_selector: source.queries.selector.clone(),
             scrape_interval_s: scrape_s,
             rate_window_s: source.queries.window_s,
-            started_unix: now_unix(),
+            give_up_s,
+            started_unix: clock.now_unix(),
             ended_unix: 0.0,
             ended_by: String::new(),
             cells: Default::default(),
@@ -190,7 +205,17 @@ impl Observing {
             events: Vec::new(),
             poll_errors: Vec::new(),
         };
-        Observing { health: Health::new(health::stale_after_s(scrape_s)), report }
+        Observing { health: Health::new(health::stale_after_s(scrape_s)), report, clock, give_up_s }
+    }
+
+    /// Every shard seen has finished or been given up on, now.
+    pub(crate) fn all_done(&self) -> bool {
+        self.health.all_done(self.clock.now_unix(), self.give_up_s)
+    }
+
+    /// The stale shards' countdowns now (seconds left before they are given up on).
+    pub(crate) fn countdown(&self) -> Vec<(String, f64)> {
+        self.health.giving_up(self.clock.now_unix(), self.give_up_s)
     }
 
     /// Takes one poll: the lines of the health changes, then one line per active cell.

@@ -1,34 +1,72 @@
-//! The observer on a terminal: the screen of `src/tui/observer.rs`, redrawn after every poll
-//! and key. `q` (or Ctrl-C, or a signal) ends it; the keys that act on a session in its own
-//! monitor (pause, skip, knob) are answered with a note, since nothing is sent to the shards.
+//! The observer on a terminal: the session monitor's panels (src/tui/observer.rs) fed from
+//! the observer's polls. A data task polls the server every interval and hands each view over
+//! a channel; this loop only takes views, keys and a one-second tick (the give-up countdown)
+//! and draws, so a slow query never holds a key or a frame. `q` (or Ctrl-C, or a signal)
+//! ends it; pause, skip and knob are answered with a note, since nothing is sent to the shards.
 
-use super::{GIVE_UP_S, Observing, QUERY_TIMEOUT, Sources, now_unix};
-use crate::metrics::observe::View;
+use super::{Observing, QUERY_TIMEOUT, Sources};
+use crate::load::backend::HttpBackend;
+use crate::metrics::observe::{ClientSource, View};
 use crate::signal::Signals;
-use crate::tui::observer::{ObserverScreen, draw, key_action, not_sent_note};
+use crate::tui::observer::{ObserverScreen, draw};
+use crate::tui::observer_app::ObservedSession;
 use crate::tui::{CrosstermTerminal, TerminalGuard};
-use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{Event, EventStream};
 use futures_util::StreamExt;
 use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
 
-/// Polls every `bounds.0` until every shard is done, the `bounds.1` timeout, `q` or a signal,
-/// showing the screen; returns why it ended.
+/// What the screen names besides the figures.
+pub(crate) struct Shown {
+    /// The observer's first line (server, selector, intervals): logged once.
+    pub title: String,
+    /// Where the JSON file goes.
+    pub report_path: String,
+}
+
+/// Polls `client` every `every` and sends each outcome until the receiver is gone.
+fn spawn_polls(client: ClientSource, backend: HttpBackend, every: Duration) -> mpsc::Receiver<Result<View, String>> {
+    let (tx, rx) = mpsc::channel(2);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let polled = client.poll(&backend, QUERY_TIMEOUT).await;
+            if tx.send(polled).await.is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Shows the screen until every shard is done, the `bounds.1` timeout, `q` or a signal, with
+/// polls every `bounds.0`; returns why it ended.
 pub(crate) async fn watch(
     obs: &mut Observing,
     sources: &Sources<'_>,
     bounds: (Duration, Option<Duration>),
-    title: String,
+    shown: Shown,
     first: &View,
 ) -> anyhow::Result<String> {
-    let mut screen = ObserverScreen { title, ..ObserverScreen::default() };
+    let session = ObservedSession {
+        prometheus: obs.report.prometheus.clone(),
+        selector: obs.report.client_selector.clone(),
+        report_path: shown.report_path,
+        started: Instant::now(),
+    };
+    let mut screen = ObserverScreen::new(session);
+    screen.note(shown.title, false);
     let mut signals = Signals::new()?;
     let guard = TerminalGuard::enter(CrosstermTerminal)?;
     let mut terminal = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))?;
-    take(obs, &mut screen, first);
+    take(obs, &mut screen, sources, first);
+    let mut polls = spawn_polls(sources.client.clone(), sources.backend.clone(), bounds.0);
     let mut keys = EventStream::new();
-    let mut tick = tokio::time::interval(bounds.0);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await;
+    let mut second = tokio::time::interval(Duration::from_secs(1));
     let until = async move {
         match bounds.1 {
             Some(t) => tokio::time::sleep(t).await,
@@ -37,22 +75,28 @@ pub(crate) async fn watch(
     };
     tokio::pin!(until);
     let ended = loop {
-        if obs.health.all_done(now_unix(), GIVE_UP_S) {
+        if obs.all_done() {
             break "all_shards_done".to_string();
         }
+        screen.countdown = obs.countdown();
+        screen.refresh(Instant::now());
         terminal.draw(|f| draw(f, &screen))?;
         tokio::select! {
-            _ = tick.tick() => {
-                match sources.client.poll(sources.backend, QUERY_TIMEOUT).await {
-                    Ok(view) => take(obs, &mut screen, &view),
-                    Err(e) => screen.note(obs.failed(e)),
-                }
-                screen.replicas = sources.replica_line().unwrap_or_default();
+            polled = polls.recv() => match polled {
+                Some(Ok(view)) => take(obs, &mut screen, sources, &view),
+                Some(Err(e)) => screen.note(obs.failed(e), true),
+                None => break "poll_task_ended".to_string(),
             },
+            _ = second.tick() => {},
             key = keys.next() => match key {
-                Some(Ok(Event::Key(k))) => if let Some(why) = on_key(k, &mut screen) { break why },
+                Some(Ok(Event::Key(k))) => {
+                    let action = crate::tui::keymap::action(&k);
+                    if let Some(why) = action.and_then(|a| screen.key(a)) {
+                        break why;
+                    }
+                }
                 Some(_) => {}
-                None => break "input closed".to_string(),
+                None => break "input_closed".to_string(),
             },
             _ = &mut until => break "timeout".to_string(),
             s = signals.recv() => break s.name().to_string(),
@@ -62,25 +106,15 @@ pub(crate) async fn watch(
     Ok(ended)
 }
 
-/// One poll onto the screen: health changes logged, figures shown.
-fn take(obs: &mut Observing, screen: &mut ObserverScreen, view: &View) {
-    let (changes, _cells) = obs.step(view, now_unix());
-    changes.into_iter().for_each(|l| screen.note(l));
-    screen.take(view, &obs.health.shards);
-}
-
-/// What a key does: `Some(reason)` ends the observer.
-fn on_key(k: KeyEvent, screen: &mut ObserverScreen) -> Option<String> {
-    match k.code {
-        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Some("SIGINT".into()),
-        KeyCode::Char(c) => match key_action(c) {
-            Some(true) => Some("quit".into()),
-            Some(false) => {
-                screen.note(not_sent_note(c));
-                None
-            }
-            None => None,
-        },
-        _ => None,
+/// One poll onto the screen: health changes logged, figures and the replicas' reading shown.
+fn take(obs: &mut Observing, screen: &mut ObserverScreen, sources: &Sources<'_>, view: &View) {
+    let (changes, _cells) = obs.step(view, obs.clock.now_unix());
+    for line in changes {
+        let warn = line.contains("stale");
+        screen.note(line, warn);
     }
+    if let Some(r) = sources.replicas {
+        screen.set_replicas(r.latest());
+    }
+    screen.take(view, &obs.health.shards, Instant::now());
 }

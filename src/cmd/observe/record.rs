@@ -52,9 +52,14 @@ pub(crate) struct EventAt {
     pub event: HealthEvent,
 }
 
+/// Version of the observer's file format, bumped on any incompatible change.
+pub(crate) const OBSERVER_SCHEMA_VERSION: u32 = 1;
+
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct ObserverReport {
+    /// File format version ([`OBSERVER_SCHEMA_VERSION`]; assets/observer-report.schema.json).
+    pub schema_version: u32,
     /// Always `observer`: tells this file from a session report.
     pub kind: &'static str,
     /// The tool's version.
@@ -67,11 +72,15 @@ pub(crate) struct ObserverReport {
     pub scrape_interval_s: f64,
     /// Range of the `rate(...)` and quantile queries, seconds.
     pub rate_window_s: u64,
+    /// `--observe-give-up`: a shard stale this long no longer held the observer open,
+    /// seconds; `null` with 0 (a stale shard held it until the timeout or a signal).
+    pub give_up_s: Option<f64>,
     /// First and last poll, seconds since the epoch.
     pub started_unix: f64,
     /// See `started_unix`.
     pub ended_unix: f64,
-    /// Why it ended: `all_shards_done`, `timeout`, or a signal name.
+    /// Why it ended: `all_shards_done`, `timeout`, `quit` (the monitor's `q`), `input_closed`,
+    /// `poll_task_ended`, or a signal name (`SIGINT`, `SIGTERM`, `SIGHUP`).
     pub ended_by: String,
     /// Per cell label, one point per poll while the cell was active.
     pub cells: BTreeMap<String, Vec<CellPoint>>,
@@ -116,3 +125,7 @@ impl ObserverReport {
         crate::report::atomic::write_atomic(path, &text)
     }
 }
+
+#[cfg(test)]
+#[path = "schema_tests.rs"]
+mod schema_tests;

@@ -146,10 +146,20 @@ impl Health {
     }
 
     /// True once at least one shard was seen and each has finished or been stale for longer
-    /// than `give_up_s` seconds.
-    pub fn all_done(&self, now_unix: f64, give_up_s: f64) -> bool {
-        let done = |s: &ShardState| s.finished || s.stale_since.is_some_and(|t| now_unix - t > give_up_s);
+    /// than `give_up_s` seconds; with `None` (`--observe-give-up 0`) a stale shard holds the
+    /// observer open until it comes back, the timeout or a signal.
+    pub fn all_done(&self, now_unix: f64, give_up_s: Option<f64>) -> bool {
+        let given_up = |t: f64| give_up_s.is_some_and(|g| now_unix - t > g);
+        let done = |s: &ShardState| s.finished || s.stale_since.is_some_and(given_up);
         !self.shards.is_empty() && self.shards.values().all(done)
+    }
+
+    /// Each stale shard and the seconds left before the observer gives up on it (0 once
+    /// past), by shard; empty with `None` (never giving up).
+    pub fn giving_up(&self, now_unix: f64, give_up_s: Option<f64>) -> Vec<(String, f64)> {
+        let Some(g) = give_up_s else { return Vec::new() };
+        let left = |t: f64| (g - (now_unix - t)).max(0.0);
+        self.shards.iter().filter_map(|(n, s)| Some((n.clone(), left(s.stale_since?)))).collect()
     }
 }
 

@@ -6,8 +6,10 @@
 //! * [`answer`]: instant-vector answers of the HTTP API.
 //! * [`view`]: one poll's per-cell figures and per-shard view.
 //! * [`health`]: shards joining, going stale, coming back, finishing.
+//! * [`clock`]: the observer's clock and the give-up countdown (`--observe-give-up`).
 
 pub mod answer;
+pub mod clock;
 pub mod health;
 pub mod query;
 pub mod view;
@@ -23,6 +25,11 @@ use crate::metrics::promql::{check_selector, get_json};
 pub use health::{Health, HealthEvent};
 pub use query::{Ask, Latency, Queries};
 pub use view::{CellFigures, View};
+
+/// Most queries of one poll in flight at once: a poll's 18 queries go out in three waves at
+/// most, so one observer takes fewer than half of a Prometheus server's default 20 concurrent
+/// queries (`--query.max-concurrency`) and leaves room for dashboards.
+pub const POLL_CONCURRENCY: usize = 8;
 
 /// A Prometheus server and the matchers of one session's client series.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,12 +74,25 @@ impl ClientSource {
         answer::parse_vector(&body).map_err(|e| format!("{promql}: {e}"))
     }
 
-    /// Every query of one poll, sent together; the first failure fails the poll.
+    /// Every query of one poll, [`POLL_CONCURRENCY`] at a time; the first failure fails the poll.
     pub async fn poll(&self, backend: &dyn Backend, timeout: Duration) -> Result<View, String> {
+        self.poll_with(backend, timeout, POLL_CONCURRENCY).await
+    }
+
+    /// [`Self::poll`] with at most `concurrency` queries in flight (at least 1), answers kept
+    /// in the order of [`Queries::all`]; `benches/observe_poll.sh` compares bounds.
+    pub async fn poll_with(
+        &self,
+        backend: &dyn Backend,
+        timeout: Duration,
+        concurrency: usize,
+    ) -> Result<View, String> {
+        use futures_util::StreamExt;
         let asks = Queries::all();
         let texts: Vec<String> = asks.iter().map(|&a| self.queries.promql(a)).collect();
-        let sent = texts.iter().map(|q| self.instant(backend, q, timeout));
-        let answers = futures_util::future::join_all(sent).await;
+        // Made before streaming (not in a `map` adapter over the iterator) so the poll stays `Send`.
+        let sent: Vec<_> = texts.iter().map(|q| self.instant(backend, q, timeout)).collect();
+        let answers: Vec<_> = futures_util::stream::iter(sent).buffered(concurrency.max(1)).collect().await;
         let answers: Result<Vec<_>, String> =
             asks.into_iter().zip(answers).map(|(a, r)| r.map(|points| (a, points))).collect();
         Ok(View::from_answers(&answers?))

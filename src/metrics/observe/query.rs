@@ -8,6 +8,9 @@ pub const PREFIX: &str = "llm_decode_bench_";
 /// Quantiles shown for TTFT, ITL and TPOT.
 pub const QUANTILES: [f64; 2] = [0.5, 0.99];
 
+/// The TTFT quantile the monitor's live panel shows beside the median.
+pub const TTFT_P90: f64 = 0.9;
+
 /// The three histograms of docs/metrics.md, by their name after [`PREFIX`] and before `_seconds`.
 pub const HISTOGRAMS: [Latency; 3] = [Latency::Ttft, Latency::Itl, Latency::Tpot];
 
@@ -49,6 +52,8 @@ pub enum Ask {
     Errors,
     /// Streams past their first token now, summed over shards, by cell.
     Running,
+    /// Requests sent and not ended now, summed over shards, by cell.
+    InFlight,
     /// Shards running an attempt of the cell now, by cell.
     ActiveShards,
     /// A latency quantile over the rate window from the buckets summed over shards, by cell.
@@ -91,6 +96,7 @@ impl Queries {
             Ask::Completed => format!("sum by (cell) ({})", self.series("requests_completed_total")),
             Ask::Errors => format!("sum by (cell, kind) ({})", self.series("request_errors_total")),
             Ask::Running => format!("sum by (cell) ({})", self.series("streams_running")),
+            Ask::InFlight => format!("sum by (cell) ({})", self.series("requests_in_flight")),
             Ask::ActiveShards => format!("sum by (cell) ({})", self.series("cell_active")),
             Ask::Quantile(l, q) => format!(
                 "histogram_quantile({q}, sum by (le, cell) (rate({}[{w}s])))",
@@ -111,12 +117,15 @@ impl Queries {
             Ask::Completed,
             Ask::Errors,
             Ask::Running,
+            Ask::InFlight,
             Ask::ActiveShards,
             Ask::Heartbeat,
             Ask::Finished,
             Ask::ShardActive,
         ];
         asks.extend(HISTOGRAMS.iter().flat_map(|&l| QUANTILES.iter().map(move |&q| Ask::Quantile(l, q))));
+        // The monitor's live panel shows TTFT p50/p90, as a session's own does.
+        asks.push(Ask::Quantile(Latency::Ttft, TTFT_P90));
         asks
     }
 }

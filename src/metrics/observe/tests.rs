@@ -38,7 +38,7 @@ fn promql_sums_over_shards_by_cell_and_takes_quantiles_of_summed_buckets() {
         assert!(text.contains(&format!("{{{SEL}}}")), "{text}");
         assert!(!text.contains("avg"), "{text}");
     }
-    assert_eq!(Queries::all().len(), 10 + 6);
+    assert_eq!(Queries::all().len(), 11 + 6 + 1, "figures, p50/p99 of three histograms, TTFT p90");
 }
 
 #[test]
@@ -104,6 +104,7 @@ fn a_view_gathers_cells_and_shards_from_every_answer() {
         (Ask::Tokens, vec![pt(&cell, 10.0, 5120.0)]),
         (Ask::Errors, vec![pt(&[("cell", "ctx=0 conc=4"), ("kind", "stalled")], 10.0, 2.0)]),
         (Ask::Running, vec![pt(&cell, 10.0, 4.0)]),
+        (Ask::InFlight, vec![pt(&cell, 10.0, 5.0)]),
         (Ask::ActiveShards, vec![pt(&cell, 10.0, 2.0)]),
         (Ask::Quantile(Latency::Ttft, 0.5), vec![pt(&cell, 10.0, 0.012)]),
         (Ask::Quantile(Latency::Itl, 0.99), vec![pt(&cell, 11.0, f64::NAN)]),
@@ -115,7 +116,7 @@ fn a_view_gathers_cells_and_shards_from_every_answer() {
     assert_eq!(v.at_unix, 11.0);
     let c = &v.cells["ctx=0 conc=4"];
     assert_eq!((c.tok_s, c.started, c.running, c.active_shards), (Some(812.5), 40.0, 4.0, 2.0));
-    assert_eq!((c.errors["stalled"], c.tokens), (2.0, 5120.0));
+    assert_eq!((c.errors["stalled"], c.tokens, c.in_flight), (2.0, 5120.0, 5.0));
     assert_eq!(c.quantile(Latency::Ttft, 0.5), Some(0.012));
     assert_eq!(c.quantile(Latency::Itl, 0.99), None, "NaN: no observation in the window");
     assert!(c.is_active());
@@ -148,21 +149,25 @@ fn a_shard_goes_stale_when_its_heartbeat_stops_or_its_series_vanish_and_comes_ba
     let only1 = BTreeMap::from([("1".to_string(), seen(121.0, true, false))]);
     let ev = h.update(&only1, 121.0);
     assert_eq!(ev, vec![HealthEvent::Stale { shard: "0".into(), age_s: 15.0, vanished: true }]);
-    assert!(!h.all_done(121.0, 30.0));
+    assert!(!h.all_done(121.0, Some(30.0)));
 }
 
 #[test]
 fn the_observer_is_done_when_every_shard_finished_or_has_long_been_stale() {
     let mut h = Health::new(4.0);
-    assert!(!h.all_done(0.0, 30.0), "no shard seen yet");
+    assert!(!h.all_done(0.0, Some(30.0)), "no shard seen yet");
     let two = BTreeMap::from([("0".to_string(), seen(1.0, true, false)), ("1".to_string(), seen(1.0, true, false))]);
     h.update(&two, 1.0);
     let fin = BTreeMap::from([("0".to_string(), seen(2.0, false, true))]);
     let ev = h.update(&fin, 2.0);
     assert!(ev.contains(&HealthEvent::Finished { shard: "0".into() }));
     assert!(ev.iter().any(|e| matches!(e, HealthEvent::Stale { shard, vanished: true, .. } if shard == "1")));
-    assert!(!h.all_done(20.0, 30.0));
-    assert!(h.all_done(32.5, 30.0));
+    assert!(!h.all_done(20.0, Some(30.0)));
+    assert!(h.all_done(32.5, Some(30.0)));
+    assert_eq!(h.giving_up(20.0, Some(30.0)), vec![("1".to_string(), 12.0)], "stale since 2.0");
+    assert_eq!(h.giving_up(40.0, Some(30.0)), vec![("1".to_string(), 0.0)]);
+    assert!(!h.all_done(1e6, None), "0 waits: a stale shard holds the observer");
+    assert!(h.giving_up(20.0, None).is_empty());
     // A finished shard whose series vanish (its process exited) is not stale.
     assert!(h.update(&BTreeMap::new(), 40.0).is_empty());
     assert_eq!(h.finished(), 1);

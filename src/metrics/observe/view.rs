@@ -22,6 +22,8 @@ pub struct CellFigures {
     pub errors: BTreeMap<String, f64>,
     /// Streams past their first token now.
     pub running: f64,
+    /// Requests sent and not ended now.
+    pub in_flight: f64,
     /// Shards running an attempt of this cell now.
     pub active_shards: f64,
     /// Latency quantiles over the rate window, seconds: `(histogram, quantile)` to value;
@@ -94,6 +96,7 @@ impl View {
             Ask::Completed => c.completed = v,
             Ask::Errors => *c.errors.entry(p.label("kind").to_string()).or_default() += v,
             Ask::Running => c.running = v,
+            Ask::InFlight => c.in_flight = v,
             Ask::ActiveShards => c.active_shards = v,
             Ask::Quantile(l, q) if v.is_finite() => _ = c.quantiles.insert((l, permille(q)), v),
             _ => {}
