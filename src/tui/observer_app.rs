@@ -199,6 +199,9 @@ pub fn snapshot(s: &ObservedSession, cells: &[ObservedCell], finished: bool) -> 
         timing,
         slo: None,
         baseline: None,
+        // The observer is no shard and waits for no slot: its own strip shows the shards.
+        shard: None,
+        waiting: None,
     }
 }
 

@@ -5,7 +5,7 @@
 //! assets/observer-report.schema.json and a mutation of it does not. Bad `--observe-give-up`
 //! input is one line and exit 2 before any query.
 
-use super::observe::{observer, prometheus, read, shard_of};
+use super::observe::{ShardArgs, observer, prometheus, read, shard_of};
 use crate::common;
 use common::{bin, cluster};
 use serde_json::{Value, json};
@@ -27,11 +27,12 @@ async fn a_stale_shard_is_given_up_after_observe_give_up_and_the_file_fits_its_s
     let start_at = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 6;
     let outs = [dir.path().join("s0.json"), dir.path().join("s1.json")];
     let target = (r.url.as_str(), r.metrics_url.as_str());
-    let (mut s0, a0) = shard_of("0/2", "2", target, start_at, &outs[0]).await;
-    let (mut s1, a1) = shard_of("1/2", "2", target, start_at, &outs[1]).await;
+    let args = |i: u32| ShardArgs { session: "obs-1", spec: format!("{i}/2"), conc: "2", target, start_at, extra: &[] };
+    let (mut s0, a0) = shard_of(&args(0), &outs[0]).await;
+    let (mut s1, a1) = shard_of(&args(1), &outs[1]).await;
     let prom = prometheus(&[a0, a1]).await;
     let obs_out = dir.path().join("observer.json");
-    let mut obs = observer(&prom.url, &obs_out, &["--observe-give-up", "3s"]);
+    let mut obs = observer(&prom.url, "obs-1", &obs_out, &["--observe-give-up", "3s"]);
     let title = obs.line("observing ").await;
     assert!(title.contains("given up on after 3 s stale"), "{title}");
     obs.line("shard 1 reporting (session obs-1)").await;
