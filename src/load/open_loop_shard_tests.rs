@@ -4,10 +4,8 @@
 
 use super::*;
 use crate::load::backend::{Backend, BackendResponse, Exchange, SendFuture};
-use crate::load::live::LiveCounters;
 use crate::load::request::{BodyOptions, Endpoint};
 use crate::load::slice::Slice;
-use reqwest::header::HeaderMap;
 use std::sync::Mutex;
 
 /// Records each request's arrival number (read from its nonce) and when it was sent.
@@ -36,20 +34,7 @@ impl Backend for Recorder {
 /// What one dispatcher of `slice` sends in 3 s at 40/s, shape `shape`, seed `seed`.
 async fn arrivals(slice: Slice, seed: u64, shape: f64) -> Vec<(u64, Duration)> {
     let recorder = Arc::new(Recorder { t0: Instant::now(), sent: Mutex::new(Vec::new()) });
-    let ctx = Arc::new(WorkerCtx {
-        backend: recorder.clone(),
-        url: "http://server/v1/completions".into(),
-        headers: HeaderMap::new(),
-        served_by: Vec::new(),
-        first_token_timeout: None,
-        queued_waits: false,
-        idle_timeout: Duration::from_secs(5),
-        request_timeout: None,
-        expected_chunks: 4,
-        live: Arc::new(LiveCounters::default()),
-        nonce_base: 0,
-        no_more: CancellationToken::new(),
-    });
+    let ctx = Arc::new(WorkerCtx::for_tests(recorder.clone()));
     let opts = BodyOptions { endpoint: Endpoint::Completions, model: "m".into(), max_tokens: 1, ignore_eos: true };
     let plan = OpenLoopPlan { body: BodyTemplate::new(&opts, "hi"), cap: 10_000, shape, seed, slice };
     let (_rate_tx, rate) = watch::channel(Rate::PerSecond(40.0));

@@ -36,9 +36,7 @@ pub(crate) async fn run_stream_within(
 mod tests {
     use super::*;
     use crate::load::backend::{Backend, BackendResponse, Exchange, SendFuture};
-    use crate::load::live::LiveCounters;
     use crate::load::sample::Outcome;
-    use reqwest::header::HeaderMap;
     use std::sync::Arc;
     use std::time::Duration;
     use tokio::time::Instant;
@@ -67,20 +65,7 @@ mod tests {
 
     /// A request of [`Slow`] under `limit`: its sample.
     async fn within(limit: Option<Duration>) -> RequestSample {
-        let ctx = WorkerCtx {
-            backend: Arc::new(Slow),
-            url: "http://server/v1/completions".into(),
-            headers: HeaderMap::new(),
-            served_by: Vec::new(),
-            first_token_timeout: None,
-            queued_waits: false,
-            idle_timeout: Duration::from_secs(5),
-            request_timeout: limit,
-            expected_chunks: 16,
-            live: Arc::new(LiveCounters::default()),
-            nonce_base: 0,
-            no_more: CancellationToken::new(),
-        };
+        let ctx = WorkerCtx { request_timeout: limit, expected_chunks: 16, ..WorkerCtx::for_tests(Arc::new(Slow)) };
         let sample = RequestSample::new(0, Instant::now());
         run_stream_within(&ctx, &ctx.spec(), Bytes::new(), sample, &CancellationToken::new()).await
     }

@@ -50,6 +50,26 @@ pub struct WorkerCtx {
 }
 
 impl WorkerCtx {
+    /// A context for unit tests: `backend` at a fixed completions URL, no headers, no
+    /// first-token or request limit, a 5 s idle timeout, fresh live counters.
+    #[cfg(test)]
+    pub(crate) fn for_tests(backend: SharedBackend) -> Self {
+        Self {
+            backend,
+            url: "http://server/v1/completions".into(),
+            headers: HeaderMap::new(),
+            served_by: Vec::new(),
+            first_token_timeout: None,
+            queued_waits: false,
+            idle_timeout: Duration::from_secs(5),
+            request_timeout: None,
+            expected_chunks: 4,
+            live: Arc::new(LiveCounters::default()),
+            nonce_base: 0,
+            no_more: CancellationToken::new(),
+        }
+    }
+
     pub(crate) fn spec(&self) -> StreamSpec<'_> {
         StreamSpec {
             url: &self.url,
