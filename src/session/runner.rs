@@ -73,8 +73,10 @@ impl Runner {
         ctl.state.act("start", None);
         // Cells the plan skipped (no KV fit) are said once, as the runner says its own skips.
         for c in &ctl.state.cells {
-            if let CellStatus::Skipped(reason) = &c.status {
-                env.emit(RunnerEvent::Log(format!("{}: skipped, {reason}", c.label)));
+            match &c.status {
+                CellStatus::Skipped(reason) => env.emit(RunnerEvent::Log(format!("{}: skipped, {reason}", c.label))),
+                // On `--metrics-listen`'s page at zero before its first request.
+                _ => env.cfg.exposition.iter().for_each(|e| e.announce(&c.label)),
             }
         }
         ctl.publish(&env);

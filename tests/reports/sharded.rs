@@ -108,6 +108,12 @@ async fn four_shards_observed_live_and_merged_exactly() {
         let want: f64 = reports.iter().flat_map(shard_cells).filter(|(l, ..)| *l == cell).map(|(_, tps, _)| tps).sum();
         let seen = observed_median(&o, &cell, SHARDS as f64, window_of(&reports[0], &cell, 8.0)).expect("polls inside");
         assert!((seen - want).abs() <= tolerance * want, "{cell}: observer {seen} tok/s, shards {want} tok/s");
+        // Its TTFT quantile from the summed buckets too: the shards put every cell on their
+        // pages at zero before its first request, so `rate()` of the buckets sees them all.
+        let (from, to) = window_of(&reports[0], &cell, 8.0);
+        let polls = o["cells"][cell.as_str()].as_array().unwrap();
+        let inside = |p: &&Value| p["at_unix"].as_f64().is_some_and(|t| t >= from && t <= to + 4.0);
+        assert!(polls.iter().filter(inside).any(|p| p["ttft_p50_s"].is_number()), "{cell}: no TTFT p50 in {polls:?}");
     }
 
     // (b) the merge against the simulator, the observer and all samples together.

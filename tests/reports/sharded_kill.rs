@@ -65,6 +65,11 @@ pub(super) async fn four_shards_one_killed_mid_cell() {
         assert_eq!(has("finished", i), i != KILLED, "shard {i} finished: {events:?}");
     }
     assert_eq!(o["shards"][KILLED.to_string()]["stale"].as_bool(), Some(true));
+    // Long streams send their first tokens only as the cell starts: the observer's TTFT comes
+    // from the rate of buckets whose first sample was 0 (the cell announced at the session's
+    // start), else it would be null at every poll.
+    let polls = o["cells"]["ctx=0 conc=8"].as_array().expect("polls of the cell");
+    assert!(polls.iter().any(|p| p["ttft_p50_s"].is_number()), "no TTFT p50 in {polls:?}");
 
     // The survivors' final counts reached the observer (their pages lingered past their
     // reports); the killed shard's series are gone.

@@ -133,6 +133,18 @@ impl Exposition {
         self.cells.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Puts the cell `label` on the page at zero before any of its requests, so a scraper's
+    /// first sample of each of its series is 0 and `rate()` / `histogram_quantile` count its
+    /// first requests too (a series first seen already counted loses them). The runner
+    /// announces every planned cell at the session's start.
+    pub fn announce(&self, label: &str) {
+        let mut cells = self.cells();
+        if !cells.iter().any(|c| c.label == label) {
+            let folded = CellTotals { label: label.to_string(), ..CellTotals::default() };
+            cells.push(Cell { label: label.to_string(), folded, running: Vec::new() });
+        }
+    }
+
     /// Registers an attempt of the cell `label` whose workers count into `live`; its latency
     /// histograms are switched on. Its figures count until the returned guard is dropped, then
     /// they are folded into the cell's.

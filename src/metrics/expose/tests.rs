@@ -155,3 +155,28 @@ fn prometheus_parse_reads_every_series_so_no_name_has_a_colon() {
     let at = |le: f64| buckets.iter().find(|b| b.less_than == le || (b.less_than - le).abs() < 1e-12).map(|b| b.count);
     assert_eq!((at(0.002), at(0.003), at(f64::INFINITY)), (Some(0.0), Some(1.0), Some(1.0)));
 }
+
+#[test]
+fn an_announced_cell_is_on_the_page_at_zero_before_its_first_request() {
+    let e = expo();
+    e.announce("ctx=0 conc=4");
+    let page = text::render(&e);
+    let zero = |name: &str| {
+        page.lines().any(|l| l.starts_with(name) && l.contains(r#"cell="ctx=0 conc=4""#) && l.ends_with(" 0"))
+    };
+    for name in [
+        "llm_decode_bench_output_tokens_total",
+        "llm_decode_bench_requests_started_total",
+        "llm_decode_bench_ttft_seconds_count",
+    ] {
+        assert!(zero(name), "{name} at 0 in:\n{page}");
+    }
+    // Its attempt then counts on the same series; announcing again changes nothing.
+    let live = Arc::new(LiveCounters::default());
+    let r = e.register("ctx=0 conc=4", live.clone());
+    bump(&live, 5, 1, 0);
+    e.announce("ctx=0 conc=4");
+    assert_eq!(e.totals().len(), 1);
+    assert_eq!(e.totals()[0].tokens, 5);
+    drop(r);
+}
