@@ -91,9 +91,29 @@ pub(crate) fn warning(r: Option<&ClockReading>) -> Option<String> {
     })
 }
 
-/// The warning a sharded session (`cfg.shard`) starts with about this machine's clock, if any.
+/// The warning a sharded session (`cfg.shard`) starts with, if any: without `--start-at` its
+/// cells are not aligned with the other shards' (and its default session id is the settings'
+/// alone); with it, this machine's clock when off or unknown.
 pub(crate) fn shard_warning(cfg: &crate::config::RunConfig) -> Option<String> {
-    cfg.shard.and_then(|_| warning(now().as_ref()))
+    let shard = cfg.shard?;
+    if cfg.start_at.is_none() {
+        return Some(format!(
+            "shard {}/{} runs without --start-at: its cells start when this process reaches them, not at the same instants as the other shards', so report merge adds figures of load that may not have reached the server at once (give every shard the same --start-at)",
+            shard.index, shard.count
+        ));
+    }
+    warning(now().as_ref())
+}
+
+/// The log line a shard starts with: which shard of which session, from when.
+pub(crate) fn shard_line(cfg: &crate::config::RunConfig) -> Option<String> {
+    let shard = cfg.shard?;
+    let id = cfg.session_id.as_deref().unwrap_or("?");
+    let from = match cfg.start_at {
+        Some(t) => format!("from --start-at {}", humantime::format_rfc3339_seconds(t)),
+        None => "without --start-at".into(),
+    };
+    Some(format!("shard {}/{} of session {id}, {from}", shard.index, shard.count))
 }
 
 #[cfg(test)]

@@ -83,7 +83,8 @@ fn merge_attempt(parts: &[(u32, &ServeAttempt)], name: &str, notes: &mut Vec<Str
         attempt: base.attempt,
         status: least_finished(&statuses, name, notes),
         started_s: all().map(|a| a.started_s).fold(f64::INFINITY, f64::min),
-        num_prompts: base.num_prompts,
+        // Each shard planned its slice of the schedule: the cell planned their sum.
+        num_prompts: all().map(|a| a.num_prompts).sum(),
         errors: add_counts(all().map(|a| &a.errors)),
         error_examples: examples(all().map(|a| &a.error_examples)),
         reconnects: all().map(|a| a.reconnects).sum(),

@@ -37,7 +37,15 @@ fn attempt(ttfts: &[f64], gaps: &[f64]) -> ServeAttempt {
     let metrics = serve_metrics(&figures, &g, 2.0, None);
     let shard_gaps =
         ServeShardGaps { chunk_ms: SavedGapDist::of(&g.chunk_ms), token_ms: SavedGapDist::of(&g.token_ms) };
-    ServeAttempt { metrics, request_samples: records, shard_gaps: Some(shard_gaps), schedule_lag: None, ..template }
+    let num_prompts = ttfts.len() as u32;
+    ServeAttempt {
+        metrics,
+        request_samples: records,
+        shard_gaps: Some(shard_gaps),
+        schedule_lag: None,
+        num_prompts,
+        ..template
+    }
 }
 
 fn shard(index: u32, a: ServeAttempt) -> ShardInput {
@@ -77,6 +85,8 @@ fn serve_counts_and_rates_add_and_figures_come_from_all_requests() {
     assert!((got.request_throughput - sum).abs() < 1e-12, "the shards' rates added");
     assert_eq!(got.duration_s, 2.0);
     assert_eq!(a.request_samples.len(), 5);
+    assert_eq!(a.num_prompts, 5, "each shard planned its slice: the cell planned their sum");
+    assert!(m.notes.iter().any(|n| n.starts_with("shard 0, 1 ran without --start-at")), "{:?}", m.notes);
     assert!(a.shard_gaps.is_none() && a.schedule_lag.is_none());
     let valid = |r: &SessionReport| crate::report::tests_schema::assert_valid(&serde_json::to_value(r).unwrap());
     valid(&m.report);
