@@ -125,7 +125,26 @@ pub(crate) fn parse_start_at(s: &str) -> Result<SystemTime, String> {
         };
     }
     humantime::parse_rfc3339_weak(t)
-        .map_err(|_| format!("`{s}` is neither unix seconds nor an RFC 3339 time (2026-12-06T08:00:00Z)"))
+        .ok()
+        .or_else(|| with_offset(t))
+        .ok_or_else(|| format!("`{s}` is neither unix seconds nor an RFC 3339 time (2026-12-06T08:00:00Z)"))
+}
+
+/// An RFC 3339 time with a numeric offset (`...T17:02:56+05:30`), which humantime reads only
+/// as `Z`: the time at UTC, less the offset.
+fn with_offset(t: &str) -> Option<SystemTime> {
+    let (base, off) = t.split_at_checked(t.len().checked_sub(6)?)?;
+    let b = off.as_bytes();
+    if !matches!(b[0], b'+' | b'-') || b[3] != b':' || !base.contains('T') {
+        return None;
+    }
+    let (h, m): (u64, u64) = (off[1..3].parse().ok()?, off[4..6].parse().ok()?);
+    if h > 23 || m > 59 {
+        return None;
+    }
+    let utc = humantime::parse_rfc3339_weak(&format!("{base}Z")).ok()?;
+    let d = Duration::from_secs(h * 3600 + m * 60);
+    if b[0] == b'+' { utc.checked_sub(d) } else { utc.checked_add(d) }
 }
 
 /// Whether `t` is at most a day ahead of `now` and at most a few seconds behind it.

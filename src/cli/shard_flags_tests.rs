@@ -50,6 +50,11 @@ fn bad_shard_settings_are_one_line_each() {
 fn start_at_takes_unix_seconds_or_rfc3339_within_a_day_ahead_and_seconds_behind() {
     assert_eq!(parse_start_at("1700000000.5").unwrap(), at(1_700_000_000.5));
     assert_eq!(parse_start_at("2023-11-14T22:13:20Z").unwrap(), at(1_700_000_000.0));
+    // A numeric offset is the same instant as its UTC form.
+    assert_eq!(parse_start_at("2023-11-15T03:43:20+05:30").unwrap(), at(1_700_000_000.0));
+    assert_eq!(parse_start_at("2023-11-14T17:13:20-05:00").unwrap(), at(1_700_000_000.0));
+    assert_eq!(parse_start_at("2023-11-14T22:13:20+00:00").unwrap(), at(1_700_000_000.0));
+    assert!(parse_start_at("2023-11-14T22:13:20+25:00").is_err());
     assert!(parse_start_at("tomorrow").unwrap_err().contains("neither unix seconds nor an RFC 3339"));
     assert!(parse_start_at("-5").is_err() && parse_start_at("inf").is_err());
     let now = at(1_700_000_000.0);

@@ -30,14 +30,25 @@ fn labels(cfg: &RunConfig, session: String) -> SessionLabels {
 /// With `listen`: binds it (an error names the address), draws a session id when `cfg` has
 /// none (and keeps it in `cfg`, so the report names the same one), starts serving and tells
 /// where on stderr; `cfg` then carries the page every attempt registers with.
-pub(crate) fn start(listen: Option<SocketAddr>, cfg: &mut RunConfig) -> Result<Option<Arc<Exposition>>, String> {
+/// `id_given`: `--session-id` was given (else a shard's id was derived from its settings).
+pub(crate) fn start(
+    listen: Option<SocketAddr>,
+    id_given: bool,
+    cfg: &mut RunConfig,
+) -> Result<Option<Arc<Exposition>>, String> {
     let Some(addr) = listen else { return Ok(None) };
     let listener = serve::bind(addr)?;
     let drawn = cfg.session_id.is_none();
+    // A shard's id is set before this (shard_session): given with --session-id, or derived.
+    let derived = !id_given;
     let session = cfg.session_id.get_or_insert_with(draw_session_id).clone();
     let expo = Arc::new(Exposition::new(labels(cfg, session.clone())));
     let bound = serve::spawn(listener, expo.clone()).map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
-    let origin = if drawn { "drawn for this run" } else { "given" };
+    let origin = match (drawn, derived) {
+        (true, _) => "drawn for this run",
+        (false, true) => "derived from the settings and --start-at",
+        (false, false) => "given",
+    };
     crate::err_line!("metrics: http://{bound}/metrics (session {session}, {origin})");
     tracing::info!("metrics page at http://{bound}/metrics, session {session}");
     cfg.exposition = Some(expo.clone());

@@ -49,7 +49,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = crate::oslimits::check(u64::from(streams), &cfg.source_addrs) {
         return Ok(session::usage(&e));
     }
-    let page = match super::metrics_page::start(args.metrics_listen, &mut cfg) {
+    let page = match super::metrics_page::start(args.metrics_listen, args.sharding.session_id.is_some(), &mut cfg) {
         Ok(page) => page,
         Err(e) => return Ok(session::usage(&e)),
     };
