@@ -97,6 +97,10 @@ impl App {
     pub(super) fn refused_in_shard(&mut self) -> bool {
         let Some(note) = self.session.shard.as_ref().map(|s| s.keys_note()) else { return false };
         self.log(note.clone(), true);
+        // In `--log-file` too, as the runner's lines are (tui::event_loop).
+        if let Some(l) = self.logs.back() {
+            super::logging::to_file(l.at_s, &l.text);
+        }
         self.notice = Some(note);
         true
     }
