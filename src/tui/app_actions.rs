@@ -99,7 +99,7 @@ impl App {
         self.log(note.clone(), true);
         // In `--log-file` too, as the runner's lines are (tui::event_loop).
         if let Some(l) = self.logs.back() {
-            super::logging::to_file(l.at_s, &l.text);
+            crate::tui::logging::to_file(l.at_s, &l.text);
         }
         self.notice = Some(note);
         true
