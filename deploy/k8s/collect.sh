@@ -3,7 +3,8 @@
 # `reports` container holds it), marks it collected (the pod then ends) and merges them.
 #   deploy/k8s/collect.sh [NAMESPACE] [DIR] [TIMEOUT_SECONDS]
 #   (defaults: llm-bench, ./reports, 7200)
-# The wait for all the shards is bounded by TIMEOUT_SECONDS: past it, the script names the
+# DIR must not hold reports already (exit 2). The wait for all the shards is bounded by
+# TIMEOUT_SECONDS: past it, the script names the
 # shard it was waiting for and exits 1 without merging. Exit status otherwise: 0 when every
 # shard ended with 0 and the merge succeeded; 1 when a shard failed or left no report (the
 # reports there are are merged all the same, and the merged report records the others).
@@ -14,6 +15,14 @@ timeout=${3:-7200}
 job=llm-decode-bench
 case $timeout in '' | *[!0-9]*) echo "$0: TIMEOUT_SECONDS must be whole seconds, not '$timeout'" >&2; exit 2 ;; esac
 deadline=$(( $(date +%s) + timeout ))
+# A folder holding an earlier session's reports is refused: its shard files would be
+# overwritten one by one and its merged report would make the merge fail at the end.
+for old in "$dir"/shard-*.json "$dir"/merged.json; do
+    if [ -e "$old" ]; then
+        echo "$0: $dir already holds reports ($old); give a new folder as DIR" >&2
+        exit 2
+    fi
+done
 mkdir -p "$dir"
 shards=$(kubectl get job "$job" -n "$ns" -o jsonpath='{.spec.completions}')
 [ -n "$shards" ] || { echo "$0: job $job in namespace $ns has no completions" >&2; exit 1; }

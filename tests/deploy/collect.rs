@@ -135,3 +135,15 @@ fn the_wait_for_a_shard_is_bounded() {
     let bad = fake.collect(&["llm-bench", "reports", "ten"]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
+
+#[test]
+fn a_folder_holding_earlier_reports_is_refused_before_any_wait() {
+    let fake = Fake::new([Some(0), Some(0)], [true, true]);
+    assert!(fake.collect(&["llm-bench", "reports"]).status.success());
+    let before = std::fs::read(fake.path("reports/shard-0.json")).unwrap();
+    let again = fake.collect(&["llm-bench", "reports"]);
+    let err = stderr(&again);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert!(err.contains("reports already holds reports"), "{err}");
+    assert_eq!(std::fs::read(fake.path("reports/shard-0.json")).unwrap(), before, "left as it was");
+}
