@@ -266,6 +266,20 @@ pub fn routing_base(c: &InProcCluster, out: &Path) -> RunConfig {
 }
 
 /// Reads a written report, validates it against the schema in `assets/`, and parses it.
+/// `report merge` of the shard reports `inputs` into `out` (it must succeed); the merged
+/// report, validated against the schema.
+pub async fn merge_validated(
+    inputs: &[std::path::PathBuf],
+    out: &Path,
+) -> llm_decode_bench::report::json::SessionReport {
+    let mut args: Vec<String> = vec!["report".into(), "merge".into()];
+    args.extend(inputs.iter().map(|p| p.to_str().unwrap().to_string()));
+    args.extend(["--out".to_string(), out.to_str().unwrap().to_string()]);
+    let done = run_bin(args).await;
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    validate(out)
+}
+
 pub fn validate(path: &Path) -> llm_decode_bench::report::json::SessionReport {
     let text = std::fs::read_to_string(path).expect("report written");
     let instance: Value = serde_json::from_str(&text).expect("report is JSON");

@@ -147,12 +147,7 @@ async fn two_shards_send_their_shares_of_a_burst_together_and_merge_to_the_whole
     assert!((sent[0] - sent[1]).abs() < 0.1, "bursts sent at {sent:?}");
     let shares: Vec<u64> = reports.iter().map(|r| r.burst.as_ref().unwrap().cells[0].attempts[0].requests).collect();
     assert_eq!(shares, [2, 1], "3 requests split as streams are");
-    let merged = dir.path().join("m.json");
-    let s = |p: &Path| p.to_str().unwrap().to_string();
-    let args = ["report", "merge", &s(&outs[0]), &s(&outs[1]), "--out", &s(&merged)];
-    let out = common::run_bin(args.map(String::from).to_vec()).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let m = validate(&merged);
+    let m = common::merge_validated(&outs, &dir.path().join("m.json")).await;
     let a = &m.burst.as_ref().expect("a merged burst section").cells[0].attempts[0];
     assert_eq!((a.requests, a.success, a.output_tokens), (3, 3, 48));
     assert_eq!(a.ttft_ms.map(|t| t.count), Some(3), "TTFT from every shard's values");

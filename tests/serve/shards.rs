@@ -133,12 +133,7 @@ async fn conversation_cells_get_slots_and_merge_their_counts() {
         })
         .collect();
     assert!((opened[0] - opened[1]).abs() < 0.1, "{opened:?}");
-    let merged = dir.path().join("m.json");
-    let s = |p: &Path| p.to_str().unwrap().to_string();
-    let args = ["report", "merge", &s(&outs[0]), &s(&outs[1]), "--out", &s(&merged)];
-    let out = common::run_bin(args.map(String::from).to_vec()).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let m = validate(&merged);
+    let m = common::merge_validated(&outs, &dir.path().join("m.json")).await;
     let a = &m.extensions[0].cells[0].attempts[0];
     assert_eq!(a.requests, 18, "6 conversations of 3 turns, split 3 + 3");
     assert_eq!(a.ttft_p50_ms, None, "no median of the shards' medians");
