@@ -286,7 +286,7 @@ pub async fn start_session(
     let snap = super::assemble::snapshot(&env, &prior, &state, &writer);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(snap));
     env.emit(RunnerEvent::Log(format!("target {} model {}", redact_url(&env.target.base), env.facts.model)));
-    super::clock::shard_line(&env.cfg).into_iter().for_each(|l| env.emit(RunnerEvent::Log(l)));
+    super::shard_view::shard_line(&env.cfg).into_iter().for_each(|l| env.emit(RunnerEvent::Log(l)));
     reuse_line.into_iter().for_each(|l| env.emit(RunnerEvent::Log(l)));
     env.announce(&env.facts.warnings);
     let unmatched = baseline_unmatched(&prior, &state);

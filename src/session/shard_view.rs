@@ -143,6 +143,17 @@ pub fn clock_utc(t: SystemTime) -> String {
     format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
+/// The log line a shard starts with: which shard of which session, from when.
+pub(crate) fn shard_line(cfg: &crate::config::RunConfig) -> Option<String> {
+    let shard = cfg.shard?;
+    let id = cfg.session_id.as_deref().unwrap_or("?");
+    let from = match cfg.start_at {
+        Some(t) => format!("from --start-at {}", humantime::format_rfc3339_seconds(t)),
+        None => "without --start-at".into(),
+    };
+    Some(format!("shard {}/{} of session {id}, {from}", shard.index, shard.count))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

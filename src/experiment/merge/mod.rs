@@ -70,19 +70,6 @@ pub fn merge(mut inputs: Vec<ShardInput>) -> Result<Merged, String> {
     report.serve = serve::merge(&parts, &mut notes);
     // Cells a resumed shard ran on its own new timeline (`run --resume` with --start-at).
     notes.extend(timeline::notes(&parts));
-    // Shards without --start-at ran their cells whenever each got to them: nothing says they
-    // overlapped, so their added figures may be load the server never saw at once.
-    let unaligned: Vec<String> = parts
-        .iter()
-        .filter(|(_, r)| r.shard.as_ref().is_some_and(|s| s.start_at_unix_s.is_none()))
-        .map(|(i, _)| i.to_string())
-        .collect();
-    if !unaligned.is_empty() {
-        notes.push(format!(
-            "shard {} ran without --start-at: its cells were not aligned with the other shards', so the added figures may be of load that did not reach the server at once",
-            unaligned.join(", ")
-        ));
-    }
     report.burst = burst::merge(&parts, &mut notes);
     report.extensions = extension::merge(&parts, &mut notes);
     (report.phases, report.phase_history) = routing::merge(&parts, &mut notes);

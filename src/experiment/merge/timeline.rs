@@ -1,7 +1,8 @@
 //! Whether a cell's shards ran it together: each shard records the slot every attempt had on
 //! the session's timeline (`shard.timeline`, `run --start-at`). A shard resumed with a new
 //! `--start-at` (`run --resume`) runs its unfinished cells on its own new timeline, so those
-//! cells' windows did not open with the other shards'; the merge names them.
+//! cells' windows did not open with the other shards'; the merge names them, and the shards
+//! that ran without `--start-at` (no timeline, nothing aligned).
 
 use crate::report::json::SessionReport;
 use crate::report::shard::SlotRecord;
@@ -13,7 +14,8 @@ use std::time::{Duration, UNIX_EPOCH};
 const SAME_SLOT_S: f64 = 0.001;
 
 /// One note per cell whose shards started an attempt of it at different instants of the
-/// timeline: the cell, its attempt and each shard's slot start (`parts`: shard index, report).
+/// timeline: the cell, its attempt and each shard's slot start (`parts`: shard index, report);
+/// then one naming the shards that had no timeline at all (no --start-at).
 pub(super) fn notes(parts: &[(u32, &SessionReport)]) -> Vec<String> {
     let mut by_cell: BTreeMap<(&str, u32), Vec<(u32, f64)>> = BTreeMap::new();
     for (i, r) in parts {
@@ -36,7 +38,25 @@ pub(super) fn notes(parts: &[(u32, &SessionReport)]) -> Vec<String> {
             each.join(", ")
         ));
     }
+    out.extend(unaligned(parts));
     out
+}
+
+/// A note naming the shards that ran without --start-at, if any: they ran their cells whenever
+/// each got to them, so nothing says they overlapped and their added figures may be of load the
+/// server never saw at once.
+fn unaligned(parts: &[(u32, &SessionReport)]) -> Option<String> {
+    let shards: Vec<String> = parts
+        .iter()
+        .filter(|(_, r)| r.shard.as_ref().is_some_and(|s| s.start_at_unix_s.is_none()))
+        .map(|(i, _)| i.to_string())
+        .collect();
+    (!shards.is_empty()).then(|| {
+        format!(
+            "shard {} ran without --start-at: its cells were not aligned with the other shards', so the added figures may be of load that did not reach the server at once",
+            shards.join(", ")
+        )
+    })
 }
 
 /// The last slot of each attempt in `timeline` (a resumed shard's holds the saved run's first).

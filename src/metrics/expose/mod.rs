@@ -138,11 +138,7 @@ impl Exposition {
     /// first requests too (a series first seen already counted loses them). The runner
     /// announces every planned cell at the session's start.
     pub fn announce(&self, label: &str) {
-        let mut cells = self.cells();
-        if !cells.iter().any(|c| c.label == label) {
-            let folded = CellTotals { label: label.to_string(), ..CellTotals::default() };
-            cells.push(Cell { label: label.to_string(), folded, running: Vec::new() });
-        }
+        cell_at(&mut self.cells(), label);
     }
 
     /// Registers an attempt of the cell `label` whose workers count into `live`; its latency
@@ -153,14 +149,7 @@ impl Exposition {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let finished = Arc::new(Finished::default());
         let mut cells = self.cells();
-        let at = match cells.iter().position(|c| c.label == label) {
-            Some(i) => i,
-            None => {
-                let folded = CellTotals { label: label.to_string(), ..CellTotals::default() };
-                cells.push(Cell { label: label.to_string(), folded, running: Vec::new() });
-                cells.len() - 1
-            }
-        };
+        let at = cell_at(&mut cells, label);
         cells[at].running.push((id, live.clone(), finished.clone()));
         drop(cells);
         self.beat();
@@ -273,6 +262,16 @@ impl Drop for Registration {
     fn drop(&mut self) {
         self.expo.fold(self.id);
     }
+}
+
+/// The index of the cell `label` in `cells`, added at zero when it is not there yet.
+fn cell_at(cells: &mut Vec<Cell>, label: &str) -> usize {
+    if let Some(i) = cells.iter().position(|c| c.label == label) {
+        return i;
+    }
+    let folded = CellTotals { label: label.to_string(), ..CellTotals::default() };
+    cells.push(Cell { label: label.to_string(), folded, running: Vec::new() });
+    cells.len() - 1
 }
 
 #[cfg(test)]
